@@ -1,0 +1,68 @@
+"""Fixed-point formats and device constants: the single source of truth.
+
+Python (golden model, quantizer, verifier), the Jinja templates (which receive these values)
+and the SDK stub header (checked against this module by tests/test_formats_header.py) all use
+these numbers; nothing else may restate them.
+"""
+
+from __future__ import annotations
+
+# Rate: fraction of line rate, unsigned, 20 fractional bits. Valid range (0, 1 << 20].
+RATE_FRAC_BITS = 20
+RATE_ONE = 1 << RATE_FRAC_BITS
+RATE_MAX = RATE_ONE
+RATE_MIN_DEFAULT = 1 << 6  # the SDK sample's minimum rate (about 6e-5 of line rate)
+
+# Multiplicative factors (the policy's action) and other real-valued quantities: Q16.16.
+FACTOR_FRAC_BITS = 16
+FACTOR_ONE = 1 << FACTOR_FRAC_BITS
+
+# Per-flow context kept by the PCC runtime between events.
+CTX_BYTES = 48
+CTX_WORDS = CTX_BYTES // 4
+
+# Event types of the PCC-style SDK (firmware_sdk_stub/pcc_sdk.h: enum pcc_event_type).
+EVENT_NULL = 0
+EVENT_FW = 1  # deprecated
+EVENT_CNP = 2
+EVENT_TX = 3
+EVENT_ACK = 4
+EVENT_NACK = 5
+EVENT_RTT = 6
+EVENT_NAMES = {
+    EVENT_NULL: "NULL",
+    EVENT_FW: "FW",
+    EVENT_CNP: "CNP",
+    EVENT_TX: "TX",
+    EVENT_ACK: "ACK",
+    EVENT_NACK: "NACK",
+    EVENT_RTT: "RTT",
+}
+
+# TX event flags (bits of the flags byte of the event attribute word).
+TX_FLAG_ACK_EXPECTED = 1 << 0
+TX_FLAG_OVERLOADED = 1 << 1
+TX_FLAG_RTT_REQ_SENT = 1 << 2
+
+# Event record: 8 little-endian uint32 words (32 bytes).
+#   word 0: attribute {type:8, subtype:8, port:8, flags:8} (type in the low byte)
+#   word 1: flow tag, word 2: sequence number, word 3: timestamp (ns, wraps mod 2^32)
+#   words 4..7: per-type union
+#     RTT:           [4] request send ts, [5] request receive ts, [6] response send ts (ns)
+#     TX:            [4] sent 32-byte units (low 16) | sent packets (high 16), [5] flow id (24 bits)
+#     ACK/NACK/CNP:  [4] first timestamp, [5] first sequence number, [6] coalesced count (low 16)
+EVENT_WORDS = 8
+EVENT_BYTES = EVENT_WORDS * 4
+EV_ATTR, EV_FLOW_TAG, EV_SN, EV_TIMESTAMP = 0, 1, 2, 3
+EV_U0, EV_U1, EV_U2, EV_U3 = 4, 5, 6, 7
+EV_RTT_REQ_SEND_TS = EV_U0
+EV_RTT_REQ_RECV_TS = EV_U1
+EV_RTT_RESP_SEND_TS = EV_U2
+EV_COALESCED = EV_U2
+
+# Algorithm attribute word passed to user_algo: slot in bits 0..3, overload flag bit 4.
+ATTR_SLOT_MASK = 0xF
+ATTR_OVERLOAD_BIT = 1 << 4
+
+# Results: {uint32 rate; uint32 rtt_req;}
+RESULT_WORDS = 2

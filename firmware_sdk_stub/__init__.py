@@ -1,0 +1,1 @@
+"""rlcc.firmware_sdk_stub."""

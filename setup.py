@@ -1,0 +1,17 @@
+"""Build hook for the one compiled part of rlcc: the RISC-V interpreter core.
+
+Everything else is declared in setup.cfg; setup.py exists only because a C extension
+cannot be declared there.
+"""
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "rlcc.emulator._rvcore",
+            sources=["emulator/csrc/rvcore.c"],
+            include_dirs=["emulator/csrc"],
+            extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra"],
+        )
+    ]
+)
