@@ -1,0 +1,299 @@
+"""The observation spec: what each input of a policy means, versioned JSON.
+
+The simulator, the quantizer, the golden model and the generated firmware all compute a
+policy's inputs from this one description, so they see the same numbers. The spec travels
+inside the ONNX file (``metadata_props`` key ``rlcc.spec``) or beside it (``--spec FILE``).
+
+Input layout: the policy input is a window of ``history`` steps, each step a vector of the
+declared features (after their affine ``scale * raw + offset``). Steps are laid out step-major
+(all features of one step, then the next step) in ``step_order``: ``oldest_first`` puts the
+current step last, ``newest_first`` puts it first. At a flow's first decision the window is
+filled with copies of that first step (previous action 1.0).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from rlcc.errors import BadInputError
+
+SPEC_VERSION = 1
+METADATA_KEY = "rlcc.spec"
+
+# The feature vocabulary: each is computable on the NIC at an RTT event from event data and
+# the per-flow context.
+FEATURES: dict[str, str] = {
+    "prev_action": "multiplicative rate factor applied at the flow's previous decision (1.0 at the first)",
+    "rtt_inflation": "RTT / base RTT of the probe that triggered this decision",
+    "rate": "current rate as a fraction of line rate (before this decision)",
+    "delta": "target - max(rtt_inflation - beta, 0) * sqrt(rate)",
+    "cnp_count": "CNPs received since the previous decision",
+    "nack_count": "NACKs received since the previous decision",
+}
+STEP_ORDERS = ("oldest_first", "newest_first")
+ACTION_TYPES = ("factor", "tanh")
+TANH_MAPS = ("linear", "asymmetric")
+MAX_HISTORY = 8
+
+
+@dataclasses.dataclass(frozen=True)
+class Feature:
+    """One per-step input: ``scale * raw + offset`` of a vocabulary feature."""
+
+    name: str
+    scale: float = 1.0
+    offset: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Reward:
+    """Parameters of the RL-CC observation/reward terms."""
+
+    target: float = 0.064
+    beta: float = 1.5
+    base_rtt_ns: int = 8000
+
+
+@dataclasses.dataclass(frozen=True)
+class Action:
+    """How the policy output becomes a multiplicative rate factor.
+
+    ``factor``: the output is the factor. ``tanh``: the output y in [-1, 1] is mapped by
+    ``linear`` (1 + gain*y) or ``asymmetric`` (y >= 0: 1 + gain*y, else 1 / (1 - gain*y)).
+    The factor is then clamped to [clamp_min, clamp_max].
+    """
+
+    type: str = "tanh"
+    map: str = "asymmetric"
+    gain: float = 0.2
+    clamp_min: float = 0.8
+    clamp_max: float = 1.25
+
+
+@dataclasses.dataclass(frozen=True)
+class RateLimits:
+    """Rate bounds as fractions of line rate: a new flow starts at ``initial``."""
+
+    initial: float = 1.0
+    min: float = 1.0 / 16384
+
+
+@dataclasses.dataclass(frozen=True)
+class ObservationSpec:
+    """A validated, immutable observation spec (see module docstring for the layout)."""
+
+    features: tuple[Feature, ...]
+    history: int = 2
+    step_order: str = "oldest_first"
+    reward: Reward = Reward()
+    action: Action = Action()
+    rate: RateLimits = RateLimits()
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    # ---- layout -------------------------------------------------------------------------
+    @property
+    def n_features(self) -> int:
+        return len(self.features)
+
+    @property
+    def input_width(self) -> int:
+        return self.history * self.n_features
+
+    @property
+    def feature_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.features)
+
+    def input_index(self, steps_ago: int, feature: int) -> int:
+        """Index in the input vector of ``feature`` at ``steps_ago`` (0 = current step)."""
+        if not 0 <= steps_ago < self.history or not 0 <= feature < self.n_features:
+            raise IndexError("step or feature out of range")
+        slot = self.history - 1 - steps_ago if self.step_order == "oldest_first" else steps_ago
+        return slot * self.n_features + feature
+
+    def input_names(self) -> list[str]:
+        """Readable name of every input, e.g. ``delta[t-1]``."""
+        names = [""] * self.input_width
+        for ago in range(self.history):
+            for f, feat in enumerate(self.features):
+                names[self.input_index(ago, f)] = f"{feat.name}[t]" if ago == 0 else f"{feat.name}[t-{ago}]"
+        return names
+
+    # ---- float reference semantics --------------------------------------------------------
+    def raw_step_features(
+        self,
+        prev_action: np.ndarray,
+        rtt_ns: np.ndarray,
+        rate: np.ndarray,
+        cnp_count: np.ndarray | None = None,
+        nack_count: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Raw (unscaled) vocabulary values, shape (N, n_features), float64."""
+        prev_action = np.asarray(prev_action, dtype=np.float64)
+        inflation = np.asarray(rtt_ns, dtype=np.float64) / float(self.reward.base_rtt_ns)
+        rate = np.asarray(rate, dtype=np.float64)
+        zeros = np.zeros_like(rate)
+        values = {
+            "prev_action": prev_action,
+            "rtt_inflation": inflation,
+            "rate": rate,
+            "delta": self.reward.target
+            - np.maximum(inflation - self.reward.beta, 0.0) * np.sqrt(np.maximum(rate, 0.0)),
+            "cnp_count": zeros if cnp_count is None else np.asarray(cnp_count, dtype=np.float64),
+            "nack_count": zeros if nack_count is None else np.asarray(nack_count, dtype=np.float64),
+        }
+        return np.stack([np.broadcast_to(values[f.name], rate.shape) for f in self.features], axis=-1)
+
+    def scale_step(self, raw: np.ndarray) -> np.ndarray:
+        """Apply each feature's affine map to raw step values (..., n_features)."""
+        scale = np.array([f.scale for f in self.features])
+        offset = np.array([f.offset for f in self.features])
+        return raw * scale + offset
+
+    def assemble(self, steps: np.ndarray) -> np.ndarray:
+        """Policy input (N, width) float32 from scaled steps (N, history, F), index 0 = current."""
+        steps = np.asarray(steps)
+        if steps.ndim != 3 or steps.shape[1:] != (self.history, self.n_features):
+            raise ValueError(f"steps must have shape (N, {self.history}, {self.n_features})")
+        ordered = steps[:, ::-1, :] if self.step_order == "oldest_first" else steps
+        return np.ascontiguousarray(ordered.reshape(len(steps), -1), dtype=np.float32)
+
+    def output_to_factor(self, y: np.ndarray) -> np.ndarray:
+        """Map raw policy outputs to clamped multiplicative rate factors (float64)."""
+        y = np.asarray(y, dtype=np.float64)
+        a = self.action
+        if a.type == "factor":
+            factor = y
+        elif a.map == "linear":
+            factor = 1.0 + a.gain * y
+        else:
+            factor = np.where(y >= 0, 1.0 + a.gain * y, 1.0 / (1.0 - a.gain * np.minimum(y, 0.0)))
+        return np.clip(factor, a.clamp_min, a.clamp_max)
+
+    # ---- JSON -------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rlcc_spec": SPEC_VERSION,
+            "features": [dataclasses.asdict(f) for f in self.features],
+            "history": self.history,
+            "step_order": self.step_order,
+            "reward": dataclasses.asdict(self.reward),
+            "action": dataclasses.asdict(self.action),
+            "rate": dataclasses.asdict(self.rate),
+        }
+
+    def to_json(self) -> str:
+        """Canonical JSON (sorted keys) so the same spec always serializes to the same bytes."""
+        return json.dumps(self.to_dict(), sort_keys=True, indent=2) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "ObservationSpec":
+        if not isinstance(data, Mapping):
+            raise BadInputError("invalid spec: top level must be a JSON object")
+        version = data.get("rlcc_spec")
+        if version != SPEC_VERSION:
+            raise BadInputError(f"invalid spec: 'rlcc_spec' must be {SPEC_VERSION}, got {version!r}")
+        known = {"rlcc_spec", "features", "history", "step_order", "reward", "action", "rate"}
+        _no_unknown_keys(data, known, "spec")
+        feats = data.get("features")
+        if not isinstance(feats, Sequence) or isinstance(feats, (str, bytes)) or not feats:
+            raise BadInputError("invalid spec: 'features' must be a non-empty list")
+        features = tuple(_build(Feature, f, f"features[{i}]") for i, f in enumerate(feats))
+        return cls(
+            features=features,
+            history=_int(data.get("history", 2), "history"),
+            step_order=data.get("step_order", "oldest_first"),
+            reward=_build(Reward, data.get("reward", {}), "reward"),
+            action=_build(Action, data.get("action", {}), "action"),
+            rate=_build(RateLimits, data.get("rate", {}), "rate"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str | bytes, source: str = "spec") -> "ObservationSpec":
+        try:
+            data = json.loads(text)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise BadInputError(f"invalid spec in {source}: not JSON ({exc})") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_file(cls, path: str) -> "ObservationSpec":
+        try:
+            with open(path, "rb") as fh:
+                text = fh.read()
+        except OSError as exc:
+            raise BadInputError(f"cannot read spec file {path}: {exc.strerror}") from None
+        return cls.from_json(text, source=path)
+
+
+def _no_unknown_keys(data: Mapping, known: set[str], where: str) -> None:
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise BadInputError(f"invalid spec: unknown key(s) in {where}: {', '.join(map(str, unknown))}")
+
+
+def _int(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadInputError(f"invalid spec: '{where}' must be an integer, got {value!r}")
+    return value
+
+
+def _build(kind: type, data: Any, where: str) -> Any:
+    """Build a spec dataclass from a JSON object, checking key names and value types."""
+    if not isinstance(data, Mapping):
+        raise BadInputError(f"invalid spec: '{where}' must be an object")
+    fields = {f.name: f for f in dataclasses.fields(kind)}
+    _no_unknown_keys(data, set(fields), where)
+    kwargs = {}
+    for name, value in data.items():
+        kind_name = fields[name].type  # annotations are strings here: "str", "int" or "float"
+        if kind_name == "str":
+            ok = isinstance(value, str)
+        elif kind_name == "int":
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        else:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            value = float(value) if ok else value
+        if not ok:
+            raise BadInputError(f"invalid spec: '{where}.{name}' has invalid value {value!r}")
+        kwargs[name] = value
+    if kind is Feature and "name" not in kwargs:
+        raise BadInputError(f"invalid spec: '{where}' needs a 'name'")
+    return kind(**kwargs)
+
+
+def _validate(spec: ObservationSpec) -> None:
+    for i, f in enumerate(spec.features):
+        if f.name not in FEATURES:
+            raise BadInputError(
+                f"invalid spec: unknown feature {f.name!r} in features[{i}] "
+                f"(known: {', '.join(FEATURES)})"
+            )
+        if f.scale == 0 or not math.isfinite(f.scale) or not math.isfinite(f.offset):
+            raise BadInputError(f"invalid spec: feature {f.name!r} needs a finite non-zero scale")
+    if len(set(spec.feature_names)) != len(spec.features):
+        raise BadInputError("invalid spec: a feature is listed twice")
+    if not 1 <= spec.history <= MAX_HISTORY:
+        raise BadInputError(f"invalid spec: 'history' must be in 1..{MAX_HISTORY}, got {spec.history}")
+    if spec.step_order not in STEP_ORDERS:
+        raise BadInputError(f"invalid spec: 'step_order' must be one of {', '.join(STEP_ORDERS)}")
+    r = spec.reward
+    if not (r.target > 0 and r.beta >= 0 and r.base_rtt_ns > 0):
+        raise BadInputError("invalid spec: reward needs target > 0, beta >= 0, base_rtt_ns > 0")
+    a = spec.action
+    if a.type not in ACTION_TYPES:
+        raise BadInputError(f"invalid spec: 'action.type' must be one of {', '.join(ACTION_TYPES)}")
+    if a.type == "tanh" and a.map not in TANH_MAPS:
+        raise BadInputError(f"invalid spec: 'action.map' must be one of {', '.join(TANH_MAPS)}")
+    if a.type == "tanh" and not 0 < a.gain < 1:
+        raise BadInputError("invalid spec: 'action.gain' must be in (0, 1)")
+    if not 0 < a.clamp_min <= 1 <= a.clamp_max < 16:
+        raise BadInputError("invalid spec: action clamp needs 0 < clamp_min <= 1 <= clamp_max < 16")
+    if not 0 < spec.rate.min <= spec.rate.initial <= 1:
+        raise BadInputError("invalid spec: rate needs 0 < min <= initial <= 1")
