@@ -66,3 +66,37 @@ ATTR_OVERLOAD_BIT = 1 << 4
 
 # Results: {uint32 rate; uint32 rtt_req;}
 RESULT_WORDS = 2
+
+# ---- Policy features on the device -------------------------------------------------------
+# Integer format of each spec feature as the firmware computes it (fractional bits of a
+# signed 32-bit value). The spec's affine scale/offset is never computed on the device: it is
+# folded into the integer split thresholds at compile time.
+FEATURE_FRAC_BITS = {
+    "prev_action": FACTOR_FRAC_BITS,  # Q16.16 factor applied at the previous decision
+    "rtt_inflation": 16,  # Q16.16 RTT / base RTT
+    "rate": RATE_FRAC_BITS,  # rate as the SDK keeps it
+    "delta": 16,  # Q16.16
+    "cnp_count": 0,  # plain counts
+    "nack_count": 0,
+}
+# RTT inflation is computed without a division: infl_q16 = (rtt_ns * INV_BASE_RTT) >> INV_BASE_RTT_SHIFT
+# with INV_BASE_RTT = round(2^(16 + INV_BASE_RTT_SHIFT) / base_rtt_ns).
+INV_BASE_RTT_SHIFT = 16
+# sqrt(rate) is kept with SQRT_RATE_FRAC_BITS fractional bits: isqrt(rate_q20 << RATE_FRAC_BITS).
+SQRT_RATE_FRAC_BITS = RATE_FRAC_BITS
+# Every feature saturates to this range so a threshold of INT32_MIN means "always true".
+FEATURE_MIN = -(2**31) + 1
+FEATURE_MAX = 2**31 - 1
+COUNT_MAX = 0xFFFF  # CNP/NACK counters are 16 bits each in the context
+
+# Per-flow context layout (word indices into the 12 x uint32 context) used by generated firmware.
+CTX_RATE = 0  # current rate, RATE_FRAC_BITS; 0 = new flow (the runtime zeroes new contexts)
+CTX_PREV_FACTOR = 1  # Q16.16 factor of the previous decision
+CTX_COUNTS = 2  # CNP count (low 16 bits) | NACK count (high 16 bits) since the last decision
+CTX_FLAGS = 3  # bit 0: history window valid
+CTX_FLAG_HISTORY_VALID = 1
+CTX_HISTORY = 4  # past steps' features (int32), newest step first, features in spec order
+CTX_HISTORY_WORDS = CTX_WORDS - CTX_HISTORY  # room for (history - 1) * n_features values
+
+# Tree ensemble arithmetic: leaves, bias and their sum are Q16.16 factors in int32.
+LEAF_FRAC_BITS = FACTOR_FRAC_BITS

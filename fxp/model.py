@@ -1,0 +1,190 @@
+"""The fixed-point model: the integer artifact that the golden model, the C generator and the
+verifier all consume (``model.rlcc.json`` / embedded in the firmware manifest).
+
+Normative semantics live in ``rlcc.fxp.golden``; this module only holds and checks the data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from rlcc import formats as fmt
+from rlcc.errors import BadInputError
+from rlcc.spec import ObservationSpec
+
+FORMAT = "rlcc.fxmodel"
+VERSION = 1
+OPS = (">", "<")
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Split:
+    """One level of an oblivious tree: ``bit = x[input] OP threshold`` on int32 features.
+
+    ``input`` indexes the policy input vector (see ``ObservationSpec.input_index``).
+    ``border`` is the float border of the source split on the *scaled* input, kept for
+    provenance and for the float reference; firmware uses only ``op`` and ``threshold``.
+    """
+
+    input: int
+    op: str
+    threshold: int
+    border: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Tree:
+    """An oblivious tree: leaf index = sum(bit_k << k) over its splits in order."""
+
+    splits: tuple[Split, ...]
+    leaves: tuple[int, ...]  # Q16.16 (LEAF_FRAC_BITS), len == 2 ** depth
+
+    @property
+    def depth(self) -> int:
+        return len(self.splits)
+
+
+@dataclasses.dataclass(frozen=True)
+class FxConstants:
+    """Integer constants of the per-event computation, each derived from the spec."""
+
+    target_q16: int
+    beta_q16: int
+    inv_base_rtt: int  # round(2^(16 + INV_BASE_RTT_SHIFT) / base_rtt_ns)
+    clamp_min_q16: int
+    clamp_max_q16: int
+    rate_initial: int  # RATE_FRAC_BITS
+    rate_min: int  # RATE_FRAC_BITS
+
+    @classmethod
+    def from_spec(cls, spec: ObservationSpec) -> "FxConstants":
+        q16 = 1 << 16
+        return cls(
+            target_q16=round(spec.reward.target * q16),
+            beta_q16=round(spec.reward.beta * q16),
+            inv_base_rtt=round((1 << (16 + fmt.INV_BASE_RTT_SHIFT)) / spec.reward.base_rtt_ns),
+            clamp_min_q16=round(spec.action.clamp_min * fmt.FACTOR_ONE),
+            clamp_max_q16=round(spec.action.clamp_max * fmt.FACTOR_ONE),
+            rate_initial=max(1, min(fmt.RATE_MAX, round(spec.rate.initial * fmt.RATE_ONE))),
+            rate_min=max(1, min(fmt.RATE_MAX, round(spec.rate.min * fmt.RATE_ONE))),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class FxModel:
+    """A quantized tree-ensemble policy plus everything needed to run it on the device."""
+
+    spec: ObservationSpec
+    constants: FxConstants
+    trees: tuple[Tree, ...]
+    bias: int  # Q16.16
+    provenance: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    @property
+    def feature_frac_bits(self) -> tuple[int, ...]:
+        return tuple(fmt.FEATURE_FRAC_BITS[f.name] for f in self.spec.features)
+
+    @property
+    def input_frac_bits(self) -> tuple[int, ...]:
+        """Fractional bits of every policy input (its feature's device format)."""
+        bits = self.feature_frac_bits
+        return tuple(bits[i % self.spec.n_features] for i in range(self.spec.input_width))
+
+    @property
+    def history_words(self) -> int:
+        return (self.spec.history - 1) * self.spec.n_features
+
+    @property
+    def n_operations(self) -> int:
+        """Comparisons plus leaf additions: the paper's operation count (<= 150 deployed)."""
+        return sum(t.depth for t in self.trees) + len(self.trees)
+
+    def validate(self) -> None:
+        if self.history_words > fmt.CTX_HISTORY_WORDS:
+            raise BadInputError(
+                f"spec needs {self.history_words} history words in the per-flow context, "
+                f"only {fmt.CTX_HISTORY_WORDS} fit in {fmt.CTX_BYTES} bytes"
+            )
+        c = self.constants
+        if not 0 < c.clamp_min_q16 <= c.clamp_max_q16 < 2**31:
+            raise BadInputError("fixed-point model: invalid factor clamp")
+        if not 0 < c.rate_min <= c.rate_initial <= fmt.RATE_MAX:
+            raise BadInputError("fixed-point model: invalid rate bounds")
+        bound = abs(self.bias)
+        for i, t in enumerate(self.trees):
+            if len(t.leaves) != 1 << t.depth:
+                raise BadInputError(f"fixed-point model: tree {i} has {len(t.leaves)} leaves for depth {t.depth}")
+            for s in t.splits:
+                if not 0 <= s.input < self.spec.input_width or s.op not in OPS:
+                    raise BadInputError(f"fixed-point model: tree {i} has an invalid split {s}")
+                if not INT32_MIN <= s.threshold <= INT32_MAX:
+                    raise BadInputError(f"fixed-point model: tree {i} threshold out of int32 range")
+            bound += max(abs(v) for v in t.leaves)
+        if bound >= 2**31:
+            raise BadInputError("fixed-point model: ensemble sum could overflow int32")
+
+    # ---- JSON -------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "spec": self.spec.to_dict(),
+            "constants": dataclasses.asdict(self.constants),
+            "leaf_frac_bits": fmt.LEAF_FRAC_BITS,
+            "bias": self.bias,
+            "trees": [
+                {
+                    "splits": [dataclasses.asdict(s) for s in t.splits],
+                    "leaves": list(t.leaves),
+                }
+                for t in self.trees
+            ],
+            "provenance": self.provenance,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, indent=1) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "FxModel":
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise BadInputError(f"not an rlcc fixed-point model (format must be '{FORMAT}')")
+        if data.get("version") != VERSION:
+            raise BadInputError(f"unsupported fixed-point model version {data.get('version')!r}")
+        if data.get("leaf_frac_bits") != fmt.LEAF_FRAC_BITS:
+            raise BadInputError("fixed-point model: leaf_frac_bits differs from this rlcc's format")
+        try:
+            trees = tuple(
+                Tree(
+                    splits=tuple(
+                        Split(int(s["input"]), str(s["op"]), int(s["threshold"]), float(s["border"]))
+                        for s in t["splits"]
+                    ),
+                    leaves=tuple(int(v) for v in t["leaves"]),
+                )
+                for t in data["trees"]
+            )
+            return cls(
+                spec=ObservationSpec.from_dict(data["spec"]),
+                constants=FxConstants(**{k: int(v) for k, v in data["constants"].items()}),
+                trees=trees,
+                bias=int(data["bias"]),
+                provenance=dict(data.get("provenance", {})),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise BadInputError(f"fixed-point model: malformed ({type(exc).__name__}: {exc})") from None
+
+    @classmethod
+    def from_file(cls, path: str) -> "FxModel":
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, ValueError) as exc:
+            raise BadInputError(f"cannot read fixed-point model {path}: {exc}") from None
+        return cls.from_dict(data)
