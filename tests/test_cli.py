@@ -1,0 +1,80 @@
+"""Console scripts: help/version, exit codes, one-line errors, no half-written output."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from rlcc.errors import ExitCode
+
+
+def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run(list(args), capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+@pytest.mark.parametrize("prog", ["rlcc", "rlcc-compile", "rlcc-verify", "rlcc-sim"])
+def test_help_and_version(prog):
+    help_ = run(prog, "--help")
+    assert help_.returncode == 0 and "Usage:" in help_.stdout
+    version = run(prog, "--version")
+    assert version.returncode == 0 and "0." in version.stdout
+
+
+def test_group_lists_subcommands():
+    out = run("rlcc", "--help").stdout
+    for sub in ("compile", "verify", "simulate"):
+        assert sub in out
+    assert "Exit codes" in out
+
+
+def assert_one_line_error(proc, code: ExitCode):
+    assert proc.returncode == int(code), proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "error" in lines[0] and "Traceback" not in proc.stderr
+
+
+def test_compile_rejects_non_onnx_without_output(tmp_path):
+    junk = tmp_path / "model.onnx"
+    junk.write_text("definitely not onnx")
+    out = tmp_path / "OUT"
+    proc = run("rlcc-compile", str(junk), "-o", str(out))
+    assert_one_line_error(proc, ExitCode.BAD_INPUT)
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["model.onnx"]  # no staging dir left either
+
+
+def test_compile_rejects_spec_mismatch_without_output(tmp_path, example_policy):
+    spec = tmp_path / "spec.json"
+    spec.write_text('{"rlcc_spec": 1, "features": [{"name": "delta"}], "history": 3}')
+    out = tmp_path / "OUT"
+    proc = run("rlcc-compile", str(example_policy), "--spec", str(spec), "-o", str(out))
+    assert_one_line_error(proc, ExitCode.BAD_INPUT)
+    assert "input width 4 != history 3 x 1 features = 3" in proc.stderr
+    assert not out.exists()
+
+
+def test_compile_missing_model_and_usage(tmp_path):
+    proc = run("rlcc-compile", str(tmp_path / "none.onnx"), "-o", str(tmp_path / "o"))
+    assert_one_line_error(proc, ExitCode.BAD_INPUT)
+    usage = run("rlcc-compile")
+    assert usage.returncode == int(ExitCode.USAGE)
+
+
+def test_verify_missing_file(tmp_path):
+    proc = run("rlcc-verify", str(tmp_path / "firmware.c"))
+    assert_one_line_error(proc, ExitCode.BAD_INPUT)
+
+
+def test_package_layout_has_no_stray_top_level_modules():
+    import importlib.util
+
+    import rlcc
+
+    assert importlib.util.find_spec("rlcc.cli") and importlib.util.find_spec("rlcc.emulator")
+    code = "import importlib.util,sys; sys.exit(int(any(importlib.util.find_spec(m) for m in ('cli','emulator','codegen'))))"
+    # run outside the checkout so the work tree is not on sys.path
+    assert subprocess.run([sys.executable, "-c", code], cwd="/").returncode == 0
+    assert rlcc.__version__
