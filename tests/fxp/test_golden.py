@@ -1,0 +1,155 @@
+"""The golden model against an independent scalar oracle written with Python integers.
+
+The oracle re-derives every step from the spec's *float* definitions where possible (so a
+wrong Q-format in the golden model shows up), and uses math.isqrt and plain big-int
+arithmetic where the golden model uses numpy vector tricks.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from rlcc import formats as fmt
+from rlcc.errors import BadInputError
+from rlcc.fxp import golden
+from rlcc.fxp.model import FxConstants, FxModel, Split, Tree
+from rlcc.spec import Action, Feature, ObservationSpec, Reward
+
+SPECS = [
+    ObservationSpec(features=(Feature("prev_action"), Feature("delta", scale=10.0)), history=2),
+    ObservationSpec(
+        features=(Feature("rtt_inflation"), Feature("rate"), Feature("cnp_count"), Feature("nack_count")),
+        history=3,
+        step_order="newest_first",
+        reward=Reward(target=0.05, beta=2.0, base_rtt_ns=13000),
+        action=Action(type="factor", clamp_min=0.5, clamp_max=2.0),
+    ),
+    ObservationSpec(features=(Feature("delta", scale=-12.5), Feature("prev_action")), history=1),
+]
+
+
+def random_model(spec: ObservationSpec, rng: np.random.Generator, n_trees: int = 4, depth: int = 3) -> FxModel:
+    trees = []
+    for _ in range(n_trees):
+        splits = tuple(
+            Split(int(rng.integers(spec.input_width)), str(rng.choice([">", "<"])), int(rng.integers(-(2**17), 2**21)), 0.0)
+            for _ in range(depth)
+        )
+        trees.append(Tree(splits, tuple(int(v) for v in rng.integers(-20000, 20000, 1 << depth))))
+    return FxModel(spec, FxConstants.from_spec(spec), tuple(trees), bias=fmt.FACTOR_ONE)
+
+
+def oracle_step(model: FxModel, ctx: list[int], ev: list[int]) -> tuple[list[int], int, int]:
+    spec, c = model.spec, model.constants
+    ctx = list(ctx)
+    rtt_req = 0
+    if ctx[fmt.CTX_RATE] == 0:
+        ctx = [0] * fmt.CTX_WORDS
+        ctx[fmt.CTX_RATE] = round(spec.rate.initial * 2**20)
+        ctx[fmt.CTX_PREV_FACTOR] = 2**16
+        rtt_req = 1
+    etype = ev[0] & 0xFF
+    cnp, nack = ctx[fmt.CTX_COUNTS] & 0xFFFF, ctx[fmt.CTX_COUNTS] >> 16
+    if etype in (fmt.EVENT_CNP, fmt.EVENT_NACK):
+        inc = max(1, ev[fmt.EV_COALESCED] & 0xFFFF)
+        if etype == fmt.EVENT_CNP:
+            cnp = min(cnp + inc, 0xFFFF)
+        else:
+            nack = min(nack + inc, 0xFFFF)
+    ctx[fmt.CTX_COUNTS] = cnp | (nack << 16)
+    if etype != fmt.EVENT_RTT:
+        return ctx, ctx[fmt.CTX_RATE], rtt_req
+    rtt = (ev[fmt.EV_TIMESTAMP] - ev[fmt.EV_RTT_REQ_SEND_TS]) % 2**32
+    inv = round(2**32 / spec.reward.base_rtt_ns)
+    infl = min(rtt * inv // 2**16, 2**31 - 1)
+    rate = ctx[fmt.CTX_RATE]
+    excess = max(infl - round(spec.reward.beta * 2**16), 0)
+    delta = round(spec.reward.target * 2**16) - excess * math.isqrt(rate * 2**20) // 2**20
+    delta = max(min(delta, 2**31 - 1), -(2**31) + 1)
+    prev = ctx[fmt.CTX_PREV_FACTOR] - (2**32 if ctx[fmt.CTX_PREV_FACTOR] >= 2**31 else 0)
+    vocab = {"prev_action": prev, "rtt_inflation": infl, "rate": rate, "delta": delta, "cnp_count": cnp, "nack_count": nack}
+    cur = [vocab[f.name] for f in spec.features]
+    nf = spec.n_features
+    if ctx[fmt.CTX_FLAGS] & 1:
+        words = ctx[fmt.CTX_HISTORY : fmt.CTX_HISTORY + (spec.history - 1) * nf]
+        signed = [w - 2**32 if w >= 2**31 else w for w in words]
+        hist = [signed[i * nf : (i + 1) * nf] for i in range(spec.history - 1)]
+    else:
+        hist = [cur] * (spec.history - 1)
+    steps = [cur] + hist
+    x = [0] * spec.input_width
+    for ago, step in enumerate(steps):
+        for f, v in enumerate(step):
+            x[spec.input_index(ago, f)] = v
+    total = model.bias
+    for tree in model.trees:
+        idx = 0
+        for k, s in enumerate(tree.splits):
+            if (x[s.input] > s.threshold) if s.op == ">" else (x[s.input] < s.threshold):
+                idx |= 1 << k
+        total += tree.leaves[idx]
+    factor = min(max(total, round(spec.action.clamp_min * 2**16)), round(spec.action.clamp_max * 2**16))
+    new_rate = min(max(rate * factor // 2**16, max(1, round(spec.rate.min * 2**20))), 2**20)
+    ctx[fmt.CTX_RATE], ctx[fmt.CTX_PREV_FACTOR], ctx[fmt.CTX_COUNTS] = new_rate, factor, 0
+    ctx[fmt.CTX_FLAGS] |= 1
+    new_hist = ([cur] + hist)[: spec.history - 1]
+    for i, step in enumerate(new_hist):
+        for f, v in enumerate(step):
+            ctx[fmt.CTX_HISTORY + i * nf + f] = v % 2**32
+    return ctx, new_rate, 1
+
+
+def random_vectors(model: FxModel, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    ctx = rng.integers(0, 2**32, (n, fmt.CTX_WORDS), dtype=np.uint64).astype(np.uint32)
+    ctx[:, fmt.CTX_RATE] = rng.choice([0, 1, 64, 4096, 2**19, 2**20], n)
+    ctx[:, fmt.CTX_PREV_FACTOR] = rng.integers(40000, 90000, n)
+    ctx[:, fmt.CTX_FLAGS] = rng.integers(0, 2, n)
+    hist = slice(fmt.CTX_HISTORY, fmt.CTX_HISTORY + model.history_words)
+    ctx[:, hist] = rng.integers(-(2**20), 2**22, (n, model.history_words)).astype(np.int64).astype(np.uint32)
+    etype = rng.choice([fmt.EVENT_RTT] * 5 + [fmt.EVENT_CNP, fmt.EVENT_NACK, fmt.EVENT_TX, fmt.EVENT_ACK], n)
+    ts = rng.integers(0, 2**32, n, dtype=np.uint64)
+    rtt = rng.choice([0, 1, 8000, 12000, 50000, 400000, 2**31, 2**32 - 1], n)
+    ev = golden.make_events(etype, ts, (ts.astype(np.int64) - rtt) & 0xFFFFFFFF, rng.integers(0, 3, n))
+    return ctx, ev
+
+
+@pytest.mark.parametrize("spec_index", range(len(SPECS)))
+def test_golden_matches_scalar_oracle(spec_index):
+    rng = np.random.default_rng(spec_index)
+    model = random_model(SPECS[spec_index], rng)
+    ctx, ev = random_vectors(model, rng, 3000)
+    out = golden.step(model, ctx, ev)
+    for i in range(len(ctx)):
+        want_ctx, want_rate, want_req = oracle_step(model, [int(v) for v in ctx[i]], [int(v) for v in ev[i]])
+        assert (int(out.rate[i]), int(out.rtt_req[i])) == (want_rate, want_req), i
+        assert [int(v) for v in out.ctx[i]] == want_ctx, i
+
+
+def test_isqrt_exact_on_edges():
+    n = np.array([0, 1, 2, 3, 4, 15, 16, 17, 2**40, 2**40 - 1, 2**52 - 1], dtype=np.int64)
+    assert golden.isqrt(n).tolist() == [math.isqrt(int(v)) for v in n]
+
+
+def test_rtt_wraparound_equals_plain_difference():
+    model = random_model(SPECS[0], np.random.default_rng(9))
+    ctx = np.zeros((2, fmt.CTX_WORDS), dtype=np.uint32)
+    ev = golden.make_events([fmt.EVENT_RTT] * 2, [5000, 2**32 - 1000], [2**32 - 5000, 2**32 - 11000])
+    out = golden.step(model, ctx, ev)  # both probes measured 10 us
+    assert np.array_equal(out.features[0], out.features[1])
+
+
+def test_model_json_round_trip_and_validation():
+    model = random_model(SPECS[1], np.random.default_rng(3))
+    again = FxModel.from_dict(json.loads(model.to_json()))
+    assert again == model and again.to_json() == model.to_json()
+    bad = json.loads(model.to_json())
+    bad["trees"][0]["leaves"] = bad["trees"][0]["leaves"][:-1]
+    with pytest.raises(BadInputError, match="leaves for depth"):
+        FxModel.from_dict(bad)
+    wide = ObservationSpec(features=tuple(Feature(n) for n in ("prev_action", "delta", "rate", "cnp_count", "nack_count")), history=3)
+    with pytest.raises(BadInputError, match="history words"):
+        FxModel(wide, FxConstants.from_spec(wide), (), 0)
