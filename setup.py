@@ -9,7 +9,7 @@ setup(
     ext_modules=[
         Extension(
             "rlcc.emulator._rvcore",
-            sources=["emulator/csrc/rvcore.c"],
+            sources=["emulator/csrc/rvcore.c", "emulator/csrc/rv_decode.c", "emulator/csrc/rv_exec.c"],
             include_dirs=["emulator/csrc"],
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra"],
         )

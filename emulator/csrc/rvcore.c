@@ -1,4 +1,309 @@
+/* CPython binding of the rlcc RISC-V interpreter: type _rvcore.Core. The Python layer
+ * (rlcc.emulator.machine) validates arguments and turns halt/fault codes into results/errors. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-static struct PyModuleDef mod = {PyModuleDef_HEAD_INIT, "_rvcore", "RISC-V interpreter core (being written).", -1, NULL};
-PyMODINIT_FUNC PyInit__rvcore(void) { return PyModule_Create(&mod); }
+#include <stdlib.h>
+#include <string.h>
+#include "rv.h"
+
+typedef struct {
+    PyObject_HEAD
+    rv_state s;
+} CoreObject;
+
+static void Core_dealloc(CoreObject *self) {
+    free(self->s.mem);
+    free(self->s.dc);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int Core_init(CoreObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"xlen", "mem_base", "mem_size", "zbb", NULL};
+    int xlen = 64, zbb = 0;
+    unsigned long long base = 0x10000, size = 4u << 20;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|iKKp", kwlist, &xlen, &base, &size, &zbb)) return -1;
+    if (xlen != 32 && xlen != 64) {
+        PyErr_SetString(PyExc_ValueError, "xlen must be 32 or 64");
+        return -1;
+    }
+    if (size < 16 || (size & 7) || (base & 7)) {
+        PyErr_SetString(PyExc_ValueError, "mem_size must be >= 16 and mem_base/mem_size multiples of 8");
+        return -1;
+    }
+    if ((xlen == 32 && base + size > (1ull << 32)) || base + size < base) {
+        PyErr_SetString(PyExc_ValueError, "RAM region does not fit the address space");
+        return -1;
+    }
+    free(self->s.mem);
+    free(self->s.dc);
+    memset(&self->s, 0, sizeof self->s);
+    self->s.xlen = xlen;
+    self->s.zbb = zbb;
+    self->s.base = base;
+    self->s.size = size;
+    self->s.mem = calloc(size, 1);
+    self->s.dc = calloc(size / 2, sizeof(rv_dinsn));
+    if (!self->s.mem || !self->s.dc) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    self->s.code_lo = size;
+    self->s.code_hi = 0;
+    self->s.pc = base;
+    for (int i = 0; i < COST_COUNT; i++) self->s.cost[i] = 1;
+    self->s.clock_hz = 1000000000ull;
+    self->s.timebase_hz = 1000000000ull;
+    return 0;
+}
+
+static int range_ok(rv_state *s, unsigned long long addr, unsigned long long n) {
+    return addr >= s->base && addr - s->base <= s->size && n <= s->size - (addr - s->base);
+}
+
+static PyObject *range_error(rv_state *s, unsigned long long addr, unsigned long long n) {
+    return PyErr_Format(PyExc_IndexError, "[0x%llx, 0x%llx) is outside RAM [0x%llx, 0x%llx)", addr, addr + n,
+                        (unsigned long long)s->base, (unsigned long long)(s->base + s->size));
+}
+
+static PyObject *Core_read_mem(CoreObject *self, PyObject *args) {
+    unsigned long long addr, n;
+    if (!PyArg_ParseTuple(args, "KK", &addr, &n)) return NULL;
+    if (!range_ok(&self->s, addr, n)) return range_error(&self->s, addr, n);
+    return PyBytes_FromStringAndSize((const char *)self->s.mem + (addr - self->s.base), (Py_ssize_t)n);
+}
+
+static void invalidate_range(rv_state *s, uint64_t off, uint64_t n) {
+    if (n == 0 || off >= s->code_hi || off + n <= s->code_lo) return;
+    uint64_t first = off >> 1, last = (off + n - 1) >> 1;
+    if (first > 0) first--;
+    memset(s->dc + first, 0, (last - first + 1) * sizeof(rv_dinsn));
+}
+
+static PyObject *Core_write_mem(CoreObject *self, PyObject *args) {
+    unsigned long long addr;
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "Ky*", &addr, &buf)) return NULL;
+    unsigned long long n = (unsigned long long)buf.len;
+    if (!range_ok(&self->s, addr, n)) {
+        PyBuffer_Release(&buf);
+        return range_error(&self->s, addr, n);
+    }
+    uint64_t off = addr - self->s.base;
+    memcpy(self->s.mem + off, buf.buf, n);
+    PyBuffer_Release(&buf);
+    invalidate_range(&self->s, off, n);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Core_memory(CoreObject *self, PyObject *Py_UNUSED(ignored)) {
+    return PyMemoryView_FromMemory((char *)self->s.mem, (Py_ssize_t)self->s.size, PyBUF_READ);
+}
+
+static PyObject *Core_get_reg(CoreObject *self, PyObject *arg) {
+    long i = PyLong_AsLong(arg);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (i < 0 || i > 31) return PyErr_Format(PyExc_IndexError, "register index %ld out of range 0..31", i);
+    return PyLong_FromUnsignedLongLong(self->s.x[i]);
+}
+
+static PyObject *Core_set_reg(CoreObject *self, PyObject *args) {
+    int i;
+    PyObject *v;
+    if (!PyArg_ParseTuple(args, "iO", &i, &v)) return NULL;
+    if (i < 0 || i > 31) return PyErr_Format(PyExc_IndexError, "register index %d out of range 0..31", i);
+    unsigned long long u = PyLong_AsUnsignedLongLongMask(v);
+    if (u == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    if (self->s.xlen == 32) u &= 0xffffffffull;
+    if (i != 0) self->s.x[i] = u;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Core_get_regs(CoreObject *self, PyObject *Py_UNUSED(ignored)) {
+    PyObject *t = PyTuple_New(32);
+    if (!t) return NULL;
+    for (int i = 0; i < 32; i++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(self->s.x[i]);
+        if (!v) { Py_DECREF(t); return NULL; }
+        PyTuple_SET_ITEM(t, i, v);
+    }
+    return t;
+}
+
+static PyObject *Core_set_costs(CoreObject *self, PyObject *args) {
+    PyObject *seq;
+    unsigned long long clock_hz, timebase_hz;
+    if (!PyArg_ParseTuple(args, "OKK", &seq, &clock_hz, &timebase_hz)) return NULL;
+    PyObject *fast = PySequence_Fast(seq, "costs must be a sequence");
+    if (!fast) return NULL;
+    if (PySequence_Fast_GET_SIZE(fast) != COST_COUNT) {
+        Py_DECREF(fast);
+        return PyErr_Format(PyExc_ValueError, "expected %d costs", COST_COUNT);
+    }
+    uint32_t c[COST_COUNT];
+    for (int i = 0; i < COST_COUNT; i++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
+        if (v == -1 && PyErr_Occurred()) { Py_DECREF(fast); return NULL; }
+        if (v < 0 || v > 1000000) { Py_DECREF(fast); return PyErr_Format(PyExc_ValueError, "cost %ld out of range", v); }
+        c[i] = (uint32_t)v;
+    }
+    Py_DECREF(fast);
+    if (clock_hz == 0 || timebase_hz == 0) {
+        PyErr_SetString(PyExc_ValueError, "clock_hz and timebase_hz must be > 0");
+        return NULL;
+    }
+    memcpy(self->s.cost, c, sizeof c);
+    self->s.clock_hz = clock_hz;
+    self->s.timebase_hz = timebase_hz;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Core_run(CoreObject *self, PyObject *arg) {
+    unsigned long long limit = PyLong_AsUnsignedLongLong(arg);
+    if (limit == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    int halt;
+    self->s.fault_kind = FAULT_NONE;
+    Py_BEGIN_ALLOW_THREADS
+    halt = self->s.xlen == 32 ? rv_run32(&self->s, limit) : rv_run64(&self->s, limit);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(halt);
+}
+
+static PyObject *Core_fault(CoreObject *self, PyObject *Py_UNUSED(ignored)) {
+    return Py_BuildValue("(iKKk)", self->s.fault_kind, (unsigned long long)self->s.fault_pc,
+                         (unsigned long long)self->s.fault_addr, (unsigned long)self->s.fault_insn);
+}
+
+static PyObject *Core_stats(CoreObject *self, PyObject *Py_UNUSED(ignored)) {
+    PyObject *t = PyTuple_New(CLS_COUNT + 2);
+    if (!t) return NULL;
+    for (int i = 0; i < CLS_COUNT; i++) PyTuple_SET_ITEM(t, i, PyLong_FromUnsignedLongLong(self->s.cls_count[i]));
+    PyTuple_SET_ITEM(t, CLS_COUNT, PyLong_FromUnsignedLongLong(self->s.n_taken));
+    PyTuple_SET_ITEM(t, CLS_COUNT + 1, PyLong_FromUnsignedLongLong(self->s.n_stalls));
+    return t;
+}
+
+static PyObject *Core_reset_counters(CoreObject *self, PyObject *Py_UNUSED(ignored)) {
+    self->s.cycles = 0;
+    self->s.instret = 0;
+    memset(self->s.cls_count, 0, sizeof self->s.cls_count);
+    self->s.n_taken = 0;
+    self->s.n_stalls = 0;
+    self->s.ld_rd = 0;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Core_flush_decode_cache(CoreObject *self, PyObject *Py_UNUSED(ignored)) {
+    memset(self->s.dc, 0, (self->s.size / 2) * sizeof(rv_dinsn));
+    self->s.code_lo = self->s.size;
+    self->s.code_hi = 0;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Core_get_u64(CoreObject *self, void *closure) {
+    return PyLong_FromUnsignedLongLong(*(uint64_t *)((char *)&self->s + (size_t)closure));
+}
+
+static int Core_set_u64(CoreObject *self, PyObject *v, void *closure) {
+    if (!v) {
+        PyErr_SetString(PyExc_AttributeError, "cannot delete");
+        return -1;
+    }
+    unsigned long long u = PyLong_AsUnsignedLongLongMask(v);
+    if (u == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+    size_t off = (size_t)closure;
+    if (off == offsetof(rv_state, pc) && self->s.xlen == 32) u &= 0xffffffffull;
+    *(uint64_t *)((char *)&self->s + off) = u;
+    if (off == offsetof(rv_state, pc)) self->s.ld_rd = 0;
+    return 0;
+}
+
+static PyObject *Core_get_int(CoreObject *self, void *closure) {
+    return PyLong_FromLong(*(int *)((char *)&self->s + (size_t)closure));
+}
+
+static PyMethodDef Core_methods[] = {
+    {"read_mem", (PyCFunction)Core_read_mem, METH_VARARGS, "read_mem(addr, n) -> bytes"},
+    {"write_mem", (PyCFunction)Core_write_mem, METH_VARARGS, "write_mem(addr, buffer): copy bytes into RAM"},
+    {"memory", (PyCFunction)Core_memory, METH_NOARGS, "read-only memoryview of the whole RAM"},
+    {"get_reg", (PyCFunction)Core_get_reg, METH_O, "get_reg(i) -> unsigned value"},
+    {"set_reg", (PyCFunction)Core_set_reg, METH_VARARGS, "set_reg(i, value) (masked to XLEN; x0 ignored)"},
+    {"get_regs", (PyCFunction)Core_get_regs, METH_NOARGS, "tuple of x0..x31"},
+    {"set_costs", (PyCFunction)Core_set_costs, METH_VARARGS, "set_costs(costs in COST_KEYS order, clock_hz, timebase_hz)"},
+    {"run", (PyCFunction)Core_run, METH_O, "run(max_instret) -> halt code; stops when instret reaches max_instret"},
+    {"fault", (PyCFunction)Core_fault, METH_NOARGS, "(kind, pc, addr, insn) of the last fault"},
+    {"stats", (PyCFunction)Core_stats, METH_NOARGS, "per-class retired counts (CLASS_NAMES order), taken branches, load-use stalls"},
+    {"reset_counters", (PyCFunction)Core_reset_counters, METH_NOARGS, "zero cycles, instret and statistics"},
+    {"flush_decode_cache", (PyCFunction)Core_flush_decode_cache, METH_NOARGS, "drop all decoded instructions"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Core_getset[] = {
+    {"pc", (getter)Core_get_u64, (setter)Core_set_u64, "program counter", (void *)offsetof(rv_state, pc)},
+    {"cycles", (getter)Core_get_u64, (setter)Core_set_u64, "modelled cycles", (void *)offsetof(rv_state, cycles)},
+    {"instret", (getter)Core_get_u64, (setter)Core_set_u64, "retired instructions", (void *)offsetof(rv_state, instret)},
+    {"mem_base", (getter)Core_get_u64, NULL, "RAM base", (void *)offsetof(rv_state, base)},
+    {"mem_size", (getter)Core_get_u64, NULL, "RAM size", (void *)offsetof(rv_state, size)},
+    {"xlen", (getter)Core_get_int, NULL, "32 or 64", (void *)offsetof(rv_state, xlen)},
+    {"zbb", (getter)Core_get_int, NULL, "Zbb enabled", (void *)offsetof(rv_state, zbb)},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject CoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "rlcc.emulator._rvcore.Core",
+    .tp_basicsize = sizeof(CoreObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Core(xlen=64, mem_base=0x10000, mem_size=4 MiB, zbb=False): one RISC-V hart with flat RAM",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Core_init,
+    .tp_dealloc = (destructor)Core_dealloc,
+    .tp_methods = Core_methods,
+    .tp_getset = Core_getset,
+};
+
+static struct PyModuleDef rvcore_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_rvcore",
+    .m_doc = "RISC-V RV32IMC/RV64IMAC(+Zbb) interpreter core of rlcc.",
+    .m_size = -1,
+};
+
+static int add_names(PyObject *m, const char *name, const char *const *names, int n) {
+    PyObject *t = PyTuple_New(n);
+    if (!t) return -1;
+    for (int i = 0; i < n; i++) PyTuple_SET_ITEM(t, i, PyUnicode_FromString(names[i]));
+    return PyModule_AddObject(m, name, t);
+}
+
+PyMODINIT_FUNC PyInit__rvcore(void) {
+    static const char *const cost_keys[COST_COUNT] = {
+        [COST_ALU] = "alu", [COST_BRANCH_TAKEN] = "branch_taken", [COST_BRANCH_NOT_TAKEN] = "branch_not_taken",
+        [COST_JUMP] = "jump", [COST_LOAD] = "load", [COST_LOAD_USE_STALL] = "load_use_stall",
+        [COST_STORE] = "store", [COST_MUL] = "mul", [COST_DIV] = "div", [COST_CSR] = "csr",
+        [COST_ATOMIC] = "atomic"};
+    static const char *const cls_names[CLS_COUNT] = {
+        [CLS_ALU] = "alu", [CLS_BRANCH] = "branch", [CLS_JUMP] = "jump", [CLS_LOAD] = "load",
+        [CLS_STORE] = "store", [CLS_MUL] = "mul", [CLS_DIV] = "div", [CLS_CSR] = "csr",
+        [CLS_ATOMIC] = "atomic", [CLS_SYSTEM] = "system"};
+    static const char *const fault_names[FAULT_COUNT] = {
+        [FAULT_NONE] = "none", [FAULT_FETCH_OUT_OF_RANGE] = "fetch_out_of_range",
+        [FAULT_FETCH_MISALIGNED] = "fetch_misaligned", [FAULT_ILLEGAL_INSTRUCTION] = "illegal_instruction",
+        [FAULT_LOAD_OUT_OF_RANGE] = "load_out_of_range", [FAULT_LOAD_MISALIGNED] = "load_misaligned",
+        [FAULT_STORE_OUT_OF_RANGE] = "store_out_of_range", [FAULT_STORE_MISALIGNED] = "store_misaligned",
+        [FAULT_AMO_OUT_OF_RANGE] = "amo_out_of_range", [FAULT_AMO_MISALIGNED] = "amo_misaligned",
+        [FAULT_JUMP_OUT_OF_RANGE] = "jump_out_of_range"};
+    static const char *const halt_names[] = {"none", "ecall", "ebreak", "fault", "limit"};
+    if (PyType_Ready(&CoreType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&rvcore_module);
+    if (!m) return NULL;
+    Py_INCREF(&CoreType);
+    if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0 ||
+        add_names(m, "COST_KEYS", cost_keys, COST_COUNT) < 0 ||
+        add_names(m, "CLASS_NAMES", cls_names, CLS_COUNT) < 0 ||
+        add_names(m, "FAULT_NAMES", fault_names, FAULT_COUNT) < 0 ||
+        add_names(m, "HALT_NAMES", halt_names, 5) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,108 @@
+"""Cross-compile bare-metal RISC-V firmware: zig's clang (``python -m ziglang cc``) or a user compiler.
+
+    exe = compile_riscv(["fw.c", "crt0.S"], target="rv64imac", linker_script="link.ld", out_path="fw.elf")
+
+``cc=`` selects another compiler command (e.g. "riscv64-unknown-elf-gcc"); it gets gcc-style
+``-march``/``-mabi`` flags instead of zig's ``-target``/``-mcpu``.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from rlcc.errors import BuildError
+
+TARGETS = ("rv64imac", "rv32imc")
+COMMON_FLAGS = ("-O2", "-ffreestanding", "-Wall", "-Wextra", "-Werror", "-g0")
+
+
+def find_compiler() -> list[str]:
+    """The default compiler command: ``[sys.executable, "-m", "ziglang", "cc"]`` (BuildError if missing)."""
+    try:
+        import ziglang  # noqa: F401
+    except ImportError:
+        raise BuildError("no RISC-V compiler: the 'ziglang' package is not installed (pip install ziglang)") from None
+    return [sys.executable, "-m", "ziglang", "cc"]
+
+
+def target_flags(target: str, zbb: bool = False, gcc_style: bool = False) -> list[str]:
+    """Architecture flags for ``target`` ("rv64imac" | "rv32imc"), zig/clang or gcc style."""
+    if target not in TARGETS:
+        raise BuildError(f"unknown target {target!r}; expected one of {', '.join(TARGETS)}")
+    rv64 = target == "rv64imac"
+    if gcc_style:
+        march = target + ("_zbb" if zbb else "")
+        flags = [f"-march={march}", f"-mabi={'lp64' if rv64 else 'ilp32'}"]
+        return flags + (["-mcmodel=medany"] if rv64 else [])
+    if rv64:
+        mcpu = "generic_rv64+m+a+c"
+        flags = ["-target", "riscv64-freestanding-none"]
+    else:
+        mcpu = "generic_rv32+m+c"
+        flags = ["-target", "riscv32-freestanding-none"]
+    if zbb:
+        mcpu += "+zbb"
+    flags.append(f"-mcpu={mcpu}")
+    if rv64:
+        flags.append("-mcmodel=medany")
+    return flags
+
+
+def _first_error(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for ln in lines:
+        if "error" in ln.lower():
+            return ln
+    return lines[0] if lines else "(no compiler output)"
+
+
+def compile_riscv(
+    sources: Sequence[str | Path],
+    target: str = "rv64imac",
+    include_dirs: Iterable[str | Path] = (),
+    linker_script: str | Path | None = None,
+    out_path: str | Path = "a.elf",
+    cc: str | Sequence[str] | None = None,
+    extra_flags: Iterable[str] = (),
+    zbb: bool = False,
+    timeout_s: float = 300.0,
+) -> Path:
+    """Compile and link ``sources`` into a static ELF at ``out_path``; returns its path.
+
+    Raises BuildError with the compiler's first error line on failure.
+    """
+    if not sources:
+        raise BuildError("compile_riscv: no source files")
+    for s in sources:
+        if not Path(s).is_file():
+            raise BuildError(f"source file not found: {s}")
+    if cc is None:
+        cmd, gcc_style = find_compiler(), False
+    else:
+        cmd = shlex.split(cc) if isinstance(cc, str) else list(cc)
+        if not cmd or shutil.which(cmd[0]) is None and not Path(cmd[0]).exists():
+            raise BuildError(f"compiler not found: {cmd[0] if cmd else cc!r}")
+        gcc_style = "ziglang" not in cmd and "zig" not in Path(cmd[0]).name
+    out = Path(out_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    args = [*cmd, *target_flags(target, zbb, gcc_style), *COMMON_FLAGS]
+    if gcc_style:
+        args += ["-nostartfiles", "-static"]
+    args += [f"-I{d}" for d in include_dirs]
+    if linker_script is not None:
+        args += ["-T", str(linker_script)]
+    args += [*extra_flags, *map(str, sources), "-o", str(out)]
+    try:
+        proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout_s)
+    except FileNotFoundError:
+        raise BuildError(f"compiler not found: {args[0]}") from None
+    except subprocess.TimeoutExpired:
+        raise BuildError(f"compiler timed out after {timeout_s:.0f} s") from None
+    if proc.returncode != 0 or not out.exists():
+        raise BuildError(f"cross-compilation failed: {_first_error(proc.stderr + proc.stdout)}")
+    return out
