@@ -1,0 +1,140 @@
+"""Distill teacher factors into a small CatBoost oblivious-tree ensemble under a size budget.
+
+CatBoost is trained single-threaded with a fixed seed so the same data always gives the same
+model bytes. The model is imported through its JSON export into the float tree IR, which the
+quantizer consumes. The paper deploys 10 trees of depth 4 within 150 operations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from typing import Any, Callable
+
+import numpy as np
+
+from rlcc.distill.tree_ir import FloatEnsemble, from_catboost_json
+from rlcc.errors import BadInputError
+
+DEFAULT_TREES = 10
+DEFAULT_DEPTH = 4
+DEFAULT_BUDGET_OPS = 150
+MAX_DEPTH = 8
+
+# A predicate on a candidate ensemble (e.g. "its firmware fits a cycle budget"); the fitter keeps
+# the longest prefix of the boosted ensemble for which it holds.
+FitsBudget = Callable[[FloatEnsemble], bool]
+
+
+@dataclasses.dataclass(frozen=True)
+class FitConfig:
+    trees: int = DEFAULT_TREES
+    depth: int = DEFAULT_DEPTH
+    budget_ops: int = DEFAULT_BUDGET_OPS
+    learning_rate: float = 0.5
+    l2_leaf_reg: float = 1.0
+    border_count: int = 254
+    seed: int = 0
+    thread_count: int = 1
+
+    def max_trees(self) -> int:
+        """Largest tree count allowed by both ``trees`` and the operations budget."""
+        if self.trees < 1:
+            raise BadInputError(f"--trees must be >= 1, got {self.trees}")
+        if not 1 <= self.depth <= MAX_DEPTH:
+            raise BadInputError(f"--depth must be in 1..{MAX_DEPTH}, got {self.depth}")
+        per_tree = self.depth + 1  # depth comparisons + one leaf addition
+        fit = min(self.trees, self.budget_ops // per_tree)
+        if fit < 1:
+            raise BadInputError(
+                f"operations budget {self.budget_ops} is smaller than one depth-{self.depth} tree "
+                f"({per_tree} operations)"
+            )
+        return fit
+
+
+@dataclasses.dataclass(frozen=True)
+class FitResult:
+    ensemble: FloatEnsemble
+    catboost_json: str  # canonical JSON export ("" for a constant teacher)
+    constant_teacher: bool
+    trees_requested: int
+    trees_budget: int
+
+
+def fit_student(
+    x: np.ndarray,
+    y: np.ndarray,
+    config: FitConfig = FitConfig(),
+    fits: FitsBudget | None = None,
+    weights: np.ndarray | None = None,
+) -> FitResult:
+    """Fit a regression ensemble of ``y`` (teacher factors) on float32 inputs ``x``.
+
+    A constant teacher gives an ensemble with zero trees whose bias is that constant (CatBoost
+    refuses constant targets, and a zero-tree model is exact for it).
+    """
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    y = np.asarray(y, dtype=np.float64)
+    if x.ndim != 2 or len(x) != len(y) or len(y) == 0:
+        raise BadInputError("distillation needs a non-empty (N, width) input array and N targets")
+    if not np.all(np.isfinite(y)):
+        raise BadInputError("teacher produced NaN or inf factors on sampled states")
+    if not np.all(np.isfinite(x)):
+        raise BadInputError("sampled policy inputs contain NaN or inf")
+    n_max = config.max_trees()
+    if float(np.ptp(y)) == 0.0:
+        return FitResult(FloatEnsemble(x.shape[1], (), float(y[0])), "", True, config.trees, n_max)
+
+    import catboost
+
+    model = catboost.CatBoostRegressor(
+        iterations=n_max,
+        depth=config.depth,
+        learning_rate=config.learning_rate,
+        l2_leaf_reg=config.l2_leaf_reg,
+        border_count=config.border_count,
+        loss_function="RMSE",
+        grow_policy="SymmetricTree",
+        random_seed=config.seed,
+        thread_count=config.thread_count,
+        bootstrap_type="No",
+        random_strength=0.0,
+        verbose=False,
+        allow_writing_files=False,
+    )
+    model.fit(x, y, sample_weight=weights)
+    n = model.tree_count_
+    ensemble = _import(model, x.shape[1])
+    while fits is not None and not fits(ensemble):
+        n -= 1
+        if n == 0:
+            raise BadInputError("no ensemble (not even one tree) fits the cycle budget")
+        model.shrink(n)
+        ensemble = _import(model, x.shape[1])
+    return FitResult(ensemble, _export_json(model), False, config.trees, n_max)
+
+
+def _export_json(model: Any) -> str:
+    """CatBoost's JSON export, canonicalized: the random model GUID replaced by a content hash."""
+    import os
+    import tempfile
+
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    try:
+        model.save_model(path, format="json")
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    finally:
+        os.unlink(path)
+    info = data.get("model_info", {})
+    info.pop("model_guid", None)
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:32]
+    info["model_guid"] = digest
+    return json.dumps(data, sort_keys=True, indent=1) + "\n"
+
+
+def _import(model: Any, n_inputs: int) -> FloatEnsemble:
+    return from_catboost_json(json.loads(_export_json(model)), n_inputs)

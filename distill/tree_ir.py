@@ -1,0 +1,100 @@
+"""The float tree IR: oblivious trees over float32 policy inputs, as CatBoost evaluates them.
+
+Semantics (checked against CatBoost's own predictions in tests/distill):
+``bit_k = float32(x[input_k]) > float32(border_k)``, ``leaf = OR_k bit_k << k`` in CatBoost's
+JSON split order, ``output = bias + sum_t leaves_t[leaf_t]`` in float64. CatBoost's
+``scale_and_bias`` is folded in: leaves are multiplied by the scale, the bias is the base.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+import numpy as np
+
+from rlcc.errors import BadInputError
+
+
+@dataclasses.dataclass(frozen=True)
+class FloatSplit:
+    """``x[input] > border`` with both sides float32 (the border is stored as its float32 value)."""
+
+    input: int
+    border: float
+
+
+@dataclasses.dataclass(frozen=True)
+class FloatTree:
+    splits: tuple[FloatSplit, ...]
+    leaves: tuple[float, ...]  # len == 2 ** depth
+
+    @property
+    def depth(self) -> int:
+        return len(self.splits)
+
+
+@dataclasses.dataclass(frozen=True)
+class FloatEnsemble:
+    """A float oblivious-tree ensemble whose output is the (unclamped) rate factor."""
+
+    n_inputs: int
+    trees: tuple[FloatTree, ...]
+    bias: float
+
+    def __post_init__(self) -> None:
+        for i, t in enumerate(self.trees):
+            if len(t.leaves) != 1 << t.depth:
+                raise BadInputError(f"tree {i}: {len(t.leaves)} leaves for depth {t.depth}")
+            if any(not 0 <= s.input < self.n_inputs for s in t.splits):
+                raise BadInputError(f"tree {i}: split input out of range")
+
+    @property
+    def n_operations(self) -> int:
+        """Comparisons plus leaf additions, counted as in the paper."""
+        return sum(t.depth for t in self.trees) + len(self.trees)
+
+    def leaf_indices(self, x: np.ndarray) -> np.ndarray:
+        """Leaf taken per tree, shape (N, n_trees) int64, for float inputs (N, n_inputs)."""
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        out = np.zeros((len(x), len(self.trees)), dtype=np.int64)
+        for t, tree in enumerate(self.trees):
+            for k, s in enumerate(tree.splits):
+                out[:, t] |= (x[:, s.input] > np.float32(s.border)).astype(np.int64) << k
+        return out
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """Ensemble output (N,) float64 for float32 inputs (N, n_inputs)."""
+        idx = self.leaf_indices(x)
+        total = np.full(len(idx), self.bias, dtype=np.float64)
+        for t, tree in enumerate(self.trees):
+            total += np.asarray(tree.leaves, dtype=np.float64)[idx[:, t]]
+        return total
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def from_catboost_json(data: Mapping[str, Any], n_inputs: int) -> FloatEnsemble:
+    """Import a CatBoost JSON export (``save_model(format="json")``) of a regression model."""
+    try:
+        scale, biases = data.get("scale_and_bias", [1.0, [0.0]])
+        bias = float(biases[0]) if isinstance(biases, list) else float(biases)
+        flat = {
+            int(f["feature_index"]): int(f.get("flat_feature_index", f["feature_index"]))
+            for f in data.get("features_info", {}).get("float_features", [])
+        }
+        trees = []
+        for t in data.get("oblivious_trees", []):
+            splits = []
+            for s in t["splits"]:
+                if s.get("split_type", "FloatFeature") != "FloatFeature":
+                    raise BadInputError(f"unsupported CatBoost split type {s.get('split_type')!r}")
+                idx = int(s["float_feature_index"])
+                border = float(np.float32(s["border"]))
+                splits.append(FloatSplit(flat.get(idx, idx), border))
+            leaves = tuple(float(v) * float(scale) for v in t["leaf_values"])
+            trees.append(FloatTree(tuple(splits), leaves))
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise BadInputError(f"malformed CatBoost JSON model ({type(exc).__name__}: {exc})") from None
+    return FloatEnsemble(n_inputs=n_inputs, trees=tuple(trees), bias=bias)

@@ -1,0 +1,70 @@
+"""An independent float reference: the same ensemble rebuilt in treelite and run with GTIL.
+
+treelite has no CatBoost loader, so each oblivious tree becomes a full binary tree of depth d
+whose node at level k tests the level-k split. treelite sends ``x <= t`` left, so with
+``opname="<="`` the right child is CatBoost's bit 1; the leaf reached equals the IR's index.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rlcc.distill.tree_ir import FloatEnsemble, FloatTree
+
+
+def to_treelite(ensemble: FloatEnsemble, dtype: str = "float32"):
+    """Build a treelite model (threshold and leaf types both ``dtype``)."""
+    from treelite.model_builder import Metadata, ModelBuilder, PostProcessorFunc, TreeAnnotation
+
+    trees = ensemble.trees or (FloatTree((), (0.0,)),)  # treelite needs at least one tree
+    builder = ModelBuilder(
+        threshold_type=dtype,
+        leaf_output_type=dtype,
+        metadata=Metadata(
+            num_feature=ensemble.n_inputs,
+            task_type="kRegressor",
+            average_tree_output=False,
+            num_target=1,
+            num_class=[1],
+            leaf_vector_shape=(1, 1),
+        ),
+        tree_annotation=TreeAnnotation(num_tree=len(trees), target_id=[0] * len(trees), class_id=[0] * len(trees)),
+        postprocessor=PostProcessorFunc(name="identity"),
+        base_scores=[ensemble.bias],
+    )
+    for tree in trees:
+        builder.start_tree()
+        _emit(builder, tree, level=0, node=0, leaf=0)
+        builder.end_tree()
+    return builder.commit()
+
+
+def _emit(builder, tree: FloatTree, level: int, node: int, leaf: int) -> int:
+    """Emit node ``node`` (level ``level``, bits so far ``leaf``); return the next free key."""
+    builder.start_node(node)
+    if level == tree.depth:
+        builder.leaf(float(tree.leaves[leaf]))
+        builder.end_node()
+        return node + 1
+    s = tree.splits[level]
+    left, right = node + 1, None
+    # Keys: left subtree first (depth-first), then the right subtree.
+    size = (1 << (tree.depth - level)) - 1  # nodes in each child subtree
+    right = left + size
+    builder.numerical_test(
+        s.input, float(np.float32(s.border)), default_left=True, opname="<=",
+        left_child_key=left, right_child_key=right,
+    )
+    builder.end_node()
+    _emit(builder, tree, level + 1, left, leaf)
+    return _emit(builder, tree, level + 1, right, leaf | (1 << level))
+
+
+def gtil_predict(ensemble: FloatEnsemble, x: np.ndarray, dtype: str = "float32") -> np.ndarray:
+    """Ensemble output (N,) float64 computed by treelite's GTIL."""
+    import treelite
+
+    model = to_treelite(ensemble, dtype)
+    x = np.ascontiguousarray(x, dtype=np.float32 if dtype == "float32" else np.float64)
+    out = treelite.gtil.predict(model, x, nthread=1)
+    return np.asarray(out, dtype=np.float64).reshape(len(x))

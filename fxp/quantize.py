@@ -1,0 +1,136 @@
+"""Quantize the float tree IR into an exact fixed-point model (``FxModel``).
+
+The device never computes the spec's affine map: a split ``scaled_input > border`` on input j
+(feature f, F = FEATURE_FRAC_BITS[f], spec scale a, offset b) is rewritten on the device
+integer q of that feature. The float semantics of q is defined as
+
+    device_scaled(q) = float32(float64(a) * (float64(q) / 2^F) + float64(b))
+
+(float64 arithmetic, one rounding per operation, then one rounding to float32), and the split
+predicate as ``device_scaled(q) > float32(border)``. :func:`device_scaled` is that expression;
+the float reference evaluates the float trees on exactly these values. Each rounding is
+monotone, so the predicate is monotone in q (non-decreasing for a > 0, non-increasing for
+a < 0) and a binary search over [FEATURE_MIN, FEATURE_MAX] finds the exact integer threshold:
+
+- a > 0: ``q > T`` with T the largest q whose predicate is false;
+- a < 0: ``q < T`` with T the smallest q whose predicate is false;
+- always true: ``q > INT32_MIN``; always false: ``q > INT32_MAX`` (features saturate to
+  [FEATURE_MIN, FEATURE_MAX] = [INT32_MIN + 1, INT32_MAX], so both are exact).
+
+Leaves and the bias are rounded to nearest Q16.16; the ensemble sum is exact integer math.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from rlcc import formats as fmt
+from rlcc.distill.tree_ir import FloatEnsemble
+from rlcc.errors import BadInputError
+from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxConstants, FxModel, Split, Tree
+from rlcc.spec import ObservationSpec
+
+LEAF_ONE = 1 << fmt.LEAF_FRAC_BITS
+
+
+def input_affine(spec: ObservationSpec, j: int) -> tuple[float, float, int]:
+    """(scale, offset, frac bits) of policy input ``j``."""
+    feat = spec.features[j % spec.n_features]
+    return feat.scale, feat.offset, fmt.FEATURE_FRAC_BITS[feat.name]
+
+
+def device_scaled(q: np.ndarray | int, scale: float, offset: float, frac_bits: int) -> np.ndarray:
+    """The float32 value a device integer feature stands for (see module docstring)."""
+    q64 = np.asarray(q, dtype=np.float64)
+    return (np.float64(scale) * (q64 / np.float64(2.0**frac_bits)) + np.float64(offset)).astype(np.float32)
+
+
+def device_inputs_to_float(spec: ObservationSpec, q: np.ndarray) -> np.ndarray:
+    """Float32 policy inputs (N, width) that integer device inputs (N, width) stand for."""
+    q = np.asarray(q, dtype=np.int64)
+    out = np.empty(q.shape, dtype=np.float32)
+    for j in range(spec.input_width):
+        out[:, j] = device_scaled(q[:, j], *input_affine(spec, j))
+    return out
+
+
+def _predicate(q: int, scale: float, offset: float, frac_bits: int, border: np.float32) -> bool:
+    return bool(device_scaled(q, scale, offset, frac_bits) > border)
+
+
+def integer_split(spec: ObservationSpec, j: int, border: float) -> Split:
+    """The exact integer split equivalent to ``device_scaled(q) > float32(border)`` on input j."""
+    scale, offset, bits = input_affine(spec, j)
+    b32 = np.float32(border)
+    if not np.isfinite(b32):
+        raise BadInputError(f"split on input {j} has a non-finite border {border!r}")
+    pred = lambda q: _predicate(q, scale, offset, bits, b32)  # noqa: E731
+    lo_true, hi_true = pred(fmt.FEATURE_MIN), pred(fmt.FEATURE_MAX)
+    if lo_true and hi_true:
+        return Split(j, ">", INT32_MIN, float(b32))
+    if not lo_true and not hi_true:
+        return Split(j, ">", INT32_MAX, float(b32))
+    if scale > 0:  # false ... false true ... true: find the last false
+        lo, hi = fmt.FEATURE_MIN, fmt.FEATURE_MAX  # pred(lo) false, pred(hi) true
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if pred(mid) else (mid, hi)
+        return Split(j, ">", lo, float(b32))
+    lo, hi = fmt.FEATURE_MIN, fmt.FEATURE_MAX  # pred(lo) true, pred(hi) false: find the first false
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if pred(mid) else (lo, mid)
+    return Split(j, "<", hi, float(b32))
+
+
+def to_q16(value: float) -> int:
+    """Round-to-nearest Q16.16 (ties away from zero, platform independent)."""
+    scaled = float(value) * LEAF_ONE
+    return int(np.sign(scaled) * np.floor(abs(scaled) + 0.5))
+
+
+@dataclasses.dataclass(frozen=True)
+class QuantizeStats:
+    max_leaf_error_lsb: float  # worst rounding error of one leaf (or the bias)
+    max_accumulated_error_lsb: float  # bias error + sum over trees of the worst leaf error
+    always_true_splits: int
+    always_false_splits: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def quantize(
+    ensemble: FloatEnsemble, spec: ObservationSpec, provenance: dict[str, Any] | None = None
+) -> tuple[FxModel, QuantizeStats]:
+    """The fixed-point model of ``ensemble`` for ``spec`` plus rounding statistics."""
+    if ensemble.n_inputs != spec.input_width:
+        raise BadInputError(f"ensemble has {ensemble.n_inputs} inputs, spec declares {spec.input_width}")
+    bias = to_q16(ensemble.bias)
+    bias_err = abs(bias - ensemble.bias * LEAF_ONE)
+    worst, acc, n_true, n_false = bias_err, bias_err, 0, 0
+    trees = []
+    for tree in ensemble.trees:
+        splits = tuple(integer_split(spec, s.input, s.border) for s in tree.splits)
+        n_true += sum(s.threshold == INT32_MIN for s in splits)
+        n_false += sum(s.threshold == INT32_MAX for s in splits)
+        leaves = tuple(to_q16(v) for v in tree.leaves)
+        err = max(abs(q - v * LEAF_ONE) for q, v in zip(leaves, tree.leaves))
+        worst, acc = max(worst, err), acc + err
+        trees.append(Tree(splits, leaves))
+    model = FxModel(
+        spec=spec,
+        constants=FxConstants.from_spec(spec),
+        trees=tuple(trees),
+        bias=bias,
+        provenance=dict(provenance or {}),
+    )
+    return model, QuantizeStats(float(worst), float(acc), n_true, n_false)
+
+
+def empty_model(spec: ObservationSpec) -> FxModel:
+    """A tree-less model: the golden step-feature computation without any policy."""
+    return FxModel(spec=spec, constants=FxConstants.from_spec(spec), trees=(), bias=LEAF_ONE)
