@@ -4,6 +4,16 @@
  */
 #include "pcc_harness.h"
 
+/* word copy of a context (a struct assignment could become a memcpy call; the bare-metal
+ * build must not depend on libc) */
+static void ctx_copy(pcc_ctx_t *dst, const pcc_ctx_t *src)
+{
+    uint32_t k;
+    for (k = 0; k < PCC_CTX_WORDS; k++) {
+        dst->w[k] = src->w[k];
+    }
+}
+
 void rlcc_harness_run(const rlcc_in_prefix_t *in, const rlcc_in_record_t *recs, uint32_t capacity,
                       rlcc_out_header_t *out, rlcc_out_record_t *out_recs)
 {
@@ -58,7 +68,7 @@ void rlcc_harness_run(const rlcc_in_prefix_t *in, const rlcc_in_record_t *recs, 
         pcc_attr_t attr;
         uint64_t c0, c1, n0, n1;
 
-        ctx = ((r->flags & RLCC_REC_CHAIN_CTX) != 0u && i > 0u) ? out_recs[i - 1u].ctx_out : r->ctx_in;
+        ctx_copy(&ctx, ((r->flags & RLCC_REC_CHAIN_CTX) != 0u && i > 0u) ? &out_recs[i - 1u].ctx_out : &r->ctx_in);
         res.rate = 0;
         res.rtt_req = 0;
         attr.raw = r->attr;
@@ -70,7 +80,7 @@ void rlcc_harness_run(const rlcc_in_prefix_t *in, const rlcc_in_record_t *recs, 
         n1 = pcc_rdinstret();
         c1 = pcc_rdcycle();
 
-        o->ctx_out = ctx;
+        ctx_copy(&o->ctx_out, &ctx);
         o->rate = res.rate;
         o->rtt_req = res.rtt_req;
         o->cycles = c1 - c0;

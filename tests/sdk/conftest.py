@@ -45,7 +45,7 @@ def build_host(sources, out: Path, extra=(), sanitize=True) -> Path:
     return out
 
 
-def build_riscv(target: str, algo_sources, out: Path, max_records: int = 1024) -> Path:
+def build_riscv(target: str, algo_sources, out: Path, max_records: int = 2048) -> Path:
     cmd = [
         *zig_cc(target), "-O2", "-ffreestanding", *WARN, f"-I{sdk.SDK_DIR}",
         f"-DRLCC_HARNESS_MAX_RECORDS={max_records}u", "-T", sdk.linker_script(target),
@@ -71,11 +71,6 @@ def run_host_harness(exe: Path, table: bytes, tmp: Path) -> tuple[int, bytes, st
     data = outp.read_bytes() if outp.exists() else b""
     return p.returncode, data, p.stderr.decode(errors="replace")
 
-
-class UnicornRun:
-    def __init__(self, out: bytes, instructions: int):
-        self.out = out
-        self.instructions = instructions
 
 
 def run_unicorn(elf: Path, table: bytes, max_insns: int = 200_000_000) -> bytes:
@@ -140,3 +135,16 @@ def rtt_riscv_elf(sdk_build_dir):
 @pytest.fixture(scope="session")
 def have_gcc() -> None:
     assert shutil.which("gcc"), "host gcc is required"
+
+
+@pytest.fixture(scope="session")
+def sdkt():
+    """The helpers above, for test modules (with --import-mode=importlib they cannot import
+    conftest)."""
+    import types
+
+    return types.SimpleNamespace(
+        CSRC=CSRC, WARN=WARN, ZIG_TARGET=ZIG_TARGET, run=run, zig_cc=zig_cc, compile_ok=compile_ok,
+        build_host=build_host, build_riscv=build_riscv, host_env=host_env,
+        run_host_harness=run_host_harness, run_unicorn=run_unicorn,
+    )
