@@ -1,0 +1,260 @@
+"""Closed-loop sampling of the states a policy visits, plus tail coverage around them.
+
+A ``Recorder`` wraps the controller that drives the simulator (the teacher, or a student in
+DAgger rounds). For every decision it keeps, besides the exact spec input window the engine
+built (``obs``), the *raw* per-step quantities of the whole window (RTT in ns, rate, previous
+factor, CNP and NACK counts) so the device's integer features can be recomputed for the same
+sample (``Samples.device_inputs``). Memory is bounded per scenario by a seeded reservoir.
+
+Tail coverage perturbs visited windows in raw space (RTT, rate, previous factor, counts) and
+recomputes every derived feature through the spec, so perturbed samples stay consistent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import zlib
+from typing import Callable, Sequence
+
+import numpy as np
+
+from rlcc import formats as fmt
+from rlcc.errors import BadInputError
+from rlcc.fxp import golden
+from rlcc.fxp.quantize import empty_model
+from rlcc.simulator.controllers.base import Decision, DecisionBatch
+from rlcc.simulator.engine import simulate
+from rlcc.simulator.scenarios import AllToAll, LongShort, ManyToOne, Network, Scenario
+from rlcc.spec import ObservationSpec
+
+RAW_FIELDS = ("rtt_ns", "rate", "prev_factor", "cnp_count", "nack_count")
+RTT, RATE, PREV, CNP, NACK = range(len(RAW_FIELDS))
+ORIGIN_CLOSED_LOOP, ORIGIN_PERTURBED, ORIGIN_DAGGER = 0, 1, 2
+
+FactorFn = Callable[[np.ndarray], np.ndarray]
+
+# name -> scenario; durations long enough for many-to-one incasts to converge from line rate.
+DEFAULT_SCENARIOS = "many-to-one:2,many-to-one:16,many-to-one:128,many-to-one:1024,all-to-all:8,long-short:16"
+
+
+@dataclasses.dataclass
+class Samples:
+    """Sampled decisions: spec inputs, raw windows (N, history, 5; index 0 = current), labels."""
+
+    obs: np.ndarray
+    raw: np.ndarray
+    label: np.ndarray
+    origin: np.ndarray
+    scenario: np.ndarray
+    flow: np.ndarray
+    scenario_names: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return len(self.obs)
+
+    def subset(self, idx: np.ndarray) -> "Samples":
+        return Samples(self.obs[idx], self.raw[idx], self.label[idx], self.origin[idx], self.scenario[idx], self.flow[idx], self.scenario_names)
+
+    @staticmethod
+    def concat(parts: Sequence["Samples"]) -> "Samples":
+        names = tuple(dict.fromkeys(n for p in parts for n in p.scenario_names))
+        remap = [np.array([names.index(n) for n in p.scenario_names] or [0], dtype=np.int16) for p in parts]
+        return Samples(
+            np.concatenate([p.obs for p in parts]),
+            np.concatenate([p.raw for p in parts]),
+            np.concatenate([p.label for p in parts]),
+            np.concatenate([p.origin for p in parts]),
+            np.concatenate([r[p.scenario] for r, p in zip(remap, parts)]).astype(np.int16),
+            np.concatenate([p.flow for p in parts]),
+            names,
+        )
+
+    def device_inputs(self, spec: ObservationSpec) -> np.ndarray:
+        """The int64 policy inputs (N, width) the device computes for these raw windows."""
+        return device_inputs(spec, self.raw)
+
+
+def float_inputs(spec: ObservationSpec, raw: np.ndarray) -> np.ndarray:
+    """Spec float inputs (N, width) float32 for raw windows (N, history, 5): the engine's math."""
+    n, k, _ = raw.shape
+    flat = raw.reshape(n * k, -1)
+    step = spec.raw_step_features(flat[:, PREV], flat[:, RTT], flat[:, RATE], flat[:, CNP], flat[:, NACK])
+    return spec.assemble(spec.scale_step(step).reshape(n, k, spec.n_features))
+
+
+def device_inputs(spec: ObservationSpec, raw: np.ndarray) -> np.ndarray:
+    """Integer device features for raw windows: rate -> Q20, factor -> Q16.16 (nearest), golden math."""
+    n, k, _ = raw.shape
+    flat = raw.reshape(n * k, -1)
+    rate_q = np.clip(np.rint(flat[:, RATE] * fmt.RATE_ONE), 1, fmt.RATE_MAX).astype(np.int64)
+    prev_q = np.rint(flat[:, PREV] * fmt.FACTOR_ONE).astype(np.int64)
+    counts = [np.minimum(flat[:, c], fmt.COUNT_MAX).astype(np.int64) for c in (CNP, NACK)]
+    rtt = np.rint(flat[:, RTT]).astype(np.int64)
+    model = empty_model(spec)
+    steps = golden.step_features(model, rtt, rate_q, prev_q, *counts).reshape(n, k, spec.n_features)
+    return golden.window_inputs(model, steps[:, 0], steps[:, 1:])
+
+
+class Recorder:
+    """Wraps a driving controller; keeps a seeded reservoir of its decisions with raw windows."""
+
+    def __init__(self, driver, spec: ObservationSpec, capacity: int, seed: int) -> None:
+        self.driver = driver
+        self.spec = spec  # the engine builds the exact spec inputs for us
+        self.initial_rate = driver.initial_rate
+        self.name = f"recorder:{getattr(driver, 'name', type(driver).__name__)}"
+        self.capacity = capacity
+        self.rng = np.random.default_rng(seed)
+        k = spec.history
+        self.obs = np.zeros((capacity, spec.input_width), np.float32)
+        self.raw = np.zeros((capacity, k, len(RAW_FIELDS)))
+        self.flow = np.zeros(capacity, np.int64)
+        self.size = 0
+        self.seen = 0
+
+    def reset(self, n_flows: int, network: Network, rng: np.random.Generator) -> None:
+        self.driver.reset(n_flows, network, rng)
+        self.prev_factor = np.ones(n_flows)
+        self.past = np.zeros((n_flows, max(self.spec.history - 1, 0), len(RAW_FIELDS)))
+
+    def decide(self, batch: DecisionBatch):
+        out = self.driver.decide(batch)
+        rates, factors = out if isinstance(out, Decision) else (out, None)
+        ids = batch.flow_ids
+        current = np.stack(
+            [batch.rtt_ns.astype(np.float64), batch.rate, self.prev_factor[ids],
+             batch.cnp_count.astype(np.float64), batch.nack_count.astype(np.float64)], axis=1,
+        )
+        past = self.past[ids]
+        first = np.asarray(batch.first, dtype=bool)
+        if first.any():
+            past[first] = current[first][:, None, :]
+        window = np.concatenate([current[:, None, :], past], axis=1)
+        self._keep(batch.obs, window, ids)
+        if self.spec.history > 1:
+            self.past[ids] = window[:, :-1]
+        if factors is None:
+            factors = np.clip(np.asarray(rates, dtype=np.float64), 1e-9, 1.0) / batch.rate
+        self.prev_factor[ids] = factors
+        return out
+
+    def _keep(self, obs: np.ndarray, window: np.ndarray, ids: np.ndarray) -> None:
+        """Algorithm R over all decisions seen, vectorized per batch."""
+        n = len(ids)
+        index = self.seen + np.arange(n)
+        self.seen += n
+        head = min(self.capacity - self.size, n)
+        if head:
+            sl = slice(self.size, self.size + head)
+            self.obs[sl], self.raw[sl], self.flow[sl] = obs[:head], window[:head], ids[:head]
+            self.size += head
+        if head < n:
+            slots = (self.rng.random(n - head) * (index[head:] + 1)).astype(np.int64)
+            hit = np.flatnonzero(slots < self.capacity) + head
+            self.obs[slots[hit - head]], self.raw[slots[hit - head]], self.flow[slots[hit - head]] = obs[hit], window[hit], ids[hit]
+
+
+@dataclasses.dataclass(frozen=True)
+class ScenarioEntry:
+    name: str
+    scenario: Scenario
+
+
+def parse_scenarios(text: str, seed: int = 0, duration_scale: float = 1.0) -> list[ScenarioEntry]:
+    """``kind:size[:duration_ms]`` comma list; size = flows (many-to-one), hosts (all-to-all),
+    short flows per burst (long-short). Default durations let incasts converge from line rate."""
+    entries = []
+    for i, item in enumerate(p.strip() for p in text.split(",") if p.strip()):
+        parts = item.split(":")
+        try:
+            kind, size = parts[0], int(parts[1])
+            duration = float(parts[2]) if len(parts) > 2 else None
+        except (IndexError, ValueError):
+            raise BadInputError(f"invalid scenario {item!r}: expected kind:size[:duration_ms]") from None
+        if len(parts) > 3 or size < 1 or (duration is not None and duration <= 0):
+            raise BadInputError(f"invalid scenario {item!r}: expected kind:size[:duration_ms]")
+        s = seed + i
+        if kind == "many-to-one":
+            d = duration or min(150.0, 40.0 + 10.0 * np.log2(size))
+            sc: Scenario = ManyToOne(flows=size, duration_ms=d * duration_scale, seed=s)
+        elif kind == "all-to-all":
+            sc = AllToAll(hosts=size, duration_ms=(duration or 20.0) * duration_scale, seed=s)
+        elif kind == "long-short":
+            sc = LongShort(short_flows=size, bursts=4, burst_start_frac=0.3, burst_interval_us=2000.0,
+                           duration_ms=(duration or 20.0) * duration_scale, seed=s)
+        else:
+            raise BadInputError(f"invalid scenario {item!r}: kind must be many-to-one, all-to-all or long-short")
+        sc.validate()
+        entries.append(ScenarioEntry(item, sc))
+    if not entries:
+        raise BadInputError("no scenarios given")
+    return entries
+
+
+def closed_loop(
+    driver_factory: Callable[[], object],
+    teacher: FactorFn,
+    spec: ObservationSpec,
+    scenarios: Sequence[ScenarioEntry],
+    n_samples: int,
+    seed: int,
+    origin: int = ORIGIN_CLOSED_LOOP,
+) -> Samples:
+    """Run each scenario under a fresh driver; keep ~n_samples/len(scenarios) decisions each."""
+    per = max(1, n_samples // len(scenarios))
+    parts = []
+    for i, entry in enumerate(scenarios):
+        rec = Recorder(driver_factory(), spec, per, seed=_mix(seed, entry.name, origin))
+        simulate(entry.scenario, rec)
+        m = rec.size
+        if m == 0:
+            continue
+        obs, raw = rec.obs[:m].copy(), rec.raw[:m].copy()
+        parts.append(Samples(obs, raw, np.zeros(m), np.full(m, origin, np.int8), np.full(m, i, np.int16),
+                             rec.flow[:m].copy(), tuple(e.name for e in scenarios)))
+    if not parts:
+        raise BadInputError("the simulator produced no decisions for the sampling scenarios")
+    out = Samples.concat(parts)
+    out.label = teacher_labels(teacher, out.obs)
+    return out
+
+
+def teacher_labels(teacher: FactorFn, obs: np.ndarray) -> np.ndarray:
+    y = np.asarray(teacher(obs), dtype=np.float64).reshape(len(obs))
+    if not np.all(np.isfinite(y)):
+        raise BadInputError("teacher policy produced NaN or inf on sampled states")
+    return y
+
+
+def perturb(base: Samples, teacher: FactorFn, spec: ObservationSpec, n: int, seed: int) -> Samples:
+    """``n`` windows perturbed around ``base`` in raw space, relabelled by the teacher."""
+    rng = np.random.default_rng(seed)
+    pick = rng.integers(0, len(base), n)
+    raw = base.raw[pick].copy()
+    shape = raw.shape[:2]
+    base_rtt = float(spec.reward.base_rtt_ns)
+    raw[..., RTT] = np.clip(np.rint(raw[..., RTT] * np.exp(rng.normal(0, 0.4, shape))), base_rtt * 0.9, base_rtt * 2000)
+    raw[..., RATE] = np.clip(raw[..., RATE] * np.exp(rng.normal(0, 0.7, shape)), spec.rate.min, 1.0)
+    a = spec.action
+    fresh = rng.random(shape) < 0.5
+    jitter = raw[..., PREV] * np.exp(rng.normal(0, 0.05, shape))
+    raw[..., PREV] = np.clip(np.where(fresh, rng.uniform(a.clamp_min, a.clamp_max, shape), jitter), a.clamp_min, a.clamp_max)
+    for c in (CNP, NACK):
+        bump = rng.random(shape) < 0.2
+        raw[..., c] = raw[..., c] + np.where(bump, rng.poisson(3.0, shape), 0)
+    obs = float_inputs(spec, raw)
+    return Samples(obs, raw, teacher_labels(teacher, obs), np.full(n, ORIGIN_PERTURBED, np.int8),
+                   base.scenario[pick], base.flow[pick], base.scenario_names)
+
+
+def split_holdout(samples: Samples, fraction: float, seed: int) -> tuple[Samples, Samples]:
+    """(train, held-out): whole flows of closed-loop runs are held out, perturbed ones never."""
+    key = (samples.scenario.astype(np.int64) << 32) + samples.flow
+    h = np.array([zlib.crc32(np.int64(k).tobytes() + seed.to_bytes(4, "little")) for k in np.unique(key)], dtype=np.int64)
+    held_keys = np.unique(key)[(h % 1000) < fraction * 1000]
+    held = np.isin(key, held_keys) & (samples.origin == ORIGIN_CLOSED_LOOP)
+    return samples.subset(np.flatnonzero(~held)), samples.subset(np.flatnonzero(held))
+
+
+def _mix(seed: int, name: str, origin: int) -> int:
+    return (seed * 1_000_003 + zlib.crc32(name.encode()) * 31 + origin) & 0x7FFFFFFF
