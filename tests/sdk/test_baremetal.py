@@ -3,6 +3,8 @@ and rv64imac, run in unicorn on a mixed random table, gives exactly the hosted r
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -73,3 +75,38 @@ def test_riscv_capacity_overflow_is_reported(target, rtt_riscv_elf, sdkt):
     # header claims 4096 records, buffer holds 1: the harness must refuse, not overrun
     out = hl.unpack_output(sdkt.run_unicorn(elf, hl.pack_input(hl.new_records(1), count=4096)), check=False)
     assert out.status == hl.STATUS_TOO_MANY_RECORDS and int(out.header["count"]) == 0
+
+
+@pytest.fixture(scope="module")
+def fxp_table():
+    rng = np.random.default_rng(11)
+    n = 2000
+    recs = hl.new_records(n)
+    ev = rng.integers(0, 1 << 32, size=(n, 8), dtype=np.uint64)
+    # mix in small magnitudes and edge values
+    ev[::3] >>= rng.integers(0, 32, size=(len(ev[::3]), 8)).astype(np.uint64)
+    ev[:8, 1:] = np.array([0, 1, 0xFFFFFFFF, 0x10000, 0x80000000, 2, 0xFFFF], dtype=np.uint64)[:7]
+    ev[:, 5] = (rng.integers(-18 * 65536, 17 * 65536, size=n).astype(np.int64) & 0xFFFFFFFF).astype(np.uint64)
+    recs["event"] = ev.astype(np.uint32)
+    return hl.pack_input(recs)
+
+
+@pytest.mark.parametrize("target", ["rv32imc", "rv64imac"])
+def test_fxp_helpers_bit_exact_on_riscv(target, fxp_table, sdk_build_dir, tmp_path, sdkt):
+    from rlcc import firmware_sdk_stub as sdk
+
+    src = sdkt.CSRC / "fxp_algo.c"
+    host = sdkt.build_host(sdk.runtime_sources("host") + [src], sdk_build_dir / "fxp_algo_host")
+    rc, out, err = sdkt.run_host_harness(host, fxp_table, tmp_path)
+    assert rc == 0, err
+    want = hl.unpack_output(out).records
+    # spot-check the host against Python so the comparison is anchored
+    w = np.frombuffer(fxp_table, dtype=hl.IN_RECORD_DTYPE, offset=hl.IN_PREFIX_SIZE)["event"]
+    for i in range(0, 2000, 97):
+        a, b = int(w[i, 1]), int(w[i, 2])
+        assert int(want["ctx_out"][i, 0]) == min((a * b) >> 16, 0xFFFFFFFF)
+        assert int(want["ctx_out"][i, 7]) == math.isqrt((int(w[i, 6]) << 32) | int(w[i, 7]))
+    elf = sdkt.build_riscv(target, [src], sdk_build_dir / f"fxp_algo_{target}.elf")
+    got = hl.unpack_output(sdkt.run_unicorn(elf, fxp_table)).records
+    bad = np.nonzero(np.any(got["ctx_out"] != want["ctx_out"], axis=1))[0]
+    assert bad.size == 0, f"{target}: helpers differ from host at records {bad[:10].tolist()}"
