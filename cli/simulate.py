@@ -1,12 +1,153 @@
-"""`rlcc-sim` / `rlcc simulate`: run a simulator scenario (being built; see issue 3)."""
+"""`rlcc-sim` / `rlcc simulate`: run a simulator scenario and print its metrics.
+
+    rlcc-sim many-to-one --flows 1024 --controller policy --policy p.onnx --duration-ms 5
+    rlcc-sim all-to-all --hosts 16 --controller swift
+    rlcc-sim long-short --short-flows 32 --controller dcqcn --plot run.png
+    rlcc-sim run scenario.json --controller swift --json
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
 
 import click
 
 from rlcc.cli.common import guarded
+from rlcc.errors import BadInputError
+
+PROG = "rlcc-sim"
 
 
-@click.command("simulate")
-@guarded("rlcc-sim")
+def _common(fn: Callable) -> Callable:
+    """Options shared by every scenario subcommand."""
+    options = [
+        click.option("--controller", "controller", default="swift", show_default=True, help="swift, dcqcn or policy"),
+        click.option("--policy", "policy", type=click.Path(dir_okay=False), help="ONNX policy (controller 'policy')"),
+        click.option("--spec", "spec_file", type=click.Path(dir_okay=False), help="observation spec JSON if not in the ONNX file"),
+        click.option("--duration-ms", type=float, default=None, help="simulated time [default 10]"),
+        click.option("--seed", type=int, default=None, help="random seed [default 0]"),
+        click.option("--decision-latency-us", type=float, default=None, help="decision latency [default 1]"),
+        click.option("--initial-rate", type=float, default=None, help="start rate of new flows (default: controller's)"),
+        click.option("--line-rate-gbps", type=float, default=None),
+        click.option("--base-rtt-us", type=float, default=None),
+        click.option("--buffer-bytes", type=int, default=None),
+        click.option("--dt-ns", type=float, default=None, help="time step [default 1000]"),
+        click.option("--plot", type=click.Path(dir_okay=False), help="save rates/queue over time to a PNG"),
+        click.option("--trace", "trace_file", type=click.Path(dir_okay=False), help="record decisions to an .npz"),
+        click.option("--trace-capacity", type=int, default=1_000_000, show_default=True),
+        click.option("--trace-stride", type=int, default=1, show_default=True),
+        click.option("--json", "as_json", is_flag=True, help="print metrics as JSON"),
+        click.option("--full", is_flag=True, help="metrics over the whole run, not the converged window"),
+        click.option("--quiet", "-q", is_flag=True, help="no progress bar"),
+    ]
+    for opt in reversed(options):
+        fn = opt(fn)
+    return fn
+
+
+NETWORK_OPTS = ("line_rate_gbps", "base_rtt_us", "buffer_bytes", "dt_ns")
+SCENARIO_OPTS = ("duration_ms", "seed", "decision_latency_us", "initial_rate")
+
+
+def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any]) -> None:
+    from rlcc.simulator import Scenario, TraceConfig, make_controller, simulate
+    from rlcc.spec import ObservationSpec
+
+    data = dict(base)
+    data.setdefault("kind", kind)
+    net = dict(data.get("network", {}))
+    net.update({k: opts[k] for k in NETWORK_OPTS if opts.get(k) is not None})
+    if net:
+        data["network"] = net
+    data.update({k: opts[k] for k in SCENARIO_OPTS if opts.get(k) is not None})
+    scenario = Scenario.from_dict(data)
+    spec = ObservationSpec.from_file(opts["spec_file"]) if opts.get("spec_file") else None
+    controller = make_controller(opts["controller"], opts.get("policy"), spec)
+    trace = None
+    if opts.get("trace_file"):
+        trace = TraceConfig(capacity=opts["trace_capacity"], stride=opts["trace_stride"], seed=scenario.seed)
+        trace.validate()
+    steps = int(round(scenario.duration_ns / scenario.network.dt_ns))
+    show = not opts["quiet"] and sys.stderr.isatty() and steps > 20_000
+    bar = None
+    if show:
+        from tqdm import tqdm
+
+        bar = tqdm(total=steps, unit="step", desc=PROG, file=sys.stderr, leave=False)
+    try:
+        result = simulate(scenario, controller, trace=trace, progress=bar.update if bar else None)
+    finally:
+        if bar is not None:
+            bar.close()
+    metrics = result.metrics_full if opts["full"] else result.metrics
+    if opts.get("trace_file"):
+        result.trace.save(opts["trace_file"])
+    if opts.get("plot"):
+        from rlcc.simulator.plot import plot_result
+
+        plot_result(result, opts["plot"])
+    if opts["as_json"]:
+        click.echo(json.dumps({"scenario": scenario.to_dict(), "controller": result.controller, "metrics": metrics}, indent=2))
+        return
+    click.echo(f"{scenario.kind}  controller={result.controller}  flows={len(result.flows['sent_bytes'])}  "
+               f"duration={scenario.duration_ms:g} ms  seed={scenario.seed}")
+    width = max(len(k) for k in metrics)
+    for key, value in metrics.items():
+        click.echo(f"  {key:<{width}}  {value:.6g}")
+
+
+@click.group("simulate", help="Run a datacenter simulator scenario and print its metrics.")
 def simulate_command() -> None:
     """Run a datacenter simulator scenario and print its metrics."""
-    click.echo("rlcc-sim: the simulator is not yet implemented")
+
+
+@simulate_command.command("many-to-one")
+@click.option("--flows", type=int, default=16, show_default=True)
+@click.option("--hosts", type=int, default=None, help="sender hosts [default min(flows, 64)]")
+@_common
+@guarded(PROG)
+def many_to_one(flows: int, hosts: int | None, **opts: Any) -> None:
+    """Incast: FLOWS long-lived flows from HOSTS senders into one switch port."""
+    _execute("many-to-one", {"flows": flows, "hosts": hosts}, opts)
+
+
+@simulate_command.command("all-to-all")
+@click.option("--hosts", type=int, default=8, show_default=True)
+@click.option("--flows-per-pair", type=int, default=1, show_default=True)
+@_common
+@guarded(PROG)
+def all_to_all(hosts: int, flows_per_pair: int, **opts: Any) -> None:
+    """Every host sends to every other host; one switch port per receiver."""
+    _execute("all-to-all", {"hosts": hosts, "flows_per_pair": flows_per_pair}, opts)
+
+
+@simulate_command.command("long-short")
+@click.option("--short-flows", type=int, default=16, show_default=True)
+@click.option("--short-bytes", type=int, default=64_000, show_default=True)
+@click.option("--bursts", type=int, default=1, show_default=True)
+@_common
+@guarded(PROG)
+def long_short(short_flows: int, short_bytes: int, bursts: int, **opts: Any) -> None:
+    """One long flow plus bursts of short flows starting mid-run."""
+    _execute("long-short", {"short_flows": short_flows, "short_bytes": short_bytes, "bursts": bursts}, opts)
+
+
+@simulate_command.command("run")
+@click.argument("scenario_file", type=click.Path(dir_okay=False))
+@_common
+@guarded(PROG)
+def run_file(scenario_file: str, **opts: Any) -> None:
+    """Run a scenario described by a JSON file (see simulator/README.md)."""
+    try:
+        data = json.loads(Path(scenario_file).read_text())
+    except OSError as exc:
+        raise BadInputError(f"cannot read scenario file {scenario_file}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise BadInputError(f"invalid scenario in {scenario_file}: not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise BadInputError(f"invalid scenario in {scenario_file}: top level must be a JSON object")
+    _execute(str(data.get("kind")), data, opts)

@@ -1,1 +1,37 @@
-"""rlcc.simulator."""
+"""rlcc.simulator: a vectorized fluid datacenter simulator for RL congestion-control policies.
+
+    from rlcc.simulator import ManyToOne, PolicyController, simulate, TraceConfig
+    result = simulate(ManyToOne(flows=1024, duration_ms=5), PolicyController("policy.onnx"),
+                      trace=TraceConfig(capacity=100_000, stride=10))
+    result.metrics["goodput"], result.trace.obs
+
+See simulator/README.md for the model and its assumptions.
+"""
+
+from rlcc.simulator.controllers import (
+    ConstantRate,
+    Controller,
+    Dcqcn,
+    DcqcnParams,
+    Decision,
+    DecisionBatch,
+    FactorController,
+    PolicyController,
+    Swift,
+    SwiftParams,
+    TickController,
+    TickInfo,
+    callable_controller,
+)
+from rlcc.simulator.engine import SimResult, simulate
+from rlcc.simulator.metrics import jain
+from rlcc.simulator.registry import make_controller
+from rlcc.simulator.scenarios import SCENARIOS, AllToAll, FlowTable, LongShort, ManyToOne, Network, Scenario
+from rlcc.simulator.trace import Trace, TraceConfig, TraceRecorder
+
+__all__ = [
+    "AllToAll", "ConstantRate", "Controller", "Dcqcn", "DcqcnParams", "Decision", "DecisionBatch", "FactorController",
+    "FlowTable", "LongShort", "ManyToOne", "Network", "PolicyController", "SCENARIOS", "Scenario",
+    "SimResult", "Swift", "SwiftParams", "TickController", "TickInfo", "Trace", "TraceConfig",
+    "TraceRecorder", "callable_controller", "jain", "make_controller", "simulate",
+]

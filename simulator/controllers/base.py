@@ -1,0 +1,75 @@
+"""The controller interface: what the engine hands a congestion controller and what it gets back.
+
+Every controller sees the same raw per-decision events (``DecisionBatch``): one row per flow
+whose RTT probe returned in this time step. Spec-driven controllers also get ``obs``, the exact
+policy input window built by the engine from ``rlcc.spec``. Controllers keep their own per-flow
+state indexed by flow id (the fixed-point golden model keeps its 48-byte contexts that way).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple, Protocol, runtime_checkable
+
+import numpy as np
+
+from rlcc.simulator.scenarios import Network
+from rlcc.spec import ObservationSpec
+
+
+@dataclasses.dataclass(frozen=True)
+class DecisionBatch:
+    """All decisions due in one time step (row i belongs to flow ``flow_ids[i]``)."""
+
+    flow_ids: np.ndarray  # int64 (B,)
+    time_ns: np.ndarray  # float64 (B,), when each probe returned
+    rtt_ns: np.ndarray  # int64 (B,), base RTT + queueing delay seen by the probe
+    rate: np.ndarray  # float64 (B,), current rate as a fraction of line rate
+    cnp_count: np.ndarray  # int64 (B,), CNPs since the flow's previous decision
+    nack_count: np.ndarray  # int64 (B,), NACKs since the flow's previous decision
+    first: np.ndarray  # bool (B,), True at a flow's first decision
+    obs: np.ndarray | None  # float32 (B, spec.input_width), or None if the controller has no spec
+
+
+class Decision(NamedTuple):
+    """New rates (fractions of line rate) and, for factor policies, the factors applied."""
+
+    rates: np.ndarray
+    factors: np.ndarray | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class TickInfo:
+    """Per-flow fluid counters since the previous tick (for timer-driven controllers like DCQCN)."""
+
+    time_ns: float
+    marked_packets: np.ndarray  # float64 (N,), ECN-marked packets delivered since the last tick
+    sent_bytes: np.ndarray  # float64 (N,), bytes sent since the last tick
+    rate: np.ndarray  # float64 (N,), current rates
+    active: np.ndarray  # bool (N,)
+
+
+@runtime_checkable
+class Controller(Protocol):
+    """A congestion controller.
+
+    ``spec``: the observation spec whose input window the engine must build (None: no obs).
+    ``initial_rate``: the rate of a new flow. ``reset`` is called once per run before any
+    decision. ``decide`` returns new rates (an array, or a ``Decision`` with the factors so the
+    engine can feed ``prev_action`` back). Rates are clipped by the engine to (0, 1].
+    """
+
+    spec: ObservationSpec | None
+    initial_rate: float
+
+    def reset(self, n_flows: int, network: Network, rng: np.random.Generator) -> None: ...
+
+    def decide(self, batch: DecisionBatch) -> np.ndarray | Decision: ...
+
+
+class TickController(Controller, Protocol):
+    """A controller that also reacts to fluid counters every ``tick_ns`` (vectorized over flows)."""
+
+    tick_ns: float
+
+    def on_tick(self, info: TickInfo) -> np.ndarray | None: ...

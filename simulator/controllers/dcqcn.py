@@ -1,0 +1,133 @@
+"""DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM 2015), NIC style.
+
+DCQCN does not use RTT probes: it reacts to CNPs, and its timers run in hardware. It therefore
+runs on the engine's tick (every ``tick_us``, vectorized over all flows) and its ``decide`` leaves
+rates unchanged.
+
+* NP (receiver): at most one CNP per flow per ``cnp_interval_us`` (50 us), sent if at least one
+  ECN-marked packet arrived in that window. The fluid model gives expected marked packets m;
+  a CNP is drawn with probability 1 - exp(-m) (Poisson arrivals of marks), seeded.
+* RP (sender), on a CNP: target rate RT = RC; RC *= 1 - alpha/2; alpha = (1-g) alpha + g; reset
+  the increase stages. Without CNPs, alpha = (1-g) alpha every ``alpha_timer_us`` (55 us).
+* Rate increase events come from a timer (``timer_us``) and a byte counter (``byte_counter``
+  bytes); each event advances its stage counter. While both stages < F: fast recovery
+  RC = (RT + RC)/2; once either exceeds F: additive increase RT += R_AI; once both exceed F: hyper
+  increase RT += i * R_HAI (i = min stage - F); then RC = (RT + RC)/2.
+
+Defaults are the paper's (g = 1/256, K = 55 us, T = 55 us, F = 5, B = 10 MB, R_AI = 40 Mb/s,
+CNP interval 50 us) with R_HAI = 10 R_AI; NIC firmware defaults differ (e.g. smaller R_AI), and
+all are parameters.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from rlcc.simulator.controllers.base import DecisionBatch, TickInfo
+from rlcc.simulator.scenarios import Network
+
+
+@dataclasses.dataclass
+class DcqcnParams:
+    g: float = 1.0 / 256
+    alpha_timer_us: float = 55.0
+    timer_us: float = 55.0
+    byte_counter: float = 10e6
+    fast_recovery_steps: int = 5
+    rate_ai_gbps: float = 0.04
+    rate_hai_gbps: float = 0.4
+    cnp_interval_us: float = 50.0
+    min_rate: float = 1.0 / 16384
+    tick_us: float = 5.0
+    initial_alpha: float = 1.0
+
+
+class Dcqcn:
+    """Vectorized DCQCN reaction point + notification point, one state row per flow."""
+
+    spec = None
+    initial_rate = 1.0
+    name = "dcqcn"
+
+    def __init__(self, params: DcqcnParams | None = None) -> None:
+        self.p = params or DcqcnParams()
+        self.tick_ns = self.p.tick_us * 1e3
+
+    def reset(self, n_flows: int, network: Network, rng: np.random.Generator) -> None:
+        self.rng = rng
+        self.r_ai = self.p.rate_ai_gbps / network.line_rate_gbps
+        self.r_hai = self.p.rate_hai_gbps / network.line_rate_gbps
+        self.rc = np.full(n_flows, self.initial_rate)
+        self.rt = self.rc.copy()
+        self.alpha = np.full(n_flows, self.p.initial_alpha)
+        self.t_stage = np.zeros(n_flows, np.int64)
+        self.b_stage = np.zeros(n_flows, np.int64)
+        self.byte_acc = np.zeros(n_flows)
+        self.alpha_clock = np.zeros(n_flows)
+        self.inc_clock = np.zeros(n_flows)
+        self.mark_acc = np.zeros(n_flows)
+        self.last_cnp_ns = np.full(n_flows, -np.inf)
+        self.last_tick_ns = 0.0
+        self.cnps = 0
+
+    def decide(self, batch: DecisionBatch) -> np.ndarray:
+        return self.rc[batch.flow_ids].copy()
+
+    def on_tick(self, info: TickInfo) -> np.ndarray:
+        p, now = self.p, info.time_ns
+        elapsed = now - self.last_tick_ns
+        self.last_tick_ns = now
+        self.rc = np.where(info.active, self.rc, info.rate)
+        cnp = self._notification_point(info, now)
+        self.cnps += int(cnp.sum())
+        self._cut(cnp)
+        self._timers(~cnp & info.active, elapsed, info.sent_bytes)
+        return self.rc.copy()
+
+    def _notification_point(self, info: TickInfo, now: float) -> np.ndarray:
+        self.mark_acc += info.marked_packets
+        window_over = (now - self.last_cnp_ns >= self.p.cnp_interval_us * 1e3) & (self.mark_acc > 0)
+        draw = self.rng.random(len(self.mark_acc))
+        cnp = window_over & (draw < -np.expm1(-self.mark_acc))
+        self.mark_acc[window_over] = 0.0
+        self.last_cnp_ns[cnp] = now
+        return cnp
+
+    def _cut(self, cnp: np.ndarray) -> None:
+        g = self.p.g
+        self.rt[cnp] = self.rc[cnp]
+        self.rc[cnp] = np.maximum(self.rc[cnp] * (1.0 - self.alpha[cnp] / 2.0), self.p.min_rate)
+        self.alpha[cnp] = (1.0 - g) * self.alpha[cnp] + g
+        for arr in (self.t_stage, self.b_stage, self.byte_acc, self.alpha_clock, self.inc_clock):
+            arr[cnp] = 0
+
+    def _timers(self, live: np.ndarray, elapsed: float, sent: np.ndarray) -> None:
+        p = self.p
+        self.alpha_clock[live] += elapsed
+        decay = live & (self.alpha_clock >= p.alpha_timer_us * 1e3)
+        self.alpha[decay] *= 1.0 - p.g
+        self.alpha_clock[decay] -= p.alpha_timer_us * 1e3
+
+        self.inc_clock[live] += elapsed
+        timer_fire = live & (self.inc_clock >= p.timer_us * 1e3)
+        self.inc_clock[timer_fire] -= p.timer_us * 1e3
+        self.byte_acc[live] += sent[live]
+        byte_fire = live & (self.byte_acc >= p.byte_counter)
+        self.byte_acc[byte_fire] -= p.byte_counter
+        self.t_stage += timer_fire
+        self.b_stage += byte_fire
+
+        inc = timer_fire | byte_fire
+        if not inc.any():
+            return
+        f = p.fast_recovery_steps
+        hi = np.maximum(self.t_stage, self.b_stage)
+        lo = np.minimum(self.t_stage, self.b_stage)
+        hyper = inc & (lo > f)
+        additive = inc & (hi > f) & ~hyper
+        self.rt[additive] += self.r_ai
+        self.rt[hyper] += (lo[hyper] - f) * self.r_hai
+        np.minimum(self.rt, 1.0, out=self.rt)
+        self.rc[inc] = (self.rt[inc] + self.rc[inc]) / 2.0

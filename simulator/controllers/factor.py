@@ -1,0 +1,52 @@
+"""Spec-driven controllers: an ONNX policy or any Python callable mapping obs -> factors."""
+
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+import numpy as np
+
+from rlcc.policy import OnnxPolicy
+from rlcc.simulator.controllers.base import Decision, DecisionBatch
+from rlcc.simulator.scenarios import Network
+from rlcc.spec import ObservationSpec
+
+FactorFn = Callable[[np.ndarray], np.ndarray]
+
+
+class FactorController:
+    """Multiplicative-rate controller: ``new = clip(rate * factor, spec.rate.min, 1)``.
+
+    ``fn`` gets the (B, spec.input_width) float32 policy inputs of every flow due in a step in
+    one call and returns B factors (already mapped, e.g. through ``spec.output_to_factor``).
+    """
+
+    def __init__(self, fn: FactorFn, spec: ObservationSpec, name: str = "callable") -> None:
+        self.fn = fn
+        self.spec = spec
+        self.name = name
+        self.initial_rate = spec.rate.initial
+
+    def reset(self, n_flows: int, network: Network, rng: np.random.Generator) -> None:
+        """Stateless: the engine keeps the observation windows."""
+
+    def decide(self, batch: DecisionBatch) -> Decision:
+        factors = np.asarray(self.fn(batch.obs), dtype=np.float64).reshape(len(batch.flow_ids))
+        rates = np.clip(batch.rate * factors, self.spec.rate.min, 1.0)
+        return Decision(rates, factors)
+
+
+class PolicyController(FactorController):
+    """An ONNX policy (validated by ``rlcc.policy.OnnxPolicy``) evaluated once per step, batched."""
+
+    def __init__(self, policy: OnnxPolicy | str | os.PathLike, spec: ObservationSpec | None = None) -> None:
+        if not isinstance(policy, OnnxPolicy):
+            policy = OnnxPolicy(policy, spec)
+        self.policy = policy
+        super().__init__(policy.factor, policy.spec, name=f"policy:{policy.path.name}")
+
+
+def callable_controller(fn: FactorFn, spec: ObservationSpec) -> FactorController:
+    """Wrap a Python function ``obs (B, width) float32 -> factors (B,)`` as a controller."""
+    return FactorController(fn, spec)

@@ -1,0 +1,339 @@
+"""The time-stepped engine: flows, RTT probes, decisions, rate changes, and the fabric.
+
+Per step of ``network.dt_ns``: start new flows, apply rate changes whose decision latency has
+elapsed, collect every flow whose RTT probe returned in this step and hand them to the
+controller in ONE batched call, run timer-driven controllers (DCQCN), advance the fabric, finish
+short flows, and sample the queue. Each flow has one outstanding probe: it is sent when the
+previous one returns (or at a random phase in [0, base RTT) at start) and comes back after base
+RTT + the queueing delay of its egress port at send time.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import time
+from typing import Callable
+
+import numpy as np
+
+from rlcc.errors import BadInputError
+from rlcc.simulator.controllers.base import Controller, Decision, DecisionBatch, TickInfo
+from rlcc.simulator.metrics import Snapshot, compute_metrics
+from rlcc.simulator.network import Fabric
+from rlcc.simulator.scenarios import Scenario
+from rlcc.simulator.trace import Trace, TraceConfig, TraceRecorder
+from rlcc.spec import Feature, ObservationSpec, Reward
+
+MIN_RATE = 1e-9
+MAX_QUEUE_SAMPLES = 4_000_000
+SERIES_POINTS = 2000
+SERIES_FLOWS = 8
+
+
+@dataclasses.dataclass
+class SimResult:
+    """What a run produces. ``metrics``: converged window; ``metrics_full``: whole run."""
+
+    scenario: Scenario
+    controller: str
+    metrics: dict[str, float]
+    metrics_full: dict[str, float]
+    series: dict[str, np.ndarray]
+    flows: dict[str, np.ndarray]
+    trace: Trace | None
+    wall_s: float
+
+
+class _Run:
+    """Mutable state of one simulation run (see ``simulate``)."""
+
+    def __init__(self, scenario: Scenario, controller: Controller, trace: TraceConfig | None) -> None:
+        scenario.validate()
+        _check_controller(controller)
+        self.sc, self.ctl, self.net = scenario, controller, scenario.network
+        self.table = scenario.flow_table()
+        n = self.n = self.table.n_flows
+        self.fabric = Fabric(self.net, self.table)
+        self.group = self.fabric.flow_group
+        self.port = self.table.port.astype(np.int64)
+        self.dt = float(self.net.dt_ns)
+        self.n_steps = int(round(scenario.duration_ns / self.dt))
+        self.C = self.net.bytes_per_ns
+        self.pkt = float(self.net.packet_bytes)
+        self.base = self.net.base_rtt_ns
+        self.latency_steps = int(round(scenario.decision_latency_us * 1e3 / self.dt))
+
+        root = np.random.default_rng(scenario.seed)
+        phase_rng, ctl_rng = root.spawn(2)
+        controller.reset(n, self.net, ctl_rng)
+
+        self.rate = np.zeros(n)
+        self.tx = np.zeros(n)
+        self.active = np.zeros(n, bool)
+        self.done = np.zeros(n, bool)
+        self.acc_sent = np.zeros(n)
+        self.acc_drop = np.zeros(n)
+        self.acc_mark = np.zeros(n)
+        self.last_s = np.zeros(n)
+        self.last_d = np.zeros(n)
+        self.last_m = np.zeros(n)
+        self.cnp_seen = np.zeros(n, np.int64)
+        self.nack_seen = np.zeros(n, np.int64)
+        self.next_ret = np.full(n, np.inf)
+        self.probe_sent = np.zeros(n)
+        self.prev_action = np.ones(n)
+        self.n_dec = np.zeros(n, np.int64)
+        self.fct = np.full(n, np.nan)
+        self.phase = phase_rng.uniform(0.0, self.base, n)
+        self.start_order = np.argsort(self.table.start_ns, kind="stable")
+        self.sorted_starts = self.table.start_ns[self.start_order]
+        self.start_ptr = 0
+        self.finite = np.isfinite(self.table.size_bytes)
+        self.finite_active = np.zeros(0, np.int64)
+        self.pending: collections.deque = collections.deque()
+
+        self.spec: ObservationSpec | None = getattr(controller, "spec", None)
+        reward = self.spec.reward if self.spec else Reward(base_rtt_ns=int(round(self.base)))
+        self.delta_spec = ObservationSpec(features=(Feature("delta"),), reward=reward)
+        if self.spec is not None:
+            self.hist = np.zeros((n, self.spec.history, self.spec.n_features))
+        width = self.spec.input_width if self.spec else 0
+        names = self.spec.input_names() if self.spec else []
+        self.recorder = TraceRecorder(trace, width, names) if trace else None
+        if self.recorder:
+            self.recorder.bind(n)
+
+        self.tick_ns = getattr(controller, "tick_ns", None)
+        self.next_tick = self.tick_ns if self.tick_ns else np.inf
+        self.tick_sent = np.zeros(n)
+        self.tick_mark = np.zeros(n)
+
+        self.window_step = int(np.ceil(scenario.converged_from * self.n_steps))
+        self.snap_start = Snapshot.zero(n)
+        self.snap_window: Snapshot | None = None
+        self.rtt_stats = np.zeros(4)  # whole-run sum, count; window sum, count (inflation)
+        self.q_every = max(1, int(np.ceil(self.n_steps * self.fabric.n_ports / MAX_QUEUE_SAMPLES)))
+        self.q_samples = np.zeros((self.n_steps // self.q_every + 1, self.fabric.n_ports), np.float32)
+        self.series_every = max(1, self.n_steps // SERIES_POINTS)
+        self.series_flows = np.unique(np.linspace(0, n - 1, min(n, SERIES_FLOWS)).astype(np.int64))
+        self.series: dict[str, list] = {"t_us": [], "queue_us": [], "rates": [], "load": []}
+
+    # ---- per-flow accounting -------------------------------------------------------------------
+    def settle(self, idx: np.ndarray) -> None:
+        """Bring the flows' sent/dropped/marked counters up to now (before a rate change)."""
+        s, d, m = self.fabric.integrals(self.group[idx])
+        r = self.tx[idx] * self.C
+        self.acc_sent[idx] += r * (s - self.last_s[idx])
+        self.acc_drop[idx] += r * (d - self.last_d[idx])
+        self.acc_mark[idx] += r * (m - self.last_m[idx]) / self.pkt
+        self.last_s[idx], self.last_d[idx], self.last_m[idx] = s, d, m
+
+    def set_rates(self, idx: np.ndarray, new: np.ndarray) -> None:
+        self.settle(idx)
+        tx = np.where(self.active[idx], new, 0.0)
+        self.fabric.add_rates(self.group[idx], tx - self.tx[idx])
+        self.tx[idx] = tx
+        self.rate[idx] = new
+
+    # ---- events --------------------------------------------------------------------------------
+    def start_flows(self, t: float) -> None:
+        end = int(np.searchsorted(self.sorted_starts, t, side="right"))
+        if end == self.start_ptr:
+            return
+        idx = self.start_order[self.start_ptr : end]
+        self.start_ptr = end
+        self.active[idx] = True
+        override = self.sc.initial_rate
+        init = np.asarray(self.ctl.initial_rate if override is None else override, dtype=np.float64)
+        self.set_rates(idx, np.full(len(idx), float(init)) if init.ndim == 0 else init[idx])
+        start = self.table.start_ns[idx]
+        send = np.where(start == 0.0, self.phase[idx], start)
+        self.probe_sent[idx] = send
+        self.next_ret[idx] = send + self.base + self.fabric.queue_bytes()[self.port[idx]] / self.C
+        fin = idx[self.finite[idx]]
+        if len(fin):
+            self.finite_active = np.concatenate([self.finite_active, fin])
+
+    def apply_pending(self, k: int) -> None:
+        while self.pending and self.pending[0][0] <= k:
+            _, idx, new = self.pending.popleft()
+            live = self.active[idx]
+            if not live.all():
+                idx, new = idx[live], new[live]
+            self.set_rates(idx, new)
+
+    def decide(self, k: int, t_end: float) -> None:
+        due = np.flatnonzero(self.next_ret < t_end)
+        if len(due) == 0:
+            return
+        ret = self.next_ret[due]
+        rtt = np.rint(ret - self.probe_sent[due]).astype(np.int64)
+        self.settle(due)
+        cnp = np.floor(self.acc_mark[due]).astype(np.int64) - self.cnp_seen[due]
+        nack = np.floor(self.acc_drop[due] / self.pkt).astype(np.int64) - self.nack_seen[due]
+        self.cnp_seen[due] += cnp
+        self.nack_seen[due] += nack
+        rate = self.rate[due]
+        first = self.n_dec[due] == 0
+        obs = self._observe(due, rtt, rate, cnp, nack, first) if self.spec is not None else None
+        out = self.ctl.decide(DecisionBatch(due, ret, rtt, rate, cnp, nack, first, obs))
+        rates, factors = out if isinstance(out, Decision) else (out, None)
+        new = np.clip(np.asarray(rates, dtype=np.float64).reshape(len(due)), MIN_RATE, 1.0)
+        if factors is None:
+            factors = new / rate
+        self.prev_action[due] = factors
+        self.n_dec[due] += 1
+        if self.latency_steps == 0:
+            self.set_rates(due, new)
+        else:
+            self.pending.append((k + self.latency_steps, due, new))
+        self.probe_sent[due] = ret
+        self.next_ret[due] = ret + self.base + self.fabric.queue_bytes()[self.port[due]] / self.C
+        infl = rtt / self.base
+        self.rtt_stats[0:2] += (infl.sum(), len(due))
+        if k >= self.window_step:
+            self.rtt_stats[2:4] += (infl.sum(), len(due))
+        if self.recorder is not None:
+            delta = self.delta_spec.raw_step_features(self.prev_action[due], rtt, rate)[:, 0]
+            self.recorder.add(
+                obs, flow_id=due, time_ns=np.rint(ret).astype(np.int64), rtt_ns=rtt, rate=rate,
+                cnp_count=cnp, nack_count=nack, delta=delta, factor=factors, new_rate=new,
+            )
+
+    def _observe(self, due, rtt, rate, cnp, nack, first) -> np.ndarray:
+        """Shift the flows' observation windows and return the exact policy inputs."""
+        spec = self.spec
+        step = spec.scale_step(spec.raw_step_features(self.prev_action[due], rtt, rate, cnp, nack))
+        h = self.hist[due]
+        h[:, 1:] = h[:, :-1]
+        h[:, 0] = step
+        if first.any():
+            h[first] = step[first][:, None, :]
+        self.hist[due] = h
+        return spec.assemble(h)
+
+    def tick(self, t: float) -> None:
+        live = np.flatnonzero(self.active)
+        self.settle(live)
+        info = TickInfo(
+            time_ns=t,
+            marked_packets=self.acc_mark - self.tick_mark,
+            sent_bytes=self.acc_sent - self.tick_sent,
+            rate=self.rate.copy(),
+            active=self.active.copy(),
+        )
+        self.tick_mark = self.acc_mark.copy()
+        self.tick_sent = self.acc_sent.copy()
+        new = self.ctl.on_tick(info)  # type: ignore[attr-defined]
+        if new is not None:
+            new = np.clip(np.asarray(new, dtype=np.float64), MIN_RATE, 1.0)
+            changed = np.flatnonzero(self.active & (new != self.rate))
+            if len(changed):
+                self.set_rates(changed, new[changed])
+
+    def finish_flows(self, t: float) -> None:
+        idx = self.finite_active
+        self.settle(idx)
+        done = self.acc_sent[idx] - self.acc_drop[idx] >= self.table.size_bytes[idx]
+        if not done.any():
+            return
+        fin = idx[done]
+        self.finite_active = idx[~done]
+        self.fct[fin] = t - self.table.start_ns[fin] + self.base / 2 + self.fabric.queue_bytes()[self.port[fin]] / self.C
+        self.set_rates(fin, np.zeros(len(fin)))
+        self.active[fin] = False
+        self.done[fin] = True
+        self.next_ret[fin] = np.inf
+
+    def snapshot(self, k: int) -> Snapshot:
+        self.settle(np.arange(self.n))
+        f = self.fabric
+        return Snapshot(k * self.dt, self.acc_sent.copy(), self.acc_drop.copy(), f.delivered, f.dropped, f.offered, f.total_queue())
+
+    def sample(self, k: int) -> None:
+        if k % self.q_every == 0:
+            self.q_samples[k // self.q_every] = self.fabric.queue_bytes()
+        if k % self.series_every == 0:
+            s = self.series
+            s["t_us"].append(k * self.dt / 1e3)
+            s["queue_us"].append(self.fabric.total_queue() / self.C / 1e3)
+            s["rates"].append(self.tx[self.series_flows].copy())
+            s["load"].append(float(self.fabric.port_load.sum()))
+
+    # ---- main loop -----------------------------------------------------------------------------
+    def run(self, progress: Callable[[int], None] | None = None) -> None:
+        dt, every = self.dt, 1000
+        for k in range(self.n_steps):
+            t = k * dt
+            if k == self.window_step:
+                self.snap_window = self.snapshot(k)
+            if self.start_ptr < self.n and self.sorted_starts[self.start_ptr] <= t:
+                self.start_flows(t)
+            if self.pending and self.pending[0][0] <= k:
+                self.apply_pending(k)
+            self.decide(k, t + dt)
+            if t >= self.next_tick:
+                self.tick(t)
+                self.next_tick += self.tick_ns
+            self.fabric.step(dt)
+            if len(self.finite_active):
+                self.finish_flows(t + dt)
+            self.sample(k)
+            if progress is not None and k % every == every - 1:
+                progress(every)
+        if progress is not None:
+            progress(self.n_steps % every)
+        self.snap_end = self.snapshot(self.n_steps)
+        if self.snap_window is None:
+            self.snap_window = self.snap_end
+
+
+def simulate(
+    scenario: Scenario,
+    controller: Controller,
+    trace: TraceConfig | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> SimResult:
+    """Run ``scenario`` under ``controller``; deterministic for the scenario's seed.
+
+    ``trace``: record per-decision observations (see ``rlcc.simulator.trace``). ``progress``
+    is called with the number of steps completed since its previous call.
+    """
+    wall = time.perf_counter()
+    run = _Run(scenario, controller, trace)
+    run.run(progress)
+    wall = time.perf_counter() - wall
+    full = compute_metrics(run, run.snap_start, run.snap_end, run.rtt_stats[0:2], 0)
+    window = compute_metrics(run, run.snap_window, run.snap_end, run.rtt_stats[2:4], run.window_step)
+    for m in (full, window):
+        m["wall_s"] = wall
+        m["sim_speed"] = scenario.duration_ns * 1e-9 / wall
+    series = {
+        "t_us": np.asarray(run.series["t_us"]),
+        "queue_us": np.asarray(run.series["queue_us"]),
+        "rates": np.asarray(run.series["rates"]),
+        "load": np.asarray(run.series["load"]),
+        "flow_ids": run.series_flows,
+    }
+    a, b = run.snap_window, run.snap_end
+    span = max(b.time_ns - a.time_ns, 1e-9)
+    flows = {
+        "window_rate": ((b.sent - b.dropped) - (a.sent - a.dropped)) / (run.C * span),
+        "sent_bytes": run.acc_sent,
+        "dropped_bytes": run.acc_drop,
+        "fct_ns": run.fct,
+        "decisions": run.n_dec,
+        "final_rate": run.rate,
+    }
+    name = getattr(controller, "name", type(controller).__name__)
+    tr = run.recorder.finish() if run.recorder else None
+    return SimResult(scenario, name, window, full, series, flows, tr, wall)
+
+
+def _check_controller(controller: object) -> None:
+    for attr in ("reset", "decide"):
+        if not callable(getattr(controller, attr, None)):
+            raise BadInputError(f"invalid controller: {type(controller).__name__} has no {attr}() method")
+    if not hasattr(controller, "initial_rate"):
+        raise BadInputError(f"invalid controller: {type(controller).__name__} has no initial_rate")

@@ -1,0 +1,172 @@
+"""Fluid switch model: per-port queues in a shared lossy buffer, RED-style ECN, proportional drops.
+
+Flows are grouped by (sender host, egress port). A flow's sending rate is its controller rate
+times its host's NIC scale ``min(1, host_cap / sum of the host's rates)``, so the switch only
+needs per-group rate sums. Per step the fabric advances the per-port queues and three per-port
+time integrals: elapsed time, drop fraction and ECN-mark fraction. A flow's bytes sent, dropped
+and marked since time t0 are its (piecewise constant) rate x host scale x the change of those
+integrals, so per-flow accounting costs nothing per step; it is settled only when a flow's rate
+changes (``Fabric.integrals``). That is what makes 8192 flows at a 1 us step affordable.
+
+Within a step the queue is updated with the step's constant inflow (explicit Euler); marking uses
+the queue at the start of the step; drops are shared by the ports' flows in proportion to their
+arrival rates.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rlcc.simulator.scenarios import FlowTable, Network
+
+
+class Fabric:
+    """Per-port queue state and per-group sending integrals for one run."""
+
+    def __init__(self, net: Network, table: FlowTable) -> None:
+        self.net = net
+        self.C = net.bytes_per_ns
+        self.buffer = float(net.buffer_bytes)
+        pair = table.host.astype(np.int64) * table.n_ports + table.port
+        uniq, inverse = np.unique(pair, return_inverse=True)
+        self.flow_group = inverse.astype(np.int64)
+        self.group_host = (uniq // table.n_ports).astype(np.int64)
+        self.group_port = (uniq % table.n_ports).astype(np.int64)
+        self.n_groups, self.n_ports, self.n_hosts = len(uniq), table.n_ports, table.n_hosts
+        self.group_rate = np.zeros(self.n_groups)
+        self.queue = np.zeros(self.n_ports)
+        # Per-port integrals over time of 1, drop fraction, mark fraction (ns).
+        self.time = 0.0
+        self.drop_int = np.zeros(self.n_ports)
+        self.mark_int = np.zeros(self.n_ports)
+        # Per-group integrals of scale, scale*drop, scale*mark at the last refresh.
+        self.g_sent0 = np.zeros(self.n_groups)
+        self.g_drop0 = np.zeros(self.n_groups)
+        self.g_mark0 = np.zeros(self.n_groups)
+        self.ref_time = 0.0
+        self.ref_drop = np.zeros(self.n_ports)
+        self.ref_mark = np.zeros(self.n_ports)
+        self.group_scale = np.ones(self.n_groups)
+        self.port_load = np.zeros(self.n_ports)
+        self.delivered = 0.0
+        self.dropped = 0.0
+        self.offered = 0.0
+        self._dirty = True
+        self._single = self.n_ports == 1
+        self._q = 0.0  # the single-port fast path keeps its state in Python floats
+        self._d = 0.0
+        self._m = 0.0
+
+    # ---- rates -------------------------------------------------------------------------------
+    def add_rates(self, groups: np.ndarray, delta: np.ndarray) -> None:
+        """Add rate changes (fractions of line rate) of some flows to their groups' sums.
+
+        Callers must settle the affected flows' integrals first (``integrals``).
+        """
+        np.add.at(self.group_rate, groups, delta)
+        self._dirty = True
+
+    def integrals(self, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Current per-group integrals (ns) of host scale, scale x drop, scale x mark fractions."""
+        self._sync()
+        s = self.group_scale[groups]
+        p = self.group_port[groups]
+        sent = self.g_sent0[groups] + s * (self.time - self.ref_time)
+        drop = self.g_drop0[groups] + s * (self.drop_int[p] - self.ref_drop[p])
+        mark = self.g_mark0[groups] + s * (self.mark_int[p] - self.ref_mark[p])
+        return sent, drop, mark
+
+    def _refresh(self) -> None:
+        """Rebase the group integrals, then recompute host scales and port loads."""
+        self.g_sent0, self.g_drop0, self.g_mark0 = self.integrals(np.arange(self.n_groups))
+        self.ref_time = self.time
+        self.ref_drop = self.drop_int.copy()
+        self.ref_mark = self.mark_int.copy()
+        host_sum = np.bincount(self.group_host, weights=self.group_rate, minlength=self.n_hosts)
+        cap = self.net.host_cap
+        scale = np.where(host_sum > cap, cap / np.maximum(host_sum, 1e-300), 1.0)
+        self.group_scale = scale[self.group_host]
+        load = self.group_scale * self.group_rate
+        self.port_load = np.bincount(self.group_port, weights=load, minlength=self.n_ports)
+        self._load1 = float(self.port_load[0])
+        self._dirty = False
+
+    def _sync(self) -> None:
+        if self._single:
+            self.queue[0], self.drop_int[0], self.mark_int[0] = self._q, self._d, self._m
+
+    # ---- time step ---------------------------------------------------------------------------
+    def ecn_fraction(self, queue: np.ndarray) -> np.ndarray:
+        """RED marking probability for per-port queue lengths (bytes)."""
+        n = self.net
+        if n.ecn_kmax_bytes == n.ecn_kmin_bytes:
+            return np.where(queue > n.ecn_kmin_bytes, 1.0, 0.0)
+        ramp = n.ecn_pmax * (queue - n.ecn_kmin_bytes) / (n.ecn_kmax_bytes - n.ecn_kmin_bytes)
+        return np.where(queue >= n.ecn_kmax_bytes, 1.0, np.clip(ramp, 0.0, None))
+
+    def step(self, dt: float) -> None:
+        """Advance queues by dt ns at the current rates."""
+        if self._dirty:
+            self._refresh()
+        if self._single:
+            self._step_single(dt)
+        else:
+            self._step_multi(dt)
+        self.time += dt
+
+    def _step_single(self, dt: float) -> None:
+        n = self.net
+        q = self._q
+        if q <= n.ecn_kmin_bytes:
+            mark = 0.0
+        elif q >= n.ecn_kmax_bytes:
+            mark = 1.0
+        else:
+            mark = n.ecn_pmax * (q - n.ecn_kmin_bytes) / (n.ecn_kmax_bytes - n.ecn_kmin_bytes)
+        inflow = self._load1 * self.C * dt
+        q_new = q + inflow - self.C * dt
+        if q_new < 0.0:
+            q_new = 0.0
+        self.offered += inflow
+        if q_new > self.buffer:
+            excess = q_new - self.buffer
+            q_new = self.buffer
+            frac = excess / inflow
+            self._d += frac * dt
+            self.dropped += excess
+            mark *= 1.0 - frac
+            self.delivered += q + inflow - q_new - excess
+        else:
+            self.delivered += q + inflow - q_new
+        if mark:
+            self._m += mark * dt
+        self._q = q_new
+
+    def _step_multi(self, dt: float) -> None:
+        q = self.queue
+        mark = self.ecn_fraction(q)
+        inflow = self.port_load * (self.C * dt)
+        q_new = np.maximum(q + inflow - self.C * dt, 0.0)
+        off = float(inflow.sum())
+        self.offered += off
+        excess = float(q_new.sum()) - self.buffer
+        dropped = 0.0
+        if excess > 0 and off > 0:
+            drop = np.minimum(excess * inflow / off, q_new)
+            q_new -= drop
+            frac = drop / np.maximum(inflow, 1e-300)
+            self.drop_int += frac * dt
+            dropped = float(drop.sum())
+            self.dropped += dropped
+            mark = mark * (1.0 - frac)
+        self.mark_int += mark * dt
+        self.delivered += float(q.sum()) + off - float(q_new.sum()) - dropped
+        self.queue = q_new
+
+    # ---- observation -------------------------------------------------------------------------
+    def queue_bytes(self) -> np.ndarray:
+        self._sync()
+        return self.queue
+
+    def total_queue(self) -> float:
+        return self._q if self._single else float(self.queue.sum())

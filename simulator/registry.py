@@ -1,0 +1,22 @@
+"""Controllers by name, for the CLI and JSON-driven runs."""
+
+from __future__ import annotations
+
+from rlcc.errors import BadInputError
+from rlcc.simulator.controllers import Dcqcn, PolicyController, Swift
+from rlcc.spec import ObservationSpec
+
+CONTROLLERS = ("swift", "dcqcn", "policy")
+
+
+def make_controller(name: str, policy: str | None = None, spec: ObservationSpec | None = None):
+    """``swift``, ``dcqcn``, or ``policy`` (needs ``policy``: an ONNX file)."""
+    if name == "swift":
+        return Swift()
+    if name == "dcqcn":
+        return Dcqcn()
+    if name == "policy":
+        if not policy:
+            raise BadInputError("controller 'policy' needs a policy file (--policy FILE.onnx)")
+        return PolicyController(policy, spec)
+    raise BadInputError(f"unknown controller {name!r} (known: {', '.join(CONTROLLERS)})")

@@ -1,0 +1,287 @@
+"""Scenarios as data: network parameters plus a traffic pattern, loadable from JSON.
+
+A scenario only describes *what* to simulate; ``flow_table()`` turns it into per-flow arrays
+(host, egress port, start time, size) that the engine consumes. Every field is validated so a
+bad config fails early with one clear ``BadInputError``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+
+from rlcc.errors import BadInputError
+
+MAX_FLOWS = 1 << 20
+
+
+@dataclasses.dataclass(frozen=True)
+class Network:
+    """Link, buffer, ECN and time-step parameters (defaults: 100G RoCE fabric, see README)."""
+
+    line_rate_gbps: float = 100.0
+    base_rtt_us: float = 8.0
+    buffer_bytes: int = 32_000_000
+    packet_bytes: int = 1024
+    ecn_kmin_bytes: int = 100_000
+    ecn_kmax_bytes: int = 400_000
+    ecn_pmax: float = 0.2
+    host_rate_gbps: float | None = None
+    dt_ns: float = 1000.0
+
+    @property
+    def bytes_per_ns(self) -> float:
+        return self.line_rate_gbps / 8.0
+
+    @property
+    def base_rtt_ns(self) -> float:
+        return self.base_rtt_us * 1000.0
+
+    @property
+    def host_cap(self) -> float:
+        """A host NIC's line rate as a fraction of the switch port rate."""
+        return 1.0 if self.host_rate_gbps is None else self.host_rate_gbps / self.line_rate_gbps
+
+    def validate(self) -> None:
+        _positive(self.line_rate_gbps, "network.line_rate_gbps")
+        _positive(self.base_rtt_us, "network.base_rtt_us")
+        _positive(self.buffer_bytes, "network.buffer_bytes")
+        _positive(self.packet_bytes, "network.packet_bytes")
+        _positive(self.dt_ns, "network.dt_ns")
+        if self.host_rate_gbps is not None:
+            _positive(self.host_rate_gbps, "network.host_rate_gbps")
+        if not 0 <= self.ecn_kmin_bytes <= self.ecn_kmax_bytes:
+            raise BadInputError("invalid scenario: need 0 <= network.ecn_kmin_bytes <= network.ecn_kmax_bytes")
+        if not 0 <= self.ecn_pmax <= 1:
+            raise BadInputError("invalid scenario: network.ecn_pmax must be in [0, 1]")
+        if self.dt_ns > self.base_rtt_ns / 2:
+            raise BadInputError("invalid scenario: network.dt_ns must be at most half the base RTT")
+
+
+@dataclasses.dataclass(frozen=True)
+class FlowTable:
+    """Per-flow arrays the engine runs: sender host, egress port, start time and size."""
+
+    host: np.ndarray  # int32 (N,)
+    port: np.ndarray  # int32 (N,)
+    start_ns: np.ndarray  # float64 (N,)
+    size_bytes: np.ndarray  # float64 (N,), inf for long-lived flows
+    n_hosts: int
+    n_ports: int
+
+    @property
+    def n_flows(self) -> int:
+        return len(self.host)
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    """Common fields of every scenario; subclasses add the traffic pattern."""
+
+    kind: ClassVar[str] = ""
+    duration_ms: float = 10.0
+    seed: int = 0
+    decision_latency_us: float = 1.0
+    converged_from: float = 0.5
+    initial_rate: float | None = None
+    network: Network = Network()
+
+    @property
+    def duration_ns(self) -> float:
+        return self.duration_ms * 1e6
+
+    def validate(self) -> None:
+        _positive(self.duration_ms, "duration_ms")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise BadInputError(f"invalid scenario: seed must be a non-negative integer, got {self.seed!r}")
+        if not math.isfinite(self.decision_latency_us) or self.decision_latency_us < 0:
+            raise BadInputError("invalid scenario: decision_latency_us must be >= 0")
+        if self.initial_rate is not None and not 0 < self.initial_rate <= 1:
+            raise BadInputError("invalid scenario: initial_rate must be in (0, 1] (fraction of line rate)")
+        if not 0 <= self.converged_from < 1:
+            raise BadInputError("invalid scenario: converged_from must be in [0, 1)")
+        self.network.validate()
+        if self.duration_ns < 2 * self.network.dt_ns:
+            raise BadInputError("invalid scenario: duration must cover at least two time steps")
+
+    def flow_table(self) -> FlowTable:
+        raise NotImplementedError
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["kind"] = self.kind
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, indent=2) + "\n"
+
+    @staticmethod
+    def from_dict(data: Any) -> "Scenario":
+        """Build and validate any scenario from a JSON-style dict with a ``kind`` key."""
+        if not isinstance(data, Mapping):
+            raise BadInputError("invalid scenario: top level must be a JSON object")
+        kind = data.get("kind")
+        if kind not in SCENARIOS:
+            raise BadInputError(f"invalid scenario: unknown kind {kind!r} (known: {', '.join(SCENARIOS)})")
+        cls = SCENARIOS[kind]
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - set(fields) - {"kind"})
+        if unknown:
+            raise BadInputError(f"invalid scenario: unknown key(s) {', '.join(unknown)}")
+        kwargs = {k: v for k, v in data.items() if k != "kind"}
+        if "network" in kwargs:
+            kwargs["network"] = _network_from_dict(kwargs["network"])
+        for name, value in kwargs.items():
+            if name != "network":
+                _check_type(value, fields[name].type, name)
+        scenario = cls(**kwargs)
+        scenario.validate()
+        return scenario
+
+    @staticmethod
+    def from_json(text: str, source: str = "scenario") -> "Scenario":
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise BadInputError(f"invalid scenario in {source}: not JSON ({exc})") from None
+        return Scenario.from_dict(data)
+
+
+@dataclasses.dataclass(frozen=True)
+class ManyToOne(Scenario):
+    """Incast: ``flows`` long-lived flows spread round-robin over ``hosts`` senders, one egress port."""
+
+    kind: ClassVar[str] = "many-to-one"
+    flows: int = 16
+    hosts: int | None = None
+
+    @property
+    def n_hosts(self) -> int:
+        return self.hosts if self.hosts is not None else min(self.flows, 64)
+
+    def validate(self) -> None:
+        super().validate()
+        _count(self.flows, "flows")
+        if self.hosts is not None:
+            _count(self.hosts, "hosts")
+
+    def flow_table(self) -> FlowTable:
+        n, h = self.flows, self.n_hosts
+        return FlowTable(
+            host=(np.arange(n) % h).astype(np.int32),
+            port=np.zeros(n, np.int32),
+            start_ns=np.zeros(n),
+            size_bytes=np.full(n, np.inf),
+            n_hosts=h,
+            n_ports=1,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class AllToAll(Scenario):
+    """Every host sends ``flows_per_pair`` long-lived flows to every other host; one port per receiver."""
+
+    kind: ClassVar[str] = "all-to-all"
+    hosts: int = 8
+    flows_per_pair: int = 1
+
+    def validate(self) -> None:
+        super().validate()
+        _count(self.hosts, "hosts")
+        _count(self.flows_per_pair, "flows_per_pair")
+        if self.hosts < 2:
+            raise BadInputError("invalid scenario: all-to-all needs at least 2 hosts")
+        if self.hosts * (self.hosts - 1) * self.flows_per_pair > MAX_FLOWS:
+            raise BadInputError(f"invalid scenario: more than {MAX_FLOWS} flows")
+
+    def flow_table(self) -> FlowTable:
+        h, k = self.hosts, self.flows_per_pair
+        src, dst = np.nonzero(~np.eye(h, dtype=bool))
+        n = len(src) * k
+        return FlowTable(
+            host=np.repeat(src, k).astype(np.int32),
+            port=np.repeat(dst, k).astype(np.int32),
+            start_ns=np.zeros(n),
+            size_bytes=np.full(n, np.inf),
+            n_hosts=h,
+            n_ports=h,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class LongShort(Scenario):
+    """One long flow (flow 0, host 0) plus ``bursts`` bursts of short flows, each from its own host.
+
+    The first burst starts at ``burst_start_frac`` of the run; bursts repeat every
+    ``burst_interval_us``. All flows share one egress port.
+    """
+
+    kind: ClassVar[str] = "long-short"
+    short_flows: int = 16
+    short_bytes: int = 64_000
+    bursts: int = 1
+    burst_interval_us: float = 500.0
+    burst_start_frac: float = 0.5
+
+    def validate(self) -> None:
+        super().validate()
+        _count(self.short_flows, "short_flows")
+        _count(self.bursts, "bursts")
+        _positive(self.short_bytes, "short_bytes")
+        _positive(self.burst_interval_us, "burst_interval_us")
+        if not 0 <= self.burst_start_frac < 1:
+            raise BadInputError("invalid scenario: burst_start_frac must be in [0, 1)")
+        if 1 + self.short_flows * self.bursts > MAX_FLOWS:
+            raise BadInputError(f"invalid scenario: more than {MAX_FLOWS} flows")
+
+    def flow_table(self) -> FlowTable:
+        m, b = self.short_flows, self.bursts
+        starts = self.burst_start_frac * self.duration_ns + np.repeat(np.arange(b), m) * self.burst_interval_us * 1e3
+        return FlowTable(
+            host=np.concatenate([[0], 1 + np.tile(np.arange(m), b)]).astype(np.int32),
+            port=np.zeros(1 + m * b, np.int32),
+            start_ns=np.concatenate([[0.0], starts]),
+            size_bytes=np.concatenate([[np.inf], np.full(m * b, float(self.short_bytes))]),
+            n_hosts=1 + m,
+            n_ports=1,
+        )
+
+
+SCENARIOS: dict[str, type[Scenario]] = {c.kind: c for c in (ManyToOne, AllToAll, LongShort)}
+
+
+def _positive(value: Any, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise BadInputError(f"invalid scenario: {name} must be a positive number, got {value!r}")
+
+
+def _count(value: Any, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_FLOWS:
+        raise BadInputError(f"invalid scenario: {name} must be an integer in 1..{MAX_FLOWS}, got {value!r}")
+
+
+def _check_type(value: Any, annotation: str, name: str) -> None:
+    if value is None and "None" in annotation:
+        return
+    if "int" in annotation and "float" not in annotation:
+        ok = (isinstance(value, int) and not isinstance(value, bool)) or (value is None and "None" in annotation)
+    else:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not ok:
+        raise BadInputError(f"invalid scenario: {name} has invalid value {value!r}")
+
+
+def _network_from_dict(data: Any) -> Network:
+    if not isinstance(data, Mapping):
+        raise BadInputError("invalid scenario: network must be an object")
+    fields = {f.name: f for f in dataclasses.fields(Network)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise BadInputError(f"invalid scenario: unknown key(s) in network: {', '.join(unknown)}")
+    for name, value in data.items():
+        _check_type(value, fields[name].type, f"network.{name}")
+    return Network(**data)

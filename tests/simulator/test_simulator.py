@@ -1,0 +1,257 @@
+"""Validation tests for rlcc.simulator: each checks the model against arithmetic or theory."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from rlcc.errors import BadInputError
+from rlcc.simulator import (
+    AllToAll,
+    ConstantRate,
+    Dcqcn,
+    LongShort,
+    ManyToOne,
+    Network,
+    Scenario,
+    Swift,
+    TraceConfig,
+    callable_controller,
+    make_controller,
+    simulate,
+)
+from rlcc.simulator.engine import _Run
+from rlcc.spec import Action, Feature, ObservationSpec, RateLimits
+
+SYNTHETIC = "examples/synthetic_mlp.onnx"
+
+
+def _run_with_state(scenario, controller):
+    run = _Run(scenario, controller, None)
+    run.run()
+    run.settle(np.arange(run.n))
+    return run
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        ManyToOne(flows=8, duration_ms=2, network=Network(buffer_bytes=300_000)),
+        AllToAll(hosts=4, flows_per_pair=2, duration_ms=1, network=Network(buffer_bytes=200_000, host_rate_gbps=200)),
+        LongShort(short_flows=8, duration_ms=2),
+    ],
+    ids=lambda s: s.kind,
+)
+def test_conservation_bytes_sent_equal_delivered_dropped_queued(scenario):
+    run = _run_with_state(scenario, Swift())
+    f = run.fabric
+    sent = run.acc_sent.sum()
+    assert sent > 0
+    assert sent == pytest.approx(f.delivered + f.dropped + f.total_queue(), rel=1e-9)
+    assert run.acc_drop.sum() == pytest.approx(f.dropped, rel=1e-9, abs=1e-6)
+    assert f.delivered <= run.fabric.n_ports * run.C * scenario.duration_ns * (1 + 1e-9)
+
+
+def test_constant_rate_queue_grows_then_drops_as_arithmetic_says():
+    net = Network(buffer_bytes=2_000_000, dt_ns=500.0)
+    sc = ManyToOne(flows=4, duration_ms=0.5, network=net)
+    run = _run_with_state(sc, ConstantRate(0.4))  # 1.6x line rate: 0.6 * 12.5 B/ns excess
+    excess = 0.6 * net.bytes_per_ns
+    t_full = net.buffer_bytes / excess  # 266.7 us
+    assert t_full < sc.duration_ns
+    assert run.fabric.total_queue() == pytest.approx(net.buffer_bytes)
+    assert run.fabric.dropped == pytest.approx(excess * (sc.duration_ns - t_full), rel=1e-6)
+    assert run.fabric.delivered == pytest.approx(net.bytes_per_ns * sc.duration_ns, rel=1e-9)
+    # and below capacity nothing queues
+    under = _run_with_state(ManyToOne(flows=4, duration_ms=0.2), ConstantRate(0.2))
+    assert under.fabric.total_queue() == 0.0
+    assert under.fabric.delivered == pytest.approx(0.8 * Network().bytes_per_ns * 0.2e6, rel=1e-9)
+
+
+def test_queue_drains_at_line_rate_when_flows_stop():
+    rates = np.array([0.9, 0.9])
+    net = Network(dt_ns=250.0)
+    sc = ManyToOne(flows=2, duration_ms=0.1, network=net)
+    run = _Run(sc, ConstantRate(rates), None)
+    steps = int(50_000 / net.dt_ns)  # 50 us at 1.8x line rate
+    for k in range(steps):
+        run.fabric.step(net.dt_ns)
+        if k == 0:
+            run.start_flows(0.0)
+    q = run.fabric.total_queue()
+    assert q == pytest.approx(0.8 * net.bytes_per_ns * (50_000 - net.dt_ns), rel=1e-6)
+    run.set_rates(np.arange(2), np.zeros(2))
+    for _ in range(int(10_000 / net.dt_ns)):
+        run.fabric.step(net.dt_ns)
+    assert run.fabric.total_queue() == pytest.approx(q - net.bytes_per_ns * 10_000, rel=1e-6)
+
+
+@pytest.mark.parametrize("n", [4, 64])
+def test_swift_flows_converge_to_fair_share(n):
+    r = simulate(ManyToOne(flows=n, duration_ms=20, seed=3), Swift())
+    share = r.flows["window_rate"]  # goodput over the converged window, fraction of line rate
+    m = r.metrics
+    assert m["goodput"] > 0.9
+    assert m["jain"] >= 0.95
+    assert np.all(np.abs(share * n - 1.0) < 0.1), share * n
+
+
+def _delta_controller(n: int):
+    """Multiplicative on delta with a derivative term: factor = exp(0.5 D_t + 2 (D_t - D_t-1))."""
+    spec = ObservationSpec(
+        features=(Feature("delta"),),
+        history=2,
+        rate=RateLimits(initial=1.0 / n),
+        action=Action(type="factor", clamp_min=0.8, clamp_max=1.25),
+    )
+    now, prev = spec.input_index(0, 0), spec.input_index(1, 0)
+    return spec, callable_controller(lambda x: np.exp(0.5 * x[:, now] + 2.0 * (x[:, now] - x[:, prev])), spec)
+
+
+@pytest.mark.parametrize("n", [4, 16, 64, 256])
+def test_rlcc_fixed_point_inflation_follows_beta_plus_target_sqrt_n(n):
+    spec, ctl = _delta_controller(n)
+    r = simulate(ManyToOne(flows=n, duration_ms=6, seed=1), ctl)
+    expected = spec.reward.beta + spec.reward.target * np.sqrt(n)
+    assert r.metrics["mean_rtt_inflation"] == pytest.approx(expected, rel=0.15)
+    assert r.metrics["jain"] >= 0.9
+
+
+def test_dcqcn_cuts_by_half_alpha_on_cnp_and_recovers():
+    dc = Dcqcn()
+    dc.reset(2, Network(), np.random.default_rng(0))
+    from rlcc.simulator import TickInfo
+
+    marks = np.array([50.0, 0.0])
+    info = TickInfo(60_000.0, marks, np.zeros(2), np.ones(2), np.ones(2, bool))
+    alpha = dc.alpha.copy()
+    rates = dc.on_tick(info)
+    assert rates[0] == pytest.approx(1.0 - alpha[0] / 2)
+    assert rates[1] == 1.0
+    assert dc.rt[0] == 1.0
+    t = 60_000.0
+    for _ in range(200):  # 1 ms of timer-driven recovery, no marks
+        t += 5_000.0
+        rates = dc.on_tick(TickInfo(t, np.zeros(2), np.zeros(2), rates, np.ones(2, bool)))
+    assert rates[0] > 0.99
+    assert dc.alpha[0] < alpha[0]
+
+
+def test_dcqcn_queue_sits_between_kmin_and_kmax_under_incast():
+    net = Network()
+    r = simulate(ManyToOne(flows=32, duration_ms=20, seed=2), Dcqcn())
+    q_bytes = r.metrics["queue_delay_mean_us"] * 1e3 * net.bytes_per_ns
+    assert net.ecn_kmin_bytes <= q_bytes <= net.ecn_kmax_bytes
+    assert r.metrics["goodput"] > 0.9
+
+
+def test_same_seed_same_metrics_and_trace():
+    spec, ctl = _delta_controller(16)
+    sc = ManyToOne(flows=16, duration_ms=1, seed=5)
+    cfg = TraceConfig(capacity=500, mode="reservoir", seed=1)
+    a, b = simulate(sc, ctl, trace=cfg), simulate(sc, ctl, trace=cfg)
+    drop = {"wall_s", "sim_speed"}
+    assert {k: v for k, v in a.metrics.items() if k not in drop} == {k: v for k, v in b.metrics.items() if k not in drop}
+    np.testing.assert_array_equal(a.trace.obs, b.trace.obs)
+    for k in a.trace.columns:
+        np.testing.assert_array_equal(a.trace.columns[k], b.trace.columns[k])
+    c = simulate(ManyToOne(flows=16, duration_ms=1, seed=6), ctl, trace=cfg)
+    assert not np.array_equal(a.trace.columns["time_ns"], c.trace.columns["time_ns"])
+
+
+def test_trace_records_the_exact_policy_inputs_and_delta():
+    seen = []
+    spec = ObservationSpec(features=(Feature("prev_action"), Feature("delta", scale=10.0)), history=2)
+
+    def fn(x):
+        seen.append(x.copy())
+        return spec.output_to_factor(np.tanh(x[:, spec.input_index(0, 1)]))
+
+    r = simulate(ManyToOne(flows=8, duration_ms=0.5), callable_controller(fn, spec), trace=TraceConfig(capacity=100_000))
+    fed = np.concatenate(seen)
+    t = r.trace
+    assert len(t) == len(fed) == t.seen
+    np.testing.assert_array_equal(t.obs, fed)
+    np.testing.assert_allclose(t.obs[:, spec.input_index(0, 1)], np.float32(10.0 * t.delta), rtol=1e-6, atol=1e-6)
+    expected_delta = spec.raw_step_features(np.ones(len(t)), t.rtt_ns, t.rate)[:, 1]
+    np.testing.assert_allclose(t.delta, expected_delta)
+    np.testing.assert_allclose(t.new_rate, np.clip(t.rate * t.factor, spec.rate.min, 1.0))
+    for flow, idx in t.sequences():
+        times = t.time_ns[idx]
+        assert np.all(np.diff(times) > 0)
+        first = idx[0]
+        # first decision: window filled with copies of the first step (prev_action 1.0)
+        assert t.obs[first, spec.input_index(1, 0)] == 1.0
+        assert t.obs[first, spec.input_index(1, 1)] == t.obs[first, spec.input_index(0, 1)]
+        # later: the previous step's prev_action is the factor applied at the decision before
+        if len(idx) > 2:
+            assert t.obs[idx[2], spec.input_index(0, 0)] == pytest.approx(t.factor[idx[1]], rel=1e-6)
+
+
+def test_trace_recorder_bounds_memory(tmp_path):
+    sc = ManyToOne(flows=32, duration_ms=1, network=Network(buffer_bytes=500_000))
+    full = simulate(sc, Swift(), trace=TraceConfig(capacity=1_000_000)).trace
+    assert len(full) > 1000
+    stop = simulate(sc, Swift(), trace=TraceConfig(capacity=100)).trace
+    assert len(stop) == 100 and stop.seen == len(full)
+    strided = simulate(sc, Swift(), trace=TraceConfig(capacity=10**6, stride=7)).trace
+    assert len(strided) == (len(full) + 6) // 7
+    flows = simulate(sc, Swift(), trace=TraceConfig(capacity=10**6, flows=[3, 5])).trace
+    assert set(np.unique(flows.flow_id)) == {3, 5}
+    res = simulate(sc, Swift(), trace=TraceConfig(capacity=200, mode="reservoir", seed=4)).trace
+    assert len(res) == 200 and res.time_ns.max() > stop.time_ns.max()
+    chunks = simulate(sc, Swift(), trace=TraceConfig(capacity=300, mode="chunks", chunk_dir=str(tmp_path))).trace
+    files = sorted(tmp_path.glob("chunk_*.npz"))
+    assert len(files) == -(-len(full) // 300)
+    from rlcc.simulator import Trace
+
+    assert sum(len(Trace.load(f)) for f in files) == len(full)
+
+
+def test_policy_controller_runs_the_onnx_policy():
+    r = simulate(ManyToOne(flows=16, duration_ms=2), make_controller("policy", SYNTHETIC), trace=TraceConfig(capacity=10))
+    assert r.controller.startswith("policy:")
+    assert r.trace.obs.shape == (10, 4)
+    assert r.metrics["goodput"] > 0.5
+
+
+def test_long_short_reports_fct_slowdown():
+    r = simulate(LongShort(short_flows=8, short_bytes=64_000, duration_ms=2), Swift())
+    m = r.metrics
+    assert m["short_completed"] == 1.0
+    assert m["short_fct_slowdown_mean"] >= 1.0
+    assert 0 < m["long_flow_bw"] <= 1.0
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"kind": "many-to-one", "flows": -3}, "flows"),
+        ({"kind": "many-to-one", "network": {"line_rate_gbps": 0}}, "line_rate_gbps"),
+        ({"kind": "ring"}, "unknown kind"),
+        ({"kind": "many-to-one", "flowz": 3}, "unknown key"),
+        ({"kind": "all-to-all", "hosts": 1}, "at least 2 hosts"),
+        ({"kind": "many-to-one", "duration_ms": "10"}, "duration_ms"),
+    ],
+)
+def test_bad_scenario_config_is_a_clear_bad_input_error(data, message):
+    with pytest.raises(BadInputError, match=message):
+        Scenario.from_dict(data)
+
+
+def test_bad_direct_scenario_and_controller():
+    with pytest.raises(BadInputError, match="flows"):
+        simulate(ManyToOne(flows=-1), Swift())
+    with pytest.raises(BadInputError, match="unknown controller"):
+        make_controller("cubic")
+    with pytest.raises(BadInputError, match="needs a policy"):
+        make_controller("policy")
+
+
+def test_scenario_json_round_trip():
+    sc = LongShort(short_flows=4, bursts=2, duration_ms=3, network=Network(buffer_bytes=1_000_000))
+    back = Scenario.from_json(sc.to_json())
+    assert back == sc
+    assert json.loads(sc.to_json())["kind"] == "long-short"
