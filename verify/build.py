@@ -1,0 +1,62 @@
+"""Build firmware C into a bare-metal harness ELF for the emulator, and measure its footprint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from elftools.elf.elffile import ELFFile
+
+from rlcc import firmware_sdk_stub as sdk
+from rlcc.verify.toolchain import compile_riscv
+
+DEFAULT_CAPACITY = 4096  # harness records per emulator run
+
+
+def build_harness_elf(
+    firmware_c: Path,
+    target: str,
+    workdir: Path,
+    cc: str | None = None,
+    zbb: bool = False,
+    capacity: int = DEFAULT_CAPACITY,
+) -> Path:
+    """Link ``firmware_c`` with the SDK stub runtime and table-driven harness for ``target``."""
+    firmware_c = Path(firmware_c)
+    return compile_riscv(
+        [firmware_c, *sdk.runtime_sources(target)],
+        target=target,
+        include_dirs=[firmware_c.parent, *sdk.include_dirs()],
+        linker_script=sdk.linker_script(target),
+        out_path=Path(workdir) / f"{firmware_c.stem}.{target}.elf",
+        cc=cc,
+        zbb=zbb,
+        extra_flags=[f"-DRLCC_HARNESS_MAX_RECORDS={capacity}"],
+    )
+
+
+def firmware_footprint(firmware_c: Path, target: str, workdir: Path, cc: str | None = None, zbb: bool = False) -> dict[str, int]:
+    """Bytes of code (.text), constants (.rodata/.srodata) and data (.data/.bss) of the firmware alone.
+
+    Compiled to an object file on its own so the SDK runtime and harness are not counted.
+    """
+    firmware_c = Path(firmware_c)
+    obj = compile_riscv(
+        [firmware_c],
+        target=target,
+        include_dirs=[firmware_c.parent, *sdk.include_dirs()],
+        out_path=Path(workdir) / f"{firmware_c.stem}.{target}.o",
+        cc=cc,
+        zbb=zbb,
+        extra_flags=["-c"],
+    )
+    sizes = {"code": 0, "rodata": 0, "data": 0}
+    with open(obj, "rb") as fh:
+        for sec in ELFFile(fh).iter_sections():
+            name = sec.name
+            if name.startswith(".text"):
+                sizes["code"] += sec["sh_size"]
+            elif name.startswith((".rodata", ".srodata")):
+                sizes["rodata"] += sec["sh_size"]
+            elif name.startswith((".data", ".sdata", ".bss", ".sbss")):
+                sizes["data"] += sec["sh_size"]
+    return sizes
