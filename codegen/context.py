@@ -1,0 +1,230 @@
+"""The template context: every number and comment the C templates print, derived in Python.
+
+Templates hold layout and wording only; values (formats, constants, thresholds, leaves) and
+their provenance strings come from here so nothing is restated by hand in C.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from typing import Any
+
+from rlcc import __version__
+from rlcc import formats as fmt
+from rlcc.errors import BadInputError
+from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxModel, Split
+
+TREE_STYLES = ("oblivious", "ifelse")
+U32_MAX = 0xFFFFFFFF
+
+
+def c_int32(v: int) -> str:
+    """An int32 C literal (INT32_MIN spelled so that it is not a negated out-of-range constant)."""
+    if not INT32_MIN <= v <= INT32_MAX:
+        raise BadInputError(f"value {v} does not fit int32")
+    return "(-INT32_C(2147483647) - 1)" if v == INT32_MIN else f"INT32_C({v})"
+
+
+def c_uint32(v: int) -> str:
+    if not 0 <= v <= U32_MAX:
+        raise BadInputError(f"value {v} does not fit uint32")
+    return f"UINT32_C({v})"
+
+
+def c_ident(name: str) -> str:
+    """A C identifier derived from a firmware name (``my-fw`` -> ``my_fw``)."""
+    ident = re.sub(r"\W", "_", name)
+    if not ident or not (ident[0].isalpha() or ident[0] == "_"):
+        ident = "fw_" + ident
+    return ident
+
+
+def model_sha256(model: FxModel) -> str:
+    return hashlib.sha256(model.to_json().encode()).hexdigest()
+
+
+@dataclasses.dataclass(frozen=True)
+class Param:
+    """One host-settable algorithm parameter (a uint32 in the slot's parameter array)."""
+
+    id: int
+    key: str  # C enum suffix, e.g. TARGET_Q16
+    default: int
+    provenance: str
+    rule: str  # human-readable validity rule (the template holds the C check)
+
+
+@dataclasses.dataclass(frozen=True)
+class CSplit:
+    level: int
+    label: str  # e.g. "delta[t-1] > -806"
+    macro: str  # threshold constant name
+    value: str  # C literal
+    cond: str  # C expression evaluating to 0/1 (int)
+    comment: str
+
+
+@dataclasses.dataclass(frozen=True)
+class CTree:
+    index: int
+    depth: int
+    splits: tuple[CSplit, ...]
+    leaves_name: str
+    leaves: tuple[int, ...]
+    leaf_rows: tuple[str, ...]  # leaves formatted 8 per line
+
+
+def _feature_uses(model: FxModel) -> dict[str, bool]:
+    names = set(model.spec.feature_names)
+    return {
+        "inflation": bool(names & {"rtt_inflation", "delta"}),
+        "delta": "delta" in names,
+        "cnp": "cnp_count" in names,
+        "nack": "nack_count" in names,
+    }
+
+
+def _params(model: FxModel, uses: dict[str, bool]) -> list[Param]:
+    spec, c = model.spec, model.constants
+    q = fmt.FACTOR_FRAC_BITS
+    items: list[tuple[str, int, str, str]] = []
+    if uses["delta"]:
+        items.append(("TARGET_Q16", c.target_q16, f"target = {spec.reward.target!r} -> round({spec.reward.target!r} * 2^{q})",
+                      "1 .. INT32_MAX"))
+        items.append(("BETA_Q16", c.beta_q16, f"beta = {spec.reward.beta!r} -> round({spec.reward.beta!r} * 2^{q})",
+                      "0 .. INT32_MAX"))
+    if uses["inflation"]:
+        sh = 16 + fmt.INV_BASE_RTT_SHIFT
+        items.append(("INV_BASE_RTT", c.inv_base_rtt,
+                      f"base RTT = {spec.reward.base_rtt_ns} ns -> round(2^{sh} / {spec.reward.base_rtt_ns})",
+                      f"1 .. UINT32_MAX; = round(2^{sh} / base_rtt_ns)"))
+    a, r = spec.action, spec.rate
+    items += [
+        ("CLAMP_MIN_Q16", c.clamp_min_q16, f"clamp_min = {a.clamp_min!r} -> round({a.clamp_min!r} * 2^{q})",
+         "1 .. CLAMP_MAX_Q16"),
+        ("CLAMP_MAX_Q16", c.clamp_max_q16, f"clamp_max = {a.clamp_max!r} -> round({a.clamp_max!r} * 2^{q})",
+         "CLAMP_MIN_Q16 .. INT32_MAX"),
+        ("RATE_INITIAL", c.rate_initial,
+         f"initial rate = {r.initial!r} of line rate -> round({r.initial!r} * 2^{fmt.RATE_FRAC_BITS})",
+         "RATE_MIN .. 2^20"),
+        ("RATE_MIN", c.rate_min, f"minimum rate = {r.min!r} of line rate -> round({r.min!r} * 2^{fmt.RATE_FRAC_BITS})",
+         "1 .. RATE_INITIAL"),
+    ]
+    params = [Param(i, k, d, p, rule) for i, (k, d, p, rule) in enumerate(items)]
+    for p in params:
+        if not 0 <= p.default <= (U32_MAX if p.key == "INV_BASE_RTT" else INT32_MAX) or (p.key != "BETA_Q16" and p.default == 0):
+            raise BadInputError(f"fixed-point constant {p.key} = {p.default} is outside the firmware's range")
+    return params
+
+
+def _split(model: FxModel, t: int, k: int, s: Split, input_macros: list[str]) -> CSplit:
+    spec = model.spec
+    names = spec.input_names()
+    feat = spec.features[s.input % spec.n_features]
+    bits = fmt.FEATURE_FRAC_BITS[feat.name]
+    raw = (s.border - feat.offset) / feat.scale
+    macro = f"THR_{t}_{k}"
+    comment = (f"{names[s.input]} {s.op} {s.threshold} (Q{bits}): scaled border {s.border!r} -> raw "
+               f"({s.border!r} - {feat.offset!r}) / {feat.scale!r} = {raw!r} -> * 2^{bits} = {raw * 2**bits!r}")
+    cond = f"(x[{input_macros[s.input]}] {s.op} {macro})"
+    return CSplit(k, f"{names[s.input]} {s.op} {s.threshold}", macro, c_int32(s.threshold), cond, comment)
+
+
+def _locate(model: FxModel, inp: int) -> tuple[int, int]:
+    spec = model.spec
+    for ago in range(spec.history):
+        for f in range(spec.n_features):
+            if spec.input_index(ago, f) == inp:
+                return ago, f
+    raise BadInputError(f"input {inp} out of range")
+
+
+def _input_macros(model: FxModel) -> list[str]:
+    names = model.spec.input_names()
+    return ["IN_" + re.sub(r"\W+", "_", n).strip("_").upper() for n in names]
+
+
+def _inputs(model: FxModel, macros: list[str]) -> list[dict[str, Any]]:
+    """Every policy input: its index macro, step, feature and where its value comes from."""
+    spec = model.spec
+    out = []
+    for i, name in enumerate(spec.input_names()):
+        ago, f = _locate(model, i)
+        out.append({"index": i, "macro": macros[i], "name": name, "ago": ago, "feature": f,
+                    "ctx_word": (ago - 1) * spec.n_features + f if ago else None})
+    return sorted(out, key=lambda d: d["index"])
+
+
+def _row_chunks(values: tuple[int, ...], per_row: int = 8) -> tuple[str, ...]:
+    return tuple(", ".join(str(v) for v in values[i : i + per_row]) for i in range(0, len(values), per_row))
+
+
+def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[str, Any]) -> dict[str, Any]:
+    """Everything the templates need, in deterministic order."""
+    if tree_style not in TREE_STYLES:
+        raise BadInputError(f"tree_style must be one of {', '.join(TREE_STYLES)}, got {tree_style!r}")
+    spec = model.spec
+    ident = c_ident(name)
+    uses = _feature_uses(model)
+    macros = _input_macros(model)
+    trees = []
+    for t, tree in enumerate(model.trees):
+        splits = tuple(_split(model, t, k, s, macros) for k, s in enumerate(tree.splits))
+        trees.append(CTree(t, tree.depth, splits, f"LEAVES_{t}", tree.leaves, _row_chunks(tree.leaves)))
+    params = _params(model, uses)
+    enabled = [fmt.EVENT_TX, fmt.EVENT_RTT] + ([fmt.EVENT_CNP] if uses["cnp"] else []) + ([fmt.EVENT_NACK] if uses["nack"] else [])
+    disabled = [e for e in sorted(fmt.EVENT_NAMES) if e not in enabled]
+    features = [
+        {"index": i, "name": f.name, "macro": "F_" + f.name.upper(), "scale": repr(f.scale), "offset": repr(f.offset),
+         "frac_bits": fmt.FEATURE_FRAC_BITS[f.name]}
+        for i, f in enumerate(spec.features)
+    ]
+    return {
+        "name": name,
+        "ident": ident,
+        "IDENT": ident.upper(),
+        "rlcc_version": __version__,
+        "tree_style": tree_style,
+        "model_sha256": model_sha256(model),
+        "source_info": sorted((str(k), str(v)) for k, v in source_info.items()),
+        "spec": spec,
+        "features": features,
+        "n_features": spec.n_features,
+        "history": spec.history,
+        "inputs": _inputs(model, macros),
+        "n_inputs": spec.input_width,
+        "history_words": model.history_words,
+        "uses": uses,
+        "trees": trees,
+        "max_depth": max((t.depth for t in model.trees), default=0),
+        "n_comparisons": sum(t.depth for t in model.trees),
+        "n_operations": model.n_operations,
+        "leaf_bytes": 4 * sum(len(t.leaves) for t in model.trees),
+        "bias": c_int32(model.bias),
+        "bias_value": model.bias,
+        "params": params,
+        "param": {p.key: p for p in params},
+        "event_names": fmt.EVENT_NAMES,
+        "enabled_events": [fmt.EVENT_NAMES[e] for e in enabled],
+        "disabled_events": [fmt.EVENT_NAMES[e] for e in disabled],
+        "input_type": "int64_t" if "rate" in spec.feature_names else "int32_t",
+        "fmt": _formats(),
+        "num": {k: getattr(fmt, k) for k in ("FACTOR_FRAC_BITS", "RATE_FRAC_BITS")},
+        "leaf_frac_bits": fmt.LEAF_FRAC_BITS,
+        "cnp_shift": 0,
+        "nack_shift": fmt.COUNT_MAX.bit_length(),
+    }
+
+
+def _formats() -> dict[str, str]:
+    """rlcc.formats values the C uses, as C literals keyed by their formats-module name."""
+    unsigned = ["RATE_FRAC_BITS", "RATE_MAX", "FACTOR_FRAC_BITS", "FACTOR_ONE", "CTX_BYTES", "CTX_WORDS",
+                "CTX_RATE", "CTX_PREV_FACTOR", "CTX_COUNTS", "CTX_FLAGS", "CTX_FLAG_HISTORY_VALID", "CTX_HISTORY",
+                "CTX_HISTORY_WORDS", "INV_BASE_RTT_SHIFT", "SQRT_RATE_FRAC_BITS", "COUNT_MAX", "LEAF_FRAC_BITS",
+                "EVENT_NULL", "EVENT_FW", "EVENT_CNP", "EVENT_TX", "EVENT_ACK", "EVENT_NACK", "EVENT_RTT"]
+    out = {k: c_uint32(getattr(fmt, k)) for k in unsigned}
+    out["FEATURE_MIN"] = c_int32(fmt.FEATURE_MIN)
+    out["FEATURE_MAX"] = c_int32(fmt.FEATURE_MAX)
+    return out

@@ -1,0 +1,96 @@
+"""The firmware manifest ``<name>.rlcc.json``: everything a verifier needs to check the C.
+
+Schema (format ``rlcc.firmware``, version 1)::
+
+    {"format": "rlcc.firmware", "version": 1, "rlcc_version": str, "name": str,
+     "tree_style": "oblivious" | "ifelse",
+     "files": {"c": {"path": "<name>.c", "sha256": hex}, "h": {"path": "<name>.h", "sha256": hex}},
+     "model_sha256": hex of the FxModel JSON, "spec": ObservationSpec dict, "model": FxModel dict,
+     "parameters": [{"id", "name", "default", "provenance", "valid"}],
+     "events": {"enabled": [names], "disabled": [names], "disable_event_mask": int},
+     "source_info": {str: str},
+     "vectors": {"count": N, "ctx_in": [[12 ints]], "event": [[8 ints]], "attr": [ints],
+                 "ctx_out": [[12 ints]], "rate": [ints], "rtt_req": [ints]}}
+
+Vectors are the golden model's outputs (``rlcc.fxp.vectors``); the C (even hand-edited) must
+reproduce them through user_init + user_algo with default parameters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from rlcc import formats as fmt
+from rlcc.errors import BadInputError
+from rlcc.fxp.model import FxModel
+from rlcc.fxp.vectors import Vectors
+
+FORMAT = "rlcc.firmware"
+VERSION = 1
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def build(model: FxModel, context: dict[str, Any], files: dict[str, tuple[str, str]], vectors: Vectors) -> dict[str, Any]:
+    """Manifest dict; ``files`` maps "c"/"h" to (file name, text)."""
+    names = {v: k for k, v in fmt.EVENT_NAMES.items()}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "rlcc_version": context["rlcc_version"],
+        "name": context["name"],
+        "tree_style": context["tree_style"],
+        "files": {k: {"path": path, "sha256": sha256_text(text)} for k, (path, text) in sorted(files.items())},
+        "model_sha256": context["model_sha256"],
+        "spec": model.spec.to_dict(),
+        "model": model.to_dict(),
+        "parameters": [
+            {"id": p.id, "name": p.key, "default": p.default, "provenance": p.provenance, "valid": p.rule}
+            for p in context["params"]
+        ],
+        "events": {
+            "enabled": context["enabled_events"],
+            "disabled": context["disabled_events"],
+            "disable_event_mask": sum(1 << names[e] for e in context["disabled_events"]),
+        },
+        "source_info": dict(context["source_info"]),
+        "vectors": vectors.to_dict(),
+    }
+
+
+def dumps(manifest: dict[str, Any]) -> str:
+    """Canonical JSON (sorted keys); vector columns are written one row per line."""
+    placeholder = "@@vectors@@"
+    text = json.dumps({**manifest, "vectors": placeholder}, sort_keys=True, indent=1)
+    return text.replace(json.dumps(placeholder), _vectors_json(manifest["vectors"])) + "\n"
+
+
+def _vectors_json(vectors: dict[str, Any]) -> str:
+    parts = []
+    for key in sorted(vectors):
+        value = vectors[key]
+        if isinstance(value, list) and value and isinstance(value[0], list):
+            rows = ",\n   ".join(json.dumps(r, separators=(",", ":")) for r in value)
+            parts.append(f'  "{key}": [\n   {rows}\n  ]')
+        else:
+            parts.append(f'  "{key}": {json.dumps(value, separators=(",", ":"))}')
+    return "{\n" + ",\n".join(parts) + "\n }"
+
+
+def load(path: str) -> tuple[dict[str, Any], FxModel, Vectors]:
+    """Read a manifest: (raw dict, model, vectors)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise BadInputError(f"cannot read firmware manifest {path}: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != VERSION:
+        raise BadInputError(f"{path}: not an rlcc firmware manifest ({FORMAT} v{VERSION})")
+    try:
+        return data, FxModel.from_dict(data["model"]), Vectors.from_dict(data["vectors"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BadInputError(f"{path}: malformed manifest ({type(exc).__name__}: {exc})") from None

@@ -1,0 +1,340 @@
+"""Test vectors for generated firmware: (ctx_in, event, attr) -> golden (ctx_out, rate, rtt_req).
+
+Shared by the C generator (vectors embedded in the firmware manifest) and the verifier. Inputs
+come from three generators; expected outputs always come from :func:`rlcc.fxp.golden.step`:
+
+- :func:`boundary_vectors`: every split threshold T hit at T-1, T, T+1 (history inputs set in
+  the context directly, current-step inputs by inverting the integer feature formula), plus
+  edge cases (RTT 0, wraparound, 0xFFFFFFFF, rate extremes, new flows, counter saturation,
+  non-RTT and unknown event types);
+- :func:`random_vectors`: random, deliberately extreme contexts and events;
+- :func:`sequence_vectors`: chained realistic per-flow event sequences.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from rlcc import formats as fmt
+from rlcc.fxp import golden
+from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxModel
+
+U32_MAX = 0xFFFFFFFF
+_EVENT_TYPES = np.array([fmt.EVENT_NULL, fmt.EVENT_FW, fmt.EVENT_CNP, fmt.EVENT_TX, fmt.EVENT_ACK, fmt.EVENT_NACK, fmt.EVENT_RTT])
+
+
+@dataclasses.dataclass(frozen=True)
+class Vectors:
+    """N test vectors: inputs and the golden model's outputs (all uint32 arrays)."""
+
+    ctx_in: np.ndarray  # (N, CTX_WORDS)
+    event: np.ndarray  # (N, EVENT_WORDS)
+    attr: np.ndarray  # (N,)
+    ctx_out: np.ndarray  # (N, CTX_WORDS)
+    rate: np.ndarray  # (N,)
+    rtt_req: np.ndarray  # (N,)
+
+    def __len__(self) -> int:
+        return len(self.attr)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready columns (lists of ints), the manifest's ``vectors`` object."""
+        cols = {f.name: getattr(self, f.name).astype(np.int64).tolist() for f in dataclasses.fields(self)}
+        return {"count": len(self), **cols}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Vectors":
+        shapes = {"ctx_in": (-1, fmt.CTX_WORDS), "event": (-1, fmt.EVENT_WORDS), "ctx_out": (-1, fmt.CTX_WORDS)}
+        cols = {
+            f.name: np.asarray(data[f.name], dtype=np.int64).astype(np.uint32).reshape(shapes.get(f.name, (-1,)))
+            for f in dataclasses.fields(cls)
+        }
+        return cls(**cols)
+
+
+def expected(model: FxModel, ctx_in: np.ndarray, event: np.ndarray, attr: np.ndarray | None = None) -> Vectors:
+    """Vectors whose outputs are the golden model's for the given inputs."""
+    ctx_in = np.asarray(ctx_in, dtype=np.uint32).reshape(-1, fmt.CTX_WORDS)
+    event = np.asarray(event, dtype=np.uint32).reshape(-1, fmt.EVENT_WORDS)
+    attr = np.zeros(len(ctx_in), dtype=np.uint32) if attr is None else np.asarray(attr, dtype=np.uint32)
+    g = golden.step(model, ctx_in, event, attr)
+    return Vectors(ctx_in.copy(), event.copy(), attr.copy(), g.ctx, g.rate, g.rtt_req)
+
+
+def concat(*parts: Vectors) -> Vectors:
+    """Concatenate vector sets in order."""
+    return Vectors(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in dataclasses.fields(Vectors)))
+
+
+# ---- building blocks ---------------------------------------------------------------------
+
+
+def _u32(a: Any) -> np.ndarray:
+    return (np.asarray(a, dtype=np.int64) & U32_MAX).astype(np.uint32)
+
+
+def _attrs(rng: np.random.Generator, n: int) -> np.ndarray:
+    return _u32(rng.integers(0, 32, n))
+
+
+def _realistic_rtt(model: FxModel, rng: np.random.Generator, n: int) -> np.ndarray:
+    base = model.spec.reward.base_rtt_ns
+    return np.minimum(np.round(base * np.exp(rng.uniform(np.log(0.7), np.log(20.0), n))), U32_MAX).astype(np.int64)
+
+
+def _realistic_ctx(model: FxModel, rng: np.random.Generator, n: int) -> np.ndarray:
+    """Contexts a running flow could have: valid rate/factor, small counts, plausible history."""
+    c = model.constants
+    ctx = np.zeros((n, fmt.CTX_WORDS), dtype=np.int64)
+    lo, hi = np.log(c.rate_min), np.log(fmt.RATE_MAX)
+    ctx[:, fmt.CTX_RATE] = np.clip(np.round(np.exp(rng.uniform(lo, hi, n))), c.rate_min, fmt.RATE_MAX)
+    ctx[:, fmt.CTX_PREV_FACTOR] = rng.integers(c.clamp_min_q16, c.clamp_max_q16 + 1, n)
+    ctx[:, fmt.CTX_COUNTS] = rng.integers(0, 4, n) | (rng.integers(0, 3, n) << 16)
+    ctx[:, fmt.CTX_FLAGS] = fmt.CTX_FLAG_HISTORY_VALID
+    nf, k = model.spec.n_features, model.spec.history
+    for s in range(k - 1):
+        feats = golden.step_features(
+            model,
+            _realistic_rtt(model, rng, n),
+            ctx[:, fmt.CTX_RATE],
+            rng.integers(c.clamp_min_q16, c.clamp_max_q16 + 1, n),
+            rng.integers(0, 4, n),
+            rng.integers(0, 3, n),
+        )
+        ctx[:, fmt.CTX_HISTORY + s * nf : fmt.CTX_HISTORY + (s + 1) * nf] = feats
+    return _u32(ctx)
+
+
+def _rtt_events(rng: np.random.Generator, rtt_ns: np.ndarray) -> np.ndarray:
+    """RTT event records with the given RTTs and random (possibly wrapping) timestamps."""
+    rtt_ns = np.asarray(rtt_ns, dtype=np.int64)
+    req = rng.integers(0, 1 << 32, len(rtt_ns))
+    return golden.make_events(np.full(len(rtt_ns), fmt.EVENT_RTT), req + rtt_ns, req)
+
+
+def _search_rtt(model: FxModel, f: int, target: np.ndarray, ctx: np.ndarray) -> np.ndarray:
+    """RTT (ns) whose current-step feature ``f`` is nearest to ``target`` for each context.
+
+    The RTT features (inflation, delta) are monotone in the RTT: binary search for the first
+    RTT crossing the target, then keep whichever neighbour lands closer.
+    """
+    target = np.asarray(target, dtype=np.int64)
+    counts = ctx[:, fmt.CTX_COUNTS].astype(np.int64)
+    prev = ctx[:, fmt.CTX_PREV_FACTOR].astype(np.int32).astype(np.int64)
+
+    def feat(rtt: np.ndarray) -> np.ndarray:
+        return golden.step_features(model, rtt, ctx[:, fmt.CTX_RATE], prev, counts & 0xFFFF, counts >> 16)[:, f]
+
+    sign = 1 if model.spec.features[f].name == "rtt_inflation" else -1  # delta falls as RTT grows
+    lo = np.zeros(len(target), dtype=np.int64)
+    hi = np.full(len(target), U32_MAX, dtype=np.int64)
+    for _ in range(33):
+        mid = (lo + hi) >> 1
+        ok = sign * feat(mid) >= sign * target
+        hi = np.where(ok, mid, hi)
+        lo = np.where(ok, lo, mid + 1)
+    below = np.maximum(hi - 1, 0)
+    closer = np.abs(feat(below) - target) < np.abs(feat(hi) - target)
+    return np.where(closer, below, hi)
+
+
+def _set_current(model: FxModel, rng: np.random.Generator, f: int, target: np.ndarray, ctx: np.ndarray) -> np.ndarray:
+    """Set the inputs of current-step feature ``f`` to (near) ``target``; returns RTT events."""
+    name = model.spec.features[f].name
+    n = len(target)
+    ctx64 = ctx.astype(np.int64)
+    if name == "prev_action":
+        ctx64[:, fmt.CTX_PREV_FACTOR] = target & U32_MAX
+    elif name == "rate":
+        ctx64[:, fmt.CTX_RATE] = np.clip(target, 1, U32_MAX)
+    elif name in ("cnp_count", "nack_count"):
+        shift = 0 if name == "cnp_count" else 16
+        keep = ctx64[:, fmt.CTX_COUNTS] & (0xFFFF << (16 - shift))
+        ctx64[:, fmt.CTX_COUNTS] = keep | (np.clip(target, 0, fmt.COUNT_MAX) << shift)
+    ctx[:] = _u32(ctx64)
+    if name in ("rtt_inflation", "delta"):
+        rtt = np.zeros(n, dtype=np.int64)
+        best = np.full(n, np.iinfo(np.int64).max)
+        # delta also depends on the rate: try several rates, keep the closest hit
+        rates = [ctx64[:, fmt.CTX_RATE]] + ([] if name == "rtt_inflation" else [
+            rng.integers(model.constants.rate_min, fmt.RATE_MAX + 1, n) for _ in range(15)
+        ])
+        chosen = ctx64[:, fmt.CTX_RATE].copy()
+        for r in rates:
+            trial = ctx.copy()
+            trial[:, fmt.CTX_RATE] = r
+            cand = _search_rtt(model, f, target, trial)
+            err = np.abs(_feature_at(model, f, cand, trial) - target)
+            better = err < best
+            best, rtt, chosen = np.where(better, err, best), np.where(better, cand, rtt), np.where(better, r, chosen)
+        ctx[:, fmt.CTX_RATE] = chosen
+    else:
+        rtt = _realistic_rtt(model, rng, n)
+    return _rtt_events(rng, rtt)
+
+
+def _feature_at(model: FxModel, f: int, rtt: np.ndarray, ctx: np.ndarray) -> np.ndarray:
+    counts = ctx[:, fmt.CTX_COUNTS].astype(np.int64)
+    prev = ctx[:, fmt.CTX_PREV_FACTOR].astype(np.int32).astype(np.int64)
+    return golden.step_features(model, rtt, ctx[:, fmt.CTX_RATE], prev, counts & 0xFFFF, counts >> 16)[:, f]
+
+
+# ---- generators --------------------------------------------------------------------------
+
+
+def split_targets(model: FxModel) -> list[tuple[int, int]]:
+    """(input index, value) pairs at T-1, T, T+1 of every split threshold T (int32-clipped)."""
+    out: set[tuple[int, int]] = set()
+    for tree in model.trees:
+        for s in tree.splits:
+            for d in (-1, 0, 1):
+                out.add((s.input, int(np.clip(s.threshold + d, INT32_MIN, INT32_MAX))))
+    return sorted(out)
+
+
+def boundary_vectors(model: FxModel, seed: int = 0) -> Vectors:
+    """Threshold boundaries of every split plus the documented edge cases (see module doc)."""
+    rng = np.random.default_rng(seed)
+    spec = model.spec
+    parts: list[Vectors] = []
+    pairs = split_targets(model)
+    for inp in sorted({i for i, _ in pairs}):
+        target = np.array([v for i, v in pairs if i == inp], dtype=np.int64)
+        ago, f = _locate(model, inp)
+        ctx = _realistic_ctx(model, rng, len(target))
+        if ago == 0:
+            ev = _set_current(model, rng, f, target, ctx)
+        else:
+            ctx[:, fmt.CTX_HISTORY + (ago - 1) * spec.n_features + f] = _u32(target)
+            ev = _rtt_events(rng, _realistic_rtt(model, rng, len(target)))
+        parts.append(expected(model, ctx, ev, _attrs(rng, len(target))))
+    parts.append(_edge_vectors(model, rng))
+    return concat(*parts)
+
+
+def _locate(model: FxModel, inp: int) -> tuple[int, int]:
+    spec = model.spec
+    for ago in range(spec.history):
+        for f in range(spec.n_features):
+            if spec.input_index(ago, f) == inp:
+                return ago, f
+    raise ValueError(f"input {inp} out of range")
+
+
+def _edge_vectors(model: FxModel, rng: np.random.Generator) -> Vectors:
+    c = model.constants
+    parts = []
+    base_rtt = model.spec.reward.base_rtt_ns
+    # RTT 0, wraparound, the largest RTT, and RTTs around beta * base RTT
+    rtts = np.array([0, 1, base_rtt, U32_MAX, U32_MAX - 1, 1 << 31, (base_rtt * 3) // 2, base_rtt * 100], dtype=np.int64)
+    ctx = _realistic_ctx(model, rng, len(rtts))
+    parts.append(expected(model, ctx, _rtt_events(rng, rtts), _attrs(rng, len(rtts))))
+    wrap_req = (1 << 32) - rng.integers(1, 50_000, 8)
+    wrap_rtt = _realistic_rtt(model, rng, 8)
+    ctx = _realistic_ctx(model, rng, 8)
+    ev = golden.make_events(np.full(8, fmt.EVENT_RTT), wrap_req + wrap_rtt, wrap_req)
+    parts.append(expected(model, ctx, ev, _attrs(rng, 8)))
+    # rate extremes (valid and out of range), with small and large RTTs
+    rates = np.array([1, c.rate_min - 1, c.rate_min, c.rate_min + 1, fmt.RATE_MAX - 1, fmt.RATE_MAX,
+                      fmt.RATE_MAX + 1, INT32_MAX, 1 << 31, U32_MAX], dtype=np.int64)
+    rates = np.maximum(rates, 1)
+    for rtt in (0, base_rtt, base_rtt * 10):
+        ctx = _realistic_ctx(model, rng, len(rates))
+        ctx[:, fmt.CTX_RATE] = _u32(rates)
+        parts.append(expected(model, ctx, _rtt_events(rng, np.full(len(rates), rtt)), _attrs(rng, len(rates))))
+    # factors at and beyond the clamp (previous action), invalid history
+    ctx = _realistic_ctx(model, rng, 6)
+    ctx[:, fmt.CTX_PREV_FACTOR] = _u32([c.clamp_min_q16, c.clamp_max_q16, 0, INT32_MAX, INT32_MIN, -1])
+    ctx[::2, fmt.CTX_FLAGS] = 0
+    parts.append(expected(model, ctx, _rtt_events(rng, _realistic_rtt(model, rng, 6)), _attrs(rng, 6)))
+    # brand-new (zeroed) contexts under every event type, including unknown ones
+    types = np.concatenate([_EVENT_TYPES, [7, 0xFF]])
+    ev = golden.make_events(types, rng.integers(0, 1 << 32, len(types)), rng.integers(0, 1 << 32, len(types)),
+                            rng.integers(0, 3, len(types)))
+    parts.append(expected(model, np.zeros((len(types), fmt.CTX_WORDS)), ev, _attrs(rng, len(types))))
+    # CNP / NACK: coalesced 0, 1, large, saturating; counters near the 16-bit limit
+    coal = np.array([0, 1, 2, 0xFFFF, 0x8000, 0, 1, 0xFFFF], dtype=np.int64)
+    held = np.array([0, 0, 0xFFFE, 0, 0x8000, 0xFFFF, 0xFFFF, 0xFFFF], dtype=np.int64)
+    for etype in (fmt.EVENT_CNP, fmt.EVENT_NACK):
+        ctx = _realistic_ctx(model, rng, len(coal))
+        ctx[:, fmt.CTX_COUNTS] = _u32(held | (held << 16))
+        ev = golden.make_events(np.full(len(coal), etype), rng.integers(0, 1 << 32, len(coal)), None, coal)
+        ev[:, fmt.EV_COALESCED] |= np.uint32(0xABCD0000)  # upper half of the word is not the count
+        parts.append(expected(model, ctx, ev, _attrs(rng, len(coal))))
+    # non-RTT events on running flows; event attribute bytes besides the type set
+    types = np.repeat(np.array([fmt.EVENT_NULL, fmt.EVENT_FW, fmt.EVENT_TX, fmt.EVENT_ACK, 7, 0xFF]), 2)
+    ctx = _realistic_ctx(model, rng, len(types))
+    ev = golden.make_events(types, rng.integers(0, 1 << 32, len(types)), rng.integers(0, 1 << 32, len(types)))
+    ev[:, fmt.EV_ATTR] |= _u32(rng.integers(0, 1 << 24, len(types)) << 8)
+    parts.append(expected(model, ctx, ev, _attrs(rng, len(types))))
+    return concat(*parts)
+
+
+def random_vectors(model: FxModel, n: int, seed: int = 0) -> Vectors:
+    """``n`` random vectors mixing realistic and extreme context words and events."""
+    rng = np.random.default_rng(seed)
+    c = model.constants
+    ctx = _realistic_ctx(model, rng, n).astype(np.int64)
+
+    def mix(column: np.ndarray, choices: list[int], p_choice: float, p_random: float) -> np.ndarray:
+        u = rng.random(n)
+        picked = np.asarray(choices, dtype=np.int64)[rng.integers(0, len(choices), n)]
+        column = np.where(u < p_choice, picked, column)
+        return np.where(u > 1 - p_random, rng.integers(0, 1 << 32, n), column)
+
+    ctx[:, fmt.CTX_RATE] = mix(ctx[:, fmt.CTX_RATE], [0, 1, c.rate_min, fmt.RATE_MAX, fmt.RATE_MAX + 1, U32_MAX], 0.15, 0.1)
+    ctx[:, fmt.CTX_PREV_FACTOR] = mix(ctx[:, fmt.CTX_PREV_FACTOR], [0, fmt.FACTOR_ONE, c.clamp_min_q16, c.clamp_max_q16,
+                                                                    INT32_MAX, 1 << 31, U32_MAX], 0.1, 0.1)
+    ctx[:, fmt.CTX_COUNTS] = mix(ctx[:, fmt.CTX_COUNTS], [0, 0xFFFF, 0xFFFF0000, U32_MAX, 0xFFFEFFFE], 0.1, 0.1)
+    ctx[:, fmt.CTX_FLAGS] = mix(ctx[:, fmt.CTX_FLAGS], [0, 1, 2, 3, U32_MAX], 0.2, 0.05)
+    thresholds = [t & U32_MAX for _, t in split_targets(model)] or [0]
+    for w in range(fmt.CTX_HISTORY, fmt.CTX_WORDS):
+        ctx[:, w] = mix(ctx[:, w], thresholds + [0, 1 << 31, INT32_MAX, U32_MAX], 0.3, 0.1)
+
+    types = np.where(rng.random(n) < 0.6, fmt.EVENT_RTT, rng.integers(0, 8, n))
+    types = np.where(rng.random(n) < 0.01, 0xFF, types)
+    rtt = _realistic_rtt(model, rng, n)
+    rtt = mix(rtt, [0, 1, U32_MAX, 1 << 31], 0.05, 0.15)
+    ts = rng.integers(0, 1 << 32, n)
+    ev = golden.make_events(types, ts, ts - rtt, mix(rng.integers(0, 4, n), [0, 0xFFFF, 0x8000], 0.2, 0.1))
+    ev[:, fmt.EV_ATTR] |= _u32(np.where(rng.random(n) < 0.2, rng.integers(0, 1 << 24, n), 0) << 8)
+    noise = rng.random((n, fmt.EVENT_WORDS)) < 0.1
+    keep = np.zeros(fmt.EVENT_WORDS, dtype=bool)
+    keep[[fmt.EV_ATTR, fmt.EV_TIMESTAMP, fmt.EV_RTT_REQ_SEND_TS, fmt.EV_COALESCED]] = True
+    ev = np.where(noise & ~keep, _u32(rng.integers(0, 1 << 32, (n, fmt.EVENT_WORDS))), ev)
+    return expected(model, _u32(ctx), ev, _attrs(rng, n))
+
+
+def sequence_vectors(model: FxModel, n_flows: int, n_events: int, seed: int = 0) -> Vectors:
+    """``n_flows`` flows from a zeroed context, each a chain of ``n_events`` realistic events.
+
+    Each record's ctx_in is the golden ctx_out of the same flow's previous record; records are
+    ordered event-major (all flows' first events, then all second events, ...).
+    """
+    rng = np.random.default_rng(seed)
+    base = model.spec.reward.base_rtt_ns
+    ctx = np.zeros((n_flows, fmt.CTX_WORDS), dtype=np.uint32)
+    now = rng.integers(0, 1 << 32, n_flows)
+    queue = rng.uniform(0.0, 2.0, n_flows)  # queueing delay in base RTTs, a random walk
+    kinds = np.array([fmt.EVENT_RTT, fmt.EVENT_TX, fmt.EVENT_CNP, fmt.EVENT_NACK, fmt.EVENT_ACK])
+    probs = np.array([0.55, 0.25, 0.1, 0.05, 0.05])
+    parts = []
+    for _ in range(n_events):
+        queue = np.clip(queue + rng.normal(0.0, 0.3, n_flows), 0.0, 30.0)
+        rtt = np.round(base * (1.0 + queue) * rng.uniform(0.95, 1.05, n_flows)).astype(np.int64)
+        types = kinds[rng.choice(len(kinds), n_flows, p=probs)]
+        now = now + rng.integers(100, 5 * base, n_flows)
+        ev = golden.make_events(types, now, now - rtt, rng.integers(0, 4, n_flows))
+        v = expected(model, ctx, ev, _attrs(rng, n_flows))
+        parts.append(v)
+        ctx = v.ctx_out
+    stacked = concat(*parts) if parts else expected(model, np.zeros((0, fmt.CTX_WORDS)), np.zeros((0, fmt.EVENT_WORDS)))
+    return stacked
+
+
+def default_vectors(model: FxModel, seed: int = 0) -> Vectors:
+    """The manifest's default set: boundaries, 1024 random vectors, 8 flows x 64 events."""
+    return concat(boundary_vectors(model, seed), random_vectors(model, 1024, seed + 1), sequence_vectors(model, 8, 64, seed + 2))
