@@ -1,0 +1,199 @@
+"""The distillation pipeline behind ``rlcc-compile``: sample, fit, quantize, measure.
+
+One call, fully determined by the policy, the options and the seed: the same inputs give
+byte-identical artifacts (CatBoost single-threaded and seeded, the simulator seeded, ONNX
+Runtime single-threaded, reports free of wall-clock values).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+import numpy as np
+
+from rlcc.distill import evaluate, sampling
+from rlcc.distill.fit import DEFAULT_BUDGET_OPS, DEFAULT_DEPTH, DEFAULT_TREES, FitConfig, FitResult, FitsBudget, fit_student
+from rlcc.distill.sampling import ORIGIN_DAGGER, Samples
+from rlcc.distill.tree_ir import FloatEnsemble
+from rlcc.errors import BadInputError
+from rlcc.fxp.controller import GoldenController
+from rlcc.fxp.model import FxModel
+from rlcc.fxp.quantize import QuantizeStats, quantize
+from rlcc.policy import OnnxPolicy
+from rlcc.simulator.controllers import FactorController
+
+Log = Callable[[str], None]
+
+
+@dataclasses.dataclass(frozen=True)
+class CompileOptions:
+    trees: int = DEFAULT_TREES
+    depth: int = DEFAULT_DEPTH
+    budget_ops: int = DEFAULT_BUDGET_OPS
+    samples: int = 30000
+    perturb_fraction: float = 0.25
+    holdout_fraction: float = 0.2
+    scenarios: str = sampling.DEFAULT_SCENARIOS
+    dagger_rounds: int = 0
+    seed: int = 0
+    eval_flows: tuple[int, ...] = (64, 512, 2048)
+    eval_duration_ms: float = 150.0
+    duration_scale: float = 1.0
+
+    @classmethod
+    def quick(cls, **overrides: Any) -> "CompileOptions":
+        """Small and short: for tests and smoke runs (fidelity numbers are rougher)."""
+        base = dict(samples=6000, scenarios="many-to-one:2,many-to-one:64,long-short:8",
+                    duration_scale=0.4, eval_flows=(64,), eval_duration_ms=60.0)
+        base.update(overrides)
+        return cls(**base)
+
+    def validate(self) -> None:
+        if self.samples < 100:
+            raise BadInputError(f"--samples must be >= 100, got {self.samples}")
+        if self.dagger_rounds < 0:
+            raise BadInputError("--dagger-rounds must be >= 0")
+        if not 0 <= self.perturb_fraction <= 4 or not 0 < self.holdout_fraction < 1:
+            raise BadInputError("invalid perturbation or hold-out fraction")
+        FitConfig(trees=self.trees, depth=self.depth, budget_ops=self.budget_ops).max_trees()
+
+
+@dataclasses.dataclass
+class CompileResult:
+    model: FxModel
+    ensemble: FloatEnsemble
+    fit: FitResult
+    stats: QuantizeStats
+    report: dict[str, Any]
+
+
+def compile_policy(
+    policy: OnnxPolicy,
+    options: CompileOptions = CompileOptions(),
+    log: Log = lambda _msg: None,
+    fits: FitsBudget | None = None,
+) -> CompileResult:
+    """Distill ``policy`` into a fixed-point tree ensemble and measure it (see module doc)."""
+    options.validate()
+    spec, teacher = policy.spec, policy.factor
+    scenarios = sampling.parse_scenarios(options.scenarios, options.seed, options.duration_scale)
+    config = FitConfig(trees=options.trees, depth=options.depth, budget_ops=options.budget_ops, seed=options.seed)
+
+    log(f"sampling {options.samples} closed-loop decisions over {len(scenarios)} scenarios")
+    visited = sampling.closed_loop(lambda: FactorController(teacher, spec, "teacher"), teacher, spec, scenarios, options.samples, options.seed)
+    train, held = sampling.split_holdout(visited, options.holdout_fraction, options.seed)
+    n_tail = int(round(len(train) * options.perturb_fraction))
+    if n_tail:
+        train = Samples.concat([train, sampling.perturb(train, teacher, spec, n_tail, options.seed + 1)])
+    clamped = _clamp_report(policy, visited)
+
+    log(f"fitting <= {config.max_trees()} trees of depth {config.depth} on {len(train)} samples")
+    fit, model, stats = _fit_quantize(train, spec, config, fits, policy)
+    rounds = [_round_summary(0, teacher, fit.ensemble, model, held, None, options)]
+    for r in range(1, options.dagger_rounds + 1):
+        log(f"DAgger round {r}: the fixed-point model drives, the teacher labels")
+        current = model
+        visited_by_student = sampling.closed_loop(
+            lambda: GoldenController(current), teacher, spec, scenarios, options.samples // 2, options.seed + 100 * r, ORIGIN_DAGGER,
+        )
+        on_policy = evaluate.fidelity(model, fit.ensemble, visited_by_student)
+        train = Samples.concat([train, visited_by_student])
+        fit, model, stats = _fit_quantize(train, spec, config, fits, policy)
+        rounds.append(_round_summary(r, teacher, fit.ensemble, model, held, on_policy, options))
+
+    log(f"closed loop: teacher vs float trees vs fixed point on many-to-one {list(options.eval_flows)}")
+    report = {
+        "teacher": {
+            "path": policy.path.name,
+            "input_names": spec.input_names(),
+            "clamped_fraction": clamped,
+        },
+        "options": {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(options).items()},
+        "dataset": _dataset_summary(train, held),
+        "fit": {
+            "trees_requested": fit.trees_requested,
+            "trees_budget": fit.trees_budget,
+            "trees": len(fit.ensemble.trees),
+            "depth": options.depth,
+            "budget_ops": options.budget_ops,
+            "constant_teacher": fit.constant_teacher,
+        },
+        "quantization": stats.to_dict(),
+        "fidelity": evaluate.fidelity(model, fit.ensemble, held),
+        "closed_loop": evaluate.closed_loop(teacher, fit.ensemble, model, options.eval_flows, options.eval_duration_ms, options.seed),
+        "explainability": evaluate.explainability(teacher, fit.ensemble, model),
+        "sizes": evaluate.sizes(model),
+        "dagger": {"rounds": rounds, "helped": _dagger_helped(rounds)},
+    }
+    return CompileResult(model, fit.ensemble, fit, stats, report)
+
+
+def _fit_quantize(train: Samples, spec, config: FitConfig, fits: FitsBudget | None, policy: OnnxPolicy):
+    fit = fit_student(train.obs, train.label, config, fits)
+    provenance = {
+        "source": policy.path.name,
+        "source_sha256": _sha256(policy.model_bytes),
+        "trainer": "catboost",
+        "trees": len(fit.ensemble.trees),
+        "depth": config.depth,
+        "seed": config.seed,
+        "samples": len(train),
+    }
+    model, stats = quantize(fit.ensemble, spec, provenance)
+    return fit, model, stats
+
+
+def _round_summary(r: int, teacher, ensemble, model, held: Samples, on_policy, options: CompileOptions) -> dict[str, Any]:
+    """Fidelity on held-out teacher states, on the states the student visited, and one closed loop."""
+    summary: dict[str, Any] = {"round": r, "held_out": evaluate.fidelity(model, ensemble, held)}
+    if options.dagger_rounds:
+        summary["on_policy_before_refit"] = on_policy
+        flows = options.eval_flows[len(options.eval_flows) // 2]
+        summary["closed_loop"] = evaluate.closed_loop(teacher, ensemble, model, (flows,), options.eval_duration_ms, options.seed)
+    return summary
+
+
+def _dagger_helped(rounds: list[dict[str, Any]]) -> dict[str, Any] | None:
+    if len(rounds) < 2:
+        return None
+    first, last = rounds[0], rounds[-1]
+    (name, row0), = first["closed_loop"]["scenarios"].items()
+    row1 = last["closed_loop"]["scenarios"][name]
+    gap0 = abs(row0["fixed_point"]["latency_rel_diff"]) + abs(row0["fixed_point"]["goodput_diff"])
+    gap1 = abs(row1["fixed_point"]["latency_rel_diff"]) + abs(row1["fixed_point"]["goodput_diff"])
+    return {
+        "scenario": name,
+        "closed_loop_gap_round0": evaluate._r(gap0),
+        "closed_loop_gap_final": evaluate._r(gap1),
+        "held_out_rmse_round0": first["held_out"]["float_vs_teacher_rmse"],
+        "held_out_rmse_final": last["held_out"]["float_vs_teacher_rmse"],
+        "closed_loop_improved": bool(gap1 < gap0),
+    }
+
+
+def _dataset_summary(train: Samples, held: Samples) -> dict[str, Any]:
+    origins = {0: "closed_loop", 1: "perturbed", 2: "dagger"}
+    per_origin = {origins[o]: int(np.sum(train.origin == o)) for o in origins}
+    per_scenario = {n: int(np.sum(train.scenario == i)) for i, n in enumerate(train.scenario_names)}
+    return {"train": len(train), "held_out": len(held), "train_by_origin": per_origin, "train_by_scenario": per_scenario}
+
+
+def _clamp_report(policy: OnnxPolicy, samples: Samples) -> float:
+    """Fraction of visited states where the teacher's mapped output hit the factor clamp."""
+    a = policy.spec.action
+    y = policy.spec.output_to_factor(policy.predict_raw(samples.obs)) if len(samples) else np.zeros(0)
+    raw = policy.predict_raw(samples.obs)
+    a_type = a.type
+    unclamped = raw if a_type == "factor" else None
+    if unclamped is None:
+        g = a.gain
+        unclamped = 1.0 + g * raw if a.map == "linear" else np.where(raw >= 0, 1.0 + g * raw, 1.0 / (1.0 - g * np.minimum(raw, 0)))
+    del y
+    return evaluate._r(np.mean((unclamped < a.clamp_min) | (unclamped > a.clamp_max)))
+
+
+def _sha256(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
