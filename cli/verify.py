@@ -2,19 +2,76 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
 from rlcc.cli.common import guarded
-from rlcc.errors import BadInputError
+from rlcc.errors import ExitCode
 
 
 @click.command("verify")
 @click.argument("firmware", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--manifest", type=click.Path(dir_okay=False, path_type=Path), help="Firmware manifest (default: FIRMWARE with .rlcc.json).")
+@click.option("--target", type=click.Choice(["rv64imac", "rv32imc"]), default="rv64imac", show_default=True, help="RISC-V target to cross-compile for.")
+@click.option("--profile", help="Cycle-model profile name or JSON file (default: dpa for rv64imac, generic5 for rv32imc).")
+@click.option("--cc", help="Cross-compiler command (default: clang from the ziglang wheel), e.g. riscv64-unknown-elf-gcc.")
+@click.option("--budget-cycles", type=int, help="Fail if any event takes more cycles than this.")
+@click.option("--budget-ns", type=float, help="Fail if any event takes longer than this at the profile clock (default 2000 ns).")
+@click.option("--full-load", is_flag=True, help="Budget in time with every hardware thread of the core busy.")
+@click.option("--random", "random_count", type=int, default=20000, show_default=True, help="Extra random-extreme vectors.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the result as JSON (stable schema rlcc.verify/1).")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), help="Write a JUnit XML report.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only failures.")
 @guarded("rlcc-verify")
-def verify_command(firmware: Path) -> None:
-    """Cross-compile FIRMWARE (C) and check it bit for bit against its manifest's golden model."""
-    if not firmware.is_file():
-        raise BadInputError(f"{firmware}: no such file")
-    click.echo("rlcc-verify: emulation and verification are not yet implemented")
+def verify_command(
+    firmware: Path,
+    manifest: Path | None,
+    target: str,
+    profile: str | None,
+    cc: str | None,
+    budget_cycles: int | None,
+    budget_ns: float | None,
+    full_load: bool,
+    random_count: int,
+    seed: int,
+    json_path: Path | None,
+    junit_path: Path | None,
+    quiet: bool,
+) -> None:
+    """Cross-compile FIRMWARE (C) for RISC-V, run it in rlcc's emulator on the manifest's vectors
+    plus boundary and random-extreme vectors, and compare every output bit for bit with the
+    golden model. Exits 4 on a mismatch and 5 when the worst-case event exceeds the budget."""
+    from rlcc.verify.check import verify_firmware
+    from rlcc.verify.report import summary, write_json, write_junit
+
+    result = verify_firmware(
+        firmware,
+        manifest=manifest,
+        target=target,
+        profile=profile,
+        cc=cc,
+        budget_cycles=budget_cycles,
+        budget_ns=budget_ns,
+        full_load=full_load,
+        random_count=random_count,
+        seed=seed,
+    )
+    if json_path:
+        write_json(result, json_path)
+    if junit_path:
+        write_junit(result, junit_path)
+    if not quiet or not result.passed:
+        click.echo(summary(result))
+    if not result.bit_exact:
+        click.echo(f"rlcc-verify: error: {result.mismatches} of {result.vectors} vectors differ from the golden model", err=True)
+        sys.exit(int(ExitCode.MISMATCH))
+    if not result.within_budget:
+        click.echo(
+            f"rlcc-verify: error: worst-case event takes {result.cycles['max']} cycles, budget {result.budget.cycles}",
+            err=True,
+        )
+        sys.exit(int(ExitCode.BUDGET))
+    click.echo("rlcc-verify: PASS")

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from rlcc.emulator import Machine
+from rlcc.emulator.cycle_model import Profile
 from rlcc.errors import EmulationError
 from rlcc.firmware_sdk_stub import harness_layout as hl
 
@@ -19,7 +20,7 @@ STARTUP_INSTRUCTIONS = 2_000_000
 class HarnessRunner:
     """Loads a harness ELF once and replays batches of input records through it."""
 
-    def __init__(self, elf: Path, xlen: int, profile: str, zbb: bool | None = None) -> None:
+    def __init__(self, elf: Path, xlen: int, profile: str | Profile, zbb: bool | None = None) -> None:
         self.machine = Machine(xlen=xlen, profile=profile, zbb=zbb)
         loaded = self.machine.load_elf(elf)
         self.entry = loaded.entry

@@ -1,0 +1,238 @@
+"""Verify firmware C against its manifest's golden model in the emulator, with a latency budget."""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rlcc import formats as fmt
+from rlcc.codegen import manifest as manifest_io
+from rlcc.emulator.cycle_model import Profile, load_profile
+from rlcc.errors import BadInputError
+from rlcc.firmware_sdk_stub import harness_layout as hl
+from rlcc.fxp import golden
+from rlcc.fxp.model import FxModel
+from rlcc.fxp.vectors import Vectors, boundary_vectors, concat, random_vectors
+from rlcc.verify.build import build_harness_elf, firmware_footprint
+from rlcc.verify.runner import HarnessRunner
+
+DEFAULT_BUDGET_NS = 2000.0  # the RL-CC paper's decision-time bound (~2 us; RTT ~10 us)
+DEFAULT_RANDOM_VECTORS = 20000
+DEFAULT_PROFILE = {"rv64imac": "dpa", "rv32imc": "generic5"}
+TARGET_XLEN = {"rv64imac": 64, "rv32imc": 32}
+MAX_EXAMPLES = 5
+
+
+@dataclasses.dataclass(frozen=True)
+class Budget:
+    """Decision-latency budget in cycles of the profile's clock (from cycles and/or ns)."""
+
+    cycles: int
+    ns: float
+    full_load: bool
+    hw_threads: int
+
+    @classmethod
+    def resolve(cls, profile: Profile, budget_cycles: int | None, budget_ns: float | None, full_load: bool) -> "Budget":
+        """The tighter of the given limits; the paper's 2 us bound when neither is given.
+
+        Under ``full_load`` every hardware thread of a core is busy, so one thread gets
+        ``1 / hw_threads`` of the pipeline and a time budget buys that many fewer cycles.
+        """
+        share = profile.hw_threads if full_load else 1
+        limits = []
+        if budget_cycles is not None:
+            limits.append(int(budget_cycles))
+        if budget_ns is not None or budget_cycles is None:
+            ns = DEFAULT_BUDGET_NS if budget_ns is None else float(budget_ns)
+            limits.append(int(ns * 1e-9 * profile.clock_hz) // share)
+        cycles = min(limits)
+        return cls(cycles=cycles, ns=cycles * share * 1e9 / profile.clock_hz, full_load=full_load, hw_threads=share)
+
+
+@dataclasses.dataclass
+class VerifyResult:
+    """Everything rlcc-verify reports; ``to_dict`` is the stable ``--json`` schema."""
+
+    firmware: str
+    target: str
+    profile: str
+    clock_hz: int
+    vectors: int
+    mismatches: int
+    mismatch_examples: list[dict[str, Any]]
+    disable_mask_ok: bool
+    cycles: dict[str, float]
+    rtt_cycles: dict[str, float]
+    instructions: dict[str, float]
+    worst_case: dict[str, Any]
+    budget: Budget
+    size: dict[str, int]
+    context_bytes: int  # bytes of the 48-byte per-flow context the firmware uses
+    source_matches_manifest: bool
+
+    @property
+    def bit_exact(self) -> bool:
+        return self.mismatches == 0 and self.disable_mask_ok
+
+    @property
+    def within_budget(self) -> bool:
+        return self.cycles["max"] <= self.budget.cycles
+
+    @property
+    def passed(self) -> bool:
+        return self.bit_exact and self.within_budget
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": "rlcc.verify/1",
+            "firmware": self.firmware,
+            "target": self.target,
+            "profile": self.profile,
+            "clock_hz": self.clock_hz,
+            "bit_exact": self.bit_exact,
+            "vectors": self.vectors,
+            "mismatches": self.mismatches,
+            "mismatch_examples": self.mismatch_examples,
+            "disable_event_mask_ok": self.disable_mask_ok,
+            "cycles": self.cycles,
+            "rtt_decision_cycles": self.rtt_cycles,
+            "instructions": self.instructions,
+            "worst_case": self.worst_case,
+            "budget": {
+                "cycles": self.budget.cycles,
+                "ns": round(self.budget.ns, 3),
+                "full_load": self.budget.full_load,
+                "hw_threads_sharing": self.budget.hw_threads,
+                "worst_case_ns": round(self.cycles["max"] * self.budget.hw_threads * 1e9 / self.clock_hz, 3),
+                "headroom": round(1.0 - self.cycles["max"] / self.budget.cycles, 4) if self.budget.cycles else None,
+                "within": self.within_budget,
+            },
+            "size": self.size,
+            "context_bytes": self.context_bytes,
+            "source_matches_manifest": self.source_matches_manifest,
+            "passed": self.passed,
+        }
+
+
+def manifest_path_for(firmware_c: Path) -> Path:
+    return firmware_c.with_name(firmware_c.stem + ".rlcc.json")
+
+
+def _records(v: Vectors) -> np.ndarray:
+    recs = hl.new_records(len(v))
+    recs["ctx_in"], recs["event"], recs["attr"] = v.ctx_in, v.event, v.attr
+    return recs
+
+
+def _stats(values: np.ndarray) -> dict[str, float]:
+    if len(values) == 0:
+        return {"min": 0, "mean": 0.0, "max": 0, "p99": 0}
+    return {
+        "min": int(values.min()),
+        "mean": round(float(values.mean()), 3),
+        "max": int(values.max()),
+        "p99": int(np.percentile(values, 99, method="higher")),
+    }
+
+
+def _example(model: FxModel, v: Vectors, i: int, out: np.ndarray) -> dict[str, Any]:
+    return {
+        "index": int(i),
+        "event_type": fmt.EVENT_NAMES.get(int(v.event[i, fmt.EV_ATTR]) & 0xFF, "unknown"),
+        "inputs": {"ctx_in": v.ctx_in[i].tolist(), "event": v.event[i].tolist(), "attr": int(v.attr[i])},
+        "expected": {"rate": int(v.rate[i]), "rtt_req": int(v.rtt_req[i]), "ctx_out": v.ctx_out[i].tolist()},
+        "got": {"rate": int(out["rate"][i]), "rtt_req": int(out["rtt_req"][i]), "ctx_out": out["ctx_out"][i].tolist()},
+    }
+
+
+def _worst_case(model: FxModel, v: Vectors, out: np.ndarray) -> dict[str, Any]:
+    i = int(np.argmax(out["cycles"]))
+    g = golden.step(model, v.ctx_in[i : i + 1], v.event[i : i + 1], v.attr[i : i + 1])
+    etype = int(v.event[i, fmt.EV_ATTR]) & 0xFF
+    case: dict[str, Any] = {
+        "index": i,
+        "cycles": int(out["cycles"][i]),
+        "instructions": int(out["instret"][i]),
+        "event_type": fmt.EVENT_NAMES.get(etype, "unknown"),
+        "new_flow": bool(v.ctx_in[i, fmt.CTX_RATE] == 0),
+    }
+    if etype == fmt.EVENT_RTT:
+        case["inputs"] = dict(zip(model.spec.input_names(), g.features[0].tolist()))
+        case["leaves"] = g.leaf_index[0].tolist()
+    return case
+
+
+def verify_firmware(
+    firmware_c: Path,
+    manifest: Path | None = None,
+    target: str = "rv64imac",
+    profile: str | None = None,
+    cc: str | None = None,
+    budget_cycles: int | None = None,
+    budget_ns: float | None = None,
+    full_load: bool = False,
+    random_count: int = DEFAULT_RANDOM_VECTORS,
+    seed: int = 0,
+) -> VerifyResult:
+    """Cross-compile ``firmware_c``, run manifest + boundary + random vectors, compare with golden."""
+    firmware_c = Path(firmware_c)
+    if not firmware_c.is_file():
+        raise BadInputError(f"{firmware_c}: no such file")
+    if target not in TARGET_XLEN:
+        raise BadInputError(f"unknown target {target!r}; expected one of {', '.join(TARGET_XLEN)}")
+    manifest = Path(manifest) if manifest else manifest_path_for(firmware_c)
+    if not manifest.is_file():
+        raise BadInputError(f"{manifest}: no firmware manifest beside {firmware_c.name} (pass --manifest)")
+    raw, model, shipped = manifest_io.load(str(manifest))
+    prof = load_profile(profile or DEFAULT_PROFILE[target])
+    if budget_cycles is not None and budget_cycles <= 0 or budget_ns is not None and budget_ns <= 0:
+        raise BadInputError("budgets must be positive")
+    if random_count < 0:
+        raise BadInputError("--random must be >= 0")
+
+    vectors = concat(shipped, boundary_vectors(model, seed), random_vectors(model, random_count, seed + 1))
+    zbb = prof.zbb and target == "rv64imac"
+    with tempfile.TemporaryDirectory(prefix="rlcc-verify-") as work:
+        elf = build_harness_elf(firmware_c, target, Path(work), cc=cc, zbb=zbb)
+        size = firmware_footprint(firmware_c, target, Path(work), cc=cc, zbb=zbb)
+        runner = HarnessRunner(elf, TARGET_XLEN[target], prof, zbb=zbb)
+        out = runner.run(_records(vectors))
+        mask = _disable_mask(runner)
+
+    bad = (
+        (out["rate"] != vectors.rate)
+        | (out["rtt_req"] != vectors.rtt_req)
+        | np.any(out["ctx_out"] != vectors.ctx_out, axis=1)
+    )
+    bad_idx = np.flatnonzero(bad)
+    rtt = (vectors.event[:, fmt.EV_ATTR] & 0xFF) == fmt.EVENT_RTT
+    text = firmware_c.read_text(encoding="utf-8", errors="replace")
+    expected_mask = int(raw.get("events", {}).get("disable_event_mask", mask))
+    return VerifyResult(
+        firmware=str(firmware_c),
+        target=target,
+        profile=prof.name,
+        clock_hz=prof.clock_hz,
+        vectors=len(vectors),
+        mismatches=len(bad_idx),
+        mismatch_examples=[_example(model, vectors, i, out) for i in bad_idx[:MAX_EXAMPLES]],
+        disable_mask_ok=mask == expected_mask,
+        cycles=_stats(out["cycles"]),
+        rtt_cycles=_stats(out["cycles"][rtt]),
+        instructions=_stats(out["instret"]),
+        worst_case=_worst_case(model, vectors, out),
+        budget=Budget.resolve(prof, budget_cycles, budget_ns, full_load),
+        size=size,
+        context_bytes=4 * (fmt.CTX_HISTORY + model.history_words),
+        source_matches_manifest=manifest_io.sha256_text(text) == raw.get("files", {}).get("c", {}).get("sha256"),
+    )
+
+
+def _disable_mask(runner: HarnessRunner) -> int:
+    raw = runner.machine.read_mem(runner.out_addr, hl.OUT_HEADER_SIZE)
+    return int(np.frombuffer(raw, dtype=hl.OUT_HEADER_DTYPE, count=1)[0]["disable_event_mask"])

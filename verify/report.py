@@ -1,0 +1,63 @@
+"""Write verification results for people (a summary) and for CI systems (JSON, JUnit XML)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+from rlcc.verify.check import VerifyResult
+
+
+def summary(r: VerifyResult) -> str:
+    """A short human-readable summary (a few lines)."""
+    d = r.to_dict()
+    b = d["budget"]
+    lines = [
+        f"target {r.target}, profile {r.profile} @ {r.clock_hz / 1e9:.2f} GHz",
+        f"vectors {r.vectors}: {'bit-exact' if r.bit_exact else f'{r.mismatches} MISMATCHES'}"
+        + ("" if r.disable_mask_ok else " (event mask differs from manifest)"),
+        f"cycles/event min {r.cycles['min']} mean {r.cycles['mean']:.1f} max {r.cycles['max']}"
+        f" (RTT decisions: mean {r.rtt_cycles['mean']:.1f} max {r.rtt_cycles['max']})",
+        f"worst case {r.worst_case['cycles']} cycles = {b['worst_case_ns']:.1f} ns"
+        f"{' under full hw-thread load' if b['full_load'] else ''}; budget {b['cycles']} cycles"
+        f" ({b['ns']:.0f} ns): {'OK' if b['within'] else 'EXCEEDED'}"
+        + (f", headroom {100 * b['headroom']:.0f}%" if b["headroom"] is not None else ""),
+        f"size: code {r.size['code']} B, constants {r.size['rodata']} B, data {r.size['data']} B;"
+        f" per-flow context {r.context_bytes} of 48 B",
+    ]
+    if not r.source_matches_manifest:
+        lines.append("note: firmware C differs from the manifest's copy (hand-edited?)")
+    for ex in d["mismatch_examples"]:
+        lines.append(
+            f"mismatch #{ex['index']} ({ex['event_type']}): expected rate {ex['expected']['rate']}"
+            f" rtt_req {ex['expected']['rtt_req']}, got rate {ex['got']['rate']} rtt_req {ex['got']['rtt_req']}"
+        )
+    return "\n".join(lines)
+
+
+def write_json(r: VerifyResult, path: Path) -> None:
+    Path(path).write_text(json.dumps(r.to_dict(), indent=2, sort_keys=True) + "\n")
+
+
+def write_junit(r: VerifyResult, path: Path) -> None:
+    """Two test cases, ``bit_exact`` and ``decision_budget``, in one suite."""
+    d = r.to_dict()
+    suite = ET.Element(
+        "testsuite",
+        name=f"rlcc-verify {Path(r.firmware).name} {r.target}",
+        tests="2",
+        failures=str(int(not r.bit_exact) + int(not r.within_budget)),
+        errors="0",
+    )
+    case = ET.SubElement(suite, "testcase", classname="rlcc.verify", name="bit_exact")
+    if not r.bit_exact:
+        ET.SubElement(case, "failure", message=f"{r.mismatches} of {r.vectors} vectors differ from the golden model").text = (
+            json.dumps(d["mismatch_examples"], indent=1)
+        )
+    case = ET.SubElement(suite, "testcase", classname="rlcc.verify", name="decision_budget")
+    if not r.within_budget:
+        ET.SubElement(
+            case, "failure", message=f"worst case {r.cycles['max']} cycles > budget {r.budget.cycles}"
+        ).text = json.dumps(d["worst_case"], indent=1)
+    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
