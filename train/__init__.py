@@ -1,0 +1,7 @@
+"""rlcc.train: the RL-CC policy trainer (analytic deterministic policy gradient, numpy only).
+
+Modules: ``mlp`` (network, manual backprop), ``adam`` (optimizer), ``config`` (run config),
+``adpg`` (rollouts in the simulator and the ADPG gradient), ``trainer`` (the loop and its log),
+``export`` (ONNX), ``lstm`` (recurrent variant), ``probe`` (explainability table),
+``evaluate`` (acceptance metrics on unseen scenarios).
+"""

@@ -1,0 +1,107 @@
+"""ADPG: on-policy rollouts in the simulator and the analytic deterministic policy gradient.
+
+All flows share one deterministic policy; each flow is an agent acting at its own RTT events.
+The papers' gradient of the average reward (ADPG, eq. 3) is
+
+    grad J ~ mean_t(delta_t) * grad_theta pi(o_t),   delta = target - max(infl - beta, 0) sqrt(rate)
+
+because d(-delta^2)/da = 2 delta * d(infl sqrt(rate))/da and that last factor is positive (a
+higher rate factor never lowers inflation or rate), so it is folded into the learning rate.
+Sign: delta > 0 (under-utilized) pushes pi(o_t) up, delta < 0 (congested) pushes it down.
+
+The simulator's trace holds the asynchronous decisions of all flows; they are keyed by flow
+(``Trace.sequences``) and each decision t of a flow is weighted by the mean delta its flow
+observed over the next ``rollout`` decisions (the finite-T average of the papers, taken over
+the decisions the action can influence).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from rlcc.simulator.controllers.factor import FactorController
+from rlcc.simulator.engine import simulate
+from rlcc.simulator.scenarios import Scenario
+from rlcc.simulator.trace import Trace, TraceConfig
+from rlcc.spec import ObservationSpec
+from rlcc.train.mlp import Mlp
+
+
+@dataclasses.dataclass
+class Rollout:
+    """One simulated episode: its decisions with their ADPG weights and the run's metrics."""
+
+    scenario: Scenario
+    obs: np.ndarray  # (M, width) float32 policy inputs
+    weight: np.ndarray  # (M,) mean future (clipped) delta of the decision's flow
+    delta: np.ndarray  # (M,) raw delta at each decision
+    flow_abs_delta: np.ndarray  # (flows,) |mean delta| per flow over the converged window
+    metrics: dict[str, float]
+
+
+def policy_fn(mlp: Mlp, spec: ObservationSpec):
+    """The obs -> factor callable the simulator's ``FactorController`` evaluates in batches."""
+
+    def fn(obs: np.ndarray) -> np.ndarray:
+        return spec.output_to_factor(mlp(obs))
+
+    return fn
+
+
+def rollout_weights(delta: np.ndarray, horizon: int, clip: float) -> np.ndarray:
+    """Per decision t of ONE flow: mean of clip(delta) over decisions t+1 .. t+horizon.
+
+    The last decision has no future in the episode and gets its own delta.
+    """
+    d = np.clip(np.asarray(delta, dtype=np.float64), -clip, clip)
+    n = len(d)
+    csum = np.concatenate([[0.0], np.cumsum(d)])
+    start = np.minimum(np.arange(n) + 1, n - 1)
+    stop = np.minimum(np.arange(n) + 1 + horizon, n)
+    stop = np.maximum(stop, start + 1)
+    return (csum[stop] - csum[start]) / (stop - start)
+
+
+def run_rollout(
+    mlp: Mlp, spec: ObservationSpec, scenario: Scenario, horizon: int, clip: float, capacity: int = 400_000
+) -> Rollout:
+    """Simulate ``scenario`` under the current policy and weight every recorded decision."""
+    ctl = FactorController(policy_fn(mlp, spec), spec, name="adpg")
+    result = simulate(scenario, ctl, trace=TraceConfig(capacity=capacity))
+    trace: Trace = result.trace
+    obs_parts, w_parts, d_parts, flow_abs = [], [], [], []
+    late_ns = scenario.converged_from * scenario.duration_ns
+    for _, idx in trace.sequences():
+        delta = trace.columns["delta"][idx]
+        obs_parts.append(trace.obs[idx])
+        w_parts.append(rollout_weights(delta, horizon, clip))
+        d_parts.append(delta)
+        late = delta[trace.columns["time_ns"][idx] >= late_ns]
+        if len(late):
+            flow_abs.append(abs(float(np.mean(late))))
+    width = spec.input_width
+    return Rollout(
+        scenario=scenario,
+        obs=np.concatenate(obs_parts) if obs_parts else np.zeros((0, width), np.float32),
+        weight=np.concatenate(w_parts) if w_parts else np.zeros(0),
+        delta=np.concatenate(d_parts) if d_parts else np.zeros(0),
+        flow_abs_delta=np.asarray(flow_abs),
+        metrics=dict(result.metrics),
+    )
+
+
+def adpg_direction(mlp: Mlp, rollouts: list[Rollout]) -> list[np.ndarray]:
+    """The ascent direction ``mean over decisions of weight_t * grad_theta pi(o_t)``."""
+    total = sum(len(r.obs) for r in rollouts)
+    grads = [np.zeros_like(w) for w in mlp.weights]
+    if total == 0:
+        return grads
+    for r in rollouts:
+        if not len(r.obs):
+            continue
+        _, cache = mlp.forward(r.obs)
+        for g, part in zip(grads, mlp.backward(cache, r.weight / total)):
+            g += part
+    return grads

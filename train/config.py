@@ -1,0 +1,119 @@
+"""Training run configuration: one JSON file fully determines a run (with its seed).
+
+The file written next to a shipped model (e.g. ``examples/rlcc_mlp.train.json``) is exactly
+what ``rlcc-train --config`` reads, so a model can always be retrained from its config.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+from rlcc.errors import BadInputError
+from rlcc.spec import ObservationSpec
+
+DEFAULT_SPEC: dict[str, Any] = {
+    "rlcc_spec": 1,
+    "features": [
+        {"name": "prev_action", "scale": 1.0, "offset": -1.0},
+        {"name": "delta", "scale": 10.0, "offset": 0.0},
+    ],
+    "history": 2,
+    "step_order": "oldest_first",
+    "reward": {"target": 0.064, "beta": 1.5, "base_rtt_ns": 8000},
+    "action": {"type": "tanh", "map": "asymmetric", "gain": 0.2, "clamp_min": 0.8, "clamp_max": 1.25},
+    "rate": {"initial": 1.0, "min": 1.0 / 16384},
+}
+
+# Small incasts on a 2 MB buffer: the line-rate start congests the port but the RTT stays
+# short (<= 168 us), so each 3 ms episode holds many decisions per flow.
+DEFAULT_SCENARIOS: list[dict[str, Any]] = [
+    {"kind": "many-to-one", "flows": n, "duration_ms": 3.0, "network": {"buffer_bytes": 2_000_000}} for n in (2, 4, 8)
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """Hyper-parameters of an ADPG run.
+
+    ``rollout``: decisions per flow averaged into one ADPG weight (the papers' finite T);
+    ``delta_clip``: |delta| bound in the gradient weight (2 x target): delta is at most
+    +target but reaches -100 in a startup incast, and unclipped that transient drowns the
+    under-utilized signal (the positive-delta ReLUs die and the policy stops probing up); ``scenarios``: simulator scenario dicts, all run
+    every iteration with seed ``seed + iteration`` (fresh probe phases).
+    """
+
+    seed: int = 0
+    iterations: int = 100
+    lr: float = 0.02
+    hidden: tuple[int, ...] = (12, 12)
+    init_out_scale: float = 0.1
+    rollout: int = 16
+    delta_clip: float = 0.128
+    scenarios: tuple[dict[str, Any], ...] = tuple(DEFAULT_SCENARIOS)
+    spec: dict[str, Any] = dataclasses.field(default_factory=lambda: dict(DEFAULT_SPEC))
+    trace_capacity: int = 400_000
+
+    def __post_init__(self) -> None:
+        if self.iterations < 0 or self.rollout < 1 or self.lr <= 0 or self.delta_clip <= 0:
+            raise BadInputError("invalid train config: need iterations >= 0, rollout >= 1, lr > 0, delta_clip > 0")
+        if not self.hidden or any(h < 1 for h in self.hidden):
+            raise BadInputError("invalid train config: 'hidden' must list positive layer widths")
+        if not self.scenarios:
+            raise BadInputError("invalid train config: 'scenarios' must not be empty")
+        self.observation_spec()
+        self.scenario_objects()
+
+    def observation_spec(self) -> ObservationSpec:
+        return ObservationSpec.from_dict(self.spec)
+
+    def scenario_objects(self, seed_offset: int = 0) -> list:
+        from rlcc.simulator.scenarios import Scenario
+
+        out = []
+        for s in self.scenarios:
+            data = dict(s)
+            data["seed"] = int(data.get("seed", 0)) + self.seed + seed_offset
+            out.append(Scenario.from_dict(data))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["hidden"] = list(self.hidden)
+        data["scenarios"] = [dict(s) for s in self.scenarios]
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, indent=2) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "TrainConfig":
+        if not isinstance(data, Mapping):
+            raise BadInputError("invalid train config: top level must be a JSON object")
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - fields)
+        if unknown:
+            raise BadInputError(f"invalid train config: unknown key(s) {', '.join(unknown)}")
+        kwargs = dict(data)
+        if "hidden" in kwargs:
+            kwargs["hidden"] = tuple(kwargs["hidden"])
+        if "scenarios" in kwargs:
+            kwargs["scenarios"] = tuple(kwargs["scenarios"])
+        try:
+            return cls(**kwargs)
+        except TypeError as exc:
+            raise BadInputError(f"invalid train config: {exc}") from None
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "TrainConfig":
+        try:
+            text = Path(path).read_text()
+        except OSError as exc:
+            raise BadInputError(f"cannot read train config {path}: {exc.strerror}") from None
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise BadInputError(f"invalid train config in {path}: not JSON ({exc})") from None
+        return cls.from_dict(data)
