@@ -13,7 +13,7 @@ static void rv_invalidate(rv_state *s, uint64_t off, uint64_t n) {
 #define ureg_t uint32_t
 #define sreg_t int32_t
 #define RUN_FN rv_run32
-#include "rv_exec.inc"
+#include "rv_exec_body.h"
 #undef XLEN
 #undef RUN_FN
 #undef ureg_t
@@ -23,4 +23,4 @@ static void rv_invalidate(rv_state *s, uint64_t off, uint64_t n) {
 #define ureg_t uint64_t
 #define sreg_t int64_t
 #define RUN_FN rv_run64
-#include "rv_exec.inc"
+#include "rv_exec_body.h"

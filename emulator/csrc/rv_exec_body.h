@@ -1,4 +1,4 @@
-/* Interpreter loop, instantiated twice by rv_exec.c: XLEN = 32 and XLEN = 64.
+/* Interpreter loop body (deliberately no include guard), instantiated twice by rv_exec.c: XLEN = 32 and XLEN = 64.
  * Needs: XLEN, ureg_t, sreg_t, RUN_FN. Registers are cached in a local array; the decode cache
  * has one rv_dinsn per 2-byte RAM slot, filled lazily and invalidated by stores into code. */
 
