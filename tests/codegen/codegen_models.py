@@ -100,3 +100,26 @@ def edge_model() -> FxModel:
     )
     return FxModel(spec=spec, constants=FxConstants.from_spec(spec), trees=trees, bias=fmt.FACTOR_ONE,
                    provenance={"source": "tests/codegen/models.py:edge_model"})
+
+
+def onnx_example_spec() -> ObservationSpec:
+    """The spec embedded in examples/synthetic_mlp.onnx."""
+    from pathlib import Path
+
+    from rlcc.policy import OnnxPolicy
+
+    return OnnxPolicy(str(Path(__file__).resolve().parents[2] / "examples" / "synthetic_mlp.onnx")).spec
+
+
+def hosted_models() -> dict[str, FxModel]:
+    """The models every hosted test runs: hand-made, extreme thresholds, all features, counts."""
+    return {
+        "tiny": tiny_model(),
+        "edge": edge_model(),
+        "onnx_spec": random_model(onnx_example_spec(), n_trees=20, depth=6, seed=1),
+        "all_features": random_model(ALL_FEATURES_SPEC, n_trees=8, depth=4, seed=2),
+        "counts_h3": random_model(COUNTS_SPEC, n_trees=6, depth=4, seed=3),
+    }
+
+
+MODELS = hosted_models()

@@ -1,8 +1,51 @@
-"""Fixtures of the code generator tests: build generated firmware with the SDK stub and run it."""
+"""Fixtures of the code generator tests: generated firmware for the test models, built once."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from codegen_build import build_host  # noqa: E402
+from codegen_models import MODELS  # noqa: E402
+
+from rlcc.codegen import TREE_STYLES, generate  # noqa: E402
+
+@pytest.fixture(scope="session")
+def models():
+    return MODELS
+
+
+@pytest.fixture(scope="session")
+def generated(tmp_path_factory):
+    """``generated(model_name, style)`` -> paths of the generated files (cached per session)."""
+    root = tmp_path_factory.mktemp("codegen")
+    cache: dict[tuple[str, str], dict[str, Path]] = {}
+
+    def get(name: str, style: str = "oblivious") -> dict[str, Path]:
+        if (name, style) not in cache:
+            assert style in TREE_STYLES
+            cache[(name, style)] = generate(MODELS[name], root / f"{name}_{style}", name=f"{name}_{style}",
+                                            tree_style=style, source_info={"test_model": name})
+        return cache[(name, style)]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def host_exe(generated, tmp_path_factory):
+    """``host_exe(model_name, style, sanitize=False)`` -> hosted harness executable (cached)."""
+    root = tmp_path_factory.mktemp("codegen_host")
+    cache: dict[tuple[str, str, bool], Path] = {}
+
+    def get(name: str, style: str = "oblivious", sanitize: bool = False) -> Path:
+        key = (name, style, sanitize)
+        if key not in cache:
+            suffix = "_asan" if sanitize else ""
+            cache[key] = build_host(generated(name, style)["c"], root / f"{name}_{style}{suffix}", sanitize=sanitize)
+        return cache[key]
+
+    return get

@@ -1,0 +1,120 @@
+"""Generated C, built with host gcc and the SDK stub's hosted harness, equals the golden model."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+
+import numpy as np
+import pytest
+from codegen_build import build_host, describe, mismatches, run_host
+from codegen_models import MODELS, tiny_model
+
+from rlcc.codegen import generate
+from rlcc.codegen.manifest import load
+from rlcc.firmware_sdk_stub import harness_layout as hl
+from rlcc.fxp import vectors as V
+
+
+def full_vectors(model, n_random: int, seed: int) -> V.Vectors:
+    return V.concat(V.boundary_vectors(model, seed), V.random_vectors(model, n_random, seed + 1),
+                    V.sequence_vectors(model, 32, 64, seed + 2))
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_bit_exact_with_golden_both_styles(name, host_exe, tmp_path):
+    model = MODELS[name]
+    vec = full_vectors(model, 100_000, seed=11)
+    outs = {}
+    for style in ("oblivious", "ifelse"):
+        out = run_host(host_exe(name, style), vec, tmp_path)
+        bad = mismatches(out, vec)
+        assert len(bad) == 0, f"{style}: " + describe(out, vec, bad)
+        outs[style] = out.records
+    for field in ("ctx_out", "rate", "rtt_req"):
+        assert np.array_equal(outs["oblivious"][field], outs["ifelse"][field])
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_sanitizers_clean(name, host_exe, tmp_path):
+    model = MODELS[name]
+    vec = full_vectors(model, 5_000, seed=21)
+    for style in ("oblivious", "ifelse"):
+        out = run_host(host_exe(name, style, sanitize=True), vec, tmp_path)
+        bad = mismatches(out, vec)
+        assert len(bad) == 0, describe(out, vec, bad)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_manifest_vectors_and_event_mask(name, generated, host_exe, tmp_path):
+    paths = generated(name)
+    data, model, vec = load(str(paths["manifest"]))
+    assert model == MODELS[name]
+    assert data["files"]["c"]["sha256"] == hashlib.sha256(paths["c"].read_bytes()).hexdigest()
+    assert data["files"]["h"]["sha256"] == hashlib.sha256(paths["h"].read_bytes()).hexdigest()
+    assert len(vec) > 1000
+    out = run_host(host_exe(name), vec, tmp_path)
+    assert len(mismatches(out, vec)) == 0
+    assert out.disable_event_mask == data["events"]["disable_event_mask"]
+    enabled = set(data["events"]["enabled"])
+    names = set(model.spec.feature_names)
+    assert {"RTT", "TX"} <= enabled
+    assert ("CNP" in enabled) == ("cnp_count" in names) and ("NACK" in enabled) == ("nack_count" in names)
+
+
+def test_perturbed_threshold_is_caught(generated, tmp_path):
+    """Moving one threshold by one unit in the C must show up as a mismatch on boundary vectors."""
+    model = MODELS["tiny"]
+    src = generated("tiny")["c"].read_text()
+    thr = model.trees[0].splits[0].threshold
+    line = f"#define THR_0_0 INT32_C({thr})"
+    assert line in src
+    bad_c = tmp_path / "tiny_oblivious.c"
+    bad_c.write_text(src.replace(line, f"#define THR_0_0 INT32_C({thr + 1})"))
+    (tmp_path / "tiny_oblivious.h").write_text(generated("tiny")["h"].read_text())
+    exe = build_host(bad_c, tmp_path / "perturbed")
+    vec = V.boundary_vectors(model)
+    assert len(mismatches(run_host(exe, vec, tmp_path), vec)) > 0
+
+
+def _param_ids(paths) -> dict[str, int]:
+    data = json.loads(paths["manifest"].read_text())
+    return {p["name"]: p["id"] for p in data["parameters"]}
+
+
+def test_parameters_validated_and_applied(generated, host_exe, tmp_path):
+    """Host parameter writes: invalid sets are refused whole; valid ones equal golden with those constants."""
+    name = "onnx_spec"
+    model = MODELS[name]
+    ids = _param_ids(generated(name))
+    c = model.constants
+    new_min, new_beta = c.rate_min * 64, c.beta_q16 // 2
+    cmds = [
+        hl.ParamCmd(slot=0, param_id_base=ids["CLAMP_MIN_Q16"], values=[c.clamp_max_q16 + 1]),  # min > max
+        hl.ParamCmd(slot=0, param_id_base=ids["RATE_MIN"], values=[0]),
+        hl.ParamCmd(slot=0, param_id_base=len(ids), values=[1]),  # unknown id
+        hl.ParamCmd(slot=0, param_id_base=ids["RATE_MIN"], values=[c.rate_initial + 1]),  # above initial
+        hl.ParamCmd(slot=9, param_id_base=0, values=[1]),  # no such slot
+        hl.ParamCmd(slot=2, param_id_base=ids["RATE_MIN"], values=[new_min]),
+        hl.ParamCmd(slot=2, param_id_base=ids["BETA_Q16"], values=[new_beta]),
+    ]
+    changed = dataclasses.replace(model, constants=dataclasses.replace(c, rate_min=new_min, beta_q16=new_beta))
+    vec = V.random_vectors(model, 5000, seed=5)
+    slot = (vec.attr & 0xF) % hl.NUM_SLOTS
+    golden_default = vec
+    golden_changed = V.expected(changed, vec.ctx_in, vec.event, vec.attr)
+    out = run_host(host_exe(name), vec, tmp_path, param_cmds=cmds)
+    assert out.param_status == [hl.PARAM_FAIL] * 5 + [hl.PARAM_OK] * 2
+    pick = slot == 2
+    assert pick.any() and (~pick).any()
+    for field in ("ctx_out", "rate", "rtt_req"):
+        want = np.where(pick.reshape((-1,) + (1,) * (getattr(vec, field).ndim - 1)),
+                        getattr(golden_changed, field), getattr(golden_default, field))
+        assert np.array_equal(out.records[field], want), field
+    assert not np.array_equal(golden_changed.rate, golden_default.rate)
+
+
+def test_generate_defaults_write_three_files(tmp_path):
+    paths = generate(tiny_model(), tmp_path)
+    assert sorted(p.name for p in paths.values()) == ["firmware.c", "firmware.h", "firmware.rlcc.json"]

@@ -1,0 +1,86 @@
+"""Rendered C: deterministic, reviewed golden text, warning-free for host and RISC-V, freestanding.
+
+Golden files: ``tests/codegen/golden/`` holds the C rendered for ``tiny_model()``. After an
+intended template change refresh them with ``RLCC_UPDATE_GOLDEN=1 pytest tests/codegen`` and
+review the diff.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from codegen_build import WARN, ZIG_TARGET, compile_ok, compile_riscv
+from codegen_models import MODELS, SYNTHETIC_SPEC, random_model, tiny_model
+from elftools.elf.elffile import ELFFile
+
+from rlcc import firmware_sdk_stub as sdk
+from rlcc.codegen import TREE_STYLES, generate, render_sources
+from rlcc.errors import BadInputError
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+@pytest.mark.parametrize("style", TREE_STYLES)
+def test_golden_text(style):
+    texts, _ = render_sources(tiny_model(), name="tiny", tree_style=style, source_info={"model": "tiny_model"})
+    for key, text in texts.items():
+        path = GOLDEN / f"tiny_{style}.{key}"
+        if os.environ.get("RLCC_UPDATE_GOLDEN") == "1":
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(text, newline="\n")
+        assert path.read_text() == text, f"{path.name} changed; refresh with RLCC_UPDATE_GOLDEN=1 and review"
+
+
+def test_byte_identical_for_same_inputs(tmp_path):
+    model = MODELS["all_features"]
+    a = generate(model, tmp_path / "a", name="fw", source_info={"k": "v"})
+    b = generate(model, tmp_path / "b", name="fw", source_info={"k": "v"})
+    for key in a:
+        assert a[key].read_bytes() == b[key].read_bytes(), key
+
+
+@pytest.mark.parametrize("style", TREE_STYLES)
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_warnings_as_errors_host_and_riscv(name, style, generated, tmp_path):
+    c_file = generated(name, style)["c"]
+    compile_ok(["gcc", *WARN, "-pedantic", "-O2", f"-I{sdk.SDK_DIR}", f"-I{c_file.parent}", "-c", c_file,
+                "-o", tmp_path / "host.o"])
+    for target in ZIG_TARGET:
+        obj = compile_riscv(c_file, target, tmp_path / f"{target}.o")
+        with open(obj, "rb") as fh:
+            symtab = ELFFile(fh).get_section_by_name(".symtab")
+            undefined = {s.name for s in symtab.iter_symbols() if s["st_shndx"] == "SHN_UNDEF" and s.name}
+            defined = {s.name for s in symtab.iter_symbols()
+                       if s["st_shndx"] != "SHN_UNDEF" and s["st_info"]["bind"] == "STB_GLOBAL"}
+        # no libcalls (soft-float, 64-bit division, memcpy...): only the SDK's parameter storage
+        assert undefined <= {"pcc_params"}, undefined
+        assert defined == {"user_algo", "user_init", "user_set_algo_params"}
+
+
+def test_source_is_freestanding_and_documented():
+    texts, ctx = render_sources(MODELS["all_features"], name="fw")
+    c = texts["c"]
+    assert set(re.findall(r'#include [<"]([^>"]+)[>"]', c)) == {"stdbool.h", "stdint.h", "pcc_sdk.h", "fw.h"}
+    code = re.sub(r"/\*.*?\*/", "", c, flags=re.S)
+    assert not re.search(r"\b(float|double|malloc|free)\b", code)
+    assert ctx["model_sha256"] in c and "rlcc " in c
+    for tree in MODELS["all_features"].trees:
+        for s in tree.splits:
+            assert f"{s.op} {s.threshold} (Q" in c and repr(s.border) in c
+    assert "_Static_assert(RLCC_CTX_HISTORY + HISTORY_WORDS <= RLCC_CTX_WORDS" in c
+    assert "round(2^32 / 12000)" in texts["h"] and "beta = 1.25 -> round(1.25 * 2^16)" in texts["h"]
+
+
+def test_oblivious_form_is_branch_free():
+    texts, _ = render_sources(random_model(SYNTHETIC_SPEC, n_trees=4, depth=5), name="fw")
+    body = texts["c"].split("static inline int32_t eval_ensemble", 1)[1].split("\n}\n", 1)[0]
+    assert "if" not in re.sub(r"/\*.*?\*/", "", body) and "?" not in body
+    assert body.count("idx |= (uint32_t)(x[") == 20
+
+
+def test_bad_arguments():
+    with pytest.raises(BadInputError):
+        render_sources(tiny_model(), tree_style="switch")

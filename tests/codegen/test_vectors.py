@@ -1,0 +1,78 @@
+"""rlcc.fxp.vectors: boundary coverage, determinism, chaining, speed, serialization."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from codegen_models import MODELS
+
+from rlcc import formats as fmt
+from rlcc.fxp import golden
+from rlcc.fxp import vectors as V
+
+
+def _hits(model, vec):
+    g = golden.step(model, vec.ctx_in, vec.event, vec.attr)
+    rtt = (vec.event[:, fmt.EV_ATTR] & 0xFF) == fmt.EVENT_RTT
+    return g.features[rtt]
+
+
+def test_boundaries_hit_exactly_where_reachable():
+    for name in ("tiny", "onnx_spec", "all_features", "counts_h3"):
+        model = MODELS[name]
+        feats = _hits(model, V.boundary_vectors(model))
+        for inp, value in V.split_targets(model):
+            ago = next(a for a in range(model.spec.history) for f in range(model.spec.n_features)
+                       if model.spec.input_index(a, f) == inp)
+            fname = model.spec.features[inp % model.spec.n_features].name
+            col = feats[:, inp]
+            if ago > 0 or fname == "prev_action":
+                assert (col == value).any(), (name, inp, value)
+            elif fname in ("rtt_inflation", "delta"):
+                # RTT-derived values move in steps of a few units per ns: nearest, not exact
+                assert np.abs(col - value).min() <= 64, (name, inp, value)
+
+
+def test_edge_cases_present():
+    model = MODELS["counts_h3"]
+    vec = V.boundary_vectors(model)
+    etype = vec.event[:, fmt.EV_ATTR] & 0xFF
+    rtt = vec.event[:, fmt.EV_TIMESTAMP] - vec.event[:, fmt.EV_RTT_REQ_SEND_TS]
+    is_rtt = etype == fmt.EVENT_RTT
+    assert (rtt[is_rtt] == 0).any() and (rtt[is_rtt] == 0xFFFFFFFF).any()
+    assert (is_rtt & (vec.event[:, fmt.EV_RTT_REQ_SEND_TS] > vec.event[:, fmt.EV_TIMESTAMP])).any()  # wraps
+    assert ((vec.ctx_in == 0).all(axis=1) & is_rtt).any() and ((vec.ctx_in == 0).all(axis=1) & ~is_rtt).any()
+    cnp = etype == fmt.EVENT_CNP
+    assert (cnp & ((vec.event[:, fmt.EV_COALESCED] & 0xFFFF) == 0)).any()
+    assert (cnp & ((vec.ctx_out[:, fmt.CTX_COUNTS] & 0xFFFF) == fmt.COUNT_MAX)).any()
+    assert (vec.rate == model.constants.rate_min).any() and (vec.rate == fmt.RATE_MAX).any()
+    assert {fmt.EVENT_TX, fmt.EVENT_ACK, fmt.EVENT_NULL} <= set(etype.tolist())
+
+
+def test_random_vectors_fast_and_deterministic():
+    model = MODELS["all_features"]
+    t = time.perf_counter()
+    a = V.random_vectors(model, 100_000, seed=3)
+    assert time.perf_counter() - t < 10
+    b = V.random_vectors(model, 100_000, seed=3)
+    assert len(a) == 100_000 and all(np.array_equal(getattr(a, k), getattr(b, k)) for k in ("ctx_in", "event", "ctx_out"))
+    assert not np.array_equal(a.ctx_in, V.random_vectors(model, 100_000, seed=4).ctx_in)
+
+
+def test_sequences_are_chained():
+    model = MODELS["onnx_spec"]
+    n_flows, n_events = 8, 50
+    vec = V.sequence_vectors(model, n_flows, n_events, seed=1)
+    assert len(vec) == n_flows * n_events
+    assert (vec.ctx_in[:n_flows] == 0).all()
+    assert np.array_equal(vec.ctx_in[n_flows:], vec.ctx_out[:-n_flows])
+    assert ((vec.rate > 0) & (vec.rate <= fmt.RATE_MAX)).all()
+
+
+def test_dict_round_trip():
+    model = MODELS["tiny"]
+    vec = V.default_vectors(model)
+    back = V.Vectors.from_dict(vec.to_dict())
+    for k in ("ctx_in", "event", "attr", "ctx_out", "rate", "rtt_req"):
+        assert np.array_equal(getattr(vec, k), getattr(back, k)) and getattr(back, k).dtype == np.uint32
