@@ -89,9 +89,15 @@ static PyObject *Core_write_mem(CoreObject *self, PyObject *args) {
         return range_error(&self->s, addr, n);
     }
     uint64_t off = addr - self->s.base;
-    memcpy(self->s.mem + off, buf.buf, n);
+    rv_state *s = &self->s;
+    /* Only drop decoded instructions if the bytes over decoded code actually change (restoring
+     * the same image before every batch keeps the decode cache warm). */
+    uint64_t lo = off > s->code_lo ? off : s->code_lo;
+    uint64_t hi = off + n < s->code_hi ? off + n : s->code_hi;
+    int changed = lo < hi && memcmp(s->mem + lo, (const char *)buf.buf + (lo - off), hi - lo) != 0;
+    memcpy(s->mem + off, buf.buf, n);
     PyBuffer_Release(&buf);
-    invalidate_range(&self->s, off, n);
+    if (changed) invalidate_range(s, off, n);
     Py_RETURN_NONE;
 }
 

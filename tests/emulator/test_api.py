@@ -110,3 +110,19 @@ def test_zbb_build_runs_on_dpa_profile(compiled):
     ref = Machine(xlen=64, profile="dpa")
     ref.load_elf(compiled("crc", 64))
     assert r.exit_code == ref.run().exit_code
+
+
+def test_write_mem_over_executed_code_takes_effect():
+    import rv_testkit as K
+
+    m = Machine(xlen=64)
+    prog = K.words(K.opimm("addi", 10, 0, 1), K.ECALL)
+    m.write_mem(m.mem_base, prog)
+    m.pc = m.mem_base
+    assert m.run().exit_code == 1
+    m.write_mem(m.mem_base, prog)  # same bytes: decode cache kept
+    m.pc = m.mem_base
+    assert m.run().exit_code == 1
+    m.write_mem(m.mem_base, K.words(K.opimm("addi", 10, 0, 2)))  # new code is executed
+    m.pc = m.mem_base
+    assert m.run().exit_code == 2
