@@ -136,6 +136,12 @@ class _Run:
         self.tx[idx] = tx
         self.rate[idx] = new
 
+    def queue_delay(self, idx: np.ndarray) -> np.ndarray | float:
+        """Queueing delay (ns) a packet of each flow would see entering its egress port now."""
+        if self.fabric.n_ports == 1:
+            return self.fabric.total_queue() / self.C
+        return self.fabric.queue_bytes()[self.port[idx]] / self.C
+
     # ---- events --------------------------------------------------------------------------------
     def start_flows(self, t: float) -> None:
         end = int(np.searchsorted(self.sorted_starts, t, side="right"))
@@ -150,7 +156,7 @@ class _Run:
         start = self.table.start_ns[idx]
         send = np.where(start == 0.0, self.phase[idx], start)
         self.probe_sent[idx] = send
-        self.next_ret[idx] = send + self.base + self.fabric.queue_bytes()[self.port[idx]] / self.C
+        self.next_ret[idx] = send + self.base + self.queue_delay(idx)
         fin = idx[self.finite[idx]]
         if len(fin):
             self.finite_active = np.concatenate([self.finite_active, fin])
@@ -189,7 +195,7 @@ class _Run:
         else:
             self.pending.append((k + self.latency_steps, due, new))
         self.probe_sent[due] = ret
-        self.next_ret[due] = ret + self.base + self.fabric.queue_bytes()[self.port[due]] / self.C
+        self.next_ret[due] = ret + self.base + self.queue_delay(due)
         infl = rtt / self.base
         self.rtt_stats[0:2] += (infl.sum(), len(due))
         if k >= self.window_step:
@@ -240,7 +246,7 @@ class _Run:
             return
         fin = idx[done]
         self.finite_active = idx[~done]
-        self.fct[fin] = t - self.table.start_ns[fin] + self.base / 2 + self.fabric.queue_bytes()[self.port[fin]] / self.C
+        self.fct[fin] = t - self.table.start_ns[fin] + self.base / 2 + self.queue_delay(fin)
         self.set_rates(fin, np.zeros(len(fin)))
         self.active[fin] = False
         self.done[fin] = True
@@ -253,7 +259,8 @@ class _Run:
 
     def sample(self, k: int) -> None:
         if k % self.q_every == 0:
-            self.q_samples[k // self.q_every] = self.fabric.queue_bytes()
+            f = self.fabric
+            self.q_samples[k // self.q_every] = f.total_queue() if f.n_ports == 1 else f.queue_bytes()
         if k % self.series_every == 0:
             s = self.series
             s["t_us"].append(k * self.dt / 1e3)

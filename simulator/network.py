@@ -63,13 +63,19 @@ class Fabric:
 
         Callers must settle the affected flows' integrals first (``integrals``).
         """
-        np.add.at(self.group_rate, groups, delta)
+        self.group_rate += np.bincount(groups, weights=delta, minlength=self.n_groups)
         self._dirty = True
 
     def integrals(self, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Current per-group integrals (ns) of host scale, scale x drop, scale x mark fractions."""
-        self._sync()
         s = self.group_scale[groups]
+        if self._single:
+            t = s * (self.time - self.ref_time)
+            return (
+                self.g_sent0[groups] + t,
+                self.g_drop0[groups] + s * (self._d - self.ref_drop[0]),
+                self.g_mark0[groups] + s * (self._m - self.ref_mark[0]),
+            )
         p = self.group_port[groups]
         sent = self.g_sent0[groups] + s * (self.time - self.ref_time)
         drop = self.g_drop0[groups] + s * (self.drop_int[p] - self.ref_drop[p])
@@ -79,6 +85,7 @@ class Fabric:
     def _refresh(self) -> None:
         """Rebase the group integrals, then recompute host scales and port loads."""
         self.g_sent0, self.g_drop0, self.g_mark0 = self.integrals(np.arange(self.n_groups))
+        self._sync()
         self.ref_time = self.time
         self.ref_drop = self.drop_int.copy()
         self.ref_mark = self.mark_int.copy()

@@ -210,6 +210,16 @@ def test_trace_recorder_bounds_memory(tmp_path):
     assert sum(len(Trace.load(f)) for f in files) == len(full)
 
 
+@pytest.mark.parametrize("latency_us, in_control", [(1.0, True), (17.0, False), (450.0, False)])
+def test_decision_latency_loses_control(latency_us, in_control):
+    """The paper: 17 us and 450 us decisions lose control of the fixed point, ~1 us keeps it."""
+    spec, ctl = _delta_controller(16)
+    m = simulate(ManyToOne(flows=16, duration_ms=6, decision_latency_us=latency_us), ctl).metrics
+    expected = spec.reward.beta + spec.reward.target * 4.0
+    on_target = abs(m["mean_rtt_inflation"] / expected - 1.0) < 0.1 and m["goodput"] > 0.99
+    assert on_target == in_control, m
+
+
 def test_policy_controller_runs_the_onnx_policy():
     r = simulate(ManyToOne(flows=16, duration_ms=2), make_controller("policy", SYNTHETIC), trace=TraceConfig(capacity=10))
     assert r.controller.startswith("policy:")
