@@ -38,6 +38,7 @@ class Rollout:
     weight: np.ndarray  # (M,) mean future (clipped) delta of the decision's flow
     delta: np.ndarray  # (M,) raw delta at each decision
     flow_abs_delta: np.ndarray  # (flows,) |mean delta| per flow over the converged window
+    bounds: list[tuple[int, int]]  # per flow: [start, stop) of its decisions in obs/weight/delta
     metrics: dict[str, float]
 
 
@@ -71,10 +72,12 @@ def run_rollout(
     ctl = FactorController(policy_fn(mlp, spec), spec, name="adpg")
     result = simulate(scenario, ctl, trace=TraceConfig(capacity=capacity))
     trace: Trace = result.trace
-    obs_parts, w_parts, d_parts, flow_abs = [], [], [], []
+    obs_parts, w_parts, d_parts, flow_abs, bounds = [], [], [], [], []
     late_ns = scenario.converged_from * scenario.duration_ns
     for _, idx in trace.sequences():
         delta = trace.columns["delta"][idx]
+        start = bounds[-1][1] if bounds else 0
+        bounds.append((start, start + len(idx)))
         obs_parts.append(trace.obs[idx])
         w_parts.append(rollout_weights(delta, horizon, clip))
         d_parts.append(delta)
@@ -88,6 +91,7 @@ def run_rollout(
         weight=np.concatenate(w_parts) if w_parts else np.zeros(0),
         delta=np.concatenate(d_parts) if d_parts else np.zeros(0),
         flow_abs_delta=np.asarray(flow_abs),
+        bounds=bounds,
         metrics=dict(result.metrics),
     )
 

@@ -1,0 +1,66 @@
+"""`rlcc-train` / `rlcc train`: train the RL-CC MLP policy with ADPG and export it to ONNX."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import click
+
+from rlcc.cli.common import guarded
+
+
+@click.command("train")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Training config JSON (default: built-in defaults).")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Output ONNX policy.")
+@click.option("--log-dir", type=click.Path(file_okay=False), help="Write train_log.csv and train_log.png here.")
+@click.option("--seed", type=int, help="Override the config's seed.")
+@click.option("--iterations", type=int, help="Override the config's number of ADPG iterations.")
+@click.option("--lstm-out", type=click.Path(dir_okay=False), help="Also distil a recurrent LSTM policy (behaviour cloning) to this ONNX.")
+@click.option("--quiet", is_flag=True, help="No per-iteration progress lines.")
+@guarded("rlcc-train")
+def train_command(config_path, out, log_dir, seed, iterations, lstm_out, quiet) -> None:
+    """Train the shared deterministic RL-CC policy (ADPG) on small simulator scenarios.
+
+    Writes OUT (ONNX with the rlcc.spec metadata) and OUT's config as <OUT stem>.train.json,
+    which reproduces the run byte-for-byte: rlcc-train --config <that file> --out OUT.
+    """
+    from rlcc.train.config import TrainConfig
+    from rlcc.train.export import export_mlp
+    from rlcc.train.trainer import plot_log, train, write_log_csv
+
+    cfg = TrainConfig.from_file(config_path) if config_path else TrainConfig()
+    overrides = {k: v for k, v in (("seed", seed), ("iterations", iterations)) if v is not None}
+    cfg = dataclasses.replace(cfg, **overrides)
+
+    def progress(row: dict) -> None:
+        if not quiet:
+            click.echo(
+                f"iter {int(row['iteration']):4d}  |delta| {row['mean_abs_delta']:.4f}  reward {row['reward']:.4g}  "
+                f"goodput {row['goodput']:.3f}  rtt {row['rtt_inflation']:.3f}  drops {row['drop_fraction']:.4f}",
+                err=True,
+            )
+
+    result = train(cfg, progress)
+    out_path = Path(out)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    spec = cfg.observation_spec()
+    export_mlp(result.mlp, spec, out_path, doc=f"RL-CC MLP trained by rlcc-train (ADPG), seed {cfg.seed}, {cfg.iterations} iterations")
+    cfg_path = out_path.with_name(out_path.stem + ".train.json")
+    cfg_path.write_text(cfg.to_json())
+    if log_dir:
+        d = Path(log_dir)
+        d.mkdir(parents=True, exist_ok=True)
+        write_log_csv(result.log, d / "train_log.csv")
+        plot_log(result.log, d / "train_log.png")
+    if lstm_out:
+        from rlcc.train.lstm import distill_lstm, export_lstm
+
+        lstm, bc_loss = distill_lstm(result.mlp, cfg)
+        export_lstm(lstm, spec, lstm_out)
+        click.echo(f"rlcc-train: wrote {lstm_out} (behaviour-cloning MSE {bc_loss:.2e})", err=True)
+    last = result.log[-1]
+    click.echo(
+        f"rlcc-train: wrote {out_path} and {cfg_path} in {result.wall_s:.1f} s "
+        f"(final |delta| {last['mean_abs_delta']:.4f}, goodput {last['goodput']:.3f})"
+    )
