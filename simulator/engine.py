@@ -72,12 +72,8 @@ class _Run:
         self.tx = np.zeros(n)
         self.active = np.zeros(n, bool)
         self.done = np.zeros(n, bool)
-        self.acc_sent = np.zeros(n)
-        self.acc_drop = np.zeros(n)
-        self.acc_mark = np.zeros(n)
-        self.last_s = np.zeros(n)
-        self.last_d = np.zeros(n)
-        self.last_m = np.zeros(n)
+        self.acc = np.zeros((n, 3))  # cumulative bytes sent, dropped, ECN-marked
+        self.last = np.zeros((n, 3))  # fabric integrals at each flow's last settle
         self.cnp_seen = np.zeros(n, np.int64)
         self.nack_seen = np.zeros(n, np.int64)
         self.next_ret = np.full(n, np.inf)
@@ -122,12 +118,22 @@ class _Run:
     # ---- per-flow accounting -------------------------------------------------------------------
     def settle(self, idx: np.ndarray) -> None:
         """Bring the flows' sent/dropped/marked counters up to now (before a rate change)."""
-        s, d, m = self.fabric.integrals(self.group[idx])
-        r = self.tx[idx] * self.C
-        self.acc_sent[idx] += r * (s - self.last_s[idx])
-        self.acc_drop[idx] += r * (d - self.last_d[idx])
-        self.acc_mark[idx] += r * (m - self.last_m[idx]) / self.pkt
-        self.last_s[idx], self.last_d[idx], self.last_m[idx] = s, d, m
+        now = self.fabric.integrals(self.group[idx])
+        self.acc[idx] += (self.tx[idx] * self.C)[:, None] * (now - self.last[idx])
+        self.last[idx] = now
+
+    @property
+    def acc_sent(self) -> np.ndarray:
+        return self.acc[:, 0]
+
+    @property
+    def acc_drop(self) -> np.ndarray:
+        return self.acc[:, 1]
+
+    @property
+    def acc_mark(self) -> np.ndarray:
+        """Cumulative ECN-marked packets (fluid)."""
+        return self.acc[:, 2] / self.pkt
 
     def set_rates(self, idx: np.ndarray, new: np.ndarray) -> None:
         self.settle(idx)
@@ -176,8 +182,9 @@ class _Run:
         ret = self.next_ret[due]
         rtt = np.rint(ret - self.probe_sent[due]).astype(np.int64)
         self.settle(due)
-        cnp = np.floor(self.acc_mark[due]).astype(np.int64) - self.cnp_seen[due]
-        nack = np.floor(self.acc_drop[due] / self.pkt).astype(np.int64) - self.nack_seen[due]
+        packets = np.floor(self.acc[due, 1:] / self.pkt).astype(np.int64)
+        nack = packets[:, 0] - self.nack_seen[due]
+        cnp = packets[:, 1] - self.cnp_seen[due]
         self.cnp_seen[due] += cnp
         self.nack_seen[due] += nack
         rate = self.rate[due]
@@ -327,8 +334,8 @@ def simulate(
     span = max(b.time_ns - a.time_ns, 1e-9)
     flows = {
         "window_rate": ((b.sent - b.dropped) - (a.sent - a.dropped)) / (run.C * span),
-        "sent_bytes": run.acc_sent,
-        "dropped_bytes": run.acc_drop,
+        "sent_bytes": run.acc_sent.copy(),
+        "dropped_bytes": run.acc_drop.copy(),
         "fct_ns": run.fct,
         "decisions": run.n_dec,
         "final_rate": run.rate,

@@ -35,17 +35,14 @@ class Fabric:
         self.n_groups, self.n_ports, self.n_hosts = len(uniq), table.n_ports, table.n_hosts
         self.group_rate = np.zeros(self.n_groups)
         self.queue = np.zeros(self.n_ports)
-        # Per-port integrals over time of 1, drop fraction, mark fraction (ns).
+        # Per-port integrals over time (ns) of [1, drop fraction, mark fraction].
         self.time = 0.0
         self.drop_int = np.zeros(self.n_ports)
         self.mark_int = np.zeros(self.n_ports)
-        # Per-group integrals of scale, scale*drop, scale*mark at the last refresh.
-        self.g_sent0 = np.zeros(self.n_groups)
-        self.g_drop0 = np.zeros(self.n_groups)
-        self.g_mark0 = np.zeros(self.n_groups)
-        self.ref_time = 0.0
-        self.ref_drop = np.zeros(self.n_ports)
-        self.ref_mark = np.zeros(self.n_ports)
+        # Per-group integrals of [scale, scale*drop, scale*mark] at the last refresh, and the
+        # per-port integrals at that moment.
+        self.g0 = np.zeros((self.n_groups, 3))
+        self.ref = np.zeros((self.n_ports, 3))
         self.group_scale = np.ones(self.n_groups)
         self.port_load = np.zeros(self.n_ports)
         self.delivered = 0.0
@@ -66,29 +63,24 @@ class Fabric:
         self.group_rate += np.bincount(groups, weights=delta, minlength=self.n_groups)
         self._dirty = True
 
-    def integrals(self, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Current per-group integrals (ns) of host scale, scale x drop, scale x mark fractions."""
-        s = self.group_scale[groups]
+    def port_integrals(self) -> np.ndarray:
+        """(ports, 3) integrals of [1, drop fraction, mark fraction] up to now."""
         if self._single:
-            t = s * (self.time - self.ref_time)
-            return (
-                self.g_sent0[groups] + t,
-                self.g_drop0[groups] + s * (self._d - self.ref_drop[0]),
-                self.g_mark0[groups] + s * (self._m - self.ref_mark[0]),
-            )
+            return np.array([[self.time, self._d, self._m]])
+        return np.column_stack([np.full(self.n_ports, self.time), self.drop_int, self.mark_int])
+
+    def integrals(self, groups: np.ndarray) -> np.ndarray:
+        """(B, 3) per-group integrals (ns) of [host scale, scale x drop, scale x mark fraction]."""
+        s = self.group_scale[groups][:, None]
+        if self._single:
+            return self.g0[groups] + s * (self.port_integrals()[0] - self.ref[0])
         p = self.group_port[groups]
-        sent = self.g_sent0[groups] + s * (self.time - self.ref_time)
-        drop = self.g_drop0[groups] + s * (self.drop_int[p] - self.ref_drop[p])
-        mark = self.g_mark0[groups] + s * (self.mark_int[p] - self.ref_mark[p])
-        return sent, drop, mark
+        return self.g0[groups] + s * (self.port_integrals()[p] - self.ref[p])
 
     def _refresh(self) -> None:
         """Rebase the group integrals, then recompute host scales and port loads."""
-        self.g_sent0, self.g_drop0, self.g_mark0 = self.integrals(np.arange(self.n_groups))
-        self._sync()
-        self.ref_time = self.time
-        self.ref_drop = self.drop_int.copy()
-        self.ref_mark = self.mark_int.copy()
+        self.g0 = self.integrals(np.arange(self.n_groups))
+        self.ref = self.port_integrals()
         host_sum = np.bincount(self.group_host, weights=self.group_rate, minlength=self.n_hosts)
         cap = self.net.host_cap
         scale = np.where(host_sum > cap, cap / np.maximum(host_sum, 1e-300), 1.0)
