@@ -117,7 +117,8 @@ def fit_student(
 
 
 def _export_json(model: Any) -> str:
-    """CatBoost's JSON export, canonicalized: the random model GUID replaced by a content hash."""
+    """CatBoost's JSON export, canonicalized: the random model GUID replaced by a content hash and
+    the training wall-clock time removed, so the same data gives the same bytes."""
     import os
     import tempfile
 
@@ -131,6 +132,7 @@ def _export_json(model: Any) -> str:
         os.unlink(path)
     info = data.get("model_info", {})
     info.pop("model_guid", None)
+    info.pop("train_finish_time", None)
     digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:32]
     info["model_guid"] = digest
     return json.dumps(data, sort_keys=True, indent=1) + "\n"

@@ -180,17 +180,17 @@ def _dataset_summary(train: Samples, held: Samples) -> dict[str, Any]:
 
 
 def _clamp_report(policy: OnnxPolicy, samples: Samples) -> float:
-    """Fraction of visited states where the teacher's mapped output hit the factor clamp."""
+    """Fraction of visited states where the teacher's mapped output lies outside the factor
+    clamp (the labels are the clamped factors, exactly what the device applies)."""
     a = policy.spec.action
-    y = policy.spec.output_to_factor(policy.predict_raw(samples.obs)) if len(samples) else np.zeros(0)
     raw = policy.predict_raw(samples.obs)
-    a_type = a.type
-    unclamped = raw if a_type == "factor" else None
-    if unclamped is None:
-        g = a.gain
-        unclamped = 1.0 + g * raw if a.map == "linear" else np.where(raw >= 0, 1.0 + g * raw, 1.0 / (1.0 - g * np.minimum(raw, 0)))
-    del y
-    return evaluate._r(np.mean((unclamped < a.clamp_min) | (unclamped > a.clamp_max)))
+    if a.type == "factor":
+        factor = raw
+    elif a.map == "linear":
+        factor = 1.0 + a.gain * raw
+    else:
+        factor = np.where(raw >= 0, 1.0 + a.gain * raw, 1.0 / (1.0 - a.gain * np.minimum(raw, 0.0)))
+    return evaluate._r(np.mean((factor < a.clamp_min) | (factor > a.clamp_max)))
 
 
 def _sha256(data: bytes) -> str:

@@ -77,7 +77,7 @@ class Samples:
 def float_inputs(spec: ObservationSpec, raw: np.ndarray) -> np.ndarray:
     """Spec float inputs (N, width) float32 for raw windows (N, history, 5): the engine's math."""
     n, k, _ = raw.shape
-    flat = raw.reshape(n * k, -1)
+    flat = raw.reshape(n * k, raw.shape[2])
     step = spec.raw_step_features(flat[:, PREV], flat[:, RTT], flat[:, RATE], flat[:, CNP], flat[:, NACK])
     return spec.assemble(spec.scale_step(step).reshape(n, k, spec.n_features))
 
@@ -85,7 +85,7 @@ def float_inputs(spec: ObservationSpec, raw: np.ndarray) -> np.ndarray:
 def device_inputs(spec: ObservationSpec, raw: np.ndarray) -> np.ndarray:
     """Integer device features for raw windows: rate -> Q20, factor -> Q16.16 (nearest), golden math."""
     n, k, _ = raw.shape
-    flat = raw.reshape(n * k, -1)
+    flat = raw.reshape(n * k, raw.shape[2])
     rate_q = np.clip(np.rint(flat[:, RATE] * fmt.RATE_ONE), 1, fmt.RATE_MAX).astype(np.int64)
     prev_q = np.rint(flat[:, PREV] * fmt.FACTOR_ONE).astype(np.int64)
     counts = [np.minimum(flat[:, c], fmt.COUNT_MAX).astype(np.int64) for c in (CNP, NACK)]
@@ -248,11 +248,15 @@ def perturb(base: Samples, teacher: FactorFn, spec: ObservationSpec, n: int, see
 
 
 def split_holdout(samples: Samples, fraction: float, seed: int) -> tuple[Samples, Samples]:
-    """(train, held-out): whole flows of closed-loop runs are held out, perturbed ones never."""
+    """(train, held-out): whole flows of closed-loop runs are held out, perturbed ones never
+    (rows instead of flows when there are too few flows)."""
     key = (samples.scenario.astype(np.int64) << 32) + samples.flow
     h = np.array([zlib.crc32(np.int64(k).tobytes() + seed.to_bytes(4, "little")) for k in np.unique(key)], dtype=np.int64)
     held_keys = np.unique(key)[(h % 1000) < fraction * 1000]
     held = np.isin(key, held_keys) & (samples.origin == ORIGIN_CLOSED_LOOP)
+    if not held.any() or held.all():  # too few flows to hold whole ones out: hold out rows
+        rng = np.random.default_rng(seed)
+        held = (rng.random(len(samples)) < fraction) & (samples.origin == ORIGIN_CLOSED_LOOP)
     return samples.subset(np.flatnonzero(~held)), samples.subset(np.flatnonzero(held))
 
 

@@ -1,0 +1,108 @@
+"""rlcc-compile end to end (quick mode): artifacts, determinism, report keys, robustness."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from rlcc.cli.compile import compile_command
+from rlcc.distill.pipeline import CompileOptions, compile_policy
+from rlcc.errors import BadInputError
+from rlcc.fxp import golden
+from rlcc.fxp.model import FxModel
+from rlcc.policy import OnnxPolicy
+from rlcc.spec import Action, Feature, ObservationSpec
+
+TINY = ["--quick", "--samples", "1500", "--scenarios", "many-to-one:2:8,many-to-one:16:12"]
+REPORT_KEYS = {"closed_loop", "dagger", "dataset", "explainability", "fidelity", "fit", "options",
+               "quantization", "rlcc_report", "sizes", "teacher"}
+
+
+def run(args):
+    result = CliRunner().invoke(compile_command, [str(a) for a in args])
+    return result
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory, example_policy):
+    out = tmp_path_factory.mktemp("c") / "OUT"
+    result = run([example_policy, "-o", out, *TINY])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_artifacts_and_report(compiled):
+    names = {p.name for p in compiled.iterdir()}
+    assert {"model.rlcc.json", "report.json", "report.md", "catboost.json", "spec.json"} <= names
+    report = json.loads((compiled / "report.json").read_text())
+    assert set(report) == REPORT_KEYS
+    assert report["fidelity"]["path_changed_fraction"] == 0.0
+    assert report["sizes"]["state_fits_context"] and report["sizes"]["operations"] <= 150
+    assert len(report["explainability"]) == 9
+    row = report["closed_loop"]["scenarios"]["many-to-one:64"]
+    assert set(row) == {"teacher", "float_trees", "fixed_point"}
+    model = FxModel.from_file(str(compiled / "model.rlcc.json"))
+    assert len(model.trees) == 10 and all(t.depth == 4 for t in model.trees)
+    assert "Closed loop" in (compiled / "report.md").read_text()
+
+
+def test_same_seed_byte_identical(compiled, tmp_path, example_policy):
+    again = tmp_path / "AGAIN"
+    assert run([example_policy, "-o", again, *TINY]).exit_code == 0
+    for name in ("model.rlcc.json", "report.json", "report.md", "catboost.json"):
+        assert (again / name).read_bytes() == (compiled / name).read_bytes(), name
+
+
+def test_existing_output_needs_force(compiled, example_policy):
+    result = run([example_policy, "-o", compiled, *TINY])
+    assert result.exit_code == 2 and "--force" in result.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--trees", "0"], "--trees"),
+    (["--budget-ops", "3"], "operations budget"),
+    (["--depth", "0"], "--depth"),
+    (["--scenarios", "ring:3"], "invalid scenario"),
+])
+def test_impossible_options_fail_cleanly_without_output(tmp_path, example_policy, args, message):
+    out = tmp_path / "OUT"
+    result = run([example_policy, "-o", out, *TINY, *args])
+    assert result.exit_code == 3, result.output
+    assert message in result.output and not out.exists()
+
+
+def factor_policy(build_policy, name, weight, out_op, action):
+    spec = ObservationSpec(features=(Feature("prev_action"), Feature("delta", scale=10.0)), history=2, action=action)
+    return build_policy(name, spec=spec, weight_scale=weight, out_op=out_op)
+
+
+def test_constant_teacher_gives_bias_only_model(build_policy):
+    path = factor_policy(build_policy, "const.onnx", 0.0, "Tanh", Action())
+    options = CompileOptions.quick(samples=600, scenarios="many-to-one:2:5", eval_flows=(2,), eval_duration_ms=5.0)
+    result = compile_policy(OnnxPolicy(path), options)
+    assert result.model.trees == () and result.model.bias == 65536
+    assert result.report["fit"]["constant_teacher"] and result.report["sizes"]["operations"] == 0
+    ctx = np.zeros((1, 12), np.uint32)
+    out = golden.step(result.model, ctx, golden.make_events([6], [20_000], u0=[0]))
+    assert out.rate[0] == result.model.constants.rate_initial
+
+
+def test_outputs_beyond_clamp_are_clamped_and_reported(build_policy):
+    # factor = 1 + 0.5 * tanh(5 * sum(x)) spans [0.5, 1.5]; the clamp keeps [0.9, 1.1]
+    action = Action(type="tanh", map="linear", gain=0.5, clamp_min=0.9, clamp_max=1.1)
+    policy = OnnxPolicy(factor_policy(build_policy, "wide.onnx", 5.0, "Tanh", action))
+    options = CompileOptions.quick(samples=600, scenarios="many-to-one:2:5", eval_flows=(2,), eval_duration_ms=5.0)
+    result = compile_policy(policy, options)
+    assert result.report["teacher"]["clamped_fraction"] > 0.5
+    assert np.all(result.fit.ensemble.predict(np.zeros((1, 4), np.float32)) <= 1.1 + 1e-6)
+    c = result.model.constants
+    assert (c.clamp_min_q16, c.clamp_max_q16) == (round(0.9 * 65536), round(1.1 * 65536))
+
+
+def test_nan_teacher_is_bad_input(build_policy):
+    path = factor_policy(build_policy, "nan.onnx", 0.1, "Log", Action(type="factor"))
+    with pytest.raises(BadInputError, match="NaN"):
+        compile_policy(OnnxPolicy(path), CompileOptions.quick(samples=600, scenarios="many-to-one:2:5"))

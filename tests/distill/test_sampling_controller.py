@@ -1,0 +1,114 @@
+"""Sampling records exact windows; the golden controller runs the fixed-point model closed loop."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rlcc import formats as fmt
+from rlcc.distill import sampling
+from rlcc.distill.fit import fit_student
+from rlcc.distill.sampling import Samples, closed_loop, float_inputs, parse_scenarios, perturb, split_holdout
+from rlcc.errors import BadInputError
+from rlcc.fxp import golden
+from rlcc.fxp.controller import FloatTreesController, GoldenController
+from rlcc.fxp.quantize import device_inputs_to_float, quantize
+from rlcc.policy import OnnxPolicy
+from rlcc.simulator.controllers import FactorController
+from rlcc.simulator.controllers.base import DecisionBatch
+from rlcc.simulator.engine import simulate
+from rlcc.simulator.scenarios import ManyToOne
+
+
+@pytest.fixture(scope="module")
+def teacher(example_policy):
+    return OnnxPolicy(example_policy)
+
+
+@pytest.fixture(scope="module")
+def visited(teacher):
+    sc = parse_scenarios("many-to-one:2:10,many-to-one:32:30,long-short:4:8")
+    return closed_loop(lambda: FactorController(teacher.factor, teacher.spec), teacher.factor, teacher.spec, sc, 3000, 0)
+
+
+def test_raw_windows_reproduce_the_engine_inputs_exactly(teacher, visited):
+    assert len(visited) > 1000
+    np.testing.assert_array_equal(float_inputs(teacher.spec, visited.raw), visited.obs)
+    np.testing.assert_array_equal(visited.label, teacher.factor(visited.obs))
+    assert set(np.unique(visited.scenario)) == {0, 1, 2}
+
+
+def test_device_inputs_follow_golden_formats(teacher, visited):
+    q = visited.device_inputs(teacher.spec)
+    approx = device_inputs_to_float(teacher.spec, q)
+    # the device's integer features stand for nearly the same scaled values as the float ones
+    assert np.max(np.abs(approx - visited.obs)) < 1e-3 * max(1.0, np.abs(visited.obs).max())
+
+
+def test_perturbation_stays_consistent(teacher, visited):
+    tail = perturb(visited, teacher.factor, teacher.spec, 500, seed=3)
+    np.testing.assert_array_equal(float_inputs(teacher.spec, tail.raw), tail.obs)
+    np.testing.assert_array_equal(tail.label, teacher.factor(tail.obs))
+    a = teacher.spec.action
+    assert np.all((tail.raw[..., sampling.PREV] >= a.clamp_min) & (tail.raw[..., sampling.PREV] <= a.clamp_max))
+    assert not np.array_equal(tail.obs, visited.obs[:500])
+
+
+def test_holdout_is_whole_flows(visited):
+    train, held = split_holdout(visited, 0.3, 0)
+    assert len(train) + len(held) == len(visited) and len(held) > 0
+    key = lambda s: set(zip(s.scenario.tolist(), s.flow.tolist()))  # noqa: E731
+    assert not key(train) & key(held)
+
+
+def test_sampling_is_deterministic(teacher, visited):
+    sc = parse_scenarios("many-to-one:2:10,many-to-one:32:30,long-short:4:8")
+    again = closed_loop(lambda: FactorController(teacher.factor, teacher.spec), teacher.factor, teacher.spec, sc, 3000, 0)
+    np.testing.assert_array_equal(again.obs, visited.obs)
+    np.testing.assert_array_equal(again.raw, visited.raw)
+
+
+@pytest.mark.parametrize("text", ["", "many-to-one", "many-to-one:x", "ring:4", "many-to-one:0", "all-to-all:4:-1"])
+def test_bad_scenarios(text):
+    with pytest.raises(BadInputError):
+        parse_scenarios(text)
+
+
+def _batch(ids, t, rtt, rate, cnp, nack, first):
+    n = len(ids)
+    return DecisionBatch(np.array(ids), np.full(n, float(t)), np.array(rtt, dtype=np.int64), np.array(rate, dtype=np.float64),
+                         np.array(cnp, dtype=np.int64), np.array(nack, dtype=np.int64), np.array(first), None)
+
+
+def test_golden_controller_builds_events_like_the_device(teacher, visited):
+    model, _ = quantize(fit_student(visited.obs, visited.label).ensemble, teacher.spec)
+    ctl = GoldenController(model, clock_offset_ns=2**32 - 5_000)
+    ctl.reset(3, None, np.random.default_rng(0))
+    # decision at t=10 us: the device clock has wrapped, the request-send timestamp has not
+    d = ctl.decide(_batch([0, 2], 10_000, [9_000, 30_000], [1.0, 1.0], [0, 3], [0, 1], [True, True]))
+    ref = np.zeros((2, fmt.CTX_WORDS), np.uint32)
+    now = 10_000 + 2**32 - 5_000
+    ref[1] = golden.step(model, ref[1:2], golden.make_events([fmt.EVENT_CNP], [now], coalesced=[3])).ctx[0]
+    ref[1] = golden.step(model, ref[1:2], golden.make_events([fmt.EVENT_NACK], [now], coalesced=[1])).ctx[0]
+    res = golden.step(model, ref, golden.make_events([fmt.EVENT_RTT] * 2, [now] * 2, u0=[now - 9_000, now - 30_000]))
+    np.testing.assert_array_equal(ctl.ctx[[0, 2]], res.ctx)
+    np.testing.assert_array_equal(d.rates, res.rate / fmt.RATE_ONE)
+    assert res.features[1, teacher.spec.input_index(0, 1)] != res.features[0, teacher.spec.input_index(0, 1)]
+    assert not ctl.ctx[1].any()
+
+
+def test_fixed_point_closed_loop_decisions_match_float_trees(teacher, visited):
+    """Closed loop under the golden controller: on every visited state the fixed-point factor
+    equals the float trees' factor up to leaf rounding (trajectories themselves may diverge)."""
+    from rlcc.distill.evaluate import fixed_factor, float_factor
+    from rlcc.distill.sampling import Recorder, device_inputs
+
+    ensemble = fit_student(visited.obs, visited.label).ensemble
+    model, stats = quantize(ensemble, teacher.spec)
+    rec = Recorder(GoldenController(model), teacher.spec, 100_000, seed=0)
+    result = simulate(ManyToOne(flows=2, duration_ms=20), rec)
+    assert result.metrics_full["decisions"] > 200 and result.metrics_full["goodput"] > 0.9
+    raw, obs = rec.raw[: rec.size], rec.obs[: rec.size]
+    fx, _ = fixed_factor(model, device_inputs(teacher.spec, raw))
+    fl = float_factor(ensemble, teacher.spec, obs)
+    assert np.max(np.abs(fx - fl * fmt.FACTOR_ONE)) <= stats.max_accumulated_error_lsb + 1
