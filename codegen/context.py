@@ -209,6 +209,7 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "event_names": fmt.EVENT_NAMES,
         "enabled_events": [fmt.EVENT_NAMES[e] for e in enabled],
         "disabled_events": [fmt.EVENT_NAMES[e] for e in disabled],
+        "sqrt": _sqrt_plan(),
         "input_type": "int64_t" if "rate" in spec.feature_names else "int32_t",
         "fmt": _formats(),
         "num": {k: getattr(fmt, k) for k in ("FACTOR_FRAC_BITS", "RATE_FRAC_BITS")},
@@ -216,6 +217,13 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "cnp_shift": 0,
         "nack_shift": fmt.COUNT_MAX.bit_length(),
     }
+
+
+def _sqrt_plan() -> dict[str, int]:
+    """Bit-by-bit isqrt of ``rate << RATE_FRAC_BITS`` (rate: uint32): first bit and iteration count."""
+    arg_bits = 32 + fmt.RATE_FRAC_BITS
+    top_bit = (arg_bits - 1) & ~1  # highest power of 4 below 2^arg_bits
+    return {"arg_bits": arg_bits, "top_bit": top_bit, "iterations": top_bit // 2 + 1}
 
 
 def _formats() -> dict[str, str]:

@@ -239,12 +239,32 @@ static inline int32_t rtt_inflation(uint32_t rtt_ns, uint32_t inv_base_rtt)
     return q > (uint64_t)RLCC_FEATURE_MAX ? RLCC_FEATURE_MAX : (int32_t)q;
 }
 
+/*
+ * floor(sqrt(rate << RATE_FRAC_BITS)) for any uint32 rate, exact. Same bit-by-bit method as the
+ * SDK's pcc_isqrt64, but the argument is below 2^52, so 26 iterations (first bit 2^50)
+ * suffice instead of 32, and each is branch-free (constant time).
+ */
+static inline uint32_t sqrt_rate(uint32_t rate)
+{
+    uint64_t v = (uint64_t)rate << RLCC_RATE_FRAC_BITS;
+    uint64_t res = 0u;
+    uint64_t bit = UINT64_C(1) << 50;
+    int i;
+    for (i = 0; i < 26; i++) {
+        const uint64_t trial = res + bit;
+        const uint64_t take = UINT64_C(0) - (uint64_t)(v >= trial); /* all ones if v >= trial */
+        v -= trial & take;
+        res = (res >> 1) + (bit & take);
+        bit >>= 2;
+    }
+    return (uint32_t)res;
+}
+
 /* delta = target - ((max(inflation - beta, 0) * isqrt(rate << 20)) >> 20), saturated (Q16). */
 static inline int32_t delta(int32_t inflation, uint32_t rate, uint32_t target_q16, uint32_t beta_q16)
 {
     const int64_t excess = clamp64((int64_t)inflation - (int64_t)beta_q16, 0, RLCC_FEATURE_MAX);
-    const uint64_t sqrt_rate = pcc_isqrt64((uint64_t)rate << RLCC_RATE_FRAC_BITS);
-    const uint64_t penalty = ((uint64_t)excess * sqrt_rate) >> RLCC_SQRT_RATE_FRAC_BITS; /* < 2^37 */
+    const uint64_t penalty = ((uint64_t)excess * sqrt_rate(rate)) >> RLCC_SQRT_RATE_FRAC_BITS; /* < 2^37 */
     return (int32_t)clamp64((int64_t)target_q16 - (int64_t)penalty, RLCC_FEATURE_MIN, RLCC_FEATURE_MAX);
 }
 
