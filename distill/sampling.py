@@ -7,7 +7,10 @@ factor, CNP and NACK counts) so the device's integer features can be recomputed 
 sample (``Samples.device_inputs``). Memory is bounded per scenario by a seeded reservoir.
 
 Tail coverage perturbs visited windows in raw space (RTT, rate, previous factor, counts) and
-recomputes every derived feature through the spec, so perturbed samples stay consistent.
+recomputes every derived feature through the spec, so perturbed samples stay consistent. A
+share of perturbed windows is made stationary (past steps = current step): persisting deep
+congestion is rare on the teacher's own trajectories but is where a student that decreases
+too little gets stuck.
 """
 
 from __future__ import annotations
@@ -242,6 +245,8 @@ def perturb(base: Samples, teacher: FactorFn, spec: ObservationSpec, n: int, see
     for c in (CNP, NACK):
         bump = rng.random(shape) < 0.2
         raw[..., c] = raw[..., c] + np.where(bump, rng.poisson(3.0, shape), 0)
+    steady = rng.random(n) < 0.3  # persisting conditions: every past step equals the current one
+    raw[steady, 1:] = raw[steady, :1]
     obs = float_inputs(spec, raw)
     return Samples(obs, raw, teacher_labels(teacher, obs), np.full(n, ORIGIN_PERTURBED, np.int8),
                    base.scenario[pick], base.flow[pick], base.scenario_names)
