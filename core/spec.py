@@ -39,6 +39,9 @@ STEP_ORDERS = ("oldest_first", "newest_first")
 ACTION_TYPES = ("factor", "tanh")
 TANH_MAPS = ("linear", "asymmetric")
 MAX_HISTORY = 8
+# Base RTT range: keeps the device's 2^32 / base_rtt reciprocal within 32 bits and RTTs sane.
+MIN_BASE_RTT_NS = 100
+MAX_BASE_RTT_NS = 1_000_000_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -284,8 +287,12 @@ def _validate(spec: ObservationSpec) -> None:
     if spec.step_order not in STEP_ORDERS:
         raise BadInputError(f"invalid spec: 'step_order' must be one of {', '.join(STEP_ORDERS)}")
     r = spec.reward
-    if not (r.target > 0 and r.beta >= 0 and r.base_rtt_ns > 0):
-        raise BadInputError("invalid spec: reward needs target > 0, beta >= 0, base_rtt_ns > 0")
+    if not (r.target > 0 and r.beta >= 0):
+        raise BadInputError("invalid spec: reward needs target > 0 and beta >= 0")
+    if not MIN_BASE_RTT_NS <= r.base_rtt_ns <= MAX_BASE_RTT_NS:
+        raise BadInputError(
+            f"invalid spec: 'reward.base_rtt_ns' must be in {MIN_BASE_RTT_NS}..{MAX_BASE_RTT_NS}, got {r.base_rtt_ns}"
+        )
     a = spec.action
     if a.type not in ACTION_TYPES:
         raise BadInputError(f"invalid spec: 'action.type' must be one of {', '.join(ACTION_TYPES)}")
