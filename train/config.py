@@ -28,9 +28,9 @@ DEFAULT_SPEC: dict[str, Any] = {
 }
 
 # Small incasts on a 2 MB buffer: the line-rate start congests the port but the RTT stays
-# short (<= 168 us), so each 3 ms episode holds many decisions per flow.
+# short (<= 168 us), so each 6 ms episode holds many decisions per flow.
 DEFAULT_SCENARIOS: list[dict[str, Any]] = [
-    {"kind": "many-to-one", "flows": n, "duration_ms": 3.0, "network": {"buffer_bytes": 2_000_000}} for n in (2, 4, 8)
+    {"kind": "many-to-one", "flows": n, "duration_ms": 6.0, "network": {"buffer_bytes": 2_000_000}} for n in (2, 4, 8)
 ]
 
 
