@@ -1,22 +1,28 @@
-"""`rlcc-compile`: ONNX policy -> closed-loop samples -> CatBoost trees -> exact fixed-point model.
+"""`rlcc-compile`: ONNX policy -> closed-loop samples -> CatBoost trees -> exact fixed-point model
+-> C firmware -> verification in the RISC-V emulator.
 
-Writes into OUT atomically: ``model.rlcc.json`` (the FxModel), ``catboost.json``, ``report.json``,
-``report.md``, ``spec.json``, then the firmware and verification hooks (other stages).
+Writes into OUT atomically: ``spec.json``, ``model.rlcc.json`` (the FxModel), ``catboost.json``,
+``report.json``, ``report.md``, ``NAME.c/.h/.rlcc.json`` and ``verify.json``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import sys
 import time
 from pathlib import Path
 
 import click
 
 from rlcc.cli.common import atomic_output_dir, guarded
+from rlcc.codegen import generate
 from rlcc.distill import report as report_mod
 from rlcc.distill.pipeline import CompileOptions, compile_policy
-from rlcc.fxp.model import FxModel
+from rlcc.errors import ExitCode
 from rlcc.policy import OnnxPolicy
 from rlcc.spec import ObservationSpec
+from rlcc.verify.check import verify_firmware
+from rlcc.verify.report import summary, write_json
 
 
 @click.command("compile")
@@ -32,10 +38,24 @@ from rlcc.spec import ObservationSpec
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of sampling and training; same seed, same bytes.")
 @click.option("--quick", is_flag=True, help="Few samples and short simulations (smoke runs, tests).")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
+@click.option("--name", default="firmware", show_default=True, help="Base name of the generated C files (NAME.c, NAME.h, NAME.rlcc.json).")
+@click.option("--tree-style", type=click.Choice(["oblivious", "ifelse"]), default="oblivious", show_default=True,
+              help="Tree code: branch-free index + table lookup, or nested if-else (identical results).")
+@click.option("--verify/--no-verify", "run_verify", default=True, show_default=True, help="Verify the C in the RISC-V emulator (as rlcc-verify does).")
+@click.option("--target", type=click.Choice(["rv64imac", "rv32imc"]), default="rv64imac", show_default=True, help="Verification target.")
+@click.option("--budget-ns", type=float, default=None, help="Verification decision budget in ns [default: 2000].")
 @guarded("rlcc-compile")
 def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, depth: int, budget_ops: int,
-                    samples: int | None, scenarios: str | None, dagger_rounds: int, seed: int, quick: bool, force: bool) -> None:
-    """Compile MODEL (ONNX policy with an rlcc.spec) into a fixed-point tree model in OUT."""
+                    samples: int | None, scenarios: str | None, dagger_rounds: int, seed: int, quick: bool, force: bool,
+                    name: str, tree_style: str, run_verify: bool, target: str, budget_ns: float | None) -> None:
+    """Compile MODEL (ONNX policy with an rlcc.spec) into verified firmware in OUT.
+
+    Samples the policy in closed loop in rlcc's simulator, distills it to CatBoost trees under
+    the device budget, quantizes to an exact fixed-point model, generates C for the PCC SDK
+    stub and verifies it bit for bit in the RISC-V emulator. OUT holds the C, its manifest,
+    the fixed-point model, report.md/report.json and verify.json. A verification failure
+    still writes OUT (for debugging) and exits 4 (mismatch) or 5 (budget).
+    """
     start = time.perf_counter()
     spec = ObservationSpec.from_file(str(spec_file)) if spec_file else None
     policy = OnnxPolicy(model, spec)
@@ -56,25 +76,25 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
         (stage / "catboost.json").write_text(result.fit.catboost_json or "{}\n")
         (stage / "report.json").write_text(report_mod.to_json(result.report))
         (stage / "report.md").write_text(report_mod.to_markdown(result.report))
-        _emit_firmware(result.model, stage, source=policy.path.name)
-        _verify_firmware(result.model, stage)
+        source = {"policy": policy.path.name, "policy_sha256": hashlib.sha256(policy.model_bytes).hexdigest()}
+        paths = generate(result.model, stage, name=name, tree_style=tree_style, source_info=source)
+        verdict = None
+        if run_verify:
+            log(f"verifying {name}.c on {target} in the emulator")
+            verdict = verify_firmware(paths["c"], target=target, budget_ns=budget_ns, seed=seed)
+            verdict.firmware = f"{name}.c"
+            write_json(verdict, stage / "verify.json")
     f, s = result.report["fidelity"], result.report["sizes"]
     click.echo(
         f"rlcc-compile: wrote {out}: {s['trees']} trees, {s['operations']} ops, state {s['state_bytes']} B; "
         f"RMSE vs teacher {f['float_vs_teacher_rmse']:.4f}, quantization path changes "
         f"{f['path_changed_fraction']:.4f} ({time.perf_counter() - start:.1f}s)"
     )
-
-
-def _emit_firmware(model: FxModel, out_dir: Path, source: str) -> None:
-    """Integration hook: generate C firmware with ``rlcc.codegen`` when that stage is installed."""
-    try:
-        from rlcc.codegen import generate
-    except ImportError:
-        return
-    generate(model, out_dir, name="firmware", source_info={"source": source})
-
-
-def _verify_firmware(model: FxModel, out_dir: Path) -> None:
-    """Integration hook: the integrator wires ``rlcc.verify`` (emulated firmware vs golden) here."""
-    del model, out_dir
+    if verdict is not None:
+        click.echo(summary(verdict))
+        if not verdict.bit_exact:
+            click.echo(f"rlcc-compile: error: firmware differs from the golden model on {verdict.mismatches} vectors", err=True)
+            sys.exit(int(ExitCode.MISMATCH))
+        if not verdict.within_budget:
+            click.echo(f"rlcc-compile: error: worst-case event {verdict.cycles['max']} cycles > budget {verdict.budget.cycles}", err=True)
+            sys.exit(int(ExitCode.BUDGET))
