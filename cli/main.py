@@ -1,4 +1,4 @@
-"""Console entry points: `rlcc` (group) and the standalone `rlcc-compile`, `rlcc-verify`, `rlcc-sim`."""
+"""Console entry points: `rlcc` (group) and the standalone `rlcc-compile`, `rlcc-verify`, `rlcc-sim`, `rlcc-train`."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import click
 from rlcc import __version__
 from rlcc.cli.compile import compile_command
 from rlcc.cli.simulate import simulate_command
+from rlcc.cli.train import train_command
 from rlcc.cli.verify import verify_command
 
 EXIT_CODES_HELP = """\b
@@ -31,7 +32,7 @@ def rlcc() -> None:
     """
 
 
-for _cmd in (compile_command, verify_command, simulate_command):
+for _cmd in (compile_command, verify_command, simulate_command, train_command):
     _cmd.epilog = EXIT_CODES_HELP
     _cmd.context_settings = {"help_option_names": ["-h", "--help"]}
     click.version_option(__version__, prog_name=f"rlcc-{_cmd.name}")(_cmd)

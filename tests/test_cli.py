@@ -14,7 +14,7 @@ def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
     return subprocess.run(list(args), capture_output=True, text=True, cwd=cwd, timeout=300)
 
 
-@pytest.mark.parametrize("prog", ["rlcc", "rlcc-compile", "rlcc-verify", "rlcc-sim"])
+@pytest.mark.parametrize("prog", ["rlcc", "rlcc-compile", "rlcc-verify", "rlcc-sim", "rlcc-train"])
 def test_help_and_version(prog):
     help_ = run(prog, "--help")
     assert help_.returncode == 0 and "Usage:" in help_.stdout
@@ -24,7 +24,7 @@ def test_help_and_version(prog):
 
 def test_group_lists_subcommands():
     out = run("rlcc", "--help").stdout
-    for sub in ("compile", "verify", "simulate"):
+    for sub in ("compile", "verify", "simulate", "train"):
         assert sub in out
     assert "Exit codes" in out
 

@@ -36,7 +36,10 @@ def compiled(tmp_path_factory, example_policy):
 
 def test_artifacts_and_report(compiled):
     names = {p.name for p in compiled.iterdir()}
-    assert {"model.rlcc.json", "report.json", "report.md", "catboost.json", "spec.json"} <= names
+    assert {"model.rlcc.json", "report.json", "report.md", "catboost.json", "spec.json",
+            "firmware.c", "firmware.h", "firmware.rlcc.json", "verify.json"} <= names
+    verdict = json.loads((compiled / "verify.json").read_text())
+    assert verdict["bit_exact"] and verdict["passed"] and verdict["firmware"] == "firmware.c"
     report = json.loads((compiled / "report.json").read_text())
     assert set(report) == REPORT_KEYS
     assert report["fidelity"]["path_changed_fraction"] == 0.0
@@ -52,7 +55,8 @@ def test_artifacts_and_report(compiled):
 def test_same_seed_byte_identical(compiled, tmp_path, example_policy):
     again = tmp_path / "AGAIN"
     assert run([example_policy, "-o", again, *TINY]).exit_code == 0
-    for name in ("model.rlcc.json", "report.json", "report.md", "catboost.json"):
+    for name in ("model.rlcc.json", "report.json", "report.md", "catboost.json",
+                 "firmware.c", "firmware.h", "firmware.rlcc.json", "verify.json"):
         assert (again / name).read_bytes() == (compiled / name).read_bytes(), name
 
 
@@ -106,3 +110,11 @@ def test_nan_teacher_is_bad_input(build_policy):
     path = factor_policy(build_policy, "nan.onnx", 0.1, "Log", Action(type="factor"))
     with pytest.raises(BadInputError, match="NaN"):
         compile_policy(OnnxPolicy(path), CompileOptions.quick(samples=600, scenarios="many-to-one:2:5"))
+
+
+def test_constant_teacher_compiles_to_verified_tree_less_firmware(build_policy, tmp_path):
+    out = tmp_path / "OUT"
+    result = run([build_policy(weight_scale=0.0), "-o", out, *TINY])
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "verify.json").read_text())["bit_exact"]
+    assert FxModel.from_file(str(out / "model.rlcc.json")).trees == ()
