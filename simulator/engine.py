@@ -18,6 +18,7 @@ from typing import Callable
 import numpy as np
 
 from rlcc.errors import BadInputError
+from rlcc.simulator.blocks import BlockLoop
 from rlcc.simulator.controllers.base import Controller, Decision, DecisionBatch, TickInfo
 from rlcc.simulator.metrics import Snapshot, compute_metrics
 from rlcc.simulator.network import Fabric
@@ -45,10 +46,12 @@ class SimResult:
     wall_s: float
 
 
-class _Run:
+class _Run(BlockLoop):
     """Mutable state of one simulation run (see ``simulate``)."""
 
-    def __init__(self, scenario: Scenario, controller: Controller, trace: TraceConfig | None) -> None:
+    def __init__(
+        self, scenario: Scenario, controller: Controller, trace: TraceConfig | None, block_steps: int | None = None
+    ) -> None:
         scenario.validate()
         _check_controller(controller)
         self.sc, self.ctl, self.net = scenario, controller, scenario.network
@@ -108,12 +111,27 @@ class _Run:
         self.window_step = int(np.ceil(scenario.converged_from * self.n_steps))
         self.snap_start = Snapshot.zero(n)
         self.snap_window: Snapshot | None = None
-        self.rtt_stats = np.zeros(4)  # whole-run sum, count; window sum, count (inflation)
+        self.rtt_stats = np.zeros(4)  # whole-run RTT sum (ns, exact integer), count; window sum, count
         self.q_every = max(1, int(np.ceil(self.n_steps * self.fabric.n_ports / MAX_QUEUE_SAMPLES)))
         self.q_samples = np.zeros((self.n_steps // self.q_every + 1, self.fabric.n_ports), np.float32)
         self.series_every = max(1, self.n_steps // SERIES_POINTS)
         self.series_flows = np.unique(np.linspace(0, n - 1, min(n, SERIES_FLOWS)).astype(np.int64))
         self.series: dict[str, list] = {"t_us": [], "queue_us": [], "rates": [], "load": []}
+
+        # Block-batched decisions (see ``_run_blocks``): at most floor(base RTT / dt) steps.
+        max_block = max(1, int(self.base // self.dt))
+        if block_steps is None:
+            block_steps = max(1, int(self.base // (2 * self.dt)))
+        if not isinstance(block_steps, (int, np.integer)) or block_steps < 0 or block_steps > max_block:
+            raise BadInputError(f"invalid block_steps {block_steps!r}: must be 0..{max_block} (base RTT / dt)")
+        self.block_steps = int(block_steps)
+        self.blocked = (
+            self.block_steps >= 1
+            and bool(getattr(controller, "batchable", False))
+            and self.spec is not None
+            and self.tick_ns is None
+            and not self.finite.any()
+        )
 
     # ---- per-flow accounting -------------------------------------------------------------------
     def settle(self, idx: np.ndarray) -> None:
@@ -203,10 +221,10 @@ class _Run:
             self.pending.append((k + self.latency_steps, due, new))
         self.probe_sent[due] = ret
         self.next_ret[due] = ret + self.base + self.queue_delay(due)
-        infl = rtt / self.base
-        self.rtt_stats[0:2] += (infl.sum(), len(due))
+        rsum = int(rtt.sum())
+        self.rtt_stats[0:2] += (rsum, len(due))
         if k >= self.window_step:
-            self.rtt_stats[2:4] += (infl.sum(), len(due))
+            self.rtt_stats[2:4] += (rsum, len(due))
         if self.recorder is not None:
             delta = self.delta_spec.raw_step_features(self.prev_action[due], rtt, rate)[:, 0]
             self.recorder.add(
@@ -277,6 +295,9 @@ class _Run:
 
     # ---- main loop -----------------------------------------------------------------------------
     def run(self, progress: Callable[[int], None] | None = None) -> None:
+        if self.blocked:
+            self._run_blocks(progress)
+            return
         dt, every = self.dt, 1000
         for k in range(self.n_steps):
             t = k * dt
@@ -308,18 +329,25 @@ def simulate(
     controller: Controller,
     trace: TraceConfig | None = None,
     progress: Callable[[int], None] | None = None,
+    block_steps: int | None = None,
 ) -> SimResult:
     """Run ``scenario`` under ``controller``; deterministic for the scenario's seed.
 
     ``trace``: record per-decision observations (see ``rlcc.simulator.trace``). ``progress``
     is called with the number of steps completed since its previous call.
+
+    ``block_steps``: decisions of batchable controllers (``FactorController`` /
+    ``PolicyController`` without CNP/NACK features) are computed in blocks of this many steps
+    with one controller call per block (default: base RTT / (2 dt); at most base RTT / dt).
+    Results do not depend on it (see ``rlcc.simulator.blocks``); 0 forces the step-by-step loop.
     """
     wall = time.perf_counter()
-    run = _Run(scenario, controller, trace)
+    run = _Run(scenario, controller, trace, block_steps)
     run.run(progress)
     wall = time.perf_counter() - wall
-    full = compute_metrics(run, run.snap_start, run.snap_end, run.rtt_stats[0:2], 0)
-    window = compute_metrics(run, run.snap_window, run.snap_end, run.rtt_stats[2:4], run.window_step)
+    stats = run.rtt_stats / np.array([run.base, 1.0, run.base, 1.0])  # RTT sums -> inflation sums
+    full = compute_metrics(run, run.snap_start, run.snap_end, stats[0:2], 0)
+    window = compute_metrics(run, run.snap_window, run.snap_end, stats[2:4], run.window_step)
     for m in (full, window):
         m["wall_s"] = wall
         m["sim_speed"] = scenario.duration_ns * 1e-9 / wall

@@ -20,6 +20,8 @@ class FactorController:
 
     ``fn`` gets the (B, spec.input_width) float32 policy inputs of every flow due in a step in
     one call and returns B factors (already mapped, e.g. through ``spec.output_to_factor``).
+    ``fn`` must be row-wise (each output depends only on its own input row): the engine may
+    batch the decisions of several steps into one call (``batchable``).
     """
 
     def __init__(self, fn: FactorFn, spec: ObservationSpec, name: str = "callable") -> None:
@@ -27,6 +29,9 @@ class FactorController:
         self.spec = spec
         self.name = name
         self.initial_rate = spec.rate.initial
+        # Decisions depend only on each row of obs (no CNP/NACK inputs, no per-call state), so
+        # the engine may batch the decisions of several steps into one call (engine.blocks).
+        self.batchable = not {"cnp_count", "nack_count"} & set(spec.feature_names)
 
     def reset(self, n_flows: int, network: Network, rng: np.random.Generator) -> None:
         """Stateless: the engine keeps the observation windows."""

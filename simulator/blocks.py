@@ -1,0 +1,294 @@
+"""Block-batched engine loop: decide a whole block of steps with one controller call.
+
+Used by ``engine._Run`` when the controller declares ``batchable = True`` (its decisions depend
+only on the policy input window and the batch rows, not on CNP/NACK counts or on call
+grouping: ``FactorController``/``PolicyController`` whose spec has no count features), there is
+no timer-driven controller, no finite-size flow, and ``block_steps >= 1``.
+
+Why this is exact (same results as deciding step by step, bit for bit for row-wise policies):
+
+* A probe's RTT is fixed when the probe is sent (base RTT + the egress queue at send time), and
+  a flow sends its next probe when the previous one returns, so every probe returning in the
+  next ``B <= floor(base RTT / dt)`` steps is already in flight at the block start and its RTT is
+  known. New probes (sent in the block) return at least one base RTT later, i.e. after the block.
+* A flow decides at most once per block (two decisions of one flow are >= base RTT apart).
+* The other decision inputs are the flow's own state: previous factor, observation window,
+  and its rate, which only its own earlier decisions change (the pending one, if any, is looked
+  up by its application step). CNP/NACK counts are not inputs of a batchable controller; they
+  are still computed at each decision's exact step for the trace.
+* What does depend on the block's evolution is applied at the exact step: each decision's new
+  rate takes effect ``decision_latency`` steps after its probe's step; the next probe samples
+  the queue of the decision's step; per-flow byte accounting is settled with the fabric
+  integrals of the step the rate changed in (deferred to the block end, same arithmetic).
+
+Per step only the fabric's scalar queue update runs in Python; group rates, host scales and
+port loads of all the block's steps are computed with a handful of vectorized calls.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from rlcc.simulator.controllers.base import Decision, DecisionBatch
+
+MIN_RATE = 1e-9
+PROGRESS_EVERY = 1000
+
+
+class BlockLoop:
+    """Mixin for ``engine._Run`` (uses its state arrays)."""
+
+    def _run_blocks(self, progress: Callable[[int], None] | None) -> None:
+        fab, B = self.fabric, self.block_steps
+        self._pos = np.full(self.n, -1, np.int64)
+        self._offH = (np.arange(B)[:, None] * fab.n_hosts + fab.group_host[None, :]).ravel()
+        self._offP = (np.arange(B)[:, None] * fab.n_ports + fab.group_port[None, :]).ravel()
+        self._progress = progress
+        k, dt = 0, self.dt
+        while k < self.n_steps:
+            e = min(k + B, self.n_steps)
+            if k < self.window_step < e:
+                e = self.window_step
+            if k == self.window_step:
+                self.snap_window = self.snapshot(k)
+            if self.start_ptr < self.n and self.sorted_starts[self.start_ptr] <= k * dt:
+                self.start_flows(k * dt)
+            if self.start_ptr < self.n:  # a block never spans a later flow start
+                nxt = self.sorted_starts[self.start_ptr]
+                for kk in range(k + 1, e):
+                    if nxt <= kk * dt:
+                        e = kk
+                        break
+            self._block(k, e)
+            k = e
+        if progress is not None:
+            progress(self.n_steps % PROGRESS_EVERY)
+        self.snap_end = self.snapshot(self.n_steps)
+        if self.snap_window is None:
+            self.snap_window = self.snap_end
+
+    # ---- one block of steps [s, e) ----------------------------------------------------------
+    def _block(self, s: int, e: int) -> None:
+        dt, C, B = self.dt, self.C, e - s
+        fab = self.fabric
+        nG, nP = fab.n_groups, fab.n_ports
+        edges = np.arange(s, e, dtype=np.float64) * dt + dt  # step k decides next_ret < k*dt + dt
+        due = np.flatnonzero(self.next_ret < edges[-1])
+        pend = []
+        while self.pending and self.pending[0][0] < e:
+            pend.append(self.pending.popleft())
+        inblock: list = []
+        nd = len(due)
+        if nd:
+            ret = self.next_ret[due]
+            jd = np.searchsorted(edges, ret, side="right")
+            if B > 1:
+                order = np.argsort(jd, kind="stable")
+                due, ret, jd = due[order], ret[order], jd[order]
+            rate = self.rate[due]
+            if pend:  # a decided-but-not-yet-applied own rate change taking effect before the probe
+                pos = self._pos
+                pos[due] = np.arange(nd)
+                for key, idx, new in pend:
+                    p = pos[idx]
+                    m = p >= 0
+                    if m.any():
+                        pp, nn = p[m], new[m]
+                        ok = key <= s + jd[pp]
+                        rate[pp[ok]] = nn[ok]
+                pos[due] = -1
+            rtt = np.rint(ret - self.probe_sent[due]).astype(np.int64)
+            first = self.n_dec[due] == 0
+            obs = self._observe(due, rtt, rate, None, None, first)
+            out = self.ctl.decide(DecisionBatch(due, ret, rtt, rate, None, None, first, obs))
+            rates, factors = out if isinstance(out, Decision) else (out, None)
+            new = np.clip(np.asarray(rates, dtype=np.float64).reshape(nd), MIN_RATE, 1.0)
+            if factors is None:
+                factors = new / rate
+            self.prev_action[due] = factors
+            self.n_dec[due] += 1
+            rsum = int(rtt.sum())  # exact integer ns: independent of how decisions are grouped
+            self.rtt_stats[0:2] += (rsum, nd)
+            if s >= self.window_step:
+                self.rtt_stats[2:4] += (rsum, nd)
+            L = self.latency_steps
+            if B == 1:
+                entry = (s + L, due, new)
+                (inblock if L == 0 else self.pending).append(entry)
+            else:
+                counts = np.bincount(jd, minlength=B)
+                ends = np.cumsum(counts)
+                for j in np.flatnonzero(counts).tolist():
+                    a, b = int(ends[j] - counts[j]), int(ends[j])
+                    entry = (s + j + L, due[a:b], new[a:b])
+                    (inblock if s + j + L < e else self.pending).append(entry)
+            txd = self.tx[due] if self.recorder is not None else None
+
+        # ---- rate changes applied in this block, and the fabric's loads per step -------------
+        entries = pend + inblock
+        if entries:
+            if len(entries) == 1:
+                key, chg_idx, chg_new = entries[0]
+                chg_j = np.full(len(chg_idx), key - s, np.int64)
+            else:
+                chg_idx = np.concatenate([x[1] for x in entries])
+                chg_new = np.concatenate([x[2] for x in entries])
+                chg_j = np.concatenate([np.full(len(x[1]), x[0] - s, np.int64) for x in entries])
+            tx_old = self.tx[chg_idx]
+            cg = self.group[chg_idx]
+            dG = np.bincount(chg_j * nG + cg, weights=chg_new - tx_old, minlength=B * nG).reshape(B, nG)
+            R = np.cumsum(np.concatenate([fab.group_rate[None, :], dG]), axis=0)[1:]
+        else:
+            R = np.broadcast_to(fab.group_rate, (B, nG))
+        if entries or fab._dirty:
+            Hs = np.bincount(self._offH[: B * nG], weights=R.ravel(), minlength=B * fab.n_hosts).reshape(B, fab.n_hosts)
+            cap = self.net.host_cap
+            S = np.where(Hs > cap, cap / np.maximum(Hs, 1e-300), 1.0)[:, fab.group_host]
+            loads = np.bincount(self._offP[: B * nG], weights=(S * R).ravel(), minlength=B * nP).reshape(B, nP)
+            prevS = np.concatenate([fab.group_scale[None, :], S[:-1]])
+            flags = (S != prevS).any(axis=1).tolist()
+        else:
+            S = None
+            loads = np.broadcast_to(fab.port_load, (B, nP))
+            flags = [False] * B
+
+        # ---- step the fabric ---------------------------------------------------------------
+        states = []  # (g0, scale, ref) in force at each step's start (before its rescale)
+        cur = (fab.g0, fab.group_scale, fab.ref)
+        P = np.empty((B, nP, 3))
+        Q = np.empty((B, nP))
+        gport = fab.group_port
+        flushed = 0
+        series_every, q_every = self.series_every, self.q_every
+        progress = self._progress
+        single = fab._single
+        if single:
+            net = self.net
+            kmin, kmax, pmax = net.ecn_kmin_bytes, net.ecn_kmax_bytes, net.ecn_pmax
+            buf = fab.buffer
+            q, d, m, time = fab._q, fab._d, fab._m, fab.time
+            offered, dropped, delivered = fab.offered, fab.dropped, fab.delivered
+            load_l = loads[:, 0].tolist()
+            Cdt = C * dt
+        for j in range(B):
+            k = s + j
+            states.append(cur)
+            if single:
+                P[j, 0, 0], P[j, 0, 1], P[j, 0, 2] = time, d, m
+                Q[j, 0] = q
+            else:
+                P[j] = fab.port_integrals()
+                Q[j] = fab.queue
+            if flags[j]:
+                g0, sc, ref = cur
+                cur = (g0 + sc[:, None] * (P[j][gport] - ref[gport]), S[j].copy(), P[j].copy())
+            if single:
+                if q <= kmin:
+                    mark = 0.0
+                elif q >= kmax:
+                    mark = 1.0
+                else:
+                    mark = pmax * (q - kmin) / (kmax - kmin)
+                inflow = load_l[j] * C * dt
+                q_new = q + inflow - Cdt
+                if q_new < 0.0:
+                    q_new = 0.0
+                offered += inflow
+                if q_new > buf:
+                    excess = q_new - buf
+                    q_new = buf
+                    frac = excess / inflow
+                    d += frac * dt
+                    dropped += excess
+                    mark *= 1.0 - frac
+                    delivered += q + inflow - q_new - excess
+                else:
+                    delivered += q + inflow - q_new
+                if mark:
+                    m += mark * dt
+                q = q_new
+                time += dt
+            else:
+                fab.port_load = loads[j]
+                fab._step_multi(dt)
+                fab.time += dt
+            if k % q_every == 0:
+                self.q_samples[k // q_every] = q if single else fab.queue
+            if k % series_every == 0:
+                while flushed < len(entries) and entries[flushed][0] <= k:
+                    _, idx, new_r = entries[flushed]
+                    self.tx[idx] = new_r
+                    self.rate[idx] = new_r
+                    flushed += 1
+                sr = self.series
+                sr["t_us"].append(k * dt / 1e3)
+                sr["queue_us"].append((q if single else float(fab.queue.sum())) / C / 1e3)
+                sr["rates"].append(self.tx[self.series_flows].copy())
+                sr["load"].append(float(loads[j].sum()))
+            if progress is not None and k % PROGRESS_EVERY == PROGRESS_EVERY - 1:
+                progress(PROGRESS_EVERY)
+        if single:
+            fab._q, fab._d, fab._m, fab.time = q, d, m, time
+            fab.offered, fab.dropped, fab.delivered = offered, dropped, delivered
+        fab.g0, fab.group_scale, fab.ref = cur
+        if S is not None:
+            fab.group_rate = np.array(R[-1])
+            fab.port_load = np.array(loads[-1])
+            fab._load1 = float(loads[-1, 0])
+        fab._dirty = False
+
+        def integrals_at(jarr: np.ndarray, groups: np.ndarray) -> np.ndarray:
+            """Group integrals at the start of block step jarr (before that step's rescale)."""
+            if all(st is states[0] for st in states):
+                g0, sc, ref = states[0]
+                pp = gport[groups]
+                return g0[groups] + sc[groups][:, None] * (P[jarr, pp] - ref[pp])
+            res = np.empty((len(groups), 3))
+            for j in np.unique(jarr).tolist():
+                sel = jarr == j
+                g0, sc, ref = states[j]
+                gg = groups[sel]
+                pp = gport[gg]
+                res[sel] = g0[gg] + sc[gg][:, None] * (P[j][pp] - ref[pp])
+            return res
+
+        # ---- deferred per-flow accounting, probe bookkeeping, trace --------------------------
+        if entries:
+            Gc = integrals_at(chg_j, cg)
+        if nd and self.recorder is not None:
+            Gd = integrals_at(jd, self.group[due])
+            accd, lastd = self.acc[due], self.last[due]
+            if entries:
+                cpos = self._pos
+                cpos[chg_idx] = np.arange(len(chg_idx))
+                cp = cpos[due]
+                cpos[chg_idx] = -1
+                early = np.flatnonzero(cp >= 0)
+                if len(early):
+                    ce = cp[early]
+                    early, ce = early[chg_j[ce] <= jd[early]], ce[chg_j[ce] <= jd[early]]
+                    accd[early] = accd[early] + (tx_old[ce] * C)[:, None] * (Gc[ce] - lastd[early])
+                    lastd[early] = Gc[ce]
+                    txd[early] = chg_new[ce]
+            acc_now = accd + (txd * C)[:, None] * (Gd - lastd)
+            packets = np.floor(acc_now[:, 1:] / self.pkt).astype(np.int64)
+            nack = packets[:, 0] - self.nack_seen[due]
+            cnp = packets[:, 1] - self.cnp_seen[due]
+            self.cnp_seen[due] += cnp
+            self.nack_seen[due] += nack
+            delta = self.delta_spec.raw_step_features(self.prev_action[due], rtt, rate)[:, 0]
+            self.recorder.add(
+                obs, flow_id=due, time_ns=np.rint(ret).astype(np.int64), rtt_ns=rtt, rate=rate,
+                cnp_count=cnp, nack_count=nack, delta=delta, factor=factors, new_rate=new,
+            )
+        if entries:
+            self.acc[chg_idx] += (tx_old * C)[:, None] * (Gc - self.last[chg_idx])
+            self.last[chg_idx] = Gc
+            self.tx[chg_idx] = chg_new
+            self.rate[chg_idx] = chg_new
+        if nd:
+            qd = Q[jd, 0] / C if single else Q[jd, self.port[due]] / C
+            self.probe_sent[due] = ret
+            self.next_ret[due] = ret + self.base + qd
