@@ -132,15 +132,6 @@ def _split(model: FxModel, t: int, k: int, s: Split, input_macros: list[str]) ->
     return CSplit(k, f"{names[s.input]} {s.op} {s.threshold}", macro, c_int32(s.threshold), cond, comment)
 
 
-def _locate(model: FxModel, inp: int) -> tuple[int, int]:
-    spec = model.spec
-    for ago in range(spec.history):
-        for f in range(spec.n_features):
-            if spec.input_index(ago, f) == inp:
-                return ago, f
-    raise BadInputError(f"input {inp} out of range")
-
-
 def _input_macros(model: FxModel) -> list[str]:
     names = model.spec.input_names()
     return ["IN_" + re.sub(r"\W+", "_", n).strip("_").upper() for n in names]
@@ -151,7 +142,7 @@ def _inputs(model: FxModel, macros: list[str]) -> list[dict[str, Any]]:
     spec = model.spec
     out = []
     for i, name in enumerate(spec.input_names()):
-        ago, f = _locate(model, i)
+        ago, f = model.spec.locate_input(i)
         out.append({"index": i, "macro": macros[i], "name": name, "ago": ago, "feature": f,
                     "ctx_word": (ago - 1) * spec.n_features + f if ago else None})
     return sorted(out, key=lambda d: d["index"])

@@ -120,6 +120,14 @@ class ObservationSpec:
         slot = self.history - 1 - steps_ago if self.step_order == "oldest_first" else steps_ago
         return slot * self.n_features + feature
 
+    def locate_input(self, index: int) -> tuple[int, int]:
+        """Inverse of :meth:`input_index`: (steps_ago, feature) of input ``index``."""
+        if not 0 <= index < self.input_width:
+            raise IndexError(f"input {index} out of range 0..{self.input_width - 1}")
+        slot, feature = divmod(index, self.n_features)
+        steps_ago = self.history - 1 - slot if self.step_order == "oldest_first" else slot
+        return steps_ago, feature
+
     def input_names(self) -> list[str]:
         """Readable name of every input, e.g. ``delta[t-1]``."""
         names = [""] * self.input_width
@@ -167,17 +175,19 @@ class ObservationSpec:
         ordered = steps[:, ::-1, :] if self.step_order == "oldest_first" else steps
         return np.ascontiguousarray(ordered.reshape(len(steps), -1), dtype=np.float32)
 
-    def output_to_factor(self, y: np.ndarray) -> np.ndarray:
-        """Map raw policy outputs to clamped multiplicative rate factors (float64)."""
+    def output_to_unclamped_factor(self, y: np.ndarray) -> np.ndarray:
+        """Map raw policy outputs to multiplicative rate factors before the clamp (float64)."""
         y = np.asarray(y, dtype=np.float64)
         a = self.action
         if a.type == "factor":
-            factor = y
-        elif a.map == "linear":
-            factor = 1.0 + a.gain * y
-        else:
-            factor = np.where(y >= 0, 1.0 + a.gain * y, 1.0 / (1.0 - a.gain * np.minimum(y, 0.0)))
-        return np.clip(factor, a.clamp_min, a.clamp_max)
+            return y
+        if a.map == "linear":
+            return 1.0 + a.gain * y
+        return np.where(y >= 0, 1.0 + a.gain * y, 1.0 / (1.0 - a.gain * np.minimum(y, 0.0)))
+
+    def output_to_factor(self, y: np.ndarray) -> np.ndarray:
+        """Map raw policy outputs to clamped multiplicative rate factors (float64)."""
+        return np.clip(self.output_to_unclamped_factor(y), self.action.clamp_min, self.action.clamp_max)
 
     # ---- JSON -------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

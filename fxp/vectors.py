@@ -203,7 +203,7 @@ def boundary_vectors(model: FxModel, seed: int = 0) -> Vectors:
     pairs = split_targets(model)
     for inp in sorted({i for i, _ in pairs}):
         target = np.array([v for i, v in pairs if i == inp], dtype=np.int64)
-        ago, f = _locate(model, inp)
+        ago, f = model.spec.locate_input(inp)
         ctx = _realistic_ctx(model, rng, len(target))
         if ago == 0:
             ev = _set_current(model, rng, f, target, ctx)
@@ -213,15 +213,6 @@ def boundary_vectors(model: FxModel, seed: int = 0) -> Vectors:
         parts.append(expected(model, ctx, ev, _attrs(rng, len(target))))
     parts.append(_edge_vectors(model, rng))
     return concat(*parts)
-
-
-def _locate(model: FxModel, inp: int) -> tuple[int, int]:
-    spec = model.spec
-    for ago in range(spec.history):
-        for f in range(spec.n_features):
-            if spec.input_index(ago, f) == inp:
-                return ago, f
-    raise ValueError(f"input {inp} out of range")
 
 
 def _edge_vectors(model: FxModel, rng: np.random.Generator) -> Vectors:
