@@ -69,6 +69,45 @@ class BlockLoop:
         if self.snap_window is None:
             self.snap_window = self.snap_end
 
+    def _observe_window(self, due, rtt, rate, first) -> np.ndarray:
+        """``_observe`` for count-free specs, with the windows kept in input layout (same values)."""
+        spec = self.spec
+        win = getattr(self, "_win", None)
+        if win is None:
+            win = self._win = np.zeros((self.n, spec.input_width))
+            self._feat = [(f.name, f.scale, f.offset) for f in spec.features]
+        rw = spec.reward
+        F, M = spec.n_features, len(due)
+        step = np.empty((M, F))
+        infl = None
+        for i, (name, scale, offset) in enumerate(self._feat):
+            if name == "prev_action":
+                raw = self.prev_action[due]
+            elif name == "rate":
+                raw = rate
+            else:
+                if infl is None:
+                    infl = rtt / float(rw.base_rtt_ns)
+                if name == "rtt_inflation":
+                    raw = infl
+                else:  # delta
+                    raw = rw.target - np.maximum(infl - rw.beta, 0.0) * np.sqrt(np.maximum(rate, 0.0))
+            step[:, i] = raw * scale + offset
+        o = win[due]
+        if spec.history > 1:
+            if spec.step_order == "oldest_first":
+                o[:, :-F] = o[:, F:]
+                o[:, -F:] = step
+            else:
+                o[:, F:] = o[:, :-F]
+                o[:, :F] = step
+            if first.any():
+                o[first] = np.tile(step[first], (1, spec.history))
+        else:
+            o[:] = step
+        win[due] = o
+        return o.astype(np.float32)
+
     # ---- one block of steps [s, e) ----------------------------------------------------------
     def _block(self, s: int, e: int) -> None:
         dt, C, B = self.dt, self.C, e - s
@@ -85,7 +124,7 @@ class BlockLoop:
             ret = self.next_ret[due]
             jd = np.searchsorted(edges, ret, side="right")
             if B > 1:
-                order = np.argsort(jd, kind="stable")
+                order = np.argsort(jd.astype(np.uint8 if B < 256 else np.uint16), kind="stable")  # radix sort
                 due, ret, jd = due[order], ret[order], jd[order]
             rate = self.rate[due]
             if pend:  # a decided-but-not-yet-applied own rate change taking effect before the probe
@@ -101,7 +140,7 @@ class BlockLoop:
                 pos[due] = -1
             rtt = np.rint(ret - self.probe_sent[due]).astype(np.int64)
             first = self.n_dec[due] == 0
-            obs = self._observe(due, rtt, rate, None, None, first)
+            obs = self._observe_window(due, rtt, rate, first)
             out = self.ctl.decide(DecisionBatch(due, ret, rtt, rate, None, None, first, obs))
             rates, factors = out if isinstance(out, Decision) else (out, None)
             new = np.clip(np.asarray(rates, dtype=np.float64).reshape(nd), MIN_RATE, 1.0)
@@ -157,8 +196,12 @@ class BlockLoop:
         # ---- step the fabric ---------------------------------------------------------------
         states = []  # (g0, scale, ref) in force at each step's start (before its rescale)
         cur = (fab.g0, fab.group_scale, fab.ref)
-        P = np.empty((B, nP, 3))
-        Q = np.empty((B, nP))
+        if fab._single:
+            Pl: list = []
+            Ql: list = []
+        else:
+            P = np.empty((B, nP, 3))
+            Q = np.empty((B, nP))
         gport = fab.group_port
         flushed = 0
         series_every, q_every = self.series_every, self.q_every
@@ -176,14 +219,15 @@ class BlockLoop:
             k = s + j
             states.append(cur)
             if single:
-                P[j, 0, 0], P[j, 0, 1], P[j, 0, 2] = time, d, m
-                Q[j, 0] = q
+                Pl.append((time, d, m))
+                Ql.append(q)
             else:
                 P[j] = fab.port_integrals()
                 Q[j] = fab.queue
             if flags[j]:
                 g0, sc, ref = cur
-                cur = (g0 + sc[:, None] * (P[j][gport] - ref[gport]), S[j].copy(), P[j].copy())
+                Pj = np.array([[time, d, m]]) if single else P[j].copy()
+                cur = (g0 + sc[:, None] * (Pj[gport] - ref[gport]), S[j].copy(), Pj)
             if single:
                 if q <= kmin:
                     mark = 0.0
@@ -231,6 +275,8 @@ class BlockLoop:
                 progress(PROGRESS_EVERY)
         if single:
             fab._q, fab._d, fab._m, fab.time = q, d, m, time
+            P = np.array(Pl).reshape(B, 1, 3)
+            Q = np.array(Ql).reshape(B, 1)
             fab.offered, fab.dropped, fab.delivered = offered, dropped, delivered
         fab.g0, fab.group_scale, fab.ref = cur
         if S is not None:
@@ -239,20 +285,15 @@ class BlockLoop:
             fab._load1 = float(loads[-1, 0])
         fab._dirty = False
 
+        if all(st is states[0] for st in states):  # no rescale in the block: one table
+            g0, sc, ref = states[0]
+            table = g0[None] + sc[None, :, None] * (P[:, gport] - ref[gport][None])  # (B, groups, 3)
+        else:
+            table = np.stack([st[0] + st[1][:, None] * (P[j][gport] - st[2][gport]) for j, st in enumerate(states)])
+
         def integrals_at(jarr: np.ndarray, groups: np.ndarray) -> np.ndarray:
             """Group integrals at the start of block step jarr (before that step's rescale)."""
-            if all(st is states[0] for st in states):
-                g0, sc, ref = states[0]
-                pp = gport[groups]
-                return g0[groups] + sc[groups][:, None] * (P[jarr, pp] - ref[pp])
-            res = np.empty((len(groups), 3))
-            for j in np.unique(jarr).tolist():
-                sel = jarr == j
-                g0, sc, ref = states[j]
-                gg = groups[sel]
-                pp = gport[gg]
-                res[sel] = g0[gg] + sc[gg][:, None] * (P[j][pp] - ref[pp])
-            return res
+            return table[jarr, groups]
 
         # ---- deferred per-flow accounting, probe bookkeeping, trace --------------------------
         if entries:

@@ -118,10 +118,11 @@ class _Run(BlockLoop):
         self.series_flows = np.unique(np.linspace(0, n - 1, min(n, SERIES_FLOWS)).astype(np.int64))
         self.series: dict[str, list] = {"t_us": [], "queue_us": [], "rates": [], "load": []}
 
-        # Block-batched decisions (see ``_run_blocks``): at most floor(base RTT / dt) steps.
+        # Block-batched decisions (see ``blocks.py``): at most floor(base RTT / dt) steps, the
+        # shortest time between two decisions of one flow (exact up to that bound).
         max_block = max(1, int(self.base // self.dt))
         if block_steps is None:
-            block_steps = max(1, int(self.base // (2 * self.dt)))
+            block_steps = max_block
         if not isinstance(block_steps, (int, np.integer)) or block_steps < 0 or block_steps > max_block:
             raise BadInputError(f"invalid block_steps {block_steps!r}: must be 0..{max_block} (base RTT / dt)")
         self.block_steps = int(block_steps)
@@ -338,7 +339,7 @@ def simulate(
 
     ``block_steps``: decisions of batchable controllers (``FactorController`` /
     ``PolicyController`` without CNP/NACK features) are computed in blocks of this many steps
-    with one controller call per block (default: base RTT / (2 dt); at most base RTT / dt).
+    with one controller call per block (default and maximum: floor(base RTT / dt)).
     Results do not depend on it (see ``rlcc.simulator.blocks``); 0 forces the step-by-step loop.
     """
     wall = time.perf_counter()

@@ -317,3 +317,22 @@ def test_block_steps_is_validated():
     ctl = make_controller("policy", SYNTHETIC)
     with pytest.raises(BadInputError, match="block_steps"):
         simulate(ManyToOne(flows=4, duration_ms=0.1), ctl, block_steps=9)
+
+
+@pytest.mark.parametrize("order", ["oldest_first", "newest_first"])
+def test_block_batched_callable_with_longer_history(order):
+    spec = ObservationSpec(
+        features=(Feature("rtt_inflation", scale=0.5, offset=-1.0), Feature("rate"), Feature("prev_action")),
+        history=3,
+        step_order=order,
+        rate=RateLimits(initial=1.0 / 24),
+        action=Action(type="factor", clamp_min=0.8, clamp_max=1.25),
+    )
+    fn = lambda x: np.exp(-0.05 * x.sum(axis=1) + 0.01)  # noqa: E731  row-wise
+    sc = ManyToOne(flows=24, duration_ms=1.0, seed=9)
+    cfg = TraceConfig(capacity=100_000)
+    one = simulate(sc, callable_controller(fn, spec), trace=cfg, block_steps=1)
+    _assert_same_run(one, simulate(sc, callable_controller(fn, spec), trace=cfg, block_steps=8))
+    ref = simulate(sc, callable_controller(fn, spec), trace=cfg, block_steps=0)
+    assert np.array_equal(one.trace.obs, ref.trace.obs)
+    assert np.array_equal(one.trace.new_rate, ref.trace.new_rate)
