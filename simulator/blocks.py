@@ -46,6 +46,8 @@ class BlockLoop:
         self._offH = (np.arange(B)[:, None] * fab.n_hosts + fab.group_host[None, :]).ravel()
         self._offP = (np.arange(B)[:, None] * fab.n_ports + fab.group_port[None, :]).ravel()
         self._progress = progress
+        self._acc_cols = [self.acc[:, c] for c in range(3)]  # views
+        self._last_cols = [self.last[:, c] for c in range(3)]
         k, dt = 0, self.dt
         while k < self.n_steps:
             e = min(k + B, self.n_steps)
@@ -70,17 +72,20 @@ class BlockLoop:
             self.snap_window = self.snap_end
 
     def _observe_window(self, due, rtt, rate, first) -> np.ndarray:
-        """``_observe`` for count-free specs, with the windows kept in input layout (same values)."""
+        """``_observe`` for count-free specs (same values), windows kept as one 1-D array per input.
+
+        (Fancy indexing a (n, 4) array row-wise is ~10x slower than four 1-D gathers.)
+        """
         spec = self.spec
-        win = getattr(self, "_win", None)
-        if win is None:
-            win = self._win = np.zeros((self.n, spec.input_width))
+        cols = getattr(self, "_wcols", None)
+        F, W, M = spec.n_features, spec.input_width, len(due)
+        if cols is None:
+            cols = self._wcols = [np.zeros(self.n) for _ in range(W)]
             self._feat = [(f.name, f.scale, f.offset) for f in spec.features]
         rw = spec.reward
-        F, M = spec.n_features, len(due)
-        step = np.empty((M, F))
+        step = []
         infl = None
-        for i, (name, scale, offset) in enumerate(self._feat):
+        for name, scale, offset in self._feat:
             if name == "prev_action":
                 raw = self.prev_action[due]
             elif name == "rate":
@@ -92,21 +97,20 @@ class BlockLoop:
                     raw = infl
                 else:  # delta
                     raw = rw.target - np.maximum(infl - rw.beta, 0.0) * np.sqrt(np.maximum(rate, 0.0))
-            step[:, i] = raw * scale + offset
-        o = win[due]
-        if spec.history > 1:
-            if spec.step_order == "oldest_first":
-                o[:, :-F] = o[:, F:]
-                o[:, -F:] = step
-            else:
-                o[:, F:] = o[:, :-F]
-                o[:, :F] = step
-            if first.any():
-                o[first] = np.tile(step[first], (1, spec.history))
+            step.append(raw * scale + offset)
+        # slot c of the new window: oldest_first shifts left by F and appends the step
+        if spec.step_order == "oldest_first":
+            new = [cols[c + F][due] for c in range(W - F)] + step
         else:
-            o[:] = step
-        win[due] = o
-        return o.astype(np.float32)
+            new = step + [cols[c][due] for c in range(W - F)]
+        if W > F and first.any():
+            for c in range(W):
+                new[c] = np.where(first, step[c % F], new[c])
+        obs = np.empty((M, W), np.float32)
+        for c in range(W):
+            cols[c][due] = new[c]
+            obs[:, c] = new[c]
+        return obs
 
     # ---- one block of steps [s, e) ----------------------------------------------------------
     def _block(self, s: int, e: int) -> None:
@@ -290,16 +294,18 @@ class BlockLoop:
             table = g0[None] + sc[None, :, None] * (P[:, gport] - ref[gport][None])  # (B, groups, 3)
         else:
             table = np.stack([st[0] + st[1][:, None] * (P[j][gport] - st[2][gport]) for j, st in enumerate(states)])
+        tcols = np.ascontiguousarray(table.transpose(2, 0, 1).reshape(3, B * nG))
 
-        def integrals_at(jarr: np.ndarray, groups: np.ndarray) -> np.ndarray:
-            """Group integrals at the start of block step jarr (before that step's rescale)."""
-            return table[jarr, groups]
+        def integrals_at(jarr: np.ndarray, groups: np.ndarray) -> list[np.ndarray]:
+            """Group integrals [time, drop, mark] (3 arrays) at the start of block step jarr."""
+            flat = jarr * nG + groups
+            return [tc.take(flat) for tc in tcols]
 
         # ---- deferred per-flow accounting, probe bookkeeping, trace --------------------------
         if entries:
             Gc = integrals_at(chg_j, cg)
         if nd and self.recorder is not None:
-            Gd = integrals_at(jd, self.group[due])
+            Gd = np.column_stack(integrals_at(jd, self.group[due]))
             accd, lastd = self.acc[due], self.last[due]
             if entries:
                 cpos = self._pos
@@ -308,10 +314,11 @@ class BlockLoop:
                 cpos[chg_idx] = -1
                 early = np.flatnonzero(cp >= 0)
                 if len(early):
+                    Gc2 = np.column_stack(Gc)
                     ce = cp[early]
                     early, ce = early[chg_j[ce] <= jd[early]], ce[chg_j[ce] <= jd[early]]
-                    accd[early] = accd[early] + (tx_old[ce] * C)[:, None] * (Gc[ce] - lastd[early])
-                    lastd[early] = Gc[ce]
+                    accd[early] = accd[early] + (tx_old[ce] * C)[:, None] * (Gc2[ce] - lastd[early])
+                    lastd[early] = Gc2[ce]
                     txd[early] = chg_new[ce]
             acc_now = accd + (txd * C)[:, None] * (Gd - lastd)
             packets = np.floor(acc_now[:, 1:] / self.pkt).astype(np.int64)
@@ -325,8 +332,11 @@ class BlockLoop:
                 cnp_count=cnp, nack_count=nack, delta=delta, factor=factors, new_rate=new,
             )
         if entries:
-            self.acc[chg_idx] += (tx_old * C)[:, None] * (Gc - self.last[chg_idx])
-            self.last[chg_idx] = Gc
+            txc = tx_old * C
+            for c in range(3):  # per column: same arithmetic as settle(), 1-D gathers
+                acc_c, last_c = self._acc_cols[c], self._last_cols[c]
+                acc_c[chg_idx] = acc_c[chg_idx] + txc * (Gc[c] - last_c[chg_idx])
+                last_c[chg_idx] = Gc[c]
             self.tx[chg_idx] = chg_new
             self.rate[chg_idx] = chg_new
         if nd:
