@@ -46,6 +46,7 @@ class BlockLoop:
         self._offH = (np.arange(B)[:, None] * fab.n_hosts + fab.group_host[None, :]).ravel()
         self._offP = (np.arange(B)[:, None] * fab.n_ports + fab.group_port[None, :]).ravel()
         self._progress = progress
+        self._unscaled = bool((fab.group_scale == 1.0).all())
         self._acc_cols = [self.acc[:, c] for c in range(3)]  # views
         self._last_cols = [self.last[:, c] for c in range(3)]
         k, dt = 0, self.dt
@@ -178,7 +179,7 @@ class BlockLoop:
             else:
                 chg_idx = np.concatenate([x[1] for x in entries])
                 chg_new = np.concatenate([x[2] for x in entries])
-                chg_j = np.concatenate([np.full(len(x[1]), x[0] - s, np.int64) for x in entries])
+                chg_j = np.repeat(np.array([x[0] - s for x in entries]), [len(x[1]) for x in entries])
             tx_old = self.tx[chg_idx]
             cg = self.group[chg_idx]
             dG = np.bincount(chg_j * nG + cg, weights=chg_new - tx_old, minlength=B * nG).reshape(B, nG)
@@ -188,10 +189,15 @@ class BlockLoop:
         if entries or fab._dirty:
             Hs = np.bincount(self._offH[: B * nG], weights=R.ravel(), minlength=B * fab.n_hosts).reshape(B, fab.n_hosts)
             cap = self.net.host_cap
-            S = np.where(Hs > cap, cap / np.maximum(Hs, 1e-300), 1.0)[:, fab.group_host]
-            loads = np.bincount(self._offP[: B * nG], weights=(S * R).ravel(), minlength=B * nP).reshape(B, nP)
-            prevS = np.concatenate([fab.group_scale[None, :], S[:-1]])
-            flags = (S != prevS).any(axis=1).tolist()
+            if self._unscaled and Hs.max() <= cap:  # no NIC is oversubscribed: scale 1 (x * 1.0 == x)
+                S = fab.group_scale
+                loads = np.bincount(self._offP[: B * nG], weights=R.ravel(), minlength=B * nP).reshape(B, nP)
+                flags = [False] * B
+            else:
+                S = np.where(Hs > cap, cap / np.maximum(Hs, 1e-300), 1.0)[:, fab.group_host]
+                loads = np.bincount(self._offP[: B * nG], weights=(S * R).ravel(), minlength=B * nP).reshape(B, nP)
+                prevS = np.concatenate([fab.group_scale[None, :], S[:-1]])
+                flags = (S != prevS).any(axis=1).tolist()
         else:
             S = None
             loads = np.broadcast_to(fab.port_load, (B, nP))
@@ -283,6 +289,7 @@ class BlockLoop:
             Q = np.array(Ql).reshape(B, 1)
             fab.offered, fab.dropped, fab.delivered = offered, dropped, delivered
         fab.g0, fab.group_scale, fab.ref = cur
+        self._unscaled = bool((fab.group_scale == 1.0).all()) if any(flags) else self._unscaled
         if S is not None:
             fab.group_rate = np.array(R[-1])
             fab.port_load = np.array(loads[-1])
@@ -291,7 +298,10 @@ class BlockLoop:
 
         if all(st is states[0] for st in states):  # no rescale in the block: one table
             g0, sc, ref = states[0]
-            table = g0[None] + sc[None, :, None] * (P[:, gport] - ref[gport][None])  # (B, groups, 3)
+            if single:  # every group is on port 0: broadcast instead of gathering
+                table = g0[None] + sc[None, :, None] * (P - ref[0])  # (B, groups, 3)
+            else:
+                table = g0[None] + sc[None, :, None] * (P[:, gport] - ref[gport][None])
         else:
             table = np.stack([st[0] + st[1][:, None] * (P[j][gport] - st[2][gport]) for j, st in enumerate(states)])
         tcols = np.ascontiguousarray(table.transpose(2, 0, 1).reshape(3, B * nG))
