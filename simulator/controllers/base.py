@@ -25,8 +25,8 @@ class DecisionBatch:
     time_ns: np.ndarray  # float64 (B,), when each probe returned
     rtt_ns: np.ndarray  # int64 (B,), base RTT + queueing delay seen by the probe
     rate: np.ndarray  # float64 (B,), current rate as a fraction of line rate
-    cnp_count: np.ndarray  # int64 (B,), CNPs since the flow's previous decision
-    nack_count: np.ndarray  # int64 (B,), NACKs since the flow's previous decision
+    cnp_count: np.ndarray | None  # int64 (B,), CNPs since the flow's previous decision
+    nack_count: np.ndarray | None  # int64 (B,), NACKs since ... (both None in block mode, batchable only)
     first: np.ndarray  # bool (B,), True at a flow's first decision
     obs: np.ndarray | None  # float32 (B, spec.input_width), or None if the controller has no spec
 
@@ -57,6 +57,9 @@ class Controller(Protocol):
     ``initial_rate``: the rate of a new flow. ``reset`` is called once per run before any
     decision. ``decide`` returns new rates (an array, or a ``Decision`` with the factors so the
     engine can feed ``prev_action`` back). Rates are clipped by the engine to (0, 1].
+    Optional ``batchable = True``: decisions depend only on each row's obs / rate / flow state, not
+    on CNP/NACK counts or on how rows are grouped into calls; the engine then decides a whole
+    block of steps per call (``rlcc.simulator.blocks``) with ``cnp_count = nack_count = None``.
     """
 
     spec: ObservationSpec | None
