@@ -78,3 +78,33 @@ def test_package_layout_has_no_stray_top_level_modules():
     # run outside the checkout so the work tree is not on sys.path
     assert subprocess.run([sys.executable, "-c", code], cwd="/").returncode == 0
     assert rlcc.__version__
+
+
+BAD_POLICIES = [
+    (dict(opset=7), "unsupported ONNX opset"),
+    (dict(extra_input=True), "exactly one input"),
+    (dict(extra_output=True), "exactly one output"),
+    (dict(in_type=10), "must be float32"),  # float16 input
+    (dict(width=6), "input width 6"),
+    (dict(in_shape=["batch", "width"]), "dynamic feature dimension"),
+    (dict(spec=None), "no observation spec"),
+    (dict(spec='{"rlcc_spec": 1, "features": [{"name": "jitter"}]}'), "unknown feature"),
+    (dict(out_op="Log", weight_scale=-1.0), "NaN or inf"),
+    (dict(out_op="Identity", weight_scale=5.0), "outside [-1, 1]"),
+]
+
+
+@pytest.mark.parametrize("kwargs, message", BAD_POLICIES)
+def test_compile_bad_policy_exit_code_one_line_nothing_written(build_policy, tmp_path, kwargs, message):
+    from click.testing import CliRunner
+
+    from rlcc.cli.main import compile_command
+
+    out = tmp_path / "OUT"
+    result = CliRunner().invoke(compile_command, [str(build_policy(**kwargs)), "-o", str(out)])
+    assert result.exit_code == int(ExitCode.BAD_INPUT), result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and lines[0].startswith("rlcc-compile: error:")
+    assert "Traceback" not in result.output
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.onnx"]
