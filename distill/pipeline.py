@@ -17,7 +17,7 @@ from rlcc.distill.fit import DEFAULT_BUDGET_OPS, DEFAULT_DEPTH, DEFAULT_TREES, F
 from rlcc.distill.sampling import ORIGIN_DAGGER, Samples
 from rlcc.distill.tree_ir import FloatEnsemble
 from rlcc.errors import BadInputError
-from rlcc.fxp.controller import GoldenController
+from rlcc.fxp.controller import FloatTreesController, GoldenController
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.quantize import QuantizeStats, quantize
 from rlcc.policy import OnnxPolicy
@@ -40,20 +40,34 @@ class CompileOptions:
     eval_flows: tuple[int, ...] = (64, 512, 2048)
     eval_duration_ms: float = 150.0
     duration_scale: float = 1.0
+    # Tail anchors (synthetic reachable extreme windows), as a fraction of the closed-loop set.
+    anchor_fraction: float = 0.5
+    # Cheap on-policy rounds: the student drives short many-to-one incasts at the evaluation
+    # sizes (from line rate and from the fair share), the teacher labels, refit. The float trees
+    # drive (they take the same decisions as the fixed point on device inputs, at a fraction of
+    # the golden model's simulation cost); --dagger-rounds add rounds driven by the fixed point.
+    onpolicy_rounds: int = 3
+    onpolicy_samples: int = 10000
+    onpolicy_duration_ms: float = 60.0
+    # Steady-state closed-loop check: flows start at 1/N; measured over the second half.
+    steady_duration_ms: float = 10.0
 
     @classmethod
     def quick(cls, **overrides: Any) -> "CompileOptions":
         """Small and short: for tests and smoke runs (fidelity numbers are rougher)."""
         base = dict(samples=6000, scenarios="many-to-one:2,many-to-one:64,long-short:8",
-                    duration_scale=0.4, eval_flows=(64,), eval_duration_ms=60.0)
+                    duration_scale=0.4, eval_flows=(64,), eval_duration_ms=60.0,
+                    onpolicy_rounds=1, onpolicy_samples=3000, onpolicy_duration_ms=20.0, steady_duration_ms=6.0)
         base.update(overrides)
         return cls(**base)
 
     def validate(self) -> None:
         if self.samples < 100:
             raise BadInputError(f"--samples must be >= 100, got {self.samples}")
-        if self.dagger_rounds < 0:
+        if self.dagger_rounds < 0 or self.onpolicy_rounds < 0:
             raise BadInputError("--dagger-rounds must be >= 0")
+        if not 0 <= self.anchor_fraction <= 4:
+            raise BadInputError("invalid anchor fraction")
         if not 0 <= self.perturb_fraction <= 4 or not 0 < self.holdout_fraction < 1:
             raise BadInputError("invalid perturbation or hold-out fraction")
         FitConfig(trees=self.trees, depth=self.depth, budget_ops=self.budget_ops).max_trees()
@@ -84,23 +98,37 @@ def compile_policy(
     visited = sampling.closed_loop(lambda: FactorController(teacher, spec, "teacher"), teacher, spec, scenarios, options.samples, options.seed)
     train, held = sampling.split_holdout(visited, options.holdout_fraction, options.seed)
     n_tail = int(round(len(train) * options.perturb_fraction))
+    n_anchor = int(round(len(train) * options.anchor_fraction))
+    parts = [train]
     if n_tail:
-        train = Samples.concat([train, sampling.perturb(train, teacher, spec, n_tail, options.seed + 1)])
+        parts.append(sampling.perturb(train, teacher, spec, n_tail, options.seed + 1))
+    if n_anchor:
+        parts.append(sampling.anchors(spec, teacher, n_anchor, options.seed + 2))
+    train = Samples.concat(parts)
     clamped = _clamp_report(policy, visited)
 
     log(f"fitting <= {config.max_trees()} trees of depth {config.depth} on {len(train)} samples")
     fit, model, stats = _fit_quantize(train, spec, config, fits, policy)
-    rounds = [_round_summary(0, teacher, fit.ensemble, model, held, None, options)]
-    for r in range(1, options.dagger_rounds + 1):
-        log(f"DAgger round {r}: the fixed-point model drives, the teacher labels")
-        current = model
+    summary_flows = (options.eval_flows[len(options.eval_flows) // 2],)
+    teacher_steady = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
+                                          options.seed, evaluate.STEADY, controllers=())
+    teacher_steady = {name: row["teacher"] for name, row in teacher_steady["scenarios"].items()}
+    rounds = [_round_summary(0, "initial fit", teacher, fit.ensemble, model, held, None, options, teacher_steady)]
+    onpolicy = _onpolicy_scenarios(options)
+    for r in range(1, options.onpolicy_rounds + options.dagger_rounds + 1):
+        full = r > options.onpolicy_rounds  # the --dagger-rounds: the whole sampling mix
+        kind = "dagger (sampling scenarios)" if full else "on-policy (evaluation incasts)"
+        log(f"round {r}: {kind}: the fixed-point model drives, the teacher labels")
+        current, current_ensemble = model, fit.ensemble
+        driver = (lambda: GoldenController(current)) if full else (lambda: FloatTreesController(current_ensemble, spec))
         visited_by_student = sampling.closed_loop(
-            lambda: GoldenController(current), teacher, spec, scenarios, options.samples // 2, options.seed + 100 * r, ORIGIN_DAGGER,
+            driver, teacher, spec, scenarios if full else onpolicy,
+            options.samples // 2 if full else options.onpolicy_samples, options.seed + 100 * r, ORIGIN_DAGGER,
         )
         on_policy = evaluate.fidelity(model, fit.ensemble, visited_by_student)
         train = Samples.concat([train, visited_by_student])
         fit, model, stats = _fit_quantize(train, spec, config, fits, policy)
-        rounds.append(_round_summary(r, teacher, fit.ensemble, model, held, on_policy, options))
+        rounds.append(_round_summary(r, kind, teacher, fit.ensemble, model, held, on_policy, options, teacher_steady))
 
     log(f"closed loop: teacher vs float trees vs fixed point on many-to-one {list(options.eval_flows)}")
     report = {
@@ -122,6 +150,8 @@ def compile_policy(
         "quantization": stats.to_dict(),
         "fidelity": evaluate.fidelity(model, fit.ensemble, held),
         "closed_loop": evaluate.closed_loop(teacher, fit.ensemble, model, options.eval_flows, options.eval_duration_ms, options.seed),
+        "closed_loop_steady": evaluate.closed_loop(teacher, fit.ensemble, model, options.eval_flows,
+                                                   options.steady_duration_ms, options.seed, evaluate.STEADY),
         "explainability": evaluate.explainability(teacher, fit.ensemble, model),
         "sizes": evaluate.sizes(model),
         "dagger": {"rounds": rounds, "helped": _dagger_helped(rounds)},
@@ -144,13 +174,26 @@ def _fit_quantize(train: Samples, spec, config: FitConfig, fits: FitsBudget | No
     return fit, model, stats
 
 
-def _round_summary(r: int, teacher, ensemble, model, held: Samples, on_policy, options: CompileOptions) -> dict[str, Any]:
-    """Fidelity on held-out teacher states, on the states the student visited, and one closed loop."""
-    summary: dict[str, Any] = {"round": r, "held_out": evaluate.fidelity(model, ensemble, held)}
-    if options.dagger_rounds:
-        summary["on_policy_before_refit"] = on_policy
-        flows = options.eval_flows[len(options.eval_flows) // 2]
-        summary["closed_loop"] = evaluate.closed_loop(teacher, ensemble, model, (flows,), options.eval_duration_ms, options.seed)
+def _onpolicy_scenarios(options: CompileOptions) -> list[sampling.ScenarioEntry]:
+    """Short many-to-one incasts at the evaluation sizes, from line rate (the startup transient,
+    deep congestion) and from the fair share (the equilibrium), under other seeds than the check."""
+    out = []
+    for n in options.eval_flows:
+        for mode, dur in ((evaluate.STARTUP, options.onpolicy_duration_ms), (evaluate.STEADY, options.steady_duration_ms)):
+            sc = evaluate.eval_scenario(n, dur, options.seed + 7 + n, mode)
+            out.append(sampling.ScenarioEntry(f"onpolicy:{mode}:{n}", sc))
+    return out
+
+
+def _round_summary(r: int, kind: str, teacher, ensemble, model, held: Samples, on_policy, options: CompileOptions,
+                   teacher_rows) -> dict[str, Any]:
+    """Fidelity on held-out teacher states, on the states the student visited, and one
+    steady-state closed loop of the float trees (cheap; the teacher run is shared)."""
+    summary: dict[str, Any] = {"round": r, "kind": kind, "held_out": evaluate.fidelity(model, ensemble, held),
+                               "on_policy_before_refit": on_policy}
+    flows = [int(k.split(":")[1]) for k in teacher_rows]
+    summary["closed_loop"] = evaluate.closed_loop(teacher, ensemble, model, flows, options.steady_duration_ms, options.seed,
+                                                  evaluate.STEADY, teacher_rows, controllers=("float_trees",))
     return summary
 
 
@@ -160,8 +203,8 @@ def _dagger_helped(rounds: list[dict[str, Any]]) -> dict[str, Any] | None:
     first, last = rounds[0], rounds[-1]
     (name, row0), = first["closed_loop"]["scenarios"].items()
     row1 = last["closed_loop"]["scenarios"][name]
-    gap0 = abs(row0["fixed_point"]["latency_rel_diff"]) + abs(row0["fixed_point"]["goodput_diff"])
-    gap1 = abs(row1["fixed_point"]["latency_rel_diff"]) + abs(row1["fixed_point"]["goodput_diff"])
+    gap0 = abs(row0["float_trees"]["latency_rel_diff"]) + abs(row0["float_trees"]["goodput_diff"])
+    gap1 = abs(row1["float_trees"]["latency_rel_diff"]) + abs(row1["float_trees"]["goodput_diff"])
     return {
         "scenario": name,
         "closed_loop_gap_round0": evaluate._r(gap0),
@@ -173,7 +216,7 @@ def _dagger_helped(rounds: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def _dataset_summary(train: Samples, held: Samples) -> dict[str, Any]:
-    origins = {0: "closed_loop", 1: "perturbed", 2: "dagger"}
+    origins = sampling.ORIGIN_NAMES
     per_origin = {origins[o]: int(np.sum(train.origin == o)) for o in origins}
     per_scenario = {n: int(np.sum(train.scenario == i)) for i, n in enumerate(train.scenario_names)}
     return {"train": len(train), "held_out": len(held), "train_by_origin": per_origin, "train_by_scenario": per_scenario}

@@ -32,7 +32,9 @@ from rlcc.spec import ObservationSpec
 
 RAW_FIELDS = ("rtt_ns", "rate", "prev_factor", "cnp_count", "nack_count")
 RTT, RATE, PREV, CNP, NACK = range(len(RAW_FIELDS))
-ORIGIN_CLOSED_LOOP, ORIGIN_PERTURBED, ORIGIN_DAGGER = 0, 1, 2
+ORIGIN_CLOSED_LOOP, ORIGIN_PERTURBED, ORIGIN_DAGGER, ORIGIN_ANCHOR = 0, 1, 2, 3
+ORIGIN_NAMES = {ORIGIN_CLOSED_LOOP: "closed_loop", ORIGIN_PERTURBED: "perturbed", ORIGIN_DAGGER: "dagger",
+                ORIGIN_ANCHOR: "anchor"}
 
 FactorFn = Callable[[np.ndarray], np.ndarray]
 
@@ -250,6 +252,39 @@ def perturb(base: Samples, teacher: FactorFn, spec: ObservationSpec, n: int, see
     obs = float_inputs(spec, raw)
     return Samples(obs, raw, teacher_labels(teacher, obs), np.full(n, ORIGIN_PERTURBED, np.int8),
                    base.scenario[pick], base.flow[pick], base.scenario_names)
+
+
+def anchors(spec: ObservationSpec, teacher: FactorFn, n: int, seed: int, buffer_bytes: float = 32e6,
+            line_rate_gbps: float = 100.0) -> Samples:
+    """``n`` synthetic windows over the physically reachable extreme region, teacher-labelled.
+
+    Current RTT inflation log-uniform from 1 to a full buffer (``buffer_bytes`` at line rate),
+    rate log-uniform over [rate.min, 1], previous factors uniform over the clamp range with 30%
+    exactly at the clamp / the tanh saturation values. Each older step's RTT is the newer one
+    times a log-normal ratio (30% exactly 1: persisting congestion), its rate the newer rate
+    divided by the factor applied in between. Deep congestion is where the teacher's answer
+    depends on the *change* of delta (draining vs persisting queue) and is rare on its own
+    trajectories, but it is where a student started at line rate spends its first decisions.
+    """
+    rng = np.random.default_rng(seed)
+    a, k = spec.action, spec.history
+    base = float(spec.reward.base_rtt_ns)
+    max_infl = 1.0 + buffer_bytes / (line_rate_gbps / 8.0) / base  # bytes / (bytes/ns) / ns
+    raw = np.zeros((n, k, len(RAW_FIELDS)))
+    raw[:, 0, RTT] = base * np.exp(rng.uniform(0.0, np.log(max_infl), n))
+    raw[:, 0, RATE] = np.exp(rng.uniform(np.log(spec.rate.min), 0.0, n))
+    prev = rng.uniform(a.clamp_min, a.clamp_max, (n, k))
+    edges = np.array([a.clamp_min, a.clamp_max, 1.0] + ([1.0 / (1.0 + a.gain), 1.0 + a.gain] if a.type == "tanh" else []))
+    prev = np.where(rng.random((n, k)) < 0.3, np.clip(rng.choice(edges, (n, k)), a.clamp_min, a.clamp_max), prev)
+    raw[:, :, PREV] = prev
+    for j in range(1, k):
+        ratio = np.where(rng.random(n) < 0.3, 1.0, np.exp(rng.normal(0.0, 0.5, n)))
+        raw[:, j, RTT] = np.clip(raw[:, j - 1, RTT] * ratio, base, base * max_infl)
+        raw[:, j, RATE] = np.clip(raw[:, j - 1, RATE] / raw[:, j - 1, PREV], spec.rate.min, 1.0)
+    raw[..., RTT] = np.rint(raw[..., RTT])
+    obs = float_inputs(spec, raw)
+    return Samples(obs, raw, teacher_labels(teacher, obs), np.full(n, ORIGIN_ANCHOR, np.int8),
+                   np.zeros(n, np.int16), np.arange(n, dtype=np.int64), ("anchors",))
 
 
 def split_holdout(samples: Samples, fraction: float, seed: int) -> tuple[Samples, Samples]:

@@ -9,6 +9,7 @@ JSON split order, ``output = bias + sum_t leaves_t[leaf_t]`` in float64. CatBoos
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Mapping
 
 import numpy as np
@@ -54,22 +55,37 @@ class FloatEnsemble:
         """Comparisons plus leaf additions, counted as in the paper."""
         return sum(t.depth for t in self.trees) + len(self.trees)
 
+    @functools.cached_property
+    def _tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Flattened split tables (inputs, float32 borders, bit weights) and padded leaf rows.
+        Trees shallower than the deepest get never-true padding splits (border +inf)."""
+        depth = max((t.depth for t in self.trees), default=0)
+        inputs = np.zeros((len(self.trees), depth), dtype=np.int64)
+        borders = np.full((len(self.trees), depth), np.inf, dtype=np.float32)
+        for t, tree in enumerate(self.trees):
+            for k, s in enumerate(tree.splits):
+                inputs[t, k], borders[t, k] = s.input, np.float32(s.border)
+        leaves = np.zeros((len(self.trees), 1 << depth), dtype=np.float64)
+        for t, tree in enumerate(self.trees):
+            leaves[t, : len(tree.leaves)] = tree.leaves
+        return inputs.reshape(-1), borders.reshape(-1), (1 << np.arange(depth, dtype=np.int64)), leaves
+
     def leaf_indices(self, x: np.ndarray) -> np.ndarray:
         """Leaf taken per tree, shape (N, n_trees) int64, for float inputs (N, n_inputs)."""
         x = np.ascontiguousarray(x, dtype=np.float32)
-        out = np.zeros((len(x), len(self.trees)), dtype=np.int64)
-        for t, tree in enumerate(self.trees):
-            for k, s in enumerate(tree.splits):
-                out[:, t] |= (x[:, s.input] > np.float32(s.border)).astype(np.int64) << k
-        return out
+        inputs, borders, weights, _ = self._tables
+        bits = (x[:, inputs] > borders).reshape(len(x), len(self.trees), len(weights))
+        return bits.astype(np.int64) @ weights
 
     def predict(self, x: np.ndarray) -> np.ndarray:
-        """Ensemble output (N,) float64 for float32 inputs (N, n_inputs)."""
+        """Ensemble output (N,) float64 for float32 inputs (N, n_inputs): bias plus the leaves
+        added tree by tree in order (a sequential float64 sum)."""
         idx = self.leaf_indices(x)
-        total = np.full(len(idx), self.bias, dtype=np.float64)
-        for t, tree in enumerate(self.trees):
-            total += np.asarray(tree.leaves, dtype=np.float64)[idx[:, t]]
-        return total
+        leaves = self._tables[3]
+        terms = np.empty((len(idx), len(self.trees) + 1), dtype=np.float64)
+        terms[:, 0] = self.bias
+        terms[:, 1:] = leaves[np.arange(len(self.trees)), idx]
+        return np.cumsum(terms, axis=1)[:, -1]
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

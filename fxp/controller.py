@@ -5,7 +5,10 @@
 PCC events the NIC would deliver: a CNP event carrying the coalesced CNP count, a NACK event
 likewise, then the RTT event whose timestamps give back the probe's RTT modulo 2^32. The
 device clock starts ``clock_offset_ns`` before a 2^32 wrap, so every run longer than that
-exercises timestamp wraparound. Rates map as ``rate = rate_q20 / 2^20``.
+exercises timestamp wraparound. Rates map as ``rate = rate_q20 / 2^20``. A scenario that
+overrides the flows' initial rate (``initial_rate``) is honoured by seeding a new flow's context
+with that rate at its first decision (as a runtime would when it hands the NIC a flow already
+paced at that rate); otherwise contexts start zeroed and take the model's ``rate_initial``.
 
 ``FloatTreesController`` runs the float tree IR on the spec's float inputs (the engine builds
 them), clamped like the device: the float reference the fixed-point model is compared with.
@@ -57,8 +60,21 @@ class GoldenController:
             )
             self._apply(ids[hit], ev)
 
+    def _seed_initial_rates(self, ids: np.ndarray, batch: DecisionBatch) -> None:
+        first = np.asarray(batch.first, dtype=bool) & (self.ctx[ids, fmt.CTX_RATE] == 0)
+        if not first.any():
+            return
+        rate_q = np.clip(np.rint(np.asarray(batch.rate, dtype=np.float64)[first] * fmt.RATE_ONE), 1, fmt.RATE_MAX).astype(np.int64)
+        seed = rate_q != self.model.constants.rate_initial  # the default start stays the device's own path
+        if seed.any():
+            rows = ids[first][seed]
+            self.ctx[rows] = 0
+            self.ctx[rows, fmt.CTX_RATE] = rate_q[seed]
+            self.ctx[rows, fmt.CTX_PREV_FACTOR] = fmt.FACTOR_ONE
+
     def decide(self, batch: DecisionBatch) -> Decision:
         ids = np.asarray(batch.flow_ids, dtype=np.int64)
+        self._seed_initial_rates(ids, batch)
         now = np.floor(np.asarray(batch.time_ns, dtype=np.float64)).astype(np.int64) + self.clock_offset_ns
         self._counter_events(ids, now, np.asarray(batch.cnp_count, dtype=np.int64), fmt.EVENT_CNP)
         self._counter_events(ids, now, np.asarray(batch.nack_count, dtype=np.int64), fmt.EVENT_NACK)

@@ -17,7 +17,7 @@ from rlcc.policy import OnnxPolicy
 from rlcc.spec import Action, Feature, ObservationSpec
 
 TINY = ["--quick", "--samples", "1500", "--scenarios", "many-to-one:2:8,many-to-one:16:12"]
-REPORT_KEYS = {"closed_loop", "dagger", "dataset", "explainability", "fidelity", "fit", "options",
+REPORT_KEYS = {"closed_loop", "closed_loop_steady", "dagger", "dataset", "explainability", "fidelity", "fit", "options",
                "quantization", "rlcc_report", "sizes", "teacher"}
 
 
@@ -47,9 +47,19 @@ def test_artifacts_and_report(compiled):
     assert len(report["explainability"]) == 9
     row = report["closed_loop"]["scenarios"]["many-to-one:64"]
     assert set(row) == {"teacher", "float_trees", "fixed_point"}
+    assert report["closed_loop"]["mode"] == "startup" and report["closed_loop_steady"]["mode"] == "steady"
+    steady = report["closed_loop_steady"]["scenarios"]["many-to-one:64"]
+    assert set(steady) == {"teacher", "float_trees", "fixed_point"}
+    # The fixed point starts at the fair share too (not at the device's line-rate default).
+    assert steady["fixed_point"]["drop_fraction"] == 0.0
+    assert abs(steady["fixed_point"]["goodput_diff"]) < 0.01
+    rounds = report["dagger"]["rounds"]
+    assert [r["round"] for r in rounds] == list(range(len(rounds))) and len(rounds) >= 2
+    assert report["dataset"]["train_by_origin"]["anchor"] > 0
     model = FxModel.from_file(str(compiled / "model.rlcc.json"))
     assert len(model.trees) == 10 and all(t.depth == 4 for t in model.trees)
-    assert "Closed loop" in (compiled / "report.md").read_text()
+    md = (compiled / "report.md").read_text()
+    assert "Closed loop, steady state" in md and "Closed loop, startup transient" in md
 
 
 def test_same_seed_byte_identical(compiled, tmp_path, example_policy):

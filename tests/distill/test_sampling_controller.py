@@ -112,3 +112,35 @@ def test_fixed_point_closed_loop_decisions_match_float_trees(teacher, visited):
     fx, _ = fixed_factor(model, device_inputs(teacher.spec, raw))
     fl = float_factor(ensemble, teacher.spec, obs)
     assert np.max(np.abs(fx - fl * fmt.FACTOR_ONE)) <= stats.max_accumulated_error_lsb + 1
+
+
+def test_anchors_are_consistent_and_reach_deep_congestion(teacher):
+    spec = teacher.spec
+    a = sampling.anchors(spec, teacher.factor, 2000, seed=5)
+    np.testing.assert_array_equal(float_inputs(spec, a.raw), a.obs)
+    np.testing.assert_array_equal(a.label, teacher.factor(a.obs))
+    assert np.all(a.origin == sampling.ORIGIN_ANCHOR)
+    act = spec.action
+    prev = a.raw[..., sampling.PREV]
+    assert np.all((prev >= act.clamp_min) & (prev <= act.clamp_max)) and np.any(prev == act.clamp_min)
+    infl = a.raw[..., sampling.RTT] / spec.reward.base_rtt_ns
+    assert infl.max() > 200 and infl.min() >= 1.0  # up to a full 32 MB buffer at 100 Gb/s
+    persisting = a.raw[:, 0, sampling.RTT] == a.raw[:, 1, sampling.RTT]
+    assert 0.2 < persisting.mean() < 0.5
+    again = sampling.anchors(spec, teacher.factor, 2000, seed=5)
+    np.testing.assert_array_equal(again.obs, a.obs)
+
+
+def test_golden_controller_honours_scenario_initial_rate(teacher, visited):
+    ensemble = fit_student(visited.obs, visited.label).ensemble
+    model, _ = quantize(ensemble, teacher.spec)
+    sc = ManyToOne(flows=64, duration_ms=4, initial_rate=1 / 64)
+    fixed = simulate(sc, GoldenController(model)).metrics
+    trees = simulate(sc, FloatTreesController(ensemble, teacher.spec)).metrics
+    print(fixed, trees)
+    assert abs(fixed["mean_rtt_inflation"] - trees["mean_rtt_inflation"]) < 0.05 * trees["mean_rtt_inflation"]
+    assert abs(fixed["queue_delay_mean_us"] - trees["queue_delay_mean_us"]) < 0.05 * trees["queue_delay_mean_us"] + 1
+    # Without the override the device's own initial rate (line rate) is used, as before.
+    line = simulate(ManyToOne(flows=64, duration_ms=4), GoldenController(model)).metrics
+    print(line)
+    assert line["drop_fraction"] > fixed["drop_fraction"] or line["queue_delay_mean_us"] > 1.5 * fixed["queue_delay_mean_us"]

@@ -125,3 +125,18 @@ def test_nan_teacher_is_bad_input():
     y[3] = np.nan
     with pytest.raises(BadInputError, match="NaN"):
         fit_student(x, y)
+
+
+def test_vectorized_predict_equals_tree_by_tree_sum(fitted):
+    """predict/leaf_indices are table-driven; they equal the per-split, per-tree definition."""
+    ens = fitted[2].ensemble
+    rng = np.random.default_rng(1)
+    x = (rng.normal(0, 1, (5000, ens.n_inputs)) * 3).astype(np.float32)
+    idx = np.zeros((len(x), len(ens.trees)), dtype=np.int64)
+    total = np.full(len(x), ens.bias)
+    for t, tree in enumerate(ens.trees):
+        for k, s in enumerate(tree.splits):
+            idx[:, t] |= (x[:, s.input] > np.float32(s.border)).astype(np.int64) << k
+        total += np.asarray(tree.leaves)[idx[:, t]]
+    np.testing.assert_array_equal(ens.leaf_indices(x), idx)
+    np.testing.assert_array_equal(ens.predict(x), total)
