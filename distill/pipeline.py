@@ -46,7 +46,7 @@ class CompileOptions:
     # sizes (from line rate and from the fair share), the teacher labels, refit. The float trees
     # drive (they take the same decisions as the fixed point on device inputs, at a fraction of
     # the golden model's simulation cost); --dagger-rounds add rounds driven by the fixed point.
-    onpolicy_rounds: int = 3
+    onpolicy_rounds: int = 2
     onpolicy_samples: int = 10000
     onpolicy_duration_ms: float = 60.0
     # Steady-state closed-loop check: flows start at 1/N; measured over the second half.
