@@ -32,10 +32,15 @@ OUT = ROOT / "bench" / "results"
 NOTES = """Notes: policy rows run the block-batched engine: all decisions whose probes return within
 one base RTT (8 steps) are computed with one policy call and applied at their exact steps
 (bit-identical to step-by-step, tests/simulator/test_simulator.py::test_block_batched_*). Their
-cost is now per decision (~0.25 us of numpy gather/scatter per decision), not per step. Swift
-(raw-event controller using NACK counts) still runs the step-by-step loop; it decides rarely
-because its per-RTT doubling at cwnd < 1 builds a large standing queue (high RTT inflation = long
-RTTs = few probes). The machine is shared with other engineers' jobs: see the load averages."""
+cost is per decision (~0.25 us of numpy gather/scatter per decision), not per step. Swift
+(raw-event controller using NACK counts) runs the step-by-step loop plus its pacing tick: every
+base RTT / 4 (2 us) it re-paces every flow at cwnd / (base RTT + current queueing delay), the
+fluid equivalent of the ACK clock (window updates stay once per RTT). That tick is one vectorized
+pass over all flows (~30 / 40 / 120 us per tick at 64 / 1024 / 8192 flows, about 20 / 27 / 38 %
+of the run's wall time). With the queue now near Swift's target the RTTs are short (mean RTT
+17 / 30 / 44 us at 64 / 1024 / 8192 flows; before 21 / 84 / 99 us), so Swift makes 2-3x more
+decisions at 1024+ flows and, with the tick, runs 3-7x slower than before (table below). The
+machine is shared with other engineers' jobs: see the load averages."""
 
 
 def one(flows: int, controller: str, duration_ms: float, dt_ns: float) -> dict:

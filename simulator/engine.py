@@ -2,8 +2,9 @@
 
 Per step of ``network.dt_ns``: start new flows, apply rate changes whose decision latency has
 elapsed, collect every flow whose RTT probe returned in this step and hand them to the
-controller in ONE batched call, run timer-driven controllers (DCQCN), advance the fabric, finish
-short flows, and sample the queue. Each flow has one outstanding probe: it is sent when the
+controller in ONE batched call, run timer-driven controllers (DCQCN; Swift's re-pacing: ticks see
+each flow's current egress queueing delay), advance the fabric, finish short flows, and sample
+the queue. Each flow has one outstanding probe: it is sent when the
 previous one returns (or at a random phase in [0, base RTT) at start) and comes back after base
 RTT + the queueing delay of its egress port at send time.
 """
@@ -75,8 +76,10 @@ class _Run(BlockLoop):
         self.tx = np.zeros(n)
         self.active = np.zeros(n, bool)
         self.done = np.zeros(n, bool)
-        self.acc = np.zeros((n, 3))  # cumulative bytes sent, dropped, ECN-marked
-        self.last = np.zeros((n, 3))  # fabric integrals at each flow's last settle
+        # Column-major: per-column views (block path, ``_settle_all``) are contiguous, and row
+        # gathers of 3 columns are ~2x faster than in C order (measured at 8192 flows).
+        self.acc = np.zeros((n, 3), order="F")  # cumulative bytes sent, dropped, ECN-marked
+        self.last = np.zeros((n, 3), order="F")  # fabric integrals at each flow's last settle
         self.cnp_seen = np.zeros(n, np.int64)
         self.nack_seen = np.zeros(n, np.int64)
         self.next_ret = np.full(n, np.inf)
@@ -104,6 +107,7 @@ class _Run(BlockLoop):
             self.recorder.bind(n)
 
         self.tick_ns = getattr(controller, "tick_ns", None)
+        self.tick_counters = bool(getattr(controller, "tick_counters", True))
         self.next_tick = self.tick_ns if self.tick_ns else np.inf
         self.tick_sent = np.zeros(n)
         self.tick_mark = np.zeros(n)
@@ -135,11 +139,27 @@ class _Run(BlockLoop):
         )
 
     # ---- per-flow accounting -------------------------------------------------------------------
-    def settle(self, idx: np.ndarray) -> None:
-        """Bring the flows' sent/dropped/marked counters up to now (before a rate change)."""
+    def settle(self, idx: np.ndarray | slice) -> None:
+        """Bring the flows' sent/dropped/marked counters up to now (before a rate change).
+
+        ``idx``: flow indices, or ``slice(None)`` for all flows (no gathers)."""
+        if isinstance(idx, slice):
+            self._settle_all()
+            return
         now = self.fabric.integrals(self.group[idx])
         self.acc[idx] += (self.tx[idx] * self.C)[:, None] * (now - self.last[idx])
         self.last[idx] = now
+
+    def _settle_all(self) -> None:
+        """``settle`` of every flow (timer ticks): per-group integrals gathered column by column;
+        the same float operations as ``settle``, without (N, 3) fancy indexing (~10x faster)."""
+        gi = self.fabric.integrals(np.arange(self.fabric.n_groups))
+        w = self.tx * self.C
+        for c in range(3):
+            now = gi[:, c].take(self.group)
+            last = self.last[:, c]
+            self.acc[:, c] += w * (now - last)
+            last[:] = now
 
     @property
     def acc_sent(self) -> np.ndarray:
@@ -154,7 +174,7 @@ class _Run(BlockLoop):
         """Cumulative ECN-marked packets (fluid)."""
         return self.acc[:, 2] / self.pkt
 
-    def set_rates(self, idx: np.ndarray, new: np.ndarray) -> None:
+    def set_rates(self, idx: np.ndarray | slice, new: np.ndarray) -> None:
         self.settle(idx)
         tx = np.where(self.active[idx], new, 0.0)
         self.fabric.add_rates(self.group[idx], tx - self.tx[idx])
@@ -246,23 +266,39 @@ class _Run(BlockLoop):
         return spec.assemble(h)
 
     def tick(self, t: float) -> None:
-        live = np.flatnonzero(self.active)
-        self.settle(live)
+        if self.tick_counters:
+            self.settle(slice(None) if self.active.all() else np.flatnonzero(self.active))
+            mark, sent = self.acc_mark, self.acc_sent
+            marked, sent_d = mark - self.tick_mark, sent - self.tick_sent
+            self.tick_mark, self.tick_sent = mark.copy(), sent.copy()
+        else:
+            marked = sent_d = None
         info = TickInfo(
             time_ns=t,
-            marked_packets=self.acc_mark - self.tick_mark,
-            sent_bytes=self.acc_sent - self.tick_sent,
+            marked_packets=marked,
+            sent_bytes=sent_d,
             rate=self.rate.copy(),
             active=self.active.copy(),
+            queue_delay_ns=self.port_delays(),
         )
-        self.tick_mark = self.acc_mark.copy()
-        self.tick_sent = self.acc_sent.copy()
         new = self.ctl.on_tick(info)  # type: ignore[attr-defined]
         if new is not None:
             new = np.clip(np.asarray(new, dtype=np.float64), MIN_RATE, 1.0)
-            changed = np.flatnonzero(self.active & (new != self.rate))
-            if len(changed):
+            change = self.active & (new != self.rate)
+            n_changed = int(np.count_nonzero(change))
+            if n_changed > self.n // 8:
+                # Many flows change (Swift re-pacing): settle and update every flow with whole-array
+                # operations (unchanged flows get a zero rate change), ~10x cheaper than gathers.
+                self.set_rates(slice(None), np.where(change, new, self.rate))
+            elif n_changed:
+                changed = np.flatnonzero(change)
                 self.set_rates(changed, new[changed])
+
+    def port_delays(self) -> np.ndarray:
+        """(N,) current queueing delay (ns) at each flow's egress port: per port, then gathered."""
+        if self.fabric.n_ports == 1:
+            return np.full(self.n, self.fabric.total_queue() / self.C)
+        return (self.fabric.queue_bytes() / self.C)[self.port]
 
     def finish_flows(self, t: float) -> None:
         idx = self.finite_active

@@ -40,13 +40,18 @@ class Decision(NamedTuple):
 
 @dataclasses.dataclass(frozen=True)
 class TickInfo:
-    """Per-flow fluid counters since the previous tick (for timer-driven controllers like DCQCN)."""
+    """Per-flow fluid state at a tick (for timer-driven controllers: DCQCN, Swift's pacing).
+
+    ``marked_packets`` / ``sent_bytes`` are None when the controller sets ``tick_counters =
+    False`` (it does not read them; the engine then skips settling every flow's counters).
+    """
 
     time_ns: float
-    marked_packets: np.ndarray  # float64 (N,), ECN-marked packets delivered since the last tick
-    sent_bytes: np.ndarray  # float64 (N,), bytes sent since the last tick
+    marked_packets: np.ndarray | None  # float64 (N,), ECN-marked packets delivered since the last tick
+    sent_bytes: np.ndarray | None  # float64 (N,), bytes sent since the last tick
     rate: np.ndarray  # float64 (N,), current rates
     active: np.ndarray  # bool (N,)
+    queue_delay_ns: np.ndarray  # float64 (N,), current queueing delay at each flow's egress port
 
 
 @runtime_checkable
@@ -71,7 +76,13 @@ class Controller(Protocol):
 
 
 class TickController(Controller, Protocol):
-    """A controller that also reacts to fluid counters every ``tick_ns`` (vectorized over flows)."""
+    """A controller that also reacts to fluid state every ``tick_ns`` (vectorized over flows).
+
+    ``tick_ns`` is read after ``reset`` (so it may depend on the network); ticks happen at step
+    boundaries (the first step with t >= the next tick time). ``on_tick`` returns new rates for
+    all N flows (only active flows whose rate differs are changed) or None. Optional
+    ``tick_counters = False``: the controller ignores ``marked_packets`` / ``sent_bytes``.
+    """
 
     tick_ns: float
 
