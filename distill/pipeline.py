@@ -226,13 +226,7 @@ def _clamp_report(policy: OnnxPolicy, samples: Samples) -> float:
     """Fraction of visited states where the teacher's mapped output lies outside the factor
     clamp (the labels are the clamped factors, exactly what the device applies)."""
     a = policy.spec.action
-    raw = policy.predict_raw(samples.obs)
-    if a.type == "factor":
-        factor = raw
-    elif a.map == "linear":
-        factor = 1.0 + a.gain * raw
-    else:
-        factor = np.where(raw >= 0, 1.0 + a.gain * raw, 1.0 / (1.0 - a.gain * np.minimum(raw, 0.0)))
+    factor = policy.spec.output_to_unclamped_factor(policy.predict_raw(samples.obs))
     return evaluate._r(np.mean((factor < a.clamp_min) | (factor > a.clamp_max)))
 
 
