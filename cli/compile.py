@@ -18,9 +18,10 @@ from rlcc.cli.common import atomic_output_dir, guarded
 from rlcc.codegen import generate
 from rlcc.distill import report as report_mod
 from rlcc.distill.pipeline import CompileOptions, compile_policy
-from rlcc.errors import ExitCode
+from rlcc.errors import BadInputError, ExitCode
 from rlcc.policy import OnnxPolicy
 from rlcc.spec import ObservationSpec
+from rlcc.verify.budget import cycle_budget
 from rlcc.verify.check import verify_firmware
 from rlcc.verify.report import summary, write_json
 
@@ -44,10 +45,13 @@ from rlcc.verify.report import summary, write_json
 @click.option("--verify/--no-verify", "run_verify", default=True, show_default=True, help="Verify the C in the RISC-V emulator (as rlcc-verify does).")
 @click.option("--target", type=click.Choice(["rv64imac", "rv32imc"]), default="rv64imac", show_default=True, help="Verification target.")
 @click.option("--budget-ns", type=float, default=None, help="Verification decision budget in ns [default: 2000].")
+@click.option("--budget-cycles", type=int, default=None,
+              help="Cycle budget per event on the target: keep the largest tree prefix whose firmware fits it (measured in the emulator), and verify against it.")
 @guarded("rlcc-compile")
 def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, depth: int, budget_ops: int,
                     samples: int | None, scenarios: str | None, dagger_rounds: int, seed: int, quick: bool, force: bool,
-                    name: str, tree_style: str, run_verify: bool, target: str, budget_ns: float | None) -> None:
+                    name: str, tree_style: str, run_verify: bool, target: str, budget_ns: float | None,
+                    budget_cycles: int | None) -> None:
     """Compile MODEL (ONNX policy with an rlcc.spec) into verified firmware in OUT.
 
     Samples the policy in closed loop in rlcc's simulator, distills it to CatBoost trees under
@@ -69,7 +73,12 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
     def log(msg: str) -> None:
         click.echo(f"rlcc-compile: [{time.perf_counter() - start:5.1f}s] {msg}")
 
-    result = compile_policy(policy, options, log)
+    fits = None
+    if budget_cycles is not None:
+        if budget_cycles <= 0:
+            raise BadInputError("--budget-cycles must be positive")
+        fits = cycle_budget(policy.spec, budget_cycles, target)
+    result = compile_policy(policy, options, log, fits)
     with atomic_output_dir(out) as stage:
         (stage / "spec.json").write_text(policy.spec.to_json())
         (stage / "model.rlcc.json").write_text(result.model.to_json())
@@ -81,7 +90,7 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
         verdict = None
         if run_verify:
             log(f"verifying {name}.c on {target} in the emulator")
-            verdict = verify_firmware(paths["c"], target=target, budget_ns=budget_ns, seed=seed)
+            verdict = verify_firmware(paths["c"], target=target, budget_ns=budget_ns, budget_cycles=budget_cycles, seed=seed)
             verdict.firmware = f"{name}.c"
             write_json(verdict, stage / "verify.json")
     f, s = result.report["fidelity"], result.report["sizes"]

@@ -51,6 +51,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         "",
         f"- {fit['trees']} oblivious trees of depth {fit['depth']} (requested {fit['trees_requested']}, "
         f"budget {fit['budget_ops']} operations allows {fit['trees_budget']})"
+        + (" - the cycle budget kept the largest prefix that fits"
+           if not fit["constant_teacher"] and fit["trees"] < min(fit["trees_requested"], fit["trees_budget"]) else "")
         + (" - constant teacher: tree-less model, bias only" if fit["constant_teacher"] else ""),
         f"- operations (comparisons + additions): {sz['operations']} (paper: {sz['paper_operations']})",
         f"- per-flow state: {sz['state_bytes']} of {sz['context_bytes']} context bytes "
