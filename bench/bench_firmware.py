@@ -2,7 +2,7 @@
 
 One run, same emulator, same cycle profile, same compiler (zig clang -O2, bare metal):
 
-1. compiles examples/synthetic_mlp.onnx with rlcc-compile (or reuses ``--out DIR``);
+1. compiles examples/rlcc_mlp.onnx with rlcc-compile (or reuses ``--out DIR``);
 2. rlcc: cycles of every RTT decision (``user_algo`` through the verify harness's per-record
    ``cycles``) and, with bench/fixtures/rlcc_driver.c, the tree ensemble (``eval_ensemble``) and
    ``pcc_isqrt64`` alone; code + rodata of the firmware;
@@ -36,7 +36,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "bench" / "fixtures"
 RESULTS = ROOT / "bench" / "results"
-EXAMPLE = ROOT / "examples" / "synthetic_mlp.onnx"
+EXAMPLE = ROOT / "examples" / "rlcc_mlp.onnx"
 TARGETS = {"rv64imac": ("dpa", 64), "rv32imc": ("generic5", 32)}
 
 
@@ -419,7 +419,7 @@ def main() -> int:
                         "treelite": treelite.__version__,
                         "zig": subprocess.run([sys.executable, "-m", "ziglang", "version"], capture_output=True,
                                               text=True).stdout.strip()},
-            "model": {"source": "examples/synthetic_mlp.onnx", "trees": len(model.trees),
+            "model": {"source": "examples/rlcc_mlp.onnx", "trees": len(model.trees),
                       "max_depth": max(t.depth for t in model.trees), "inputs": model.spec.input_width,
                       "comparisons": sum(t.depth for t in model.trees), "rlcc_compile_seconds": compile_s,
                       "firmware_c_sha256": hashlib.sha256((fw_dir / "firmware.c").read_bytes()).hexdigest(),
