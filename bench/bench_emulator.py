@@ -20,20 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchlib import cpu_model
+
 ROOT = Path(__file__).resolve().parent.parent
 PROGS = ROOT / "tests" / "emulator" / "progs"
 RESULTS = ROOT / "bench" / "results"
 BASE, SIZE = 0x10000, 4 << 20
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def build(xlen: int, rounds: int, out_dir: Path) -> Path:

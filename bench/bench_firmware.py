@@ -33,21 +33,13 @@ from pathlib import Path
 
 import numpy as np
 
+from benchlib import cpu_model
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "bench" / "fixtures"
 RESULTS = ROOT / "bench" / "results"
 EXAMPLE = ROOT / "examples" / "rlcc_mlp.onnx"
 TARGETS = {"rv64imac": ("dpa", 64), "rv32imc": ("generic5", 32)}
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def stats(v: np.ndarray) -> dict:
