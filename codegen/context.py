@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 import re
 from typing import Any
 
@@ -17,6 +18,7 @@ from rlcc.errors import BadInputError
 from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxModel, Split
 
 TREE_STYLES = ("oblivious", "ifelse")
+SQRT_INDEX_BITS = 8  # isqrt seed table: top 8 bits of the normalized argument, 192 entries
 U32_MAX = 0xFFFFFFFF
 
 
@@ -210,11 +212,24 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
     }
 
 
-def _sqrt_plan() -> dict[str, int]:
-    """Bit-by-bit isqrt of ``rate << RATE_FRAC_BITS`` (rate: uint32): first bit and iteration count."""
-    arg_bits = 32 + fmt.RATE_FRAC_BITS
-    top_bit = (arg_bits - 1) & ~1  # highest power of 4 below 2^arg_bits
-    return {"arg_bits": arg_bits, "top_bit": top_bit, "iterations": top_bit // 2 + 1}
+def _sqrt_plan() -> dict:
+    """Table-driven isqrt of ``rate << RATE_FRAC_BITS`` (rate: uint32): the 1/sqrt seed table.
+
+    Entry ``i`` serves T = t / 2^30 in [a, b) = [(i + base) / 64, (i + base + 1) / 64) (t: the top 32
+    bits of the normalized argument, T in [1, 4)); its value is round(2^16 * 2 / (sqrt(a) + sqrt(b))),
+    the minimax 1/sqrt over the interval, so |r sqrt(T) - 1| < 2^-8 (2^-16 rounding included).
+    """
+    index_bits = SQRT_INDEX_BITS
+    base = 1 << (index_bits - 2)  # T >= 1: the top two bits of t are not both zero
+    table = []
+    for i in range(base, 4 * base):
+        a, b = i / base, (i + 1) / base
+        table.append(min(round(65536 * 2 / (math.sqrt(a) + math.sqrt(b))), 0xFFFF))
+    per_row = 12
+    rows = [", ".join(f"0x{v:04x}" for v in table[j:j + per_row]) + ","
+            for j in range(0, len(table), per_row)]
+    return {"arg_bits": 32 + fmt.RATE_FRAC_BITS, "index_bits": index_bits, "table_base": base,
+            "table_len": len(table), "table_rows": rows}
 
 
 def _formats() -> dict[str, str]:

@@ -327,24 +327,109 @@ static inline int32_t rtt_inflation(uint32_t rtt_ns, uint32_t inv_base_rtt)
 }
 
 /*
- * floor(sqrt(rate << RATE_FRAC_BITS)) for any uint32 rate, exact. Same bit-by-bit method as the
- * SDK's pcc_isqrt64, but the argument is below 2^52, so 26 iterations (first bit 2^50)
- * suffice instead of 32, and each is branch-free (constant time).
+ * Exact floor square root of n < 2^52 (sqrt_rate below): no division, no floats, no loop.
+ *
+ * 1. Normalize: k = even shift with n << k in [2^62, 2^64); t = top 32 bits of n << k, read as
+ *    T = t / 2^30 in [1, 4) (Q2.30). Then sqrt(n) = 2^30 sqrt(M) / 2^(k/2 - 1), M = (n << k) / 2^62,
+ *    and T <= M < T + 2^-30.
+ * 2. Estimate r ~ 1/sqrt(T) (Q0.32) from SQRT_RSQRT: 192 entries, the top 8 bits of t,
+ *    each the minimax value for its interval, |r sqrt(T) - 1| < 2^-8.
+ * 3. Two Goldschmidt iterations in 32-bit fixed point (one multiply-high each, mulhu on RV32):
+ *    s = T r, u = 3 - s r, r = r u / 2, s = s u / 2. Each squares the relative error
+ *    (e -> -3/2 e^2 - 1/2 e^3): 2^-8 -> < 2^-15 -> < 2^-29, plus a few ulps of truncation.
+ *    s ~ 2^30 sqrt(T) (Q2.30, sqrt_q30) is then within 5 ulps of 2^30 sqrt(T): checked for all
+ *    3 * 2^30 values of t by tests/codegen/test_isqrt.py (worst -4.25 .. +1.8 ulps). T -> M adds
+ *    less than 2^30 * 2^-30 / (2 sqrt(T)) <= 1/2, so |s - 2^30 sqrt(M)| < 6.
+ * 4. x = s >> (k/2 - 1). n < 2^52 gives k >= 12, a shift of at least 5 bits (6 < 2^5), so
+ *    |s / 2^(k/2 - 1) - sqrt(n)| < 1 and x = floor(s / 2^(k/2 - 1)) is floor(sqrt(n)) - 1, + 0 or + 1.
+ * 5. One exact step fixes that: x*x > n -> x - 1; else (x+1)^2 <= n, i.e. n - x*x >= 2x + 1 -> x + 1.
  */
+static const uint16_t SQRT_RSQRT[192] = {
+    0xff02, 0xfd0e, 0xfb25, 0xf947, 0xf773, 0xf5aa, 0xf3ea, 0xf234, 0xf087, 0xeee3, 0xed47, 0xebb3,
+    0xea27, 0xe8a3, 0xe727, 0xe5b2, 0xe443, 0xe2dc, 0xe17a, 0xe020, 0xdecb, 0xdd7d, 0xdc34, 0xdaf1,
+    0xd9b3, 0xd87b, 0xd748, 0xd61a, 0xd4f1, 0xd3cd, 0xd2ad, 0xd192, 0xd07b, 0xcf69, 0xce5b, 0xcd51,
+    0xcc4a, 0xcb48, 0xca4a, 0xc94f, 0xc858, 0xc764, 0xc674, 0xc587, 0xc49d, 0xc3b7, 0xc2d4, 0xc1f4,
+    0xc116, 0xc03c, 0xbf65, 0xbe90, 0xbdbe, 0xbcef, 0xbc23, 0xbb59, 0xba91, 0xb9cc, 0xb90a, 0xb84a,
+    0xb78c, 0xb6d0, 0xb617, 0xb560, 0xb4ab, 0xb3f8, 0xb347, 0xb298, 0xb1eb, 0xb140, 0xb097, 0xaff0,
+    0xaf4b, 0xaea8, 0xae06, 0xad66, 0xacc8, 0xac2b, 0xab90, 0xaaf7, 0xaa5f, 0xa9c9, 0xa934, 0xa8a1,
+    0xa810, 0xa780, 0xa6f1, 0xa664, 0xa5d8, 0xa54d, 0xa4c4, 0xa43c, 0xa3b6, 0xa330, 0xa2ac, 0xa22a,
+    0xa1a8, 0xa128, 0xa0a9, 0xa02b, 0x9fae, 0x9f32, 0x9eb8, 0x9e3e, 0x9dc6, 0x9d4e, 0x9cd8, 0x9c63,
+    0x9bef, 0x9b7b, 0x9b09, 0x9a98, 0x9a28, 0x99b8, 0x994a, 0x98dd, 0x9870, 0x9804, 0x979a, 0x9730,
+    0x96c7, 0x965e, 0x95f7, 0x9591, 0x952b, 0x94c6, 0x9462, 0x93ff, 0x939c, 0x933a, 0x92d9, 0x9279,
+    0x9219, 0x91bb, 0x915d, 0x90ff, 0x90a3, 0x9047, 0x8feb, 0x8f91, 0x8f37, 0x8edd, 0x8e85, 0x8e2d,
+    0x8dd5, 0x8d7e, 0x8d28, 0x8cd3, 0x8c7e, 0x8c2a, 0x8bd6, 0x8b83, 0x8b30, 0x8ade, 0x8a8d, 0x8a3c,
+    0x89eb, 0x899c, 0x894c, 0x88fe, 0x88af, 0x8862, 0x8815, 0x87c8, 0x877c, 0x8730, 0x86e5, 0x869a,
+    0x8650, 0x8606, 0x85bd, 0x8574, 0x852c, 0x84e4, 0x849d, 0x8456, 0x840f, 0x83c9, 0x8384, 0x833f,
+    0x82fa, 0x82b5, 0x8271, 0x822e, 0x81eb, 0x81a8, 0x8166, 0x8124, 0x80e2, 0x80a1, 0x8060, 0x8020,
+};
+
+/* Even k with n << k in [2^62, 2^64) (n > 0): clz(n) rounded down to even. */
+static inline uint32_t sqrt_norm_shift(uint64_t n)
+{
+#if defined(__riscv_zbb)
+    return (uint32_t)__builtin_clzll(n) & ~1u;
+#else
+    /* Portable (no libcall on RV32 without Zbb): pick the non-zero half, then a 16/8/4/2 search. */
+    uint32_t w = (uint32_t)(n >> 32);
+    uint32_t k = 0u;
+    uint32_t c;
+    if (w == 0u) {
+        w = (uint32_t)n;
+        k = 32u;
+    }
+    c = (uint32_t)(w < UINT32_C(0x10000)) << 4;
+    w <<= c;
+    k += c;
+    c = (uint32_t)(w < UINT32_C(0x1000000)) << 3;
+    w <<= c;
+    k += c;
+    c = (uint32_t)(w < UINT32_C(0x10000000)) << 2;
+    w <<= c;
+    k += c;
+    return k + ((uint32_t)(w < UINT32_C(0x40000000)) << 1);
+#endif
+}
+
+/* (a * b) >> 32: one mulhu on RV32. */
+static inline uint32_t mulhi32(uint32_t a, uint32_t b)
+{
+    return (uint32_t)(((uint64_t)a * b) >> 32);
+}
+
+/* 2^30 sqrt(t / 2^30) within 5 ulps, for t in [2^30, 2^32) (steps 2 and 3). */
+static inline uint32_t sqrt_q30(uint32_t t)
+{
+    const uint32_t three = UINT32_C(0xC0000000); /* 3.0 in Q2.30 */
+    uint32_t r = (uint32_t)SQRT_RSQRT[(t >> 24) - 64u] << 16; /* ~ 1/sqrt(T), Q0.32 */
+    uint32_t s = mulhi32(t, r);                                          /* ~ sqrt(T), Q2.30 */
+    uint32_t u = three - mulhi32(s, r);
+    r = mulhi32(r, u) << 1;
+    s = mulhi32(s, u) << 1;
+    u = three - mulhi32(s, r);
+    return mulhi32(s, u) << 1;
+}
+
+/* floor(sqrt(n)) for 0 <= n < 2^52, exact (method above). */
+static inline uint32_t isqrt52(uint64_t n)
+{
+    uint32_t k, x;
+    uint64_t sq;
+    if (n == 0u) {
+        return 0u;
+    }
+    k = sqrt_norm_shift(n);
+    x = sqrt_q30((uint32_t)((n << k) >> 32)) >> ((k >> 1) - 1u);
+    sq = (uint64_t)x * x;
+    if (sq > n) {
+        return x - 1u;
+    }
+    return x + (uint32_t)(n - sq >= 2u * (uint64_t)x + 1u);
+}
+
+/* floor(sqrt(rate << RATE_FRAC_BITS)) for any uint32 rate (argument below 2^52), exact. */
 static inline uint32_t sqrt_rate(uint32_t rate)
 {
-    uint64_t v = (uint64_t)rate << RLCC_RATE_FRAC_BITS;
-    uint64_t res = 0u;
-    uint64_t bit = UINT64_C(1) << 50;
-    int i;
-    for (i = 0; i < 26; i++) {
-        const uint64_t trial = res + bit;
-        const uint64_t take = UINT64_C(0) - (uint64_t)(v >= trial); /* all ones if v >= trial */
-        v -= trial & take;
-        res = (res >> 1) + (bit & take);
-        bit >>= 2;
-    }
-    return (uint32_t)res;
+    return isqrt52((uint64_t)rate << RLCC_RATE_FRAC_BITS);
 }
 
 /* delta = target - ((max(inflation - beta, 0) * isqrt(rate << 20)) >> 20), saturated (Q16). */
