@@ -21,3 +21,13 @@ def test_shipped_policy_reproduces_table_vi_signs():
     # The first step of a change moves harder than the persisting condition.
     assert t["on target"]["under-utilized"] > t["under-utilized"]["under-utilized"]
     assert t["on target"]["congested"] < t["congested"]["congested"]
+
+
+def test_shipped_policy_meets_acceptance_on_unseen_scenarios():
+    """Many-to-one 64 / 1024 and all-to-all 8 hosts: goodput, drops, Jain, RTT inflation vs eq. 2."""
+    from rlcc.train.evaluate import evaluate
+
+    result = evaluate(EXAMPLE)
+    failed = {row["scenario"]: [k for k, ok in row["checks"].items() if not ok] for row in result["scenarios"] if not row["pass"]}
+    assert not failed, failed
+    assert {row["scenario"].split(" (")[0] for row in result["scenarios"]} == {"many-to-one 64", "many-to-one 1024", "all-to-all 8 hosts"}
