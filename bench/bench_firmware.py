@@ -93,7 +93,7 @@ def harness_decisions(fw: Path, model, target: str, tmp: Path):
     from rlcc.emulator.cycle_model import load_profile
     from rlcc.fxp.vectors import boundary_vectors, concat, random_vectors
     from rlcc.verify.build import build_harness_elf
-    from rlcc.verify.check import _records
+    from rlcc.verify.runner import records_from_vectors
     from rlcc.verify.runner import HarnessRunner
 
     profile, xlen = TARGETS[target]
@@ -102,7 +102,7 @@ def harness_decisions(fw: Path, model, target: str, tmp: Path):
     _, _, shipped = manifest_io.load(str(fw.with_name("firmware.rlcc.json")))
     vectors = concat(shipped, boundary_vectors(model, 0), random_vectors(model, 20000, 1))
     elf = build_harness_elf(fw, target, tmp, zbb=zbb)
-    out = HarnessRunner(elf, xlen, prof, zbb=zbb).run(_records(vectors))
+    out = HarnessRunner(elf, xlen, prof, zbb=zbb).run(records_from_vectors(vectors))
     ok = bool(
         np.all(out["rate"] == vectors.rate)
         and np.all(out["rtt_req"] == vectors.rtt_req)

@@ -12,13 +12,13 @@ from pathlib import Path
 from rlcc.codegen import generate
 from rlcc.distill.fit import FitsBudget
 from rlcc.distill.tree_ir import FloatEnsemble
+from rlcc.emulator.cycle_model import load_profile
 from rlcc.fxp.quantize import quantize
 from rlcc.fxp.vectors import boundary_vectors, concat, random_vectors
 from rlcc.spec import ObservationSpec
-from rlcc.verify.check import DEFAULT_PROFILE, TARGET_XLEN, _records
+from rlcc.verify.check import DEFAULT_PROFILE, TARGET_XLEN
 from rlcc.verify.build import build_harness_elf
-from rlcc.verify.runner import HarnessRunner
-from rlcc.emulator.cycle_model import load_profile
+from rlcc.verify.runner import HarnessRunner, records_from_vectors
 
 PROBE_RANDOM_VECTORS = 2000
 
@@ -32,7 +32,7 @@ def worst_case_cycles(ensemble: FloatEnsemble, spec: ObservationSpec, target: st
     with tempfile.TemporaryDirectory(prefix="rlcc-budget-") as work:
         paths = generate(model, work, vectors=vectors)
         elf = build_harness_elf(paths["c"], target, Path(work), zbb=zbb)
-        out = HarnessRunner(elf, TARGET_XLEN[target], prof, zbb=zbb).run(_records(vectors))
+        out = HarnessRunner(elf, TARGET_XLEN[target], prof, zbb=zbb).run(records_from_vectors(vectors))
     return int(out["cycles"].max())
 
 

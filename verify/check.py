@@ -18,7 +18,7 @@ from rlcc.fxp import golden
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.vectors import Vectors, boundary_vectors, concat, random_vectors
 from rlcc.verify.build import build_harness_elf, firmware_footprint
-from rlcc.verify.runner import HarnessRunner
+from rlcc.verify.runner import HarnessRunner, records_from_vectors
 
 DEFAULT_BUDGET_NS = 2000.0  # the RL-CC paper's decision-time bound (~2 us; RTT ~10 us)
 DEFAULT_RANDOM_VECTORS = 20000
@@ -123,12 +123,6 @@ def manifest_path_for(firmware_c: Path) -> Path:
     return firmware_c.with_name(firmware_c.stem + ".rlcc.json")
 
 
-def _records(v: Vectors) -> np.ndarray:
-    recs = hl.new_records(len(v))
-    recs["ctx_in"], recs["event"], recs["attr"] = v.ctx_in, v.event, v.attr
-    return recs
-
-
 def _stats(values: np.ndarray) -> dict[str, float]:
     if len(values) == 0:
         return {"min": 0, "mean": 0.0, "max": 0, "p99": 0}
@@ -201,7 +195,7 @@ def verify_firmware(
         elf = build_harness_elf(firmware_c, target, Path(work), cc=cc, zbb=zbb)
         size = firmware_footprint(firmware_c, target, Path(work), cc=cc, zbb=zbb)
         runner = HarnessRunner(elf, TARGET_XLEN[target], prof, zbb=zbb)
-        out = runner.run(_records(vectors))
+        out = runner.run(records_from_vectors(vectors))
         mask = _disable_mask(runner)
 
     bad = (

@@ -10,11 +10,19 @@ from rlcc.emulator import Machine
 from rlcc.emulator.cycle_model import Profile
 from rlcc.errors import EmulationError
 from rlcc.firmware_sdk_stub import harness_layout as hl
+from rlcc.fxp.vectors import Vectors
 
 # Generous per-record instruction allowance: a decision is O(100) instructions; a runaway
 # loop is stopped by the emulator's limit instead of hanging verification.
 MAX_INSTRUCTIONS_PER_RECORD = 20_000
 STARTUP_INSTRUCTIONS = 2_000_000
+
+
+def records_from_vectors(v: Vectors) -> np.ndarray:
+    """Harness input records (IN_RECORD_DTYPE) for test vectors' (ctx_in, event, attr)."""
+    recs = hl.new_records(len(v))
+    recs["ctx_in"], recs["event"], recs["attr"] = v.ctx_in, v.event, v.attr
+    return recs
 
 
 class HarnessRunner:
