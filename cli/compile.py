@@ -8,12 +8,14 @@ Writes into OUT atomically: ``spec.json``, ``model.rlcc.json`` (the FxModel), ``
 from __future__ import annotations
 
 import hashlib
+import math
 import sys
 import time
 from pathlib import Path
 
 import click
 
+from rlcc import formats as fmt
 from rlcc.cli.common import atomic_output_dir, guarded
 from rlcc.codegen import generate
 from rlcc.distill import report as report_mod
@@ -42,6 +44,9 @@ from rlcc.verify.report import summary, write_json
 @click.option("--name", default="firmware", show_default=True, help="Base name of the generated C files (NAME.c, NAME.h, NAME.rlcc.json).")
 @click.option("--tree-style", type=click.Choice(["oblivious", "ifelse"]), default="oblivious", show_default=True,
               help="Tree code: branch-free index + table lookup, or nested if-else (identical results).")
+@click.option("--probe-timeout-us", type=float, default=None,
+              help=f"RTT-probe timeout in us: a TX event re-requests a probe (rtt_req = 1) when the last request is this old "
+                   f"(lost probe) [default: {fmt.PROBE_TIMEOUT_NS_DEFAULT / 1000:g}]. Stored in the model; host-settable on the device.")
 @click.option("--verify/--no-verify", "run_verify", default=True, show_default=True, help="Verify the C in the RISC-V emulator (as rlcc-verify does).")
 @click.option("--target", type=click.Choice(["rv64imac", "rv32imc"]), default="rv64imac", show_default=True, help="Verification target.")
 @click.option("--budget-ns", type=float, default=None, help="Verification decision budget in ns [default: 2000].")
@@ -50,8 +55,8 @@ from rlcc.verify.report import summary, write_json
 @guarded("rlcc-compile")
 def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, depth: int, budget_ops: int,
                     samples: int | None, scenarios: str | None, dagger_rounds: int, seed: int, quick: bool, force: bool,
-                    name: str, tree_style: str, run_verify: bool, target: str, budget_ns: float | None,
-                    budget_cycles: int | None) -> None:
+                    name: str, tree_style: str, probe_timeout_us: float | None, run_verify: bool, target: str,
+                    budget_ns: float | None, budget_cycles: int | None) -> None:
     """Compile MODEL (ONNX policy with an rlcc.spec) into verified firmware in OUT.
 
     Samples the policy in closed loop in rlcc's simulator, distills it to CatBoost trees under
@@ -64,6 +69,11 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
     spec = ObservationSpec.from_file(str(spec_file)) if spec_file else None
     policy = OnnxPolicy(model, spec)
     overrides = {k: v for k, v in (("samples", samples), ("scenarios", scenarios)) if v is not None}
+    if probe_timeout_us is not None:
+        ns = probe_timeout_us * 1000.0
+        if not math.isfinite(ns) or not 1 <= round(ns) <= fmt.PROBE_TIMEOUT_NS_MAX:
+            raise BadInputError(f"--probe-timeout-us must be between 0.001 and {fmt.PROBE_TIMEOUT_NS_MAX / 1000:g} us")
+        overrides["probe_timeout_ns"] = int(round(ns))
     common = dict(trees=trees, depth=depth, budget_ops=budget_ops, dagger_rounds=dagger_rounds, seed=seed, **overrides)
     options = CompileOptions.quick(**common) if quick else CompileOptions(**common)
     options.validate()

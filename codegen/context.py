@@ -113,10 +113,15 @@ def _params(model: FxModel, uses: dict[str, bool]) -> list[Param]:
          "RATE_MIN .. 2^20"),
         ("RATE_MIN", c.rate_min, f"minimum rate = {r.min!r} of line rate -> round({r.min!r} * 2^{fmt.RATE_FRAC_BITS})",
          "1 .. RATE_INITIAL"),
+        ("PROBE_TIMEOUT_NS", c.probe_timeout_ns,
+         f"RTT-probe timeout of TX events = {c.probe_timeout_ns} ns ("
+         + ("rlcc.formats.PROBE_TIMEOUT_NS_DEFAULT)" if c.probe_timeout_ns == fmt.PROBE_TIMEOUT_NS_DEFAULT
+            else "rlcc-compile --probe-timeout-us)"),
+         "1 .. UINT32_MAX"),
     ]
     params = [Param(i, k, d, p, rule) for i, (k, d, p, rule) in enumerate(items)]
     for p in params:
-        if not 0 <= p.default <= (U32_MAX if p.key == "INV_BASE_RTT" else INT32_MAX) or (p.key != "BETA_Q16" and p.default == 0):
+        if not 0 <= p.default <= (U32_MAX if p.key in ("INV_BASE_RTT", "PROBE_TIMEOUT_NS") else INT32_MAX) or (p.key != "BETA_Q16" and p.default == 0):
             raise BadInputError(f"fixed-point constant {p.key} = {p.default} is outside the firmware's range")
     return params
 
@@ -235,7 +240,7 @@ def _sqrt_plan() -> dict:
 def _formats() -> dict[str, str]:
     """rlcc.formats values the C uses, as C literals keyed by their formats-module name."""
     unsigned = ["RATE_FRAC_BITS", "RATE_MAX", "FACTOR_FRAC_BITS", "FACTOR_ONE", "CTX_BYTES", "CTX_WORDS",
-                "CTX_RATE", "CTX_PREV_FACTOR", "CTX_COUNTS", "CTX_FLAGS", "CTX_FLAG_HISTORY_VALID", "CTX_HISTORY",
+                "CTX_RATE", "CTX_PREV_FACTOR", "CTX_COUNTS", "CTX_FLAGS", "CTX_FLAG_HISTORY_VALID", "CTX_PROBE_TS", "CTX_HISTORY",
                 "CTX_HISTORY_WORDS", "INV_BASE_RTT_SHIFT", "SQRT_RATE_FRAC_BITS", "COUNT_MAX", "LEAF_FRAC_BITS",
                 "EVENT_NULL", "EVENT_FW", "EVENT_CNP", "EVENT_TX", "EVENT_ACK", "EVENT_NACK", "EVENT_RTT"]
     out = {k: c_uint32(getattr(fmt, k)) for k in unsigned}

@@ -95,8 +95,17 @@ CTX_PREV_FACTOR = 1  # Q16.16 factor of the previous decision
 CTX_COUNTS = 2  # CNP count (low 16 bits) | NACK count (high 16 bits) since the last decision
 CTX_FLAGS = 3  # bit 0: history window valid
 CTX_FLAG_HISTORY_VALID = 1
-CTX_HISTORY = 4  # past steps' features (int32), newest step first, features in spec order
+CTX_PROBE_TS = 4  # event timestamp (ns, mod 2^32) of the last RTT probe request (rtt_req = 1)
+CTX_HISTORY = 5  # past steps' features (int32), newest step first, features in spec order
 CTX_HISTORY_WORDS = CTX_WORDS - CTX_HISTORY  # room for (history - 1) * n_features values
 
 # Tree ensemble arithmetic: leaves, bias and their sum are Q16.16 factors in int32.
 LEAF_FRAC_BITS = FACTOR_FRAC_BITS
+
+# RTT-probe loss recovery: a TX event on a running flow re-requests a probe (rtt_req = 1) when
+# (timestamp - probe_ts) mod 2^32 >= the probe timeout. Default 4 ms: above the worst RTT the
+# simulator's deepest queue can produce (a full 32 MB buffer drained at 100 Gb/s, 2.56 ms, plus
+# the base RTT), so a probe that is merely slow is not re-requested. Overridable per model
+# (rlcc-compile --probe-timeout-us) and per slot on the device (host parameter PROBE_TIMEOUT_NS).
+PROBE_TIMEOUT_NS_DEFAULT = 4_000_000
+PROBE_TIMEOUT_NS_MAX = 2**32 - 1  # elapsed time is measured mod 2^32

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from rlcc import formats as fmt
 from rlcc.distill import evaluate, sampling
 from rlcc.distill.fit import DEFAULT_BUDGET_OPS, DEFAULT_DEPTH, DEFAULT_TREES, FitConfig, FitResult, FitsBudget, fit_student
 from rlcc.distill.sampling import ORIGIN_DAGGER, Samples
@@ -51,6 +52,9 @@ class CompileOptions:
     onpolicy_duration_ms: float = 60.0
     # Steady-state closed-loop check: flows start at 1/N; measured over the second half.
     steady_duration_ms: float = 10.0
+    # Device setting carried in the model (FxConstants.probe_timeout_ns): TX events re-request
+    # an RTT probe this long after the last request. Does not affect sampling or the trees.
+    probe_timeout_ns: int = fmt.PROBE_TIMEOUT_NS_DEFAULT
 
     @classmethod
     def quick(cls, **overrides: Any) -> "CompileOptions":
@@ -70,6 +74,8 @@ class CompileOptions:
             raise BadInputError("invalid anchor fraction")
         if not 0 <= self.perturb_fraction <= 4 or not 0 < self.holdout_fraction < 1:
             raise BadInputError("invalid perturbation or hold-out fraction")
+        if not 1 <= self.probe_timeout_ns <= fmt.PROBE_TIMEOUT_NS_MAX:
+            raise BadInputError(f"--probe-timeout-us must give 1 .. {fmt.PROBE_TIMEOUT_NS_MAX} ns, got {self.probe_timeout_ns} ns")
         FitConfig(trees=self.trees, depth=self.depth, budget_ops=self.budget_ops).max_trees()
 
 
@@ -108,7 +114,7 @@ def compile_policy(
     clamped = _clamp_report(policy, visited)
 
     log(f"fitting <= {config.max_trees()} trees of depth {config.depth} on {len(train)} samples")
-    fit, model, stats = _fit_quantize(train, spec, config, fits, policy)
+    fit, model, stats = _fit_quantize(train, spec, config, fits, policy, options.probe_timeout_ns)
     summary_flows = (options.eval_flows[len(options.eval_flows) // 2],)
     teacher_steady = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
                                           options.seed, evaluate.STEADY, controllers=())
@@ -127,7 +133,7 @@ def compile_policy(
         )
         on_policy = evaluate.fidelity(model, fit.ensemble, visited_by_student)
         train = Samples.concat([train, visited_by_student])
-        fit, model, stats = _fit_quantize(train, spec, config, fits, policy)
+        fit, model, stats = _fit_quantize(train, spec, config, fits, policy, options.probe_timeout_ns)
         rounds.append(_round_summary(r, kind, teacher, fit.ensemble, model, held, on_policy, options, teacher_steady))
 
     log(f"closed loop: teacher vs float trees vs fixed point on many-to-one {list(options.eval_flows)}")
@@ -159,7 +165,8 @@ def compile_policy(
     return CompileResult(model, fit.ensemble, fit, stats, report)
 
 
-def _fit_quantize(train: Samples, spec, config: FitConfig, fits: FitsBudget | None, policy: OnnxPolicy):
+def _fit_quantize(train: Samples, spec, config: FitConfig, fits: FitsBudget | None, policy: OnnxPolicy,
+                  probe_timeout_ns: int = fmt.PROBE_TIMEOUT_NS_DEFAULT):
     fit = fit_student(train.obs, train.label, config, fits)
     provenance = {
         "source": policy.path.name,
@@ -170,7 +177,7 @@ def _fit_quantize(train: Samples, spec, config: FitConfig, fits: FitsBudget | No
         "seed": config.seed,
         "samples": len(train),
     }
-    model, stats = quantize(fit.ensemble, spec, provenance)
+    model, stats = quantize(fit.ensemble, spec, provenance, probe_timeout_ns)
     return fit, model, stats
 
 

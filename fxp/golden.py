@@ -3,10 +3,11 @@
 Generated C must match :func:`step` bit for bit (``rlcc-verify`` checks it). One call handles
 N independent (context, event, attr) triples; chaining calls on ``ctx_out`` replays a flow.
 
-Per event (context words from ``rlcc.formats``):
+Per event (context words from ``rlcc.formats``; ``ts`` = the event's 32-bit timestamp in ns):
 
-1. A context with ``rate == 0`` is a new flow: rate = ``rate_initial``, previous factor 1.0,
-   counters 0, history invalid. A new flow always asks for an RTT probe (``rtt_req = 1``).
+1. A context with ``rate == 0`` is a new flow, whatever the event type: rate = ``rate_initial``,
+   previous factor 1.0, counters 0, history invalid, ``probe_ts = ts``. A new flow always asks
+   for an RTT probe (``rtt_req = 1``); the TX rule (5.) does not apply to it.
 2. CNP / NACK events add ``max(1, coalesced)`` to their 16-bit counter (saturating); the rate
    is unchanged.
 3. RTT events decide:
@@ -20,9 +21,19 @@ Per event (context words from ``rlcc.formats``):
    - ``sum = bias + sum_t leaves_t[index_t]`` where ``index_t = OR_k (x[in_k] OP_k thr_k) << k``;
    - ``factor = clamp(sum, clamp_min, clamp_max)`` (Q16.16);
    - ``rate' = clamp((rate * factor) >> 16, rate_min, RATE_MAX)`` (truncating);
-   - the context stores rate', factor, zero counters, the window shifted by one step; the
-     result is ``{rate', rtt_req = 1}``.
-4. Other events leave the context unchanged and return ``{rate, rtt_req = 0}``.
+   - the context stores rate', factor, zero counters, the window shifted by one step and
+     ``probe_ts = ts``; the result is ``{rate', rtt_req = 1}`` (request the next probe).
+4. Other events (ACK, NULL, FW, unknown types) leave the context unchanged and return
+   ``{rate, rtt_req = 0}``.
+5. Probe loss recovery. The device keeps one RTT probe outstanding; if the probe or its
+   response is lost no RTT event comes back. A TX event on an existing flow therefore checks
+   ``elapsed = (ts - probe_ts) mod 2^32``: if ``elapsed >= probe_timeout_ns`` it returns
+   ``{rate, rtt_req = 1}`` and stores ``probe_ts = ts``; otherwise ``{rate, rtt_req = 0}`` and
+   the context is unchanged. The rate never changes on TX. No backoff: a flow whose probes
+   keep getting lost re-requests one per timeout. Elapsed time is modulo 2^32 ns (4.29 s): a
+   flow silent for longer may wait up to one more timeout before its next re-request.
+   ``probe_timeout_ns`` is ``FxConstants.probe_timeout_ns`` (1 .. 2^32 - 1; default
+   ``rlcc.formats.PROBE_TIMEOUT_NS_DEFAULT``), a host-settable firmware parameter.
 """
 
 from __future__ import annotations
@@ -118,10 +129,12 @@ def step(model: FxModel, ctx: np.ndarray, events: np.ndarray, attr: np.ndarray |
     if len(ev) != n:
         raise ValueError("one event per context")
 
+    ts = ev[:, fmt.EV_TIMESTAMP]
     new_flow = ctx[:, fmt.CTX_RATE] == 0
     ctx[new_flow] = 0
     ctx[new_flow, fmt.CTX_RATE] = c.rate_initial
     ctx[new_flow, fmt.CTX_PREV_FACTOR] = fmt.FACTOR_ONE
+    ctx[new_flow, fmt.CTX_PROBE_TS] = ts[new_flow]
 
     etype = ev[:, fmt.EV_ATTR] & 0xFF
     cnp = ctx[:, fmt.CTX_COUNTS] & 0xFFFF
@@ -136,6 +149,11 @@ def step(model: FxModel, ctx: np.ndarray, events: np.ndarray, attr: np.ndarray |
     width = spec.input_width
     features = np.zeros((n, width), dtype=np.int64)
     leaf_index = np.zeros((n, len(model.trees)), dtype=np.int64)
+
+    tx = np.flatnonzero((etype == fmt.EVENT_TX) & ~new_flow)
+    due = tx[((ts[tx] - ctx[tx, fmt.CTX_PROBE_TS]) & _U32) >= c.probe_timeout_ns]
+    ctx[due, fmt.CTX_PROBE_TS] = ts[due]
+    rtt_req[due] = 1
 
     rtt = np.flatnonzero(etype == fmt.EVENT_RTT)
     if len(rtt):
@@ -157,6 +175,7 @@ def step(model: FxModel, ctx: np.ndarray, events: np.ndarray, attr: np.ndarray |
         r[:, fmt.CTX_PREV_FACTOR] = factor
         r[:, fmt.CTX_COUNTS] = 0
         r[:, fmt.CTX_FLAGS] |= fmt.CTX_FLAG_HISTORY_VALID
+        r[:, fmt.CTX_PROBE_TS] = ts[rtt]
         if k > 1:
             shifted = np.concatenate([current[:, None, :], history[:, : k - 2, :]], axis=1)
             r[:, fmt.CTX_HISTORY : fmt.CTX_HISTORY + (k - 1) * nf] = shifted.reshape(len(rtt), -1) & _U32

@@ -15,7 +15,7 @@ from rlcc.errors import BadInputError
 from rlcc.spec import ObservationSpec
 
 FORMAT = "rlcc.fxmodel"
-VERSION = 1
+VERSION = 2  # 2: FxConstants.probe_timeout_ns and the probe-timestamp context word
 OPS = (">", "<")
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
@@ -58,9 +58,11 @@ class FxConstants:
     clamp_max_q16: int
     rate_initial: int  # RATE_FRAC_BITS
     rate_min: int  # RATE_FRAC_BITS
+    probe_timeout_ns: int  # TX events re-request an RTT probe this long after the last request
 
     @classmethod
-    def from_spec(cls, spec: ObservationSpec) -> "FxConstants":
+    def from_spec(cls, spec: ObservationSpec, probe_timeout_ns: int = fmt.PROBE_TIMEOUT_NS_DEFAULT) -> "FxConstants":
+        """Constants of ``spec``; the probe timeout is a device setting, not part of the spec."""
         q16 = 1 << 16
         return cls(
             target_q16=round(spec.reward.target * q16),
@@ -70,6 +72,7 @@ class FxConstants:
             clamp_max_q16=round(spec.action.clamp_max * fmt.FACTOR_ONE),
             rate_initial=max(1, min(fmt.RATE_MAX, round(spec.rate.initial * fmt.RATE_ONE))),
             rate_min=max(1, min(fmt.RATE_MAX, round(spec.rate.min * fmt.RATE_ONE))),
+            probe_timeout_ns=int(probe_timeout_ns),
         )
 
 
@@ -116,6 +119,10 @@ class FxModel:
             raise BadInputError("fixed-point model: invalid factor clamp")
         if not 0 < c.rate_min <= c.rate_initial <= fmt.RATE_MAX:
             raise BadInputError("fixed-point model: invalid rate bounds")
+        if not 1 <= c.probe_timeout_ns <= fmt.PROBE_TIMEOUT_NS_MAX:
+            raise BadInputError(
+                f"fixed-point model: probe timeout {c.probe_timeout_ns} ns outside 1 .. {fmt.PROBE_TIMEOUT_NS_MAX} ns"
+            )
         bound = abs(self.bias)
         for i, t in enumerate(self.trees):
             if len(t.leaves) != 1 << t.depth:
@@ -155,8 +162,13 @@ class FxModel:
     def from_dict(cls, data: Any) -> "FxModel":
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise BadInputError(f"not an rlcc fixed-point model (format must be '{FORMAT}')")
+        if data.get("version") == 1:
+            raise BadInputError(
+                "fixed-point model version 1 predates RTT-probe loss recovery (probe timeout, context "
+                f"word {fmt.CTX_PROBE_TS} = last probe request time; version {VERSION}): recompile the policy with this rlcc"
+            )
         if data.get("version") != VERSION:
-            raise BadInputError(f"unsupported fixed-point model version {data.get('version')!r}")
+            raise BadInputError(f"unsupported fixed-point model version {data.get('version')!r} (this rlcc reads {VERSION})")
         if data.get("leaf_frac_bits") != fmt.LEAF_FRAC_BITS:
             raise BadInputError("fixed-point model: leaf_frac_bits differs from this rlcc's format")
         try:

@@ -104,9 +104,16 @@ class QuantizeStats:
 
 
 def quantize(
-    ensemble: FloatEnsemble, spec: ObservationSpec, provenance: dict[str, Any] | None = None
+    ensemble: FloatEnsemble,
+    spec: ObservationSpec,
+    provenance: dict[str, Any] | None = None,
+    probe_timeout_ns: int = fmt.PROBE_TIMEOUT_NS_DEFAULT,
 ) -> tuple[FxModel, QuantizeStats]:
-    """The fixed-point model of ``ensemble`` for ``spec`` plus rounding statistics."""
+    """The fixed-point model of ``ensemble`` for ``spec`` plus rounding statistics.
+
+    ``probe_timeout_ns`` (the TX-event RTT-probe timeout) is a device setting carried in the
+    model's constants; it does not affect the trees.
+    """
     if ensemble.n_inputs != spec.input_width:
         raise BadInputError(f"ensemble has {ensemble.n_inputs} inputs, spec declares {spec.input_width}")
     bias = to_q16(ensemble.bias)
@@ -123,7 +130,7 @@ def quantize(
         trees.append(Tree(splits, leaves))
     model = FxModel(
         spec=spec,
-        constants=FxConstants.from_spec(spec),
+        constants=FxConstants.from_spec(spec, probe_timeout_ns),
         trees=tuple(trees),
         bias=bias,
         provenance=dict(provenance or {}),
@@ -131,6 +138,6 @@ def quantize(
     return model, QuantizeStats(float(worst), float(acc), n_true, n_false)
 
 
-def empty_model(spec: ObservationSpec) -> FxModel:
+def empty_model(spec: ObservationSpec, probe_timeout_ns: int = fmt.PROBE_TIMEOUT_NS_DEFAULT) -> FxModel:
     """A tree-less model: the golden step-feature computation without any policy."""
-    return FxModel(spec=spec, constants=FxConstants.from_spec(spec), trees=(), bias=LEAF_ONE)
+    return FxModel(spec=spec, constants=FxConstants.from_spec(spec, probe_timeout_ns), trees=(), bias=LEAF_ONE)

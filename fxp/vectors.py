@@ -6,9 +6,11 @@ come from three generators; expected outputs always come from :func:`rlcc.fxp.go
 - :func:`boundary_vectors`: every split threshold T hit at T-1, T, T+1 (history inputs set in
   the context directly, current-step inputs by inverting the integer feature formula), plus
   edge cases (RTT 0, wraparound, 0xFFFFFFFF, rate extremes, new flows, counter saturation,
-  non-RTT and unknown event types);
+  non-RTT and unknown event types) and the probe timeout of TX events (elapsed = timeout - 1,
+  timeout, timeout + 1 and extremes, across the 32-bit clock wrap; new flows started by TX);
 - :func:`random_vectors`: random, deliberately extreme contexts and events;
-- :func:`sequence_vectors`: chained realistic per-flow event sequences.
+- :func:`sequence_vectors`: chained realistic per-flow event sequences (RTT, TX, CNP, NACK,
+  ACK) with occasional silences longer than the probe timeout (lost probes).
 """
 
 from __future__ import annotations
@@ -94,6 +96,7 @@ def _realistic_ctx(model: FxModel, rng: np.random.Generator, n: int) -> np.ndarr
     ctx[:, fmt.CTX_PREV_FACTOR] = rng.integers(c.clamp_min_q16, c.clamp_max_q16 + 1, n)
     ctx[:, fmt.CTX_COUNTS] = rng.integers(0, 4, n) | (rng.integers(0, 3, n) << 16)
     ctx[:, fmt.CTX_FLAGS] = fmt.CTX_FLAG_HISTORY_VALID
+    ctx[:, fmt.CTX_PROBE_TS] = rng.integers(0, 1 << 32, n)
     nf, k = model.spec.n_features, model.spec.history
     for s in range(k - 1):
         feats = golden.step_features(
@@ -261,6 +264,46 @@ def _edge_vectors(model: FxModel, rng: np.random.Generator) -> Vectors:
     ev = golden.make_events(types, rng.integers(0, 1 << 32, len(types)), rng.integers(0, 1 << 32, len(types)))
     ev[:, fmt.EV_ATTR] |= _u32(rng.integers(0, 1 << 24, len(types)) << 8)
     parts.append(expected(model, ctx, ev, _attrs(rng, len(types))))
+    parts.append(_probe_vectors(model, rng))
+    return concat(*parts)
+
+
+def _probe_elapsed(model: FxModel) -> np.ndarray:
+    """TX-event ages of the last probe request around the timeout T, and extremes."""
+    t = model.constants.probe_timeout_ns
+    values = [0, 1, t - 1, t, t + 1, t // 2, 2 * t, (1 << 31) - 1, 1 << 31, U32_MAX - 1, U32_MAX]
+    return np.unique(np.clip(np.array(values, dtype=np.int64), 0, U32_MAX))
+
+
+def _probe_vectors(model: FxModel, rng: np.random.Generator) -> Vectors:
+    """TX events at elapsed T-1 / T / T+1 (and extremes) since the last probe request,
+    with and without a 32-bit clock wrap in between; non-TX events after a long silence
+    (no re-request); new flows started by TX at clock extremes."""
+    parts = []
+    elapsed = _probe_elapsed(model)
+    m = len(elapsed)
+    # last request just before the wrap (so most timestamps wrap), mid-range, and at 0
+    for probe_ts in (U32_MAX - 2, U32_MAX - model.constants.probe_timeout_ns // 2, 1 << 31, 0, None):
+        ctx = _realistic_ctx(model, rng, m)
+        if probe_ts is not None:
+            ctx[:, fmt.CTX_PROBE_TS] = probe_ts
+        ts = ctx[:, fmt.CTX_PROBE_TS].astype(np.int64) + elapsed
+        ev = golden.make_events(np.full(m, fmt.EVENT_TX), ts, rng.integers(0, 1 << 32, m))
+        flags = rng.choice([0, fmt.TX_FLAG_ACK_EXPECTED, fmt.TX_FLAG_RTT_REQ_SENT, 0x7], m)
+        ev[:, fmt.EV_ATTR] |= _u32(flags << 24)
+        parts.append(expected(model, ctx, ev, _attrs(rng, m)))
+    # the other event types never re-request, however old the last request
+    types = np.array([fmt.EVENT_NULL, fmt.EVENT_FW, fmt.EVENT_ACK, fmt.EVENT_CNP, fmt.EVENT_NACK, 7, 0xFF])
+    ctx = _realistic_ctx(model, rng, len(types))
+    ts = ctx[:, fmt.CTX_PROBE_TS].astype(np.int64) + model.constants.probe_timeout_ns + rng.integers(0, 1000, len(types))
+    parts.append(expected(model, ctx, golden.make_events(types, ts, None, rng.integers(0, 3, len(types))),
+                          _attrs(rng, len(types))))
+    # new flows started by a TX event (stale words in the zero-rate context are ignored)
+    ts = np.array([0, 1, model.constants.probe_timeout_ns, 1 << 31, U32_MAX], dtype=np.int64)
+    ctx = np.zeros((len(ts), fmt.CTX_WORDS), dtype=np.int64)
+    ctx[1::2, fmt.CTX_PROBE_TS] = rng.integers(0, 1 << 32, len(ts))[1::2]
+    ctx[1::2, fmt.CTX_FLAGS] = fmt.CTX_FLAG_HISTORY_VALID
+    parts.append(expected(model, _u32(ctx), golden.make_events(np.full(len(ts), fmt.EVENT_TX), ts), _attrs(rng, len(ts))))
     return concat(*parts)
 
 
@@ -281,6 +324,7 @@ def random_vectors(model: FxModel, n: int, seed: int = 0) -> Vectors:
                                                                     INT32_MAX, 1 << 31, U32_MAX], 0.1, 0.1)
     ctx[:, fmt.CTX_COUNTS] = mix(ctx[:, fmt.CTX_COUNTS], [0, 0xFFFF, 0xFFFF0000, U32_MAX, 0xFFFEFFFE], 0.1, 0.1)
     ctx[:, fmt.CTX_FLAGS] = mix(ctx[:, fmt.CTX_FLAGS], [0, 1, 2, 3, U32_MAX], 0.2, 0.05)
+    ctx[:, fmt.CTX_PROBE_TS] = mix(ctx[:, fmt.CTX_PROBE_TS], [0, 1 << 31, U32_MAX], 0.1, 0.0)
     thresholds = [t & U32_MAX for _, t in split_targets(model)] or [0]
     for w in range(fmt.CTX_HISTORY, fmt.CTX_WORDS):
         ctx[:, w] = mix(ctx[:, w], thresholds + [0, 1 << 31, INT32_MAX, U32_MAX], 0.3, 0.1)
@@ -292,6 +336,11 @@ def random_vectors(model: FxModel, n: int, seed: int = 0) -> Vectors:
     ts = rng.integers(0, 1 << 32, n)
     ev = golden.make_events(types, ts, ts - rtt, mix(rng.integers(0, 4, n), [0, 0xFFFF, 0x8000], 0.2, 0.1))
     ev[:, fmt.EV_ATTR] |= _u32(np.where(rng.random(n) < 0.2, rng.integers(0, 1 << 24, n), 0) << 8)
+    # TX events: most at a last-request age near the probe timeout (else nearly all would be due)
+    t = model.constants.probe_timeout_ns
+    age = mix(rng.integers(0, 2 * t + 1, n), [0, t - 1, t, t + 1, U32_MAX], 0.2, 0.1)
+    near = (types == fmt.EVENT_TX) & (rng.random(n) < 0.8)
+    ev[:, fmt.EV_TIMESTAMP] = np.where(near, _u32(ctx[:, fmt.CTX_PROBE_TS] + age), ev[:, fmt.EV_TIMESTAMP])
     noise = rng.random((n, fmt.EVENT_WORDS)) < 0.1
     keep = np.zeros(fmt.EVENT_WORDS, dtype=bool)
     keep[[fmt.EV_ATTR, fmt.EV_TIMESTAMP, fmt.EV_RTT_REQ_SEND_TS, fmt.EV_COALESCED]] = True
@@ -303,12 +352,17 @@ def sequence_vectors(model: FxModel, n_flows: int, n_events: int, seed: int = 0)
     """``n_flows`` flows from a zeroed context, each a chain of ``n_events`` realistic events.
 
     Each record's ctx_in is the golden ctx_out of the same flow's previous record; records are
-    ordered event-major (all flows' first events, then all second events, ...).
+    ordered event-major (all flows' first events, then all second events, ...). Events are
+    mostly tens of microseconds apart; about one in twelve follows a silence of 0.5 to 1.5
+    probe timeouts (a lost probe: the next TX event must re-request it). Every other flow
+    starts shortly before the 32-bit clock wraps.
     """
     rng = np.random.default_rng(seed)
     base = model.spec.reward.base_rtt_ns
+    timeout = model.constants.probe_timeout_ns
     ctx = np.zeros((n_flows, fmt.CTX_WORDS), dtype=np.uint32)
     now = rng.integers(0, 1 << 32, n_flows)
+    now[::2] = (1 << 32) - rng.integers(1, min(4 * timeout + 2, 1 << 32), len(now[::2]))
     queue = rng.uniform(0.0, 2.0, n_flows)  # queueing delay in base RTTs, a random walk
     kinds = np.array([fmt.EVENT_RTT, fmt.EVENT_TX, fmt.EVENT_CNP, fmt.EVENT_NACK, fmt.EVENT_ACK])
     probs = np.array([0.55, 0.25, 0.1, 0.05, 0.05])
@@ -317,7 +371,10 @@ def sequence_vectors(model: FxModel, n_flows: int, n_events: int, seed: int = 0)
         queue = np.clip(queue + rng.normal(0.0, 0.3, n_flows), 0.0, 30.0)
         rtt = np.round(base * (1.0 + queue) * rng.uniform(0.95, 1.05, n_flows)).astype(np.int64)
         types = kinds[rng.choice(len(kinds), n_flows, p=probs)]
-        now = now + rng.integers(100, 5 * base, n_flows)
+        gap = rng.integers(100, 5 * base, n_flows)
+        lost = rng.random(n_flows) < 1 / 12
+        gap = np.where(lost, np.round(timeout * rng.uniform(0.5, 1.5, n_flows)).astype(np.int64), gap)
+        now = (now + gap) & U32_MAX
         ev = golden.make_events(types, now, now - rtt, rng.integers(0, 4, n_flows))
         v = expected(model, ctx, ev, _attrs(rng, n_flows))
         parts.append(v)

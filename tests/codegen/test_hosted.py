@@ -11,6 +11,7 @@ import pytest
 from codegen_build import build_host, describe, mismatches, run_host
 from codegen_models import MODELS, tiny_model
 
+from rlcc import formats as fmt
 from rlcc.codegen import generate
 from rlcc.codegen.manifest import load
 from rlcc.firmware_sdk_stub import harness_layout as hl
@@ -78,6 +79,42 @@ def test_perturbed_threshold_is_caught(generated, tmp_path):
     assert len(mismatches(run_host(exe, vec, tmp_path), vec)) > 0
 
 
+PROBE_RULE = "if (now - c[RLCC_CTX_PROBE_TS] >= param(attr, TINY_OBLIVIOUS_P_PROBE_TIMEOUT_NS)) {"
+
+
+@pytest.mark.parametrize("mutant", ["off_by_one", "removed", "no_restart_on_rtt"])
+def test_altered_probe_timeout_rule_is_caught(mutant, generated, tmp_path):
+    """The TX probe-timeout rule, moved by one ns, dropped, or not restarted by RTT events, must
+    show up as a mismatch on the boundary vectors (hosted harness) and fail rlcc-verify."""
+    from rlcc.verify.check import verify_firmware
+
+    model = MODELS["tiny"]
+    paths = generated("tiny")
+    src = paths["c"].read_text()
+    assert src.count(PROBE_RULE) == 1
+    restart = "        c[RLCC_CTX_PROBE_TS] = now;      /* request the next probe */\n"
+    assert src.count(restart) == 1
+    bad_src = {
+        "off_by_one": src.replace(PROBE_RULE, PROBE_RULE.replace(">=", ">")),
+        "removed": src.replace(PROBE_RULE, "if (0) {\n        (void)now;\n        (void)attr;"),
+        "no_restart_on_rtt": src.replace(restart, ""),
+    }[mutant]
+    assert bad_src != src
+    bad_c = tmp_path / "tiny_oblivious.c"
+    bad_c.write_text(bad_src)
+    (tmp_path / "tiny_oblivious.h").write_text(paths["h"].read_text())
+    exe = build_host(bad_c, tmp_path / "mutant")
+    vec = V.boundary_vectors(model)
+    bad = mismatches(run_host(exe, vec, tmp_path), vec)
+    etype = vec.event[bad] & 0xFF
+    assert len(bad) > 0
+    want = fmt.EVENT_RTT if mutant == "no_restart_on_rtt" else fmt.EVENT_TX
+    assert set(etype[:, fmt.EV_ATTR].tolist()) == {want}
+    (tmp_path / "tiny_oblivious.rlcc.json").write_text(paths["manifest"].read_text())
+    verdict = verify_firmware(bad_c, random_count=2000)
+    assert not verdict.bit_exact and verdict.mismatches > 0
+
+
 def _param_ids(paths) -> dict[str, int]:
     data = json.loads(paths["manifest"].read_text())
     return {p["name"]: p["id"] for p in data["parameters"]}
@@ -89,7 +126,7 @@ def test_parameters_validated_and_applied(generated, host_exe, tmp_path):
     model = MODELS[name]
     ids = _param_ids(generated(name))
     c = model.constants
-    new_min, new_beta = c.rate_min * 64, c.beta_q16 // 2
+    new_min, new_beta, new_timeout = c.rate_min * 64, c.beta_q16 // 2, c.probe_timeout_ns // 3
     cmds = [
         hl.ParamCmd(slot=0, param_id_base=ids["CLAMP_MIN_Q16"], values=[c.clamp_max_q16 + 1]),  # min > max
         hl.ParamCmd(slot=0, param_id_base=ids["RATE_MIN"], values=[0]),
@@ -98,14 +135,16 @@ def test_parameters_validated_and_applied(generated, host_exe, tmp_path):
         hl.ParamCmd(slot=9, param_id_base=0, values=[1]),  # no such slot
         hl.ParamCmd(slot=2, param_id_base=ids["RATE_MIN"], values=[new_min]),
         hl.ParamCmd(slot=2, param_id_base=ids["BETA_Q16"], values=[new_beta]),
+        hl.ParamCmd(slot=2, param_id_base=ids["PROBE_TIMEOUT_NS"], values=[new_timeout]),
     ]
-    changed = dataclasses.replace(model, constants=dataclasses.replace(c, rate_min=new_min, beta_q16=new_beta))
+    changed = dataclasses.replace(model, constants=dataclasses.replace(c, rate_min=new_min, beta_q16=new_beta,
+                                                                       probe_timeout_ns=new_timeout))
     vec = V.random_vectors(model, 5000, seed=5)
     slot = (vec.attr & 0xF) % hl.NUM_SLOTS
     golden_default = vec
     golden_changed = V.expected(changed, vec.ctx_in, vec.event, vec.attr)
     out = run_host(host_exe(name), vec, tmp_path, param_cmds=cmds)
-    assert out.param_status == [hl.PARAM_FAIL] * 5 + [hl.PARAM_OK] * 2
+    assert out.param_status == [hl.PARAM_FAIL] * 5 + [hl.PARAM_OK] * 3
     pick = slot == 2
     assert pick.any() and (~pick).any()
     for field in ("ctx_out", "rate", "rtt_req"):
@@ -113,6 +152,10 @@ def test_parameters_validated_and_applied(generated, host_exe, tmp_path):
                         getattr(golden_changed, field), getattr(golden_default, field))
         assert np.array_equal(out.records[field], want), field
     assert not np.array_equal(golden_changed.rate, golden_default.rate)
+    assert not np.array_equal(golden_changed.rtt_req, golden_default.rtt_req)  # the timeout took effect
+    zero = [hl.ParamCmd(slot=1, param_id_base=ids["PROBE_TIMEOUT_NS"], values=[0]),
+            hl.ParamCmd(slot=1, param_id_base=ids["PROBE_TIMEOUT_NS"], values=[0xFFFFFFFF])]
+    assert run_host(host_exe(name), vec, tmp_path, param_cmds=zero).param_status == [hl.PARAM_FAIL, hl.PARAM_OK]
 
 
 def test_generate_defaults_write_three_files(tmp_path):

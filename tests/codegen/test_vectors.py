@@ -50,6 +50,36 @@ def test_edge_cases_present():
     assert {fmt.EVENT_TX, fmt.EVENT_ACK, fmt.EVENT_NULL} <= set(etype.tolist())
 
 
+def test_probe_timeout_boundaries_present():
+    for name in ("tiny", "counts_h3"):
+        model = MODELS[name]
+        t = model.constants.probe_timeout_ns
+        for wrap, vec in ((True, V.boundary_vectors(model)), (False, V.random_vectors(model, 5000, seed=2))):
+            etype = vec.event[:, fmt.EV_ATTR] & 0xFF
+            tx = (etype == fmt.EVENT_TX) & (vec.ctx_in[:, fmt.CTX_RATE] != 0)
+            ts = vec.event[:, fmt.EV_TIMESTAMP].astype(np.int64)
+            last = vec.ctx_in[:, fmt.CTX_PROBE_TS].astype(np.int64)
+            elapsed = (ts - last) & 0xFFFFFFFF
+            for e in (t - 1, t, t + 1):
+                assert (tx & (elapsed == e)).any(), (name, e)
+                assert not wrap or (tx & (elapsed == e) & (ts < last)).any(), (name, e)  # across the clock wrap
+            assert set(vec.rtt_req[tx].tolist()) == {0, 1}
+        vec = V.boundary_vectors(model)
+        etype = vec.event[:, fmt.EV_ATTR] & 0xFF
+        new_tx = (etype == fmt.EVENT_TX) & (vec.ctx_in[:, fmt.CTX_RATE] == 0)
+        assert new_tx.sum() >= 3 and (vec.rtt_req[new_tx] == 1).all()
+
+
+def test_sequences_lose_probes():
+    """Sequences contain TX events that re-request a probe after a silence, and ones that do not."""
+    model = MODELS["tiny"]
+    vec = V.sequence_vectors(model, 8, 64, seed=2)
+    etype = vec.event[:, fmt.EV_ATTR] & 0xFF
+    tx = (etype == fmt.EVENT_TX) & (vec.ctx_in[:, fmt.CTX_RATE] != 0)
+    assert (vec.rtt_req[tx] == 1).sum() >= 3 and (vec.rtt_req[tx] == 0).sum() >= 10
+    assert (vec.event[:, fmt.EV_TIMESTAMP] < vec.ctx_in[:, fmt.CTX_PROBE_TS]).any()  # the clock wraps
+
+
 def test_random_vectors_fast_and_deterministic():
     model = MODELS["all_features"]
     t = time.perf_counter()

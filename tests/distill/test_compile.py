@@ -16,7 +16,7 @@ from rlcc.fxp.model import FxModel
 from rlcc.policy import OnnxPolicy
 from rlcc.spec import Action, Feature, ObservationSpec
 
-TINY = ["--quick", "--samples", "1500", "--scenarios", "many-to-one:2:8,many-to-one:16:12"]
+TINY = ["--quick", "--samples", "1500", "--scenarios", "many-to-one:2:8,many-to-one:16:12", "--probe-timeout-us", "250.5"]
 REPORT_KEYS = {"closed_loop", "closed_loop_steady", "dagger", "dataset", "explainability", "fidelity", "fit", "options",
                "quantization", "rlcc_report", "sizes", "teacher"}
 
@@ -58,6 +58,8 @@ def test_artifacts_and_report(compiled):
     assert report["dataset"]["train_by_origin"]["anchor"] > 0
     model = FxModel.from_file(str(compiled / "model.rlcc.json"))
     assert len(model.trees) == 10 and all(t.depth == 4 for t in model.trees)
+    assert model.constants.probe_timeout_ns == 250_500  # --probe-timeout-us 250.5, down to the firmware default
+    assert "#define FIRMWARE_DEF_PROBE_TIMEOUT_NS UINT32_C(250500)" in (compiled / "firmware.h").read_text()
     md = (compiled / "report.md").read_text()
     assert "Closed loop, steady state" in md and "Closed loop, startup transient" in md
 
@@ -80,6 +82,8 @@ def test_existing_output_needs_force(compiled, example_policy):
     (["--budget-ops", "3"], "operations budget"),
     (["--depth", "0"], "--depth"),
     (["--scenarios", "ring:3"], "invalid scenario"),
+    (["--probe-timeout-us", "0"], "--probe-timeout-us"),
+    (["--probe-timeout-us", "4300000"], "--probe-timeout-us"),
 ])
 def test_impossible_options_fail_cleanly_without_output(tmp_path, example_policy, args, message):
     out = tmp_path / "OUT"

@@ -2,7 +2,8 @@
 
 The oracle re-derives every step from the spec's *float* definitions where possible (so a
 wrong Q-format in the golden model shows up), and uses math.isqrt and plain big-int
-arithmetic where the golden model uses numpy vector tricks.
+arithmetic where the golden model uses numpy vector tricks. The RTT-probe timeout rule is
+written from the golden module's docstring (item 5), with its own elapsed-time arithmetic.
 """
 
 from __future__ import annotations
@@ -23,16 +24,25 @@ SPECS = [
     ObservationSpec(features=(Feature("prev_action"), Feature("delta", scale=10.0)), history=2),
     ObservationSpec(
         features=(Feature("rtt_inflation"), Feature("rate"), Feature("cnp_count"), Feature("nack_count")),
-        history=3,
+        history=2,
         step_order="newest_first",
         reward=Reward(target=0.05, beta=2.0, base_rtt_ns=13000),
         action=Action(type="factor", clamp_min=0.5, clamp_max=2.0),
     ),
     ObservationSpec(features=(Feature("delta", scale=-12.5), Feature("prev_action")), history=1),
+    ObservationSpec(  # 6 of the 7 history words
+        features=(Feature("nack_count"), Feature("rate"), Feature("rtt_inflation")),
+        history=3,
+        step_order="newest_first",
+        reward=Reward(target=0.08, beta=1.25, base_rtt_ns=9000),
+    ),
 ]
+# probe timeout per spec: the default, a tiny one (most TX events re-request), the maximum
+TIMEOUTS = [4_000_000, 1, 2**32 - 1, 12345]
 
 
-def random_model(spec: ObservationSpec, rng: np.random.Generator, n_trees: int = 4, depth: int = 3) -> FxModel:
+def random_model(spec: ObservationSpec, rng: np.random.Generator, n_trees: int = 4, depth: int = 3,
+                 timeout: int = 4_000_000) -> FxModel:
     trees = []
     for _ in range(n_trees):
         splits = tuple(
@@ -40,19 +50,28 @@ def random_model(spec: ObservationSpec, rng: np.random.Generator, n_trees: int =
             for _ in range(depth)
         )
         trees.append(Tree(splits, tuple(int(v) for v in rng.integers(-20000, 20000, 1 << depth))))
-    return FxModel(spec, FxConstants.from_spec(spec), tuple(trees), bias=fmt.FACTOR_ONE)
+    return FxModel(spec, FxConstants.from_spec(spec, timeout), tuple(trees), bias=fmt.FACTOR_ONE)
 
 
 def oracle_step(model: FxModel, ctx: list[int], ev: list[int]) -> tuple[list[int], int, int]:
     spec, c = model.spec, model.constants
     ctx = list(ctx)
+    now = ev[fmt.EV_TIMESTAMP]
+    etype = ev[0] & 0xFF
     rtt_req = 0
     if ctx[fmt.CTX_RATE] == 0:
         ctx = [0] * fmt.CTX_WORDS
         ctx[fmt.CTX_RATE] = round(spec.rate.initial * 2**20)
         ctx[fmt.CTX_PREV_FACTOR] = 2**16
+        ctx[fmt.CTX_PROBE_TS] = now
         rtt_req = 1
-    etype = ev[0] & 0xFF
+    elif etype == fmt.EVENT_TX:
+        # age of the last probe request on a wrapping 32-bit ns clock
+        last = ctx[fmt.CTX_PROBE_TS]
+        age = now - last if now >= last else now + 2**32 - last
+        if age >= c.probe_timeout_ns:
+            ctx[fmt.CTX_PROBE_TS] = now
+            rtt_req = 1
     cnp, nack = ctx[fmt.CTX_COUNTS] & 0xFFFF, ctx[fmt.CTX_COUNTS] >> 16
     if etype in (fmt.EVENT_CNP, fmt.EVENT_NACK):
         inc = max(1, ev[fmt.EV_COALESCED] & 0xFFFF)
@@ -96,6 +115,7 @@ def oracle_step(model: FxModel, ctx: list[int], ev: list[int]) -> tuple[list[int
     new_rate = min(max(rate * factor // 2**16, max(1, round(spec.rate.min * 2**20))), 2**20)
     ctx[fmt.CTX_RATE], ctx[fmt.CTX_PREV_FACTOR], ctx[fmt.CTX_COUNTS] = new_rate, factor, 0
     ctx[fmt.CTX_FLAGS] |= 1
+    ctx[fmt.CTX_PROBE_TS] = now
     new_hist = ([cur] + hist)[: spec.history - 1]
     for i, step in enumerate(new_hist):
         for f, v in enumerate(step):
@@ -110,8 +130,16 @@ def random_vectors(model: FxModel, rng: np.random.Generator, n: int) -> tuple[np
     ctx[:, fmt.CTX_FLAGS] = rng.integers(0, 2, n)
     hist = slice(fmt.CTX_HISTORY, fmt.CTX_HISTORY + model.history_words)
     ctx[:, hist] = rng.integers(-(2**20), 2**22, (n, model.history_words)).astype(np.int64).astype(np.uint32)
-    etype = rng.choice([fmt.EVENT_RTT] * 5 + [fmt.EVENT_CNP, fmt.EVENT_NACK, fmt.EVENT_TX, fmt.EVENT_ACK], n)
+    etype = rng.choice([fmt.EVENT_RTT] * 5 + [fmt.EVENT_CNP, fmt.EVENT_NACK, fmt.EVENT_ACK] + [fmt.EVENT_TX] * 3, n)
     ts = rng.integers(0, 2**32, n, dtype=np.uint64)
+    # TX events half the time at a probe age around the timeout, often across the clock wrap
+    t = model.constants.probe_timeout_ns
+    age = rng.choice([0, 1, t - 1, t, t + 1, t // 2, 2**32 - 1, 2**31], n).astype(np.int64)
+    age = np.where(rng.random(n) < 0.5, age, rng.integers(0, 2**32, n))
+    ctx[:, fmt.CTX_PROBE_TS] = ((ts.astype(np.int64) - age) & 0xFFFFFFFF).astype(np.uint32)
+    near_wrap = rng.random(n) < 0.3
+    ctx[near_wrap, fmt.CTX_PROBE_TS] = (2**32 - rng.integers(1, 1000, int(near_wrap.sum()))).astype(np.uint32)
+    ts = np.where(near_wrap, (ctx[:, fmt.CTX_PROBE_TS].astype(np.int64) + age) & 0xFFFFFFFF, ts.astype(np.int64))
     rtt = rng.choice([0, 1, 8000, 12000, 50000, 400000, 2**31, 2**32 - 1], n)
     ev = golden.make_events(etype, ts, (ts.astype(np.int64) - rtt) & 0xFFFFFFFF, rng.integers(0, 3, n))
     return ctx, ev
@@ -120,7 +148,7 @@ def random_vectors(model: FxModel, rng: np.random.Generator, n: int) -> tuple[np
 @pytest.mark.parametrize("spec_index", range(len(SPECS)))
 def test_golden_matches_scalar_oracle(spec_index):
     rng = np.random.default_rng(spec_index)
-    model = random_model(SPECS[spec_index], rng)
+    model = random_model(SPECS[spec_index], rng, timeout=TIMEOUTS[spec_index])
     ctx, ev = random_vectors(model, rng, 3000)
     out = golden.step(model, ctx, ev)
     for i in range(len(ctx)):
@@ -153,3 +181,61 @@ def test_model_json_round_trip_and_validation():
     wide = ObservationSpec(features=tuple(Feature(n) for n in ("prev_action", "delta", "rate", "cnp_count", "nack_count")), history=3)
     with pytest.raises(BadInputError, match="history words"):
         FxModel(wide, FxConstants.from_spec(wide), (), 0)
+    ok = FxModel(SPECS[0], FxConstants.from_spec(SPECS[0]), (), 0)
+    assert ok.constants.probe_timeout_ns == fmt.PROBE_TIMEOUT_NS_DEFAULT
+    for bad_timeout in (0, 2**32):
+        with pytest.raises(BadInputError, match="probe timeout"):
+            FxModel(SPECS[0], FxConstants.from_spec(SPECS[0], bad_timeout), (), 0)
+    six = ObservationSpec(features=tuple(Feature(n) for n in ("prev_action", "delta", "rate", "cnp_count", "nack_count",
+                                                              "rtt_inflation")), history=2)
+    FxModel(six, FxConstants.from_spec(six), (), 0)  # 6 of the 7 history words after the probe word
+    eight = ObservationSpec(features=(Feature("rtt_inflation"), Feature("rate"), Feature("cnp_count"), Feature("nack_count")),
+                            history=3)
+    with pytest.raises(BadInputError, match="only 7 fit"):
+        FxModel(eight, FxConstants.from_spec(eight), (), 0)
+
+
+def test_version_1_models_are_rejected_clearly():
+    data = json.loads(random_model(SPECS[0], np.random.default_rng(4)).to_json())
+    data["version"] = 1
+    del data["constants"]["probe_timeout_ns"]
+    with pytest.raises(BadInputError, match="version 1 predates RTT-probe loss recovery.*recompile"):
+        FxModel.from_dict(data)
+
+
+def _running(model: FxModel, probe_ts: int) -> np.ndarray:
+    ctx = np.zeros((1, fmt.CTX_WORDS), dtype=np.uint32)
+    ctx[0, fmt.CTX_RATE] = 5000
+    ctx[0, fmt.CTX_PREV_FACTOR] = 2**16
+    ctx[0, fmt.CTX_PROBE_TS] = probe_ts
+    return ctx
+
+
+@pytest.mark.parametrize("probe_ts", [0, 123_456_789, 2**32 - 10])
+def test_tx_rerequests_a_probe_exactly_at_the_timeout(probe_ts):
+    t = 4_000_000
+    model = random_model(SPECS[0], np.random.default_rng(5), timeout=t)
+    for elapsed, due in ((0, 0), (t - 1, 0), (t, 1), (t + 1, 1), (2**32 - 1, 1)):
+        ctx = _running(model, probe_ts)
+        now = (probe_ts + elapsed) % 2**32  # wraps for the last probe_ts
+        out = golden.step(model, ctx, golden.make_events([fmt.EVENT_TX], [now]))
+        assert int(out.rtt_req[0]) == due and int(out.rate[0]) == 5000, (elapsed, due)
+        want = ctx.copy()
+        if due:
+            want[0, fmt.CTX_PROBE_TS] = now
+        assert np.array_equal(out.ctx, want)
+
+
+def test_probe_clock_starts_with_the_flow_and_restarts_on_rtt_events():
+    t = 1000
+    model = random_model(SPECS[0], np.random.default_rng(6), timeout=t)
+    start = 2**32 - 400
+    ctx = np.zeros((1, fmt.CTX_WORDS), dtype=np.uint32)
+    trace = [(fmt.EVENT_TX, start, 1), (fmt.EVENT_TX, start + 999, 0), (fmt.EVENT_ACK, start + 5000, 0),
+             (fmt.EVENT_CNP, start + 5000, 0), (fmt.EVENT_TX, start + 1000, 1), (fmt.EVENT_TX, start + 1999, 0),
+             (fmt.EVENT_RTT, start + 1500, 1), (fmt.EVENT_TX, start + 2499, 0), (fmt.EVENT_TX, start + 2500, 1)]
+    for etype, now, want in trace:
+        out = golden.step(model, ctx, golden.make_events([etype], [now % 2**32], [(now - 50) % 2**32]))
+        assert int(out.rtt_req[0]) == want, (etype, now - start)
+        assert int(out.ctx[0, fmt.CTX_PROBE_TS]) == ((now % 2**32) if want else int(ctx[0, fmt.CTX_PROBE_TS]))
+        ctx = out.ctx
