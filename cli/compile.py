@@ -21,6 +21,7 @@ from rlcc.codegen import generate
 from rlcc.distill import report as report_mod
 from rlcc.distill.pipeline import CompileOptions, compile_policy
 from rlcc.errors import BadInputError, ExitCode
+from rlcc.fxp.model import check_fits_context
 from rlcc.policy import OnnxPolicy
 from rlcc.spec import ObservationSpec
 from rlcc.verify.budget import cycle_budget
@@ -68,6 +69,7 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
     start = time.perf_counter()
     spec = ObservationSpec.from_file(str(spec_file)) if spec_file else None
     policy = OnnxPolicy(model, spec)
+    check_fits_context(policy.spec)  # before minutes of sampling, not after
     overrides = {k: v for k, v in (("samples", samples), ("scenarios", scenarios)) if v is not None}
     if probe_timeout_us is not None:
         ns = probe_timeout_us * 1000.0

@@ -20,6 +20,16 @@ OPS = (">", "<")
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 
+def check_fits_context(spec: ObservationSpec) -> None:
+    """BadInputError unless the spec's history window fits the firmware's per-flow context."""
+    words = (spec.history - 1) * spec.n_features
+    if words > fmt.CTX_HISTORY_WORDS:
+        raise BadInputError(
+            f"spec needs {words} history words in the per-flow context, "
+            f"only {fmt.CTX_HISTORY_WORDS} fit in {fmt.CTX_BYTES} bytes"
+        )
+
+
 @dataclasses.dataclass(frozen=True)
 class Split:
     """One level of an oblivious tree: ``bit = x[input] OP threshold`` on int32 features.
@@ -109,11 +119,7 @@ class FxModel:
         return sum(t.depth for t in self.trees) + len(self.trees)
 
     def validate(self) -> None:
-        if self.history_words > fmt.CTX_HISTORY_WORDS:
-            raise BadInputError(
-                f"spec needs {self.history_words} history words in the per-flow context, "
-                f"only {fmt.CTX_HISTORY_WORDS} fit in {fmt.CTX_BYTES} bytes"
-            )
+        check_fits_context(self.spec)
         c = self.constants
         if not 0 < c.clamp_min_q16 <= c.clamp_max_q16 < 2**31:
             raise BadInputError("fixed-point model: invalid factor clamp")

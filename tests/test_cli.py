@@ -108,3 +108,17 @@ def test_compile_bad_policy_exit_code_one_line_nothing_written(build_policy, tmp
     assert "Traceback" not in result.output
     assert not out.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.onnx"]
+
+
+def test_compile_rejects_spec_too_wide_for_the_context_before_sampling(build_policy, tmp_path):
+    """(history - 1) x features past values must fit the 48-byte context; fail fast, write nothing."""
+    from click.testing import CliRunner
+
+    from rlcc.cli.main import compile_command
+    from rlcc.spec import Feature, ObservationSpec
+
+    wide = ObservationSpec(features=tuple(Feature(n) for n in ("prev_action", "delta", "rate", "cnp_count")), history=3)
+    out = tmp_path / "OUT"
+    result = CliRunner().invoke(compile_command, [str(build_policy(spec=wide, width=12)), "-o", str(out)])
+    assert result.exit_code == int(ExitCode.BAD_INPUT)
+    assert "history words in the per-flow context" in result.output and not out.exists()
