@@ -52,6 +52,9 @@ class CompileOptions:
     onpolicy_duration_ms: float = 60.0
     # Steady-state closed-loop check: flows start at 1/N; measured over the second half.
     steady_duration_ms: float = 10.0
+    # After boosting, refit all leaves jointly, each sample weighted by the time its decision
+    # governs (its RTT inflation; see fit.py): closes most of the startup-transient gap.
+    time_weighted_leaves: bool = True
     # Device setting carried in the model (FxConstants.probe_timeout_ns): TX events re-request
     # an RTT probe this long after the last request. Does not affect sampling or the trees.
     probe_timeout_ns: int = fmt.PROBE_TIMEOUT_NS_DEFAULT
@@ -114,7 +117,7 @@ def compile_policy(
     clamped = _clamp_report(policy, visited)
 
     log(f"fitting <= {config.max_trees()} trees of depth {config.depth} on {len(train)} samples")
-    fit, model, stats = _fit_quantize(train, spec, config, fits, policy, options.probe_timeout_ns)
+    fit, model, stats = _fit_quantize(train, spec, config, fits, policy, options)
     summary_flows = (options.eval_flows[len(options.eval_flows) // 2],)
     teacher_steady = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
                                           options.seed, evaluate.STEADY, controllers=())
@@ -133,7 +136,7 @@ def compile_policy(
         )
         on_policy = evaluate.fidelity(model, fit.ensemble, visited_by_student)
         train = Samples.concat([train, visited_by_student])
-        fit, model, stats = _fit_quantize(train, spec, config, fits, policy, options.probe_timeout_ns)
+        fit, model, stats = _fit_quantize(train, spec, config, fits, policy, options)
         rounds.append(_round_summary(r, kind, teacher, fit.ensemble, model, held, on_policy, options, teacher_steady))
 
     log(f"closed loop: teacher vs float trees vs fixed point on many-to-one {list(options.eval_flows)}")
@@ -166,8 +169,9 @@ def compile_policy(
 
 
 def _fit_quantize(train: Samples, spec, config: FitConfig, fits: FitsBudget | None, policy: OnnxPolicy,
-                  probe_timeout_ns: int = fmt.PROBE_TIMEOUT_NS_DEFAULT):
-    fit = fit_student(train.obs, train.label, config, fits)
+                  options: CompileOptions):
+    leaf_weights = sampling.time_weights(spec, train.raw) if options.time_weighted_leaves else None
+    fit = fit_student(train.obs, train.label, config, fits, leaf_weights=leaf_weights)
     provenance = {
         "source": policy.path.name,
         "source_sha256": _sha256(policy.model_bytes),
@@ -177,7 +181,7 @@ def _fit_quantize(train: Samples, spec, config: FitConfig, fits: FitsBudget | No
         "seed": config.seed,
         "samples": len(train),
     }
-    model, stats = quantize(fit.ensemble, spec, provenance, probe_timeout_ns)
+    model, stats = quantize(fit.ensemble, spec, provenance, options.probe_timeout_ns)
     return fit, model, stats
 
 

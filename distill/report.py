@@ -40,7 +40,7 @@ def _closed_loop_table(cl: dict[str, Any], title: str, what: str) -> list[str]:
 
 def to_markdown(report: dict[str, Any]) -> str:
     t, fit, q, fid, sz = report["teacher"], report["fit"], report["quantization"], report["fidelity"], report["sizes"]
-    ds = report["dataset"]
+    ds, opts = report["dataset"], report.get("options", {})
     out = [
         f"# rlcc-compile report: {t['path']}",
         "",
@@ -62,7 +62,9 @@ def to_markdown(report: dict[str, Any]) -> str:
         f"{q['always_true_splits']}/{q['always_false_splits']}",
         "",
         f"Training set: {ds['train']} samples ({', '.join(f'{k} {v}' for k, v in sorted(ds['train_by_origin'].items()))}); "
-        f"held out: {ds['held_out']} closed-loop samples (whole flows).",
+        f"held out: {ds['held_out']} closed-loop samples (whole flows)."
+        + (" Leaves refitted jointly after boosting, each sample weighted by the time its decision governs "
+           "(its RTT inflation)." if opts.get("time_weighted_leaves") else ""),
         "",
         "## Fidelity (held-out simulator states)",
         "",

@@ -140,3 +140,21 @@ def test_vectorized_predict_equals_tree_by_tree_sum(fitted):
         total += np.asarray(tree.leaves)[idx[:, t]]
     np.testing.assert_array_equal(ens.leaf_indices(x), idx)
     np.testing.assert_array_equal(ens.predict(x), total)
+
+
+def test_leaf_refit_keeps_json_and_ir_in_step(fitted, tmp_path):
+    """The joint weighted leaf refit: same splits, lower weighted loss, and the written-back
+    CatBoost JSON still predicts exactly what the IR does (deterministically)."""
+    x, y, plain = fitted
+    w = 1.0 + 9.0 * (x[:, 0] > 1.0)
+    result = fit_student(x, y, FitConfig(trees=10, depth=4), leaf_weights=w)
+    e = result.ensemble
+    assert [t.splits for t in e.trees] == [t.splits for t in plain.ensemble.trees]
+    loss = lambda ens: float(np.sum(w * (ens.predict(x) - y) ** 2))
+    assert loss(e) < loss(plain.ensemble)
+    xb = np.concatenate([x[:500], border_inputs(e, x)])
+    np.testing.assert_allclose(catboost_model(result.catboost_json, tmp_path).predict(xb), e.predict(xb), rtol=0, atol=1e-12)
+    assert from_catboost_json(json.loads(result.catboost_json), 5) == e
+    assert fit_student(x, y, FitConfig(trees=10, depth=4), leaf_weights=w).catboost_json == result.catboost_json
+    with pytest.raises(BadInputError):
+        fit_student(x, y, FitConfig(trees=10, depth=4), leaf_weights=-w)
