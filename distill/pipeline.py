@@ -127,7 +127,8 @@ def compile_policy(
     for r in range(1, options.onpolicy_rounds + options.dagger_rounds + 1):
         full = r > options.onpolicy_rounds  # the --dagger-rounds: the whole sampling mix
         kind = "dagger (sampling scenarios)" if full else "on-policy (evaluation incasts)"
-        log(f"round {r}: {kind}: the {'fixed-point model' if full else 'float trees'} drive, the teacher labels")
+        driver_name = "the fixed-point model drives" if full else "the float trees drive"
+        log(f"round {r}: {kind}: {driver_name}, the teacher labels")
         current, current_ensemble = model, fit.ensemble
         driver = (lambda: GoldenController(current)) if full else (lambda: FloatTreesController(current_ensemble, spec))
         visited_by_student = sampling.closed_loop(
