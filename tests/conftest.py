@@ -9,7 +9,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from rlcc.spec import METADATA_KEY, Action, Feature, ObservationSpec
+from rlcc.spec import METADATA_KEY, Feature, ObservationSpec
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_POLICY = REPO / "examples" / "synthetic_mlp.onnx"

@@ -76,7 +76,7 @@ class Dcqcn:
         return self.rc[batch.flow_ids].copy()
 
     def on_tick(self, info: TickInfo) -> np.ndarray:
-        p, now = self.p, info.time_ns
+        now = info.time_ns
         elapsed = now - self.last_tick_ns
         self.last_tick_ns = now
         self.rc = np.where(info.active, self.rc, info.rate)

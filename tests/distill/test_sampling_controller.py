@@ -8,7 +8,7 @@ import pytest
 from rlcc import formats as fmt
 from rlcc.distill import sampling
 from rlcc.distill.fit import fit_student
-from rlcc.distill.sampling import Samples, closed_loop, float_inputs, parse_scenarios, perturb, split_holdout
+from rlcc.distill.sampling import closed_loop, float_inputs, parse_scenarios, perturb, split_holdout
 from rlcc.errors import BadInputError
 from rlcc.fxp import golden
 from rlcc.fxp.controller import FloatTreesController, GoldenController

@@ -90,7 +90,7 @@ def test_riscv_sizes_agree(target, sdk_build_dir, sdkt):
     """The same layout on the 32- and 64-bit targets: _Static_asserts on the exact Python sizes."""
     src = sdk_build_dir / f"layout_{target}.c"
     asserts = ['#include <stddef.h>', '#include "pcc_harness.h"']
-    for s, (dt, fields) in STRUCTS.items():
+    for s, (dt, _fields) in STRUCTS.items():
         asserts.append(f'_Static_assert(sizeof({s}) == {dt.itemsize}u, "size {s}");')
         for f, off in hl.field_offsets(dt).items():
             asserts.append(f'_Static_assert(offsetof({s}, {f}) == {off}u, "off {s}.{f}");')

@@ -290,7 +290,7 @@ def test_trace_records_the_exact_policy_inputs_and_delta():
     expected_delta = spec.raw_step_features(np.ones(len(t)), t.rtt_ns, t.rate)[:, 1]
     np.testing.assert_allclose(t.delta, expected_delta)
     np.testing.assert_allclose(t.new_rate, np.clip(t.rate * t.factor, spec.rate.min, 1.0))
-    for flow, idx in t.sequences():
+    for _flow, idx in t.sequences():
         times = t.time_ns[idx]
         assert np.all(np.diff(times) > 0)
         first = idx[0]
@@ -314,7 +314,7 @@ def test_trace_recorder_bounds_memory(tmp_path):
     assert set(np.unique(flows.flow_id)) == {3, 5}
     res = simulate(sc, Swift(), trace=TraceConfig(capacity=200, mode="reservoir", seed=4)).trace
     assert len(res) == 200 and res.time_ns.max() > stop.time_ns.max()
-    chunks = simulate(sc, Swift(), trace=TraceConfig(capacity=300, mode="chunks", chunk_dir=str(tmp_path))).trace
+    simulate(sc, Swift(), trace=TraceConfig(capacity=300, mode="chunks", chunk_dir=str(tmp_path)))
     files = sorted(tmp_path.glob("chunk_*.npz"))
     assert len(files) == -(-len(full) // 300)
     from rlcc.simulator import Trace
