@@ -34,18 +34,75 @@ Per event (context words from ``rlcc.formats``; ``ts`` = the event's 32-bit time
    flow silent for longer may wait up to one more timeout before its next re-request.
    ``probe_timeout_ns`` is ``FxConstants.probe_timeout_ns`` (1 .. 2^32 - 1; default
    ``rlcc.formats.PROBE_TIMEOUT_NS_DEFAULT``), a host-settable firmware parameter.
+
+One source of truth, two evaluators: :func:`event_core` states these rules once over an
+integer interface (:class:`IntOps`): operators ``+ - * & | >> <<`` and comparisons, plus the few
+primitives in ``IntOps``. :class:`NumpyOps` runs it vectorized on int64 arrays (this module's
+:func:`step`); ``rlcc.verify.symbolic_golden`` runs the same function on z3 bit-vectors to prove
+firmware equivalent for all inputs. Every value is an exact integer that fits int64.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 
 from rlcc import formats as fmt
 from rlcc.fxp.model import FxModel
 
-_U32 = np.int64(0xFFFFFFFF)
+_U32 = 0xFFFFFFFF
+
+
+class IntOps(Protocol):
+    """What :func:`event_core` needs beyond Python operators, for one kind of integer value.
+
+    Values behave as exact int64 integers; ``cond`` values are what comparisons return.
+    """
+
+    def where(self, cond: Any, a: Any, b: Any) -> Any: ...
+
+    def both(self, a: Any, b: Any) -> Any: ...
+
+    def negate(self, cond: Any) -> Any: ...
+
+    def to_int(self, cond: Any) -> Any: ...
+
+    def lookup(self, table: Sequence[int], index: Any) -> Any: ...
+
+    def sqrt_rate(self, rate: Any) -> Any:
+        """floor(sqrt(rate << RATE_FRAC_BITS)) for a context rate 0 <= rate < 2^32."""
+        ...
+
+
+class NumpyOps:
+    """:class:`IntOps` over numpy int64 arrays (the executable golden model)."""
+
+    where = staticmethod(np.where)
+
+    @staticmethod
+    def both(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return a & b
+
+    @staticmethod
+    def negate(cond: np.ndarray) -> np.ndarray:
+        return ~cond
+
+    @staticmethod
+    def to_int(cond: np.ndarray) -> np.ndarray:
+        return np.asarray(cond).astype(np.int64)
+
+    @staticmethod
+    def lookup(table: Sequence[int], index: np.ndarray) -> np.ndarray:
+        return np.asarray(table, dtype=np.int64)[index]
+
+    @staticmethod
+    def sqrt_rate(rate: np.ndarray) -> np.ndarray:
+        return isqrt(np.asarray(rate, dtype=np.int64) << fmt.RATE_FRAC_BITS)
+
+
+NUMPY = NumpyOps()
 
 
 @dataclasses.dataclass
@@ -57,12 +114,136 @@ class GoldenResult:
     leaf_index: np.ndarray  # (N, n_trees) leaf taken per tree on RTT events (0 elsewhere)
 
 
+@dataclasses.dataclass
+class EventOutcome:
+    """:func:`event_core`'s result for one event (or a vector of events), in ``ops`` values."""
+
+    ctx: list[Any]  # CTX_WORDS words, each 0 .. 2^32 - 1
+    rate: Any
+    rtt_req: Any
+    is_rtt: Any  # cond: the event was a decision
+    inputs: list[Any]  # policy inputs of the decision (meaningful where is_rtt)
+    leaf_index: list[Any]  # leaf per tree (meaningful where is_rtt)
+
+
 def isqrt(n: np.ndarray) -> np.ndarray:
     """Exact floor square root of non-negative int64 values below 2^52."""
     n = np.asarray(n, dtype=np.int64)
     r = np.floor(np.sqrt(n.astype(np.float64))).astype(np.int64)
     r = np.where(r * r > n, r - 1, r)
     return np.where((r + 1) * (r + 1) <= n, r + 1, r)
+
+
+def _min(ops: IntOps, a: Any, b: Any) -> Any:
+    return ops.where(a < b, a, b)
+
+
+def _max(ops: IntOps, a: Any, b: Any) -> Any:
+    return ops.where(a > b, a, b)
+
+
+def _clip(ops: IntOps, v: Any, lo: Any, hi: Any) -> Any:
+    return _min(ops, _max(ops, v, lo), hi)
+
+
+def _as_int32(ops: IntOps, word: Any) -> Any:
+    """Two's-complement reading of a 32-bit word held as 0 .. 2^32 - 1."""
+    return ops.where(word > 0x7FFFFFFF, word - (1 << 32), word)
+
+
+def features_core(ops: IntOps, model: FxModel, rtt_ns: Any, rate: Any, prev_factor: Any, cnp: Any, nack: Any) -> list[Any]:
+    """Integer features of one step in spec order (rule 3's inflation, delta and the rest)."""
+    c = model.constants
+    inflation = _min(ops, ((rtt_ns & _U32) * c.inv_base_rtt) >> fmt.INV_BASE_RTT_SHIFT, fmt.FEATURE_MAX)
+    excess = _max(ops, inflation - c.beta_q16, 0)
+    delta = c.target_q16 - ((excess * ops.sqrt_rate(rate)) >> fmt.SQRT_RATE_FRAC_BITS)
+    values = {
+        "prev_action": prev_factor,
+        "rtt_inflation": inflation,
+        "rate": rate,
+        "delta": _clip(ops, delta, fmt.FEATURE_MIN, fmt.FEATURE_MAX),
+        "cnp_count": cnp,
+        "nack_count": nack,
+    }
+    return [values[f.name] for f in model.spec.features]
+
+
+def ensemble_core(ops: IntOps, model: FxModel, x: Sequence[Any]) -> tuple[Any, list[Any]]:
+    """Ensemble sum (Q16.16) and the leaf index per tree for policy inputs ``x``."""
+    total: Any = model.bias
+    leaves = []
+    for tree in model.trees:
+        idx: Any = 0
+        for k, s in enumerate(tree.splits):
+            bit = x[s.input] > s.threshold if s.op == ">" else x[s.input] < s.threshold
+            idx = idx | (ops.to_int(bit) << k)
+        leaves.append(idx)
+        total = total + ops.lookup(tree.leaves, idx)
+    return total, leaves
+
+
+def event_core(ops: IntOps, model: FxModel, ctx: Sequence[Any], ev: Sequence[Any]) -> EventOutcome:
+    """The module docstring's rules 1-5 for one event: ``ctx``/``ev`` words are 0 .. 2^32 - 1."""
+    spec, c = model.spec, model.constants
+    ts = ev[fmt.EV_TIMESTAMP]
+    etype = ev[fmt.EV_ATTR] & 0xFF
+    new_flow = ctx[fmt.CTX_RATE] == 0
+    fresh = [0] * fmt.CTX_WORDS
+    fresh[fmt.CTX_RATE], fresh[fmt.CTX_PREV_FACTOR], fresh[fmt.CTX_PROBE_TS] = c.rate_initial, fmt.FACTOR_ONE, ts
+    w = [ops.where(new_flow, fresh[i], ctx[i]) for i in range(fmt.CTX_WORDS)]
+
+    counts = w[fmt.CTX_COUNTS]
+    cnp, nack = counts & 0xFFFF, (counts >> 16) & 0xFFFF
+    bump = _max(ops, ev[fmt.EV_COALESCED] & 0xFFFF, 1)
+    counted = list(w)
+    counted[fmt.CTX_COUNTS] = (
+        ops.where(etype == fmt.EVENT_CNP, _min(ops, cnp + bump, fmt.COUNT_MAX), cnp)
+        | (ops.where(etype == fmt.EVENT_NACK, _min(ops, nack + bump, fmt.COUNT_MAX), nack) << 16)
+    )
+    due = ops.both(
+        ops.both(etype == fmt.EVENT_TX, ops.negate(new_flow)),
+        ((ts - w[fmt.CTX_PROBE_TS]) & _U32) >= c.probe_timeout_ns,
+    )
+    counted[fmt.CTX_PROBE_TS] = ops.where(due, ts, w[fmt.CTX_PROBE_TS])
+    rtt_req_other = ops.where(ops.both(ops.negate(new_flow), ops.negate(due)), 0, 1)
+
+    # rule 3: an RTT decision (its counts are the context's: RTT events do not count)
+    rate = w[fmt.CTX_RATE]
+    rtt_ns = (ts - ev[fmt.EV_RTT_REQ_SEND_TS]) & _U32
+    current = features_core(ops, model, rtt_ns, rate, _as_int32(ops, w[fmt.CTX_PREV_FACTOR]), cnp, nack)
+    nf, k = spec.n_features, spec.history
+    valid = (w[fmt.CTX_FLAGS] & fmt.CTX_FLAG_HISTORY_VALID) != 0
+    steps = [current] + [
+        [ops.where(valid, _as_int32(ops, w[fmt.CTX_HISTORY + (ago - 1) * nf + f]), current[f]) for f in range(nf)]
+        for ago in range(1, k)
+    ]
+    x: list[Any] = [0] * spec.input_width
+    for ago in range(k):
+        for f in range(nf):
+            x[spec.input_index(ago, f)] = steps[ago][f]
+    total, leaves = ensemble_core(ops, model, x)
+    factor = _clip(ops, total, c.clamp_min_q16, c.clamp_max_q16)
+    new_rate = _clip(ops, (rate * factor) >> fmt.FACTOR_FRAC_BITS, c.rate_min, fmt.RATE_MAX)
+    decided = list(w)
+    decided[fmt.CTX_RATE] = new_rate
+    decided[fmt.CTX_PREV_FACTOR] = factor & _U32
+    decided[fmt.CTX_COUNTS] = 0
+    decided[fmt.CTX_FLAGS] = w[fmt.CTX_FLAGS] | fmt.CTX_FLAG_HISTORY_VALID
+    decided[fmt.CTX_PROBE_TS] = ts
+    for ago in range(1, k):  # stored step `ago` = this window's step ago - 1
+        for f in range(nf):
+            decided[fmt.CTX_HISTORY + (ago - 1) * nf + f] = steps[ago - 1][f] & _U32
+
+    is_rtt = etype == fmt.EVENT_RTT
+    out = [ops.where(is_rtt, decided[i], counted[i]) for i in range(fmt.CTX_WORDS)]
+    return EventOutcome(
+        ctx=out,
+        rate=out[fmt.CTX_RATE],
+        rtt_req=ops.where(is_rtt, 1, rtt_req_other),
+        is_rtt=is_rtt,
+        inputs=x,
+        leaf_index=leaves,
+    )
 
 
 def step_features(
@@ -74,22 +255,17 @@ def step_features(
     nack: np.ndarray,
 ) -> np.ndarray:
     """Integer features of one step, shape (N, n_features) int64, in spec order."""
-    c = model.constants
-    rtt_ns = np.asarray(rtt_ns, dtype=np.int64) & _U32
     rate = np.asarray(rate, dtype=np.int64)
-    inflation = np.minimum((rtt_ns * c.inv_base_rtt) >> fmt.INV_BASE_RTT_SHIFT, fmt.FEATURE_MAX)
-    excess = np.maximum(inflation - c.beta_q16, 0)
-    sqrt_rate = isqrt(rate << fmt.RATE_FRAC_BITS)
-    delta = c.target_q16 - ((excess * sqrt_rate) >> fmt.SQRT_RATE_FRAC_BITS)
-    values = {
-        "prev_action": np.asarray(prev_factor, dtype=np.int64),
-        "rtt_inflation": inflation,
-        "rate": rate,
-        "delta": np.clip(delta, fmt.FEATURE_MIN, fmt.FEATURE_MAX),
-        "cnp_count": np.asarray(cnp, dtype=np.int64),
-        "nack_count": np.asarray(nack, dtype=np.int64),
-    }
-    return np.stack([np.broadcast_to(values[f.name], rate.shape) for f in model.spec.features], axis=-1)
+    cols = features_core(
+        NUMPY,
+        model,
+        np.asarray(rtt_ns, dtype=np.int64),
+        rate,
+        np.asarray(prev_factor, dtype=np.int64),
+        np.asarray(cnp, dtype=np.int64),
+        np.asarray(nack, dtype=np.int64),
+    )
+    return np.stack([np.broadcast_to(v, rate.shape) for v in cols], axis=-1)
 
 
 def window_inputs(model: FxModel, current: np.ndarray, history: np.ndarray) -> np.ndarray:
@@ -106,89 +282,35 @@ def window_inputs(model: FxModel, current: np.ndarray, history: np.ndarray) -> n
 def eval_trees(model: FxModel, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Ensemble sum (Q16.16, int64) and leaf index per tree for integer inputs (N, width)."""
     x = np.asarray(x, dtype=np.int64)
-    total = np.full(len(x), model.bias, dtype=np.int64)
+    total, leaves = ensemble_core(NUMPY, model, [x[:, i] for i in range(x.shape[1])])
+    total = np.broadcast_to(np.asarray(total, dtype=np.int64), len(x)).copy()
     leaf_index = np.zeros((len(x), len(model.trees)), dtype=np.int64)
-    for t, tree in enumerate(model.trees):
-        idx = np.zeros(len(x), dtype=np.int64)
-        for k, s in enumerate(tree.splits):
-            col = x[:, s.input]
-            bit = col > s.threshold if s.op == ">" else col < s.threshold
-            idx |= bit.astype(np.int64) << k
+    for t, idx in enumerate(leaves):
         leaf_index[:, t] = idx
-        total += np.asarray(tree.leaves, dtype=np.int64)[idx]
     return total, leaf_index
 
 
 def step(model: FxModel, ctx: np.ndarray, events: np.ndarray, attr: np.ndarray | None = None) -> GoldenResult:
     """Apply one event to each of N contexts; see the module docstring for the semantics."""
     del attr  # the slot/overload attribute does not change this algorithm's decision
-    spec, c = model.spec, model.constants
     ctx = np.array(ctx, dtype=np.uint32).reshape(-1, fmt.CTX_WORDS).astype(np.int64)
     ev = np.asarray(events, dtype=np.uint32).reshape(-1, fmt.EVENT_WORDS).astype(np.int64)
     n = len(ctx)
     if len(ev) != n:
         raise ValueError("one event per context")
-
-    ts = ev[:, fmt.EV_TIMESTAMP]
-    new_flow = ctx[:, fmt.CTX_RATE] == 0
-    ctx[new_flow] = 0
-    ctx[new_flow, fmt.CTX_RATE] = c.rate_initial
-    ctx[new_flow, fmt.CTX_PREV_FACTOR] = fmt.FACTOR_ONE
-    ctx[new_flow, fmt.CTX_PROBE_TS] = ts[new_flow]
-
-    etype = ev[:, fmt.EV_ATTR] & 0xFF
-    cnp = ctx[:, fmt.CTX_COUNTS] & 0xFFFF
-    nack = ctx[:, fmt.CTX_COUNTS] >> 16
-    bump = np.maximum(ev[:, fmt.EV_COALESCED] & 0xFFFF, 1)
-    cnp = np.where(etype == fmt.EVENT_CNP, np.minimum(cnp + bump, fmt.COUNT_MAX), cnp)
-    nack = np.where(etype == fmt.EVENT_NACK, np.minimum(nack + bump, fmt.COUNT_MAX), nack)
-    ctx[:, fmt.CTX_COUNTS] = cnp | (nack << 16)
-
-    rate_out = ctx[:, fmt.CTX_RATE].copy()
-    rtt_req = new_flow.astype(np.int64)
-    width = spec.input_width
-    features = np.zeros((n, width), dtype=np.int64)
+    with np.errstate(over="ignore"):  # rows that are not RTT events may compute garbage; discarded
+        o = event_core(NUMPY, model, [ctx[:, i] for i in range(fmt.CTX_WORDS)], [ev[:, i] for i in range(fmt.EVENT_WORDS)])
+    is_rtt = np.asarray(o.is_rtt)
+    features = np.zeros((n, model.spec.input_width), dtype=np.int64)
+    for i, v in enumerate(o.inputs):
+        features[:, i] = np.where(is_rtt, v, 0)
     leaf_index = np.zeros((n, len(model.trees)), dtype=np.int64)
-
-    tx = np.flatnonzero((etype == fmt.EVENT_TX) & ~new_flow)
-    due = tx[((ts[tx] - ctx[tx, fmt.CTX_PROBE_TS]) & _U32) >= c.probe_timeout_ns]
-    ctx[due, fmt.CTX_PROBE_TS] = ts[due]
-    rtt_req[due] = 1
-
-    rtt = np.flatnonzero(etype == fmt.EVENT_RTT)
-    if len(rtt):
-        r = ctx[rtt]
-        rtt_ns = (ev[rtt, fmt.EV_TIMESTAMP] - ev[rtt, fmt.EV_RTT_REQ_SEND_TS]) & _U32
-        prev_factor = r[:, fmt.CTX_PREV_FACTOR].astype(np.uint32).astype(np.int32).astype(np.int64)
-        current = step_features(model, rtt_ns, r[:, fmt.CTX_RATE], prev_factor, cnp[rtt], nack[rtt])
-        nf, k = spec.n_features, spec.history
-        stored = r[:, fmt.CTX_HISTORY : fmt.CTX_HISTORY + (k - 1) * nf].astype(np.uint32).astype(np.int32)
-        stored = stored.astype(np.int64).reshape(len(rtt), k - 1, nf)
-        valid = (r[:, fmt.CTX_FLAGS] & fmt.CTX_FLAG_HISTORY_VALID) != 0
-        history = np.where(valid[:, None, None], stored, current[:, None, :])
-        x = window_inputs(model, current, history)
-        total, leaves = eval_trees(model, x)
-        factor = np.clip(total, c.clamp_min_q16, c.clamp_max_q16)
-        new_rate = np.clip((r[:, fmt.CTX_RATE] * factor) >> fmt.FACTOR_FRAC_BITS, c.rate_min, fmt.RATE_MAX)
-
-        r[:, fmt.CTX_RATE] = new_rate
-        r[:, fmt.CTX_PREV_FACTOR] = factor
-        r[:, fmt.CTX_COUNTS] = 0
-        r[:, fmt.CTX_FLAGS] |= fmt.CTX_FLAG_HISTORY_VALID
-        r[:, fmt.CTX_PROBE_TS] = ts[rtt]
-        if k > 1:
-            shifted = np.concatenate([current[:, None, :], history[:, : k - 2, :]], axis=1)
-            r[:, fmt.CTX_HISTORY : fmt.CTX_HISTORY + (k - 1) * nf] = shifted.reshape(len(rtt), -1) & _U32
-        ctx[rtt] = r
-        rate_out[rtt] = new_rate
-        rtt_req[rtt] = 1
-        features[rtt] = x
-        leaf_index[rtt] = leaves
-
+    for t, v in enumerate(o.leaf_index):
+        leaf_index[:, t] = np.where(is_rtt, v, 0)
     return GoldenResult(
-        ctx=ctx.astype(np.uint32),
-        rate=rate_out.astype(np.uint32),
-        rtt_req=rtt_req.astype(np.uint32),
+        ctx=np.stack([np.broadcast_to(v, n) for v in o.ctx], axis=1).astype(np.uint32),
+        rate=np.broadcast_to(o.rate, n).astype(np.uint32),
+        rtt_req=np.broadcast_to(o.rtt_req, n).astype(np.uint32),
         features=features,
         leaf_index=leaf_index,
     )
