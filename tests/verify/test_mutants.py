@@ -1,0 +1,264 @@
+"""Mutation analysis: mutants are one-line edits that compile; weak vectors leave reported
+survivors; a prover's verdicts are handled; wrong or unbuildable firmware is refused; and the
+acceptance gate: every threshold and reachable-leaf off-by-one of the example is killed."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+import time
+from collections import Counter
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from rlcc import formats as fmt
+from rlcc.codegen import generate, manifest as manifest_io
+from rlcc.errors import BuildError, ExitCode, RlccError
+from rlcc.firmware_sdk_stub import include_dirs
+from rlcc.fxp import golden
+from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxConstants, FxModel, Split, Tree
+from rlcc.fxp.vectors import expected
+from rlcc.spec import Feature, ObservationSpec
+from rlcc.verify.mutants import run_mutation_analysis
+from rlcc.verify.mutate import KINDS, generate_mutants, input_domains, reachable_leaves
+from rlcc.verify.toolchain import compile_riscv
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "firmware"
+GOLDEN = REPO / "tests" / "codegen" / "golden"
+SPEC = ObservationSpec(features=(Feature("prev_action"), Feature("delta", scale=10.0)), history=2)
+FIXED_KINDS = {"bias": 2, "clamp": 4, "round": 4, "hist": 6, "probe": 3}  # 2 features, 2 steps
+
+
+def example_model() -> FxModel:
+    return manifest_io.load(str(EXAMPLE / "firmware.rlcc.json"))[1]
+
+
+def sources(c: Path, h: Path) -> dict[str, str]:
+    return {"c": c.read_text(), "h": h.read_text()}
+
+
+def brute_force_reachable(model: FxModel) -> list[set[int]]:
+    """Leaves hit by some input built from each split's T / T+1 and the domain ends (an
+    oracle independent of the interval reasoning: it just evaluates the trees)."""
+    domains = input_domains(model)
+    out = []
+    for tree in model.trees:
+        inputs = sorted({s.input for s in tree.splits})
+        cand = {}
+        for i in inputs:
+            lo, hi = domains[i]
+            vals = {lo, hi} | {v for s in tree.splits if s.input == i for v in (s.threshold - 1, s.threshold, s.threshold + 1)}
+            cand[i] = sorted(v for v in vals if lo <= v <= hi)
+        hit = set()
+        for combo in itertools.product(*(cand[i] for i in inputs)):
+            x = np.zeros((1, model.spec.input_width), dtype=np.int64)
+            x[0, inputs] = combo
+            hit.add(int(golden.eval_trees(model, x)[1][0, model.trees.index(tree)]))
+        out.append(hit)
+    return out
+
+
+def one_line_diff(before: dict[str, str], after: dict[str, str]) -> list[tuple[str, int]]:
+    diffs = []
+    for key in before:
+        a, b = before[key].splitlines(), after[key].splitlines()
+        assert len(a) == len(b), key
+        diffs += [(key, n + 1) for n, (x, y) in enumerate(zip(a, b)) if x != y]
+    return diffs
+
+
+def compiles(texts: dict[str, str], names: dict[str, str], work: Path, target: str = "rv32imc") -> None:
+    work.mkdir(parents=True, exist_ok=True)
+    for key, text in texts.items():
+        (work / names[key]).write_text(text)
+    compile_riscv([work / names["c"]], target, [work, *include_dirs()], out_path=work / "m.o", extra_flags=["-c"])
+
+
+# ---- generation --------------------------------------------------------------------------
+
+
+def test_reachable_leaves_match_brute_force():
+    model = example_model()
+    got = reachable_leaves(model)
+    assert [set(s) for s in got] == brute_force_reachable(model)
+    assert 0 < sum(map(len, got)) < sum(len(t.leaves) for t in model.trees)  # some leaves are dead
+
+
+def test_example_mutant_counts_and_one_line_edits(tmp_path):
+    model = example_model()
+    src = sources(EXAMPLE / "firmware.c", EXAMPLE / "firmware.h")
+    mutants = generate_mutants(src["c"], src["h"], model)
+    counts = Counter(m.kind for m in mutants)
+    n_splits = sum(t.depth for t in model.trees)
+    assert counts == {"thr": 2 * n_splits, "op": n_splits, "leaf": 2 * sum(map(len, brute_force_reachable(model))),
+                      **FIXED_KINDS}
+    assert len({m.id for m in mutants}) == len(mutants)
+    assert {"thr:t3:l2:+1", "leaf:t5:7:-1", "bias:+1", "clamp_min:+1", "op:t0:l1", "round:nearest", "probe:gt",
+            "hist:drop", "probe_timeout:-1"} <= {m.id for m in mutants}
+    for m in mutants:
+        after = m.apply(src)
+        assert one_line_diff(src, after) == [(m.file, m.line)], m.id
+        assert m.description and m.kind in KINDS
+    first_per_kind = {m.kind: m for m in reversed(mutants)}
+    for m in first_per_kind.values():
+        compiles(m.apply(src), {"c": "firmware.c", "h": "firmware.h"}, tmp_path / m.id.replace(":", "_"))
+
+
+@pytest.mark.parametrize("style, n_op", [("oblivious", 4), ("ifelse", 6)])
+def test_golden_tiny_mutants_all_compile(style, n_op, tmp_path):
+    """Both tree styles parse the same; the if-else form repeats a level-1 split per node."""
+    src = sources(GOLDEN / f"tiny_{style}.c", GOLDEN / f"tiny_{style}.h")
+    mutants = generate_mutants(src["c"], src["h"])  # no model: every leaf
+    assert Counter(m.kind for m in mutants) == {"thr": 8, "leaf": 16, "op": n_op, **FIXED_KINDS}
+    if style == "ifelse":
+        assert {"op:t0:l0", "op:t0:l1:n0", "op:t0:l1:n1"} <= {m.id for m in mutants}
+    for m in mutants:
+        after = m.apply(src)
+        assert one_line_diff(src, after) == [(m.file, m.line)], m.id
+        compiles(after, {"c": "tiny.c", "h": "tiny.h"}, tmp_path / m.id.replace(":", "_"))
+
+
+def test_int32_extreme_thresholds_stay_in_range():
+    spec = ObservationSpec(features=(Feature("rate"), Feature("delta")), history=1)
+    tree = Tree((Split(1, ">", INT32_MIN, -1.0), Split(1, "<", INT32_MAX, 1.0)), (1, 2, 3, 4))
+    model = FxModel(spec, FxConstants.from_spec(spec), (tree,), bias=fmt.FACTOR_ONE)
+    from rlcc.codegen import render_sources
+
+    texts, _ = render_sources(model, name="edge")
+    ids = {m.id: m for m in generate_mutants(texts["c"], texts["h"], model, kinds=("thr",))}
+    assert set(ids) == {"thr:t0:l0:+1", "thr:t0:l1:-1"}
+    assert "INT32_C(-2147483647)" in ids["thr:t0:l0:+1"].mutated
+    with pytest.raises(ValueError):
+        generate_mutants(texts["c"], texts["h"], kinds=("nonsense",))
+
+
+# ---- running -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def example_copy(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("example")
+    for name in ("firmware.c", "firmware.h", "firmware.rlcc.json"):
+        shutil.copy(EXAMPLE / name, out / name)
+    return out / "firmware.c"
+
+
+def shipped(firmware_c: Path):
+    return manifest_io.load(str(firmware_c.with_name("firmware.rlcc.json")))[2]
+
+
+def take(v, n):
+    idx = np.arange(min(n, len(v)))
+    return type(v)(*(getattr(v, f)[idx] for f in ("ctx_in", "event", "attr", "ctx_out", "rate", "rtt_req")))
+
+
+def test_weak_vectors_leave_reported_survivors(example_copy):
+    kinds = ("bias", "clamp", "probe")
+    weak = run_mutation_analysis(example_copy, None, "rv64imac", vectors=take(shipped(example_copy), 10), kinds=kinds)
+    strong = run_mutation_analysis(example_copy, None, "rv64imac", vectors=shipped(example_copy), kinds=kinds)
+    d = json.loads(json.dumps(weak.to_dict()))
+    assert d["schema"] == "rlcc.mutants/1" and d["target"] == "rv64imac" and d["mutants"] == 9
+    assert d["survived"] > 0 and d["kill_rate"] < 1.0 and not weak.passed
+    assert d["killed"] + d["survived"] + d["equivalent"] + d["stillborn"] == 9
+    assert {s["id"] for s in d["survivors"]} >= {"probe:gt", "probe_timeout:+1", "probe_timeout:-1"}
+    for s in d["survivors"]:
+        assert s["file"] in ("firmware.c", "firmware.h") and s["line"] > 0 and s["description"]
+    assert sum(k["mutants"] for k in d["by_kind"].values()) == 9
+    assert "9 mutants" in weak.summary() and "survived" in weak.summary()
+    assert strong.passed and strong.kill_rate == 1.0, strong.to_dict()["survivors"]
+
+
+class FakeProver:
+    """Judges a mutant from the sources beside the ELF it is given (the mutant's build dir)."""
+
+    def __init__(self, model: FxModel) -> None:
+        self.model = model
+        self.calls = 0
+
+    def __call__(self, elf: Path, model: FxModel, target: str):
+        self.calls += 1
+        assert elf.is_file() and target == "rv64imac" and model == self.model
+        c, h = (elf.parent / "firmware.c").read_text(), (elf.parent / "firmware.h").read_text()
+        if "] > param(" in c:  # probe:gt
+            return SimpleNamespace(status="proven", counterexample=None)
+        if "UINT32_C(4000001)" in h:  # a TX event exactly one timeout after the last probe
+            return SimpleNamespace(status="counterexample", counterexample=self.tx_at(4_000_000))
+        if "UINT32_C(3999999)" in h:  # a vector that does not tell this mutant apart
+            return SimpleNamespace(status="counterexample", counterexample=self.tx_at(10))
+        return SimpleNamespace(status="timeout", counterexample=None)
+
+    def tx_at(self, elapsed: int):
+        ctx = np.zeros((1, fmt.CTX_WORDS), dtype=np.uint32)
+        ctx[0, fmt.CTX_RATE], ctx[0, fmt.CTX_PREV_FACTOR] = 5000, fmt.FACTOR_ONE
+        ev = golden.make_events(np.array([fmt.EVENT_TX]), np.array([elapsed]))
+        v = expected(self.model, ctx, ev)
+        return type(v)(v.ctx_in, v.event, v.attr, v.ctx_out * 0, v.rate * 0, v.rtt_req * 0)  # outputs must be ignored
+
+
+def test_prover_verdicts(example_copy):
+    prover = FakeProver(example_model())
+    report = run_mutation_analysis(example_copy, None, "rv64imac", vectors=take(shipped(example_copy), 10),
+                                   kinds=("probe", "bias"), prover=prover, jobs=1)
+    by_id = {r.mutant.id: r for r in report.results}
+    assert prover.calls == 3  # the bias mutants die on the vectors, the probe ones reach the prover
+    assert by_id["probe:gt"].status == "equivalent"
+    assert by_id["probe_timeout:+1"].status == "killed" and by_id["probe_timeout:+1"].phase == "proof"
+    assert by_id["probe_timeout:+1"].vector["got"]["rtt_req"] == 0
+    assert by_id["probe_timeout:-1"].status == "survived" and "not confirmed" in by_id["probe_timeout:-1"].reason
+    d = report.to_dict()
+    assert (d["killed"], d["equivalent"], d["survived"]) == (3, 1, 1) and d["kill_rate"] == 0.75
+    assert [e["id"] for e in d["equivalent_list"]] == ["probe:gt"]
+    assert [p["id"] for p in d["killed_by_proof"]] == ["probe_timeout:+1"]
+
+
+def test_unbuildable_and_wrong_firmware_refused(example_copy, tmp_path):
+    for name in ("firmware.h", "firmware.rlcc.json"):
+        shutil.copy(example_copy.with_name(name), tmp_path / name)
+    broken = tmp_path / "firmware.c"
+    broken.write_text(example_copy.read_text() + "\n#error broken on purpose\n")
+    with pytest.raises(BuildError) as err:
+        run_mutation_analysis(broken, None, "rv32imc", vectors=shipped(example_copy), kinds=("bias",))
+    assert err.value.exit_code == ExitCode.BUILD == 6
+    m = generate_mutants(example_copy.read_text(), "", kinds=("bias",))[0]
+    broken.write_text(m.apply({"c": example_copy.read_text()})["c"])
+    with pytest.raises(RlccError) as err:
+        run_mutation_analysis(broken, None, "rv32imc", vectors=shipped(example_copy), kinds=("bias",))
+    assert err.value.exit_code == ExitCode.MISMATCH and "meaningless" in str(err.value)
+
+
+def test_ifelse_firmware_runs(tmp_path):
+    trees = (Tree((Split(3, ">", -4194, 0.0), Split(2, ">", 65536, 0.0)), (-6554, 3277, -1638, 6554)),
+             Tree((Split(1, ">", 0, 0.0), Split(0, "<", 60000, 0.0)), (-1000, 500, 1000, 2000)))
+    model = FxModel(SPEC, FxConstants.from_spec(SPEC), trees, bias=fmt.FACTOR_ONE)
+    c = generate(model, tmp_path, tree_style="ifelse")["c"]
+    report = run_mutation_analysis(c, None, "rv32imc", vectors=shipped(c), kinds=("thr", "op"))
+    d = report.to_dict()
+    assert d["mutants"] == 8 + 6 and d["stillborn"] == 0
+    assert d["killed"] + d["survived"] == 14 and d["killed"] > 0
+
+
+# ---- acceptance --------------------------------------------------------------------------
+
+
+def _lead_prover():
+    try:
+        from rlcc.verify.prove import prove_firmware  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return prove_firmware
+
+
+@pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
+def test_acceptance_every_threshold_and_reachable_leaf_off_by_one_is_killed(target):
+    """Issue 11: verification must catch every +-1 of a threshold and of a reachable leaf."""
+    t0 = time.perf_counter()
+    report = run_mutation_analysis(EXAMPLE / "firmware.c", None, target, kinds=("thr", "leaf"), prover=_lead_prover())
+    d = report.to_dict()
+    print(f"\n{report.summary()} [test wall {time.perf_counter() - t0:.1f} s]")
+    assert d["stillborn"] == 0
+    assert d["survived"] == 0, "survivors: " + ", ".join(s["id"] for s in d["survivors"])

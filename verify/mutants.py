@@ -1,0 +1,340 @@
+"""Mutation analysis: does verification catch off-by-one bugs in the firmware it checks?
+
+Each mutant from :mod:`rlcc.verify.mutate` is compiled like the real firmware and replayed
+through the verification vectors in the emulator. A mutant is *killed* when any output (rate,
+rtt_req, the context out) differs from the golden model or it faults or hangs; *stillborn*
+when it does not compile; *equivalent* when a prover shows no input tells it apart; else it
+*survived*, a bug verification would have shipped. Each mutant first runs against the few
+vectors that exercise the code it changed (picked from the golden trace), then, if it
+survives those, against the whole set.
+
+    report = run_mutation_analysis(Path("out/firmware.c"), None, "rv64imac")
+    print(report.summary()); json.dump(report.to_dict(), fh)
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import os
+import shlex
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rlcc import formats as fmt
+from rlcc.codegen import manifest as manifest_io
+from rlcc.emulator.cycle_model import load_profile
+from rlcc.errors import BadInputError, BuildError, EmulationError, ExitCode, RlccError
+from rlcc.fxp import golden
+from rlcc.fxp.model import FxModel
+from rlcc.fxp.vectors import Vectors, boundary_vectors, concat, expected, random_vectors
+from rlcc.verify.build import build_harness_elf
+from rlcc.verify.mutate import KINDS, Mutant, generate_mutants
+from rlcc.verify.runner import HarnessRunner, records_from_vectors
+
+SCHEMA = "rlcc.mutants/1"
+DEFAULT_RANDOM = 100_000
+DEFAULT_PROFILE = {"rv64imac": "dpa", "rv32imc": "generic5"}
+TARGET_XLEN = {"rv64imac": 64, "rv32imc": 32}
+TARGETED_MAX = 1024  # vectors in a mutant's first, targeted run
+OUTPUTS = ("rate", "rtt_req", "ctx_out")
+STATUSES = ("killed", "equivalent", "survived", "stillborn")
+Prover = Callable[[Path, FxModel, str], Any]
+
+
+@dataclasses.dataclass
+class MutantResult:
+    """What happened to one mutant. ``reason``: the outputs that differed, "fault", "hang",
+    the compiler error (stillborn) or the prover's status (survived / equivalent)."""
+
+    mutant: Mutant
+    status: str
+    reason: str = ""
+    phase: str = ""  # "targeted", "full" or "proof": the vector set that killed it
+    vector: dict[str, Any] | None = None  # the killing vector when a proof found it
+    seconds: float = 0.0
+
+    def brief(self) -> dict[str, Any]:
+        m = self.mutant
+        out: dict[str, Any] = {"id": m.id, "description": m.description, "file": m.file, "line": m.line}
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
+@dataclasses.dataclass
+class MutationReport:
+    """All mutants' outcomes for one firmware and target; ``to_dict`` is schema ``rlcc.mutants/1``."""
+
+    firmware: str
+    target: str
+    profile: str
+    vectors: int
+    files: dict[str, str]  # "c"/"h" -> file name, for survivors' locations
+    results: list[MutantResult]
+    wall_s: float
+
+    def count(self, status: str) -> int:
+        return sum(r.status == status for r in self.results)
+
+    @property
+    def kill_rate(self) -> float | None:
+        """killed / (mutants - equivalent - stillborn); None when no mutant could be killed."""
+        n = len(self.results) - self.count("equivalent") - self.count("stillborn")
+        return self.count("killed") / n if n else None
+
+    @property
+    def passed(self) -> bool:
+        """True when verification caught every mutant it could (no survivor)."""
+        return self.count("survived") == 0
+
+    def _located(self, status: str) -> list[dict[str, Any]]:
+        out = []
+        for r in self.results:
+            if r.status == status:
+                d = r.brief()
+                d["file"] = self.files.get(d["file"], d["file"])
+                out.append(d)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        by_kind: dict[str, dict[str, int]] = {}
+        for r in self.results:
+            k = by_kind.setdefault(r.mutant.kind, {"mutants": 0, **{s: 0 for s in STATUSES}})
+            k["mutants"] += 1
+            k[r.status] += 1
+        rate = self.kill_rate
+        proofs = [{**r.brief(), "vector": r.vector} for r in self.results if r.phase == "proof"]
+        return {
+            "schema": SCHEMA,
+            "firmware": self.firmware,
+            "target": self.target,
+            "profile": self.profile,
+            "vectors": self.vectors,
+            "mutants": len(self.results),
+            "killed": self.count("killed"),
+            "equivalent": self.count("equivalent"),
+            "survived": self.count("survived"),
+            "stillborn": self.count("stillborn"),
+            "kill_rate": None if rate is None else round(rate, 6),
+            "wall_s": round(self.wall_s, 3),
+            "by_kind": {k: by_kind[k] for k in KINDS if k in by_kind},
+            "survivors": self._located("survived"),
+            "equivalent_list": self._located("equivalent"),
+            "stillborn_list": self._located("stillborn"),
+            "killed_by_proof": proofs,
+        }
+
+    def summary(self) -> str:
+        rate = self.kill_rate
+        pct = "n/a" if rate is None else f"{100 * rate:.1f}%"
+        return (f"{self.target}: {len(self.results)} mutants, {self.count('killed')} killed, "
+                f"{self.count('equivalent')} equivalent, {self.count('survived')} survived, "
+                f"{self.count('stillborn')} stillborn; kill rate {pct} ({self.vectors} vectors, {self.wall_s:.1f} s)")
+
+
+def _direct_cc(cc: str | None) -> str | None:
+    """The default compiler as the ziglang wheel's own binary (``zig cc``), not
+    ``python -m ziglang cc``: same compiler, without a Python start-up per build, which is
+    about half the cost of building one mutant."""
+    if cc is not None:
+        return cc
+    try:
+        import ziglang
+    except ImportError:
+        return None
+    zig = Path(ziglang.__file__).with_name("zig")
+    return f"{shlex.quote(str(zig))} cc" if os.access(zig, os.X_OK) else None
+
+
+def _take(v: Vectors, idx: np.ndarray) -> Vectors:
+    return Vectors(*(getattr(v, f.name)[idx] for f in dataclasses.fields(Vectors)))
+
+
+def default_vectors(model: FxModel, shipped: Vectors, seed: int = 0, n_random: int = DEFAULT_RANDOM) -> Vectors:
+    """The manifest's vectors plus the verification set: ``rlcc.fxp.vectors.verification_set``
+    when this rlcc has it, else boundary + ``n_random`` random vectors."""
+    try:
+        from rlcc.fxp.vectors import verification_set  # type: ignore[attr-defined]
+    except ImportError:
+        return concat(shipped, boundary_vectors(model, seed), random_vectors(model, n_random, seed + 1))
+    extra, _targets = verification_set(model, seed, n_random)
+    return concat(shipped, extra)
+
+
+def _differences(v: Vectors, out: np.ndarray) -> tuple[np.ndarray, str]:
+    """Indices of vectors whose outputs differ, and which outputs differed."""
+    bad = {
+        "rate": out["rate"] != v.rate,
+        "rtt_req": out["rtt_req"] != v.rtt_req,
+        "ctx_out": np.any(out["ctx_out"] != v.ctx_out, axis=1),
+    }
+    idx = np.flatnonzero(bad["rate"] | bad["rtt_req"] | bad["ctx_out"])
+    return idx, ",".join(k for k in OUTPUTS if bad[k].any())
+
+
+def _vector_dict(v: Vectors, i: int, out: np.ndarray | None = None) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "ctx_in": v.ctx_in[i].tolist(), "event": v.event[i].tolist(), "attr": int(v.attr[i]),
+        "expected": {"rate": int(v.rate[i]), "rtt_req": int(v.rtt_req[i]), "ctx_out": v.ctx_out[i].tolist()},
+    }
+    if out is not None:
+        d["got"] = {"rate": int(out["rate"][i]), "rtt_req": int(out["rtt_req"][i]), "ctx_out": out["ctx_out"][i].tolist()}
+    return d
+
+
+class _Targeting:
+    """Picks, per mutant, the vectors of the full set that exercise the mutated code.
+
+    From the golden trace: the policy inputs and leaves of every RTT decision, event types.
+    """
+
+    def __init__(self, model: FxModel, v: Vectors) -> None:
+        g = golden.step(model, v.ctx_in, v.event, v.attr)
+        etype = v.event[:, fmt.EV_ATTR] & 0xFF
+        new_flow = v.ctx_in[:, fmt.CTX_RATE] == 0
+        self.rtt = (etype == fmt.EVENT_RTT)
+        self.tx = (etype == fmt.EVENT_TX) & ~new_flow
+        self.x, self.leaf = g.features, g.leaf_index
+
+    def select(self, m: Mutant) -> np.ndarray:
+        mask = self.tx if m.kind == "probe" else self.rtt.copy()
+        if m.kind in ("thr", "op") and m.input is not None and 0 <= m.input < self.x.shape[1] and m.threshold is not None:
+            mask &= np.abs(self.x[:, m.input] - m.threshold) <= 2  # a +-1 threshold or >= differs only here
+        elif m.kind == "leaf" and m.tree is not None and m.tree < self.leaf.shape[1]:
+            mask &= self.leaf[:, m.tree] == m.leaf
+        return np.flatnonzero(mask)[:TARGETED_MAX]
+
+
+@dataclasses.dataclass
+class _Job:
+    """Everything a worker needs, shared read-only by all mutants of one run."""
+
+    sources: dict[str, str]
+    names: dict[str, str]
+    target: str
+    profile: Any
+    cc: str | None
+    zbb: bool
+    model: FxModel
+    vectors: Vectors
+    targeting: _Targeting
+    prover: Prover | None
+
+
+def _replay(runner: HarnessRunner, v: Vectors) -> tuple[str, dict[str, Any] | None]:
+    """("" if the firmware matches golden on ``v``, else why it does not; first bad vector)."""
+    if len(v) == 0:
+        return "", None
+    try:
+        out = runner.run(records_from_vectors(v))
+    except EmulationError as exc:
+        return ("hang" if getattr(exc, "kind", "") == "limit" else "fault"), None
+    idx, which = _differences(v, out)
+    return (which, _vector_dict(v, int(idx[0]), out)) if len(idx) else ("", None)
+
+
+def _evaluate(m: Mutant, job: _Job) -> MutantResult:
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="rlcc-mutant-") as tmp:
+        work = Path(tmp)
+        for key, text in m.apply(job.sources).items():
+            (work / job.names[key]).write_text(text, encoding="utf-8")
+        try:
+            elf = build_harness_elf(work / job.names["c"], job.target, work, cc=job.cc, zbb=job.zbb)
+        except BuildError as exc:
+            return MutantResult(m, "stillborn", str(exc), seconds=time.perf_counter() - t0)
+        runner = HarnessRunner(elf, TARGET_XLEN[job.target], job.profile, zbb=job.zbb)
+        for phase, idx in (("targeted", job.targeting.select(m)), ("full", None)):
+            reason, _ = _replay(runner, job.vectors if idx is None else _take(job.vectors, idx))
+            if reason:
+                return MutantResult(m, "killed", reason, phase, seconds=time.perf_counter() - t0)
+        result = MutantResult(m, "survived")
+        if job.prover is not None:
+            result = _prove(m, job, elf, runner)
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _prove(m: Mutant, job: _Job, elf: Path, runner: HarnessRunner) -> MutantResult:
+    """Ask the prover about a survivor; a counterexample counts only if the emulator confirms it."""
+    res = job.prover(elf, job.model, job.target)
+    status = str(getattr(res, "status", "unsupported"))
+    if status == "proven":
+        return MutantResult(m, "equivalent", "proven")
+    cex = getattr(res, "counterexample", None)
+    if status == "counterexample" and cex is not None and len(cex):
+        v = expected(job.model, cex.ctx_in, cex.event, cex.attr)  # golden outputs, not the prover's
+        reason, vector = _replay(runner, v)
+        if reason:
+            return MutantResult(m, "killed", reason, "proof", vector or _vector_dict(v, 0))
+        return MutantResult(m, "survived", "counterexample not confirmed by the emulator")
+    return MutantResult(m, "survived", f"prover: {status}")
+
+
+def _progress(items: Iterable[Any], total: int, enabled: bool, desc: str) -> Iterable[Any]:
+    if not (enabled and sys.stderr.isatty()):
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, total=total, desc=desc, unit="mutant", file=sys.stderr)
+
+
+def run_mutation_analysis(
+    firmware_c: Path,
+    manifest: Path | None,
+    target: str,
+    profile: str | None = None,
+    cc: str | None = None,
+    vectors: Vectors | None = None,
+    prover: Prover | None = None,
+    jobs: int = 2,
+    progress: bool = False,
+    kinds: Iterable[str] | None = None,
+) -> MutationReport:
+    """Mutate ``firmware_c`` (and its header), build and verify every mutant; see the module doc.
+
+    ``vectors`` defaults to :func:`default_vectors`; ``kinds`` limits the mutant kinds
+    (:data:`rlcc.verify.mutate.KINDS`). Raises BuildError if the original firmware does not
+    build and an RlccError with exit code MISMATCH if it does not itself pass the vectors.
+    """
+    t0 = time.perf_counter()
+    firmware_c = Path(firmware_c)
+    if not firmware_c.is_file():
+        raise BadInputError(f"{firmware_c}: no such file")
+    if target not in TARGET_XLEN:
+        raise BadInputError(f"unknown target {target!r}; expected one of {', '.join(TARGET_XLEN)}")
+    manifest = Path(manifest) if manifest else firmware_c.with_name(firmware_c.stem + ".rlcc.json")
+    if not manifest.is_file():
+        raise BadInputError(f"{manifest}: no firmware manifest beside {firmware_c.name}")
+    raw, model, shipped = manifest_io.load(str(manifest))
+    header = firmware_c.with_name(raw.get("files", {}).get("h", {}).get("path") or firmware_c.stem + ".h")
+    if not header.is_file():
+        raise BadInputError(f"{header}: the firmware header is missing")
+    prof = load_profile(profile or DEFAULT_PROFILE[target])
+    zbb = bool(prof.zbb and target == "rv64imac")
+    cc = _direct_cc(cc)
+    v = default_vectors(model, shipped) if vectors is None else vectors
+
+    sources = {"c": firmware_c.read_text(encoding="utf-8"), "h": header.read_text(encoding="utf-8")}
+    mutants = generate_mutants(sources["c"], sources["h"], model, kinds)
+    with tempfile.TemporaryDirectory(prefix="rlcc-mutants-") as tmp:
+        elf = build_harness_elf(firmware_c, target, Path(tmp), cc=cc, zbb=zbb)
+        reason, example = _replay(HarnessRunner(elf, TARGET_XLEN[target], prof, zbb=zbb), v)
+    if reason:
+        raise RlccError(f"{firmware_c.name} itself fails verification on {target} ({reason} differ; e.g. {example}): "
+                        "mutation analysis of wrong firmware is meaningless", ExitCode.MISMATCH)
+
+    job = _Job(sources, {"c": firmware_c.name, "h": header.name}, target, prof, cc, zbb, model, v, _Targeting(model, v), prover)
+    if jobs <= 1:
+        results = [_evaluate(m, job) for m in _progress(mutants, len(mutants), progress, target)]
+    else:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:  # the emulator and compiler release the GIL
+            results = list(_progress(pool.map(lambda m: _evaluate(m, job), mutants), len(mutants), progress, target))
+    return MutationReport(str(firmware_c), target, prof.name, len(v), job.names, results, time.perf_counter() - t0)

@@ -1,0 +1,320 @@
+"""Mutant sources of generated firmware: one-place, off-by-one edits of firmware.c / firmware.h.
+
+rlcc-verify claims to catch off-by-one bugs; this module makes the bugs. Mutants are found in
+the generated C text itself, with regexes keyed to the template's named constants and helper
+functions, so they work for ``--tree-style oblivious`` and ``ifelse`` alike and for hand-edited
+C that keeps those names. Each mutant changes exactly one line of one file:
+
+- ``thr:t3:l2:+1``    a split threshold ``THR_3_2`` plus/minus one;
+- ``leaf:t5:7:-1``    leaf 7 of ``LEAVES_5`` plus/minus one LSB (reachable leaves only: a leaf
+  no input can reach is an equivalent mutant by construction);
+- ``bias:+1``, ``clamp_min:+1``, ``clamp_max:-1``, ``probe_timeout:+1``: the ensemble bias and
+  the firmware.h parameter defaults plus/minus one;
+- ``op:t0:l1``        a split's comparison made inclusive (``>`` -> ``>=``, ``<`` -> ``<=``); the
+  if-else form repeats a split once per node, each occurrence is its own mutant (``:n2``);
+- ``round:nearest`` / ``round:ceil`` (rate update), ``round:inflation:nearest``,
+  ``round:penalty:nearest`` (feature arithmetic): a truncating shift that rounds instead;
+- ``hist:s1:delta:+1``, ``hist:s1:delta:step+1``, ``hist:drop``: the history shift stores a
+  neighbouring context word, the next step's word, or nothing;
+- ``probe:gt``        the probe timeout test ``>=`` becomes ``>``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Sequence
+
+from rlcc import formats as fmt
+from rlcc.codegen.context import c_int32
+from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxModel
+
+U32_MAX = 0xFFFFFFFF
+KINDS = ("thr", "leaf", "bias", "clamp", "op", "round", "hist", "probe")
+
+_INT32 = r"(INT32_C\((-?\d+)\)|\(-INT32_C\(2147483647\) - 1\))"
+_THR_RE = re.compile(r"^#define THR_(\d+)_(\d+) " + _INT32)
+_BIAS_RE = re.compile(r"^#define BIAS " + _INT32)
+_LEAVES_RE = re.compile(r"^static const int32_t LEAVES_(\d+)\[(\d+)\] = \{")
+_NUM_RE = re.compile(r"-?\d+")
+_COND_RE = re.compile(r"x\[(IN_\w+)\] (>=|<=|>|<) THR_(\d+)_(\d+)\b")
+_DEFAULT_RE = re.compile(r"^#define (\w+)_DEF_(CLAMP_MIN_Q16|CLAMP_MAX_Q16|PROBE_TIMEOUT_NS) UINT32_C\((\d+)\)")
+_ENUM_ITEM_RE = re.compile(r"^\s*((?:IN|F)_\w+) = (\d+),")
+_HIST_STORE_RE = re.compile(r"^(\s*c\[)(HIST_WORD\((\d+)u, (F_\w+)\))(\] = \(uint32_t\)x\[IN_\w+\];.*)$")
+_SHIFT_CALL_RE = re.compile(r"^(\s*)shift_history\(c, x\);")
+_PROBE_RE = re.compile(r"^(\s*if \(now - c\[RLCC_CTX_PROBE_TS\]) >= (param\(.*)$")
+_FLIP = {">": ">=", "<": "<=", ">=": ">", "<=": "<"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Mutant:
+    """One single-line edit of the firmware sources.
+
+    ``file`` is "c" or "h"; ``line`` is 1-based. ``tree``/``level``/``leaf``/``input``/``threshold``
+    locate tree mutants in the model so a runner can pick the vectors that exercise them.
+    """
+
+    id: str
+    kind: str
+    description: str
+    file: str
+    line: int
+    original: str
+    mutated: str
+    tree: int | None = None
+    level: int | None = None
+    leaf: int | None = None
+    input: int | None = None
+    threshold: int | None = None
+
+    def apply(self, sources: dict[str, str]) -> dict[str, str]:
+        """``sources`` ({"c": text, "h": text}) with this mutant's line replaced."""
+        lines = sources[self.file].splitlines(keepends=True)
+        old = lines[self.line - 1]
+        if old.rstrip("\r\n") != self.original:
+            raise ValueError(f"mutant {self.id}: line {self.line} of the {self.file} file is not the one it was made from")
+        lines[self.line - 1] = self.mutated + old[len(old.rstrip("\r\n")):]
+        return {**sources, self.file: "".join(lines)}
+
+
+def _int32_value(m: re.Match[str], group: int) -> int:
+    return INT32_MIN if m.group(group + 1) is None else int(m.group(group + 1))
+
+
+def _enum_values(text: str, prefix: str) -> dict[str, int]:
+    return {m.group(1): int(m.group(2)) for m in map(_ENUM_ITEM_RE.match, text.splitlines()) if m and m.group(1).startswith(prefix)}
+
+
+def _feature_name(macro: str) -> str:
+    return macro[2:].lower()
+
+
+# ---- reachability ------------------------------------------------------------------------
+
+
+def input_domains(model: FxModel) -> list[tuple[int, int]]:
+    """Feasible [lo, hi] of every policy input as the firmware computes it.
+
+    History inputs are context words (any int32). Current-step values are bounded by their
+    formula: delta <= target (the penalty is never negative), inflation >= 0, counters are
+    16 bits; prev_action and rate come from the context unchecked.
+    """
+    c = model.constants
+    current = {
+        "delta": (fmt.FEATURE_MIN, min(c.target_q16, fmt.FEATURE_MAX)),
+        "rtt_inflation": (0, fmt.FEATURE_MAX),
+        "cnp_count": (0, fmt.COUNT_MAX),
+        "nack_count": (0, fmt.COUNT_MAX),
+        "rate": (INT32_MIN, U32_MAX),
+    }
+    out = []
+    for i in range(model.spec.input_width):
+        ago, f = model.spec.locate_input(i)
+        name = model.spec.features[f].name
+        out.append(current.get(name, (INT32_MIN, INT32_MAX)) if ago == 0 else (INT32_MIN, INT32_MAX))
+    return out
+
+
+def _own_reachable_leaves(model: FxModel) -> list[frozenset[int]]:
+    domains = input_domains(model)
+    out = []
+    for tree in model.trees:
+        leaves = set()
+        for idx in range(1 << tree.depth):
+            box = {s.input: domains[s.input] for s in tree.splits}
+            for k, s in enumerate(tree.splits):
+                lo, hi = box[s.input]
+                taken = bool(idx >> k & 1)
+                if s.op == ">":
+                    lo, hi = (max(lo, s.threshold + 1), hi) if taken else (lo, min(hi, s.threshold))
+                else:
+                    lo, hi = (lo, min(hi, s.threshold - 1)) if taken else (max(lo, s.threshold), hi)
+                box[s.input] = (lo, hi)
+            if all(lo <= hi for lo, hi in box.values()):
+                leaves.add(idx)
+        out.append(frozenset(leaves))
+    return out
+
+
+def reachable_leaves(model: FxModel) -> list[frozenset[int]]:
+    """Per tree, the leaf indices some feasible input reaches.
+
+    Uses ``rlcc.fxp.observable`` when that module provides ``reachable_leaves``; otherwise
+    intersects the per-input intervals of each leaf's path with :func:`input_domains`.
+    """
+    try:
+        from rlcc.fxp import observable  # type: ignore[attr-defined]
+
+        sets = [frozenset(int(i) for i in s) for s in observable.reachable_leaves(model)]
+        if len(sets) == len(model.trees):
+            return sets
+    except (ImportError, AttributeError, TypeError, ValueError):
+        pass
+    return _own_reachable_leaves(model)
+
+
+# ---- generation ----------------------------------------------------------------------------
+
+
+def _replace_span(line: str, start: int, end: int, new: str) -> str:
+    return line[:start] + new + line[end:]
+
+
+def _plus_minus(value: int, lo: int, hi: int) -> Iterable[tuple[str, int]]:
+    for sign, d in (("+1", 1), ("-1", -1)):
+        if lo <= value + d <= hi:
+            yield sign, value + d
+
+
+def _tree_constants(c_lines: Sequence[str], inputs: dict[str, int], reachable: list[frozenset[int]] | None) -> list[Mutant]:
+    out: list[Mutant] = []
+    split_input: dict[tuple[int, int], int] = {}
+    for line in c_lines:
+        for m in _COND_RE.finditer(line):
+            split_input.setdefault((int(m.group(3)), int(m.group(4))), inputs.get(m.group(1), -1))
+    leaves_of: int | None = None
+    leaf_no = 0
+    for n, line in enumerate(c_lines, 1):
+        if (m := _THR_RE.match(line)) is not None:
+            t, k, v = int(m.group(1)), int(m.group(2)), _int32_value(m, 3)
+            for sign, nv in _plus_minus(v, INT32_MIN, INT32_MAX):
+                out.append(Mutant(f"thr:t{t}:l{k}:{sign}", "thr", f"tree {t} split {k}: threshold {v} -> {nv}", "c", n,
+                                  line, _replace_span(line, m.start(3), m.end(3), c_int32(nv)), tree=t, level=k,
+                                  input=split_input.get((t, k)), threshold=v))
+        elif (m := _BIAS_RE.match(line)) is not None:
+            v = _int32_value(m, 1)
+            for sign, nv in _plus_minus(v, INT32_MIN, INT32_MAX):
+                out.append(Mutant(f"bias:{sign}", "bias", f"ensemble bias {v} -> {nv}", "c", n, line,
+                                  _replace_span(line, m.start(1), m.end(1), c_int32(nv))))
+        elif (m := _LEAVES_RE.match(line)) is not None:
+            leaves_of, leaf_no = int(m.group(1)), 0
+        elif leaves_of is not None:
+            if line.strip().startswith("};"):
+                leaves_of = None
+                continue
+            for tok in _NUM_RE.finditer(line):
+                t, i, v = leaves_of, leaf_no, int(tok.group())
+                leaf_no += 1
+                if reachable is not None and (t >= len(reachable) or i not in reachable[t]):
+                    continue
+                for sign, nv in _plus_minus(v, INT32_MIN + 1, INT32_MAX):
+                    out.append(Mutant(f"leaf:t{t}:{i}:{sign}", "leaf", f"tree {t} leaf {i}: {v} -> {nv} (Q16.16)", "c", n,
+                                      line, _replace_span(line, tok.start(), tok.end(), str(nv)), tree=t, leaf=i))
+    return out
+
+
+def _operators(c_lines: Sequence[str], inputs: dict[str, int]) -> list[Mutant]:
+    thresholds = {(int(m.group(1)), int(m.group(2))): _int32_value(m, 3) for m in map(_THR_RE.match, c_lines) if m}
+    found = [(n, line, m) for n, line in enumerate(c_lines, 1) for m in _COND_RE.finditer(line)]
+    per_split: dict[tuple[int, int], int] = {}
+    for _, _, m in found:
+        key = (int(m.group(3)), int(m.group(4)))
+        per_split[key] = per_split.get(key, 0) + 1
+    seen: dict[tuple[int, int], int] = {}
+    out = []
+    for n, line, m in found:
+        t, k = int(m.group(3)), int(m.group(4))
+        j = seen.get((t, k), 0)
+        seen[(t, k)] = j + 1
+        op, new = m.group(2), _FLIP[m.group(2)]
+        suffix = f":n{j}" if per_split[(t, k)] > 1 else ""
+        where = f" (node {j} of its level)" if suffix else ""
+        out.append(Mutant(f"op:t{t}:l{k}{suffix}", "op", f"tree {t} split {k}{where}: '{op}' -> '{new}'", "c", n, line,
+                          _replace_span(line, m.start(2), m.end(2), new), tree=t, level=k, input=inputs.get(m.group(1)),
+                          threshold=thresholds.get((t, k))))
+    return out
+
+
+def _rounding(c_lines: Sequence[str]) -> list[Mutant]:
+    """Truncating right shifts that round to nearest / up instead."""
+    shifts = (
+        ("RLCC_FACTOR_FRAC_BITS", "rate update", (("round:nearest", "(RLCC_FACTOR_ONE >> 1)", "round to nearest"),
+                                                  ("round:ceil", "(RLCC_FACTOR_ONE - 1u)", "round up"))),
+        ("RLCC_INV_BASE_RTT_SHIFT", "RTT inflation", (("round:inflation:nearest", "(UINT64_C(1) << (RLCC_INV_BASE_RTT_SHIFT - 1u))",
+                                                       "round to nearest"),)),
+        ("RLCC_SQRT_RATE_FRAC_BITS", "delta penalty", (("round:penalty:nearest", "(UINT64_C(1) << (RLCC_SQRT_RATE_FRAC_BITS - 1u))",
+                                                        "round to nearest"),)),
+    )
+    out = []
+    for shift, what, variants in shifts:
+        pattern = re.compile(r"^(\s*const uint64_t \w+ = )(\(.*\)) >> " + shift + ";")
+        for n, line in enumerate(c_lines, 1):
+            if (m := pattern.match(line)) is None:
+                continue
+            for mid, add, how in variants:
+                new = f"{m.group(1)}({m.group(2)} + {add}) >> {shift};{line[m.end():]}"
+                out.append(Mutant(mid, "round", f"{what}: truncating >> {shift} rounds ({how})", "c", n, line, new))
+            break
+    return out
+
+
+def _history(c_lines: Sequence[str], features: dict[str, int]) -> list[Mutant]:
+    nf = max(len(features), 1)
+    first, end = fmt.CTX_HISTORY, fmt.CTX_HISTORY + fmt.CTX_HISTORY_WORDS
+    out = []
+    for n, line in enumerate(c_lines, 1):
+        if (m := _HIST_STORE_RE.match(line)) is not None:
+            steps, feat = int(m.group(3)), m.group(4)
+            word = fmt.CTX_HISTORY + (steps - 1) * nf + features.get(feat, 0)
+            name = _feature_name(feat)
+            moves = [("+1", 1, "the next context word"), ("-1", -1, "the previous context word")]
+            if nf > 1:
+                moves += [("step+1", nf, "the next step's word"), ("step-1", -nf, "the previous step's word")]
+            for tag, d, what in moves:
+                if first <= word + d < end:
+                    expr = f"{m.group(2)} + {d}u" if d > 0 else f"{m.group(2)} - {-d}u"
+                    out.append(Mutant(f"hist:s{steps}:{name}:{tag}", "hist",
+                                      f"history shift stores step {steps}'s {name} into {what} (word {word + d}, not {word})",
+                                      "c", n, line, m.group(1) + expr + m.group(5)))
+        elif (m := _SHIFT_CALL_RE.match(line)) is not None:
+            out.append(Mutant("hist:drop", "hist", "history shift dropped (stored window never advances)", "c", n, line,
+                              f"{m.group(1)}(void)shift_history; /* mutant: history shift dropped */"))
+    return out
+
+
+def _probe(c_lines: Sequence[str]) -> list[Mutant]:
+    for n, line in enumerate(c_lines, 1):
+        if (m := _PROBE_RE.match(line)) is not None:
+            return [Mutant("probe:gt", "probe", "probe timeout test '>=' -> '>' (re-request one ns late)", "c", n, line,
+                           f"{m.group(1)} > {m.group(2)}")]
+    return []
+
+
+def _defaults(h_lines: Sequence[str]) -> list[Mutant]:
+    names = {"CLAMP_MIN_Q16": ("clamp_min", "clamp", 1, INT32_MAX), "CLAMP_MAX_Q16": ("clamp_max", "clamp", 1, INT32_MAX),
+             "PROBE_TIMEOUT_NS": ("probe_timeout", "probe", 1, U32_MAX)}
+    out = []
+    for n, line in enumerate(h_lines, 1):
+        if (m := _DEFAULT_RE.match(line)) is None:
+            continue
+        short, kind, lo, hi = names[m.group(2)]
+        v = int(m.group(3))
+        for sign, nv in _plus_minus(v, lo, hi):
+            out.append(Mutant(f"{short}:{sign}", kind, f"default {m.group(2)} {v} -> {nv}", "h", n, line,
+                              _replace_span(line, m.start(3), m.end(3), str(nv))))
+    return out
+
+
+def generate_mutants(c_text: str, h_text: str, model: FxModel | None = None, kinds: Iterable[str] | None = None,
+                     reachable: list[frozenset[int]] | None = None) -> list[Mutant]:
+    """Every mutant of the firmware sources, in source order per kind.
+
+    With a ``model`` only reachable leaves are mutated (``reachable`` overrides the
+    computation); without one, every leaf. ``kinds`` selects a subset of :data:`KINDS`.
+    """
+    wanted = set(KINDS if kinds is None else kinds)
+    unknown = wanted - set(KINDS)
+    if unknown:
+        raise ValueError(f"unknown mutant kinds: {', '.join(sorted(unknown))}; expected {', '.join(KINDS)}")
+    if reachable is None and model is not None:
+        reachable = reachable_leaves(model)
+    c_lines, h_lines = c_text.splitlines(), h_text.splitlines()
+    inputs, features = _enum_values(c_text, "IN_"), _enum_values(c_text, "F_")
+    found = _tree_constants(c_lines, inputs, reachable) + _operators(c_lines, inputs)
+    found += _rounding(c_lines) + _history(c_lines, features) + _probe(c_lines) + _defaults(h_lines)
+    mutants = [m for m in found if m.kind in wanted]
+    ids = [m.id for m in mutants]
+    if len(set(ids)) != len(ids):
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        raise ValueError(f"duplicate mutant ids (unexpected firmware layout): {', '.join(dup[:5])}")
+    return mutants
