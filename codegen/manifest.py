@@ -10,10 +10,12 @@ Schema (format ``rlcc.firmware``, version 1)::
      "events": {"enabled": [names], "disabled": [names], "disable_event_mask": int},
      "source_info": {str: str},
      "vectors": {"count": N, "ctx_in": [[12 ints]], "event": [[8 ints]], "attr": [ints],
-                 "ctx_out": [[12 ints]], "rate": [ints], "rtt_req": [ints]}}
+                 "ctx_out": [[12 ints]], "rate": [ints], "rtt_req": [ints], "targets": [strs]}}
 
 Vectors are the golden model's outputs (``rlcc.fxp.vectors``); the C (even hand-edited) must
-reproduce them through user_init + user_algo with default parameters.
+reproduce them through user_init + user_algo with default parameters. ``targets`` names what each
+vector was built to observe (``rlcc.fxp.observable`` ids such as ``split:t3:l2:T+1``, or the
+generator: "boundary", "edge", "random", "sequence"); manifests without it load with "" tags.
 """
 
 from __future__ import annotations
@@ -92,5 +94,7 @@ def load(path: str) -> tuple[dict[str, Any], FxModel, Vectors]:
         raise BadInputError(f"{path}: not an rlcc firmware manifest ({FORMAT} v{VERSION})")
     try:
         return data, FxModel.from_dict(data["model"]), Vectors.from_dict(data["vectors"])
+    except BadInputError as exc:
+        raise BadInputError(f"{path}: {exc}") from None
     except (KeyError, TypeError, ValueError) as exc:
         raise BadInputError(f"{path}: malformed manifest ({type(exc).__name__}: {exc})") from None

@@ -1,7 +1,11 @@
 """Test vectors for generated firmware: (ctx_in, event, attr) -> golden (ctx_out, rate, rtt_req).
 
 Shared by the C generator (vectors embedded in the firmware manifest) and the verifier. Inputs
-come from three generators; expected outputs always come from :func:`rlcc.fxp.golden.step`:
+come from these generators; expected outputs always come from :func:`rlcc.fxp.golden.step`:
+
+- :func:`rlcc.fxp.observable.observable_vectors`: one vector per split boundary, reachable leaf,
+  bias, clamp bound, rate rounding and probe timeout on which a one-datum edit of the firmware
+  changes the output (confirmed against the mutated model); tagged with the target's id;
 
 - :func:`boundary_vectors`: every split threshold T hit at T-1, T, T+1 (history inputs set in
   the context directly, current-step inputs by inverting the integer feature formula), plus
@@ -11,6 +15,10 @@ come from three generators; expected outputs always come from :func:`rlcc.fxp.go
 - :func:`random_vectors`: random, deliberately extreme contexts and events;
 - :func:`sequence_vectors`: chained realistic per-flow event sequences (RTT, TX, CNP, NACK,
   ACK) with occasional silences longer than the probe timeout (lost probes).
+
+Every vector carries a tag (``Vectors.targets``): an observable target id, ``probe_timeout:T-1``
+/ ``T`` / ``T+1`` for the probe-timeout edges, or the generator ("boundary", "edge", "random",
+"sequence").
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from rlcc import formats as fmt
+from rlcc.errors import BadInputError
 from rlcc.fxp import golden
 from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxModel
 
@@ -30,7 +39,8 @@ _EVENT_TYPES = np.array([fmt.EVENT_NULL, fmt.EVENT_FW, fmt.EVENT_CNP, fmt.EVENT_
 
 @dataclasses.dataclass(frozen=True)
 class Vectors:
-    """N test vectors: inputs and the golden model's outputs (all uint32 arrays)."""
+    """N test vectors: inputs and the golden model's outputs (all uint32 arrays), and the target
+    each vector was built to observe (``rlcc.fxp.observable`` ids; "" or a generator tag)."""
 
     ctx_in: np.ndarray  # (N, CTX_WORDS)
     event: np.ndarray  # (N, EVENT_WORDS)
@@ -38,23 +48,50 @@ class Vectors:
     ctx_out: np.ndarray  # (N, CTX_WORDS)
     rate: np.ndarray  # (N,)
     rtt_req: np.ndarray  # (N,)
+    targets: np.ndarray | None = None  # (N,) str; None = all ""
+
+    def __post_init__(self) -> None:
+        n = len(self.attr)
+        tags = np.full(n, "", dtype=object) if self.targets is None else np.asarray(self.targets, dtype=object)
+        if tags.shape != (n,):
+            raise ValueError(f"{tags.shape} target tags for {n} vectors")
+        object.__setattr__(self, "targets", tags)
 
     def __len__(self) -> int:
         return len(self.attr)
 
+    def tagged(self, tag: str) -> "Vectors":
+        """The same vectors, every one tagged ``tag``."""
+        return dataclasses.replace(self, targets=np.full(len(self), tag, dtype=object))
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready columns (lists of ints), the manifest's ``vectors`` object."""
-        cols = {f.name: getattr(self, f.name).astype(np.int64).tolist() for f in dataclasses.fields(self)}
-        return {"count": len(self), **cols}
+        """JSON-ready columns (lists of ints, target ids as strings), the manifest's ``vectors`` object."""
+        cols = {name: getattr(self, name).astype(np.int64).tolist() for name in _COLUMNS}
+        return {"count": len(self), **cols, "targets": [str(t) for t in self.targets]}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Vectors":
-        shapes = {"ctx_in": (-1, fmt.CTX_WORDS), "event": (-1, fmt.EVENT_WORDS), "ctx_out": (-1, fmt.CTX_WORDS)}
-        cols = {
-            f.name: np.asarray(data[f.name], dtype=np.int64).astype(np.uint32).reshape(shapes.get(f.name, (-1,)))
-            for f in dataclasses.fields(cls)
-        }
-        return cls(**cols)
+        """Columns from a manifest; ``targets`` is optional (older manifests have none)."""
+        cols = {name: _column(data, name) for name in _COLUMNS}
+        tags = data.get("targets")
+        if tags is not None and (not isinstance(tags, list) or not all(isinstance(t, str) for t in tags)):
+            raise BadInputError("manifest vectors: 'targets' must be a list of strings")
+        return cls(**cols, targets=None if tags is None else np.array(tags, dtype=object))
+
+
+_COLUMNS = ("ctx_in", "event", "attr", "ctx_out", "rate", "rtt_req")
+_SHAPES = {"ctx_in": (-1, fmt.CTX_WORDS), "event": (-1, fmt.EVENT_WORDS), "ctx_out": (-1, fmt.CTX_WORDS)}
+
+
+def _column(data: dict[str, Any], name: str) -> np.ndarray:
+    """One uint32 column; a value outside int32/uint32 is a BadInputError naming the column."""
+    try:
+        col = np.asarray(data[name], dtype=np.int64)
+    except OverflowError:
+        raise BadInputError(f"manifest vectors: '{name}' has a value outside the 32-bit range") from None
+    if col.size and (col.min() < INT32_MIN or col.max() > U32_MAX):
+        raise BadInputError(f"manifest vectors: '{name}' has a value outside the 32-bit range")
+    return col.astype(np.uint32).reshape(_SHAPES.get(name, (-1,)))
 
 
 def expected(model: FxModel, ctx_in: np.ndarray, event: np.ndarray, attr: np.ndarray | None = None) -> Vectors:
@@ -213,7 +250,7 @@ def boundary_vectors(model: FxModel, seed: int = 0) -> Vectors:
         else:
             ctx[:, fmt.CTX_HISTORY + (ago - 1) * spec.n_features + f] = _u32(target)
             ev = _rtt_events(rng, _realistic_rtt(model, rng, len(target)))
-        parts.append(expected(model, ctx, ev, _attrs(rng, len(target))))
+        parts.append(expected(model, ctx, ev, _attrs(rng, len(target))).tagged("boundary"))
     parts.append(_edge_vectors(model, rng))
     return concat(*parts)
 
@@ -264,8 +301,7 @@ def _edge_vectors(model: FxModel, rng: np.random.Generator) -> Vectors:
     ev = golden.make_events(types, rng.integers(0, 1 << 32, len(types)), rng.integers(0, 1 << 32, len(types)))
     ev[:, fmt.EV_ATTR] |= _u32(rng.integers(0, 1 << 24, len(types)) << 8)
     parts.append(expected(model, ctx, ev, _attrs(rng, len(types))))
-    parts.append(_probe_vectors(model, rng))
-    return concat(*parts)
+    return concat(concat(*parts).tagged("edge"), _probe_vectors(model, rng))
 
 
 def _probe_elapsed(model: FxModel) -> np.ndarray:
@@ -304,7 +340,18 @@ def _probe_vectors(model: FxModel, rng: np.random.Generator) -> Vectors:
     ctx[1::2, fmt.CTX_PROBE_TS] = rng.integers(0, 1 << 32, len(ts))[1::2]
     ctx[1::2, fmt.CTX_FLAGS] = fmt.CTX_FLAG_HISTORY_VALID
     parts.append(expected(model, _u32(ctx), golden.make_events(np.full(len(ts), fmt.EVENT_TX), ts), _attrs(rng, len(ts))))
-    return concat(*parts)
+    return _tag_probe(model, concat(*parts))
+
+
+def _tag_probe(model: FxModel, v: Vectors) -> Vectors:
+    """Tag TX events on running flows at elapsed = timeout - 1 / timeout / timeout + 1; the rest "edge"."""
+    t = model.constants.probe_timeout_ns
+    tx = ((v.event[:, fmt.EV_ATTR] & 0xFF) == fmt.EVENT_TX) & (v.ctx_in[:, fmt.CTX_RATE] != 0)
+    elapsed = (v.event[:, fmt.EV_TIMESTAMP].astype(np.int64) - v.ctx_in[:, fmt.CTX_PROBE_TS]) & U32_MAX
+    tags = np.full(len(v), "edge", dtype=object)
+    for d, tag in ((-1, "T-1"), (0, "T"), (1, "T+1")):
+        tags[tx & (elapsed == t + d)] = f"probe_timeout:{tag}"
+    return dataclasses.replace(v, targets=tags)
 
 
 def random_vectors(model: FxModel, n: int, seed: int = 0) -> Vectors:
@@ -345,7 +392,7 @@ def random_vectors(model: FxModel, n: int, seed: int = 0) -> Vectors:
     keep = np.zeros(fmt.EVENT_WORDS, dtype=bool)
     keep[[fmt.EV_ATTR, fmt.EV_TIMESTAMP, fmt.EV_RTT_REQ_SEND_TS, fmt.EV_COALESCED]] = True
     ev = np.where(noise & ~keep, _u32(rng.integers(0, 1 << 32, (n, fmt.EVENT_WORDS))), ev)
-    return expected(model, _u32(ctx), ev, _attrs(rng, n))
+    return expected(model, _u32(ctx), ev, _attrs(rng, n)).tagged("random")
 
 
 def sequence_vectors(model: FxModel, n_flows: int, n_events: int, seed: int = 0) -> Vectors:
@@ -380,9 +427,22 @@ def sequence_vectors(model: FxModel, n_flows: int, n_events: int, seed: int = 0)
         parts.append(v)
         ctx = v.ctx_out
     stacked = concat(*parts) if parts else expected(model, np.zeros((0, fmt.CTX_WORDS)), np.zeros((0, fmt.EVENT_WORDS)))
-    return stacked
+    return stacked.tagged("sequence")
 
 
 def default_vectors(model: FxModel, seed: int = 0) -> Vectors:
-    """The manifest's default set: boundaries, 1024 random vectors, 8 flows x 64 events."""
-    return concat(boundary_vectors(model, seed), random_vectors(model, 1024, seed + 1), sequence_vectors(model, 8, 64, seed + 2))
+    """The manifest's default set: observable vectors, boundaries, 1024 random vectors, 8 flows x 64 events."""
+    from rlcc.fxp.observable import observable_vectors  # observable builds on this module
+
+    return concat(observable_vectors(model, seed).vectors, boundary_vectors(model, seed),
+                  random_vectors(model, 1024, seed + 1), sequence_vectors(model, 8, 64, seed + 2))
+
+
+def verification_set(model: FxModel, seed: int = 0, n_random: int = 100_000) -> tuple[Vectors, list[str]]:
+    """What the verifier runs: observable vectors, boundary and edge vectors, ``n_random`` random
+    vectors; with each vector's target tag (an observable target id or the generator's name)."""
+    from rlcc.fxp.observable import observable_vectors  # observable builds on this module
+
+    vec = concat(observable_vectors(model, seed).vectors, boundary_vectors(model, seed),
+                 random_vectors(model, n_random, seed + 1))
+    return vec, [str(t) for t in vec.targets]

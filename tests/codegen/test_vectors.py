@@ -102,3 +102,48 @@ def test_dict_round_trip():
     back = V.Vectors.from_dict(vec.to_dict())
     for k in ("ctx_in", "event", "attr", "ctx_out", "rate", "rtt_req"):
         assert np.array_equal(getattr(vec, k), getattr(back, k)) and getattr(back, k).dtype == np.uint32
+
+
+def test_targets_tagged_and_round_trip():
+    model = MODELS["tiny"]
+    vec = V.default_vectors(model)
+    tags = set(vec.targets.tolist())
+    assert {"boundary", "edge", "random", "sequence", "bias", "probe_timeout:T"} <= tags
+    assert any(t.startswith("split:") for t in tags) and any(t.startswith("leaf:") for t in tags)
+    data = vec.to_dict()
+    assert data["targets"] == vec.targets.tolist()
+    assert V.Vectors.from_dict(data).targets.tolist() == vec.targets.tolist()
+    del data["targets"]  # manifests written before target tags
+    assert set(V.Vectors.from_dict(data).targets.tolist()) == {""}
+
+
+def test_verification_set_tags():
+    model = MODELS["counts_h3"]
+    vec, tags = V.verification_set(model, seed=1, n_random=500)
+    assert len(tags) == len(vec) and tags.count("random") == 500
+    assert {"probe_timeout:T-1", "probe_timeout:T", "probe_timeout:T+1", "bias"} <= set(tags)
+
+
+def test_manifest_value_out_of_range_is_bad_input(tmp_path):
+    """A vector word of 2^70 is a one-line BadInputError (exit 3) naming the column, not a crash."""
+    import json
+    import subprocess
+    from pathlib import Path
+
+    from rlcc.codegen import manifest
+    from rlcc.errors import BadInputError, ExitCode
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "firmware"
+    data = json.loads((example / "firmware.rlcc.json").read_text())
+    data["vectors"]["rate"][3] = 2**70
+    bad = tmp_path / "firmware.rlcc.json"
+    bad.write_text(json.dumps(data))
+    try:
+        manifest.load(str(bad))
+    except BadInputError as exc:
+        assert exc.exit_code == ExitCode.BAD_INPUT and "'rate'" in str(exc) and "\n" not in str(exc)
+    else:
+        raise AssertionError("no BadInputError")
+    (tmp_path / "firmware.c").write_text((example / "firmware.c").read_text())
+    proc = subprocess.run(["rlcc-verify", str(tmp_path / "firmware.c")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3 and "'rate'" in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,821 @@
+"""Observable test vectors: one input per element a one-edit firmware mutation can touch, built
+so that the edit changes the golden output, and confirmed against a mutated model.
+
+Why: boundary vectors put a split's input at T-1 / T / T+1 but leave the other inputs random, so
+the ensemble sum often lands in the factor clamp and the edited comparison (or leaf) is
+invisible. Here the *other* inputs are chosen so that both outcomes of the comparison give
+different clamped factors; the factor is stored in the context, so the edit shows at the outputs.
+
+Targets (stable ids, one per vector):
+
+- ``split:t{t}:l{k}:T-1|T|T+1``: the input of split ``k`` of tree ``t`` at that threshold offset,
+  and flipping that comparison's outcome changes the clamped factor;
+- ``leaf:t{t}:{i}``: a reachable leaf with an unclamped sum (leaf +-1 visible);
+- ``bias``: an unclamped sum (bias +-1 visible);
+- ``clamp_min:-1|0|+1`` / ``clamp_max:-1|0|+1``: sum below / at / just above (resp. just below /
+  at / above) the bound, nearest achievable to it, unclamped on the other side;
+- ``rate_round``: ``(rate * factor) >> 16`` drops a fraction >= 1/2, the new rate unclamped;
+- ``probe_timeout:T-1|T|T+1``: a TX event at elapsed = timeout - 1 / timeout / timeout + 1.
+
+Search: every policy input's feasible domain is cut by the thresholds of the splits on it into
+intervals on which all comparisons are constant; one option per interval (current-step RTT
+features, which share one RTT and rate, form one joint slot). Assignments of the other slots are
+enumerated exhaustively when few, else sampled and improved greedily. Each vector is realized
+into a context and an RTT event and kept only if ``golden.step`` on the mutated model differs.
+A target without a vector is listed as unobservable with the reason and whether the search was
+exhaustive (then it is a proof at the golden level).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from rlcc import formats as fmt
+from rlcc.errors import BadInputError
+from rlcc.fxp import golden
+from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxConstants, FxModel, Split, Tree
+from rlcc.fxp.vectors import Vectors, concat, expected
+
+U32_MAX = 0xFFFFFFFF
+LIMIT = 1 << 14  # assignments enumerated exhaustively per target; larger searches sample + greedy
+SAMPLE = 1 << 11  # random assignments a non-exhaustive search starts from
+_PENALTY = float(2**40)  # subtracted from the score of an assignment that does not qualify
+_RTT_FEATURES = ("rtt_inflation", "delta")
+_TYPICAL = {"prev_action": fmt.FACTOR_ONE, "rtt_inflation": 2 * fmt.FACTOR_ONE, "rate": 300007,
+            "delta": 0, "cnp_count": 0, "nack_count": 0}
+
+
+@dataclasses.dataclass(frozen=True)
+class ObservableSet:
+    """Vectors with one target id each, and the targets no feasible input observes."""
+
+    vectors: Vectors
+    targets: list[str]
+    unobservable: list[dict[str, Any]]  # {"target", "reason", "exhaustive"}
+
+
+# ---- input domains and split geometry ------------------------------------------------------
+
+
+def input_domain(model: FxModel, inp: int) -> tuple[int, int]:
+    """Range of values policy input ``inp`` can take (exact bounds; inflation values are sparse)."""
+    ago, f = model.spec.locate_input(inp)
+    name = model.spec.features[f].name
+    if ago > 0 or name == "prev_action":
+        return INT32_MIN, INT32_MAX  # raw context words
+    return {
+        "rate": (1, U32_MAX),  # 0 would be a new flow
+        "cnp_count": (0, fmt.COUNT_MAX),
+        "nack_count": (0, fmt.COUNT_MAX),
+        "rtt_inflation": (0, fmt.FEATURE_MAX),
+        "delta": (fmt.FEATURE_MIN, min(model.constants.target_q16, fmt.FEATURE_MAX)),
+    }[name]
+
+
+def _upper(s: Split) -> int:
+    """First value of the upper of the two regions the split cuts its input into."""
+    return s.threshold + 1 if s.op == ">" else s.threshold
+
+
+def _bit(s: Split, x: np.ndarray) -> np.ndarray:
+    return (x > s.threshold) if s.op == ">" else (x < s.threshold)
+
+
+def _flip_threshold(s: Split, v: int) -> int:
+    """The threshold nearest to ``s.threshold`` whose comparison differs from ``s`` at ``v``."""
+    if s.op == ">":
+        return v - 1 if v <= s.threshold else v
+    return v if v < s.threshold else v + 1
+
+
+def _path_box(model: FxModel, t: int, leaf: int) -> dict[int, tuple[int, int]]:
+    """Per input, the closed interval the path to ``leaf`` of tree ``t`` requires (within domain)."""
+    box: dict[int, tuple[int, int]] = {}
+    for k, s in enumerate(model.trees[t].splits):
+        lo, hi = box.get(s.input, input_domain(model, s.input))
+        taken = (leaf >> k) & 1
+        if (s.op == ">") == bool(taken):
+            lo = max(lo, _upper(s))
+        else:
+            hi = min(hi, _upper(s) - 1)
+        box[s.input] = (lo, hi)
+    return box
+
+
+def reachable_leaves(model: FxModel) -> tuple[set[tuple[int, int]], dict[tuple[int, int], str]]:
+    """Leaves some feasible input reaches (exact interval reasoning per input), and why the others do not."""
+    solver = _Rtt(model)
+    reach: set[tuple[int, int]] = set()
+    why: dict[tuple[int, int], str] = {}
+    names = model.spec.input_names()
+    for t, tree in enumerate(model.trees):
+        for i in range(len(tree.leaves)):
+            bad = [f"{names[inp]} in [{lo}, {hi}]" + (" (empty)" if lo > hi else "")
+                   for inp, (lo, hi) in _path_box(model, t, i).items() if not solver.interval_feasible(inp, lo, hi)]
+            if bad:
+                why[(t, i)] = "unreachable: its path needs " + " and ".join(bad) + ", which no feasible input has"
+            else:
+                reach.add((t, i))
+    return reach, why
+
+
+# ---- current-step RTT features ---------------------------------------------------------------
+
+
+def _rtt_events(rtt: np.ndarray, req: np.ndarray) -> np.ndarray:
+    ev = np.zeros((len(rtt), fmt.EVENT_WORDS), dtype=np.int64)
+    ev[:, fmt.EV_ATTR] = fmt.EVENT_RTT
+    ev[:, fmt.EV_TIMESTAMP] = (np.asarray(req, dtype=np.int64) + rtt) & U32_MAX
+    ev[:, fmt.EV_RTT_REQ_SEND_TS] = np.asarray(req, dtype=np.int64) & U32_MAX
+    return ev.astype(np.uint32)
+
+
+def _isqrt(n: np.ndarray) -> np.ndarray:
+    r = np.floor(np.sqrt(n.astype(np.float64))).astype(np.int64)
+    r = np.where(r * r > n, r - 1, r)
+    return np.where((r + 1) * (r + 1) <= n, r + 1, r)
+
+
+def _ceil_div(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
+    return -(-a // b)
+
+
+class _Rtt:
+    """Current-step RTT features: inverted analytically, then confirmed by ``golden.step``."""
+
+    def __init__(self, model: FxModel) -> None:
+        self.model = model
+        spec, c = model.spec, model.constants
+        self.col = {f.name: spec.input_index(0, j) for j, f in enumerate(spec.features)}
+        self.name_of = {inp: spec.features[spec.locate_input(inp)[1]].name for inp in range(spec.input_width)}
+        self.current = {inp for inp in range(spec.input_width) if spec.locate_input(inp)[0] == 0}
+        realistic = np.geomspace(0.7 * fmt.RATE_MAX, max(c.rate_min * 64, 64), 24)  # rate' stays unclamped
+        small = np.geomspace(max(c.rate_min * 64, 64), 1, 12)
+        huge = np.geomspace(fmt.RATE_MAX + 1, U32_MAX, 6)
+        order = np.round(np.concatenate([realistic, small, huge])).astype(np.int64)
+        self.rates = np.array(list(dict.fromkeys(order.tolist())), dtype=np.int64)  # preference order
+
+    def features(self, rtt: np.ndarray, rate: np.ndarray) -> np.ndarray:
+        """Policy inputs (N, width) of RTT events with these RTTs and rates, history invalid."""
+        rtt = np.asarray(rtt, dtype=np.int64)
+        ctx = np.zeros((len(rtt), fmt.CTX_WORDS), dtype=np.int64)
+        ctx[:, fmt.CTX_RATE] = rate
+        ctx[:, fmt.CTX_PREV_FACTOR] = fmt.FACTOR_ONE
+        g = golden.step(self.model, ctx.astype(np.uint32), _rtt_events(rtt, np.zeros(len(rtt), dtype=np.int64)))
+        return g.features
+
+    def feature(self, name: str, rtt: np.ndarray, rate: np.ndarray) -> np.ndarray:
+        return self.features(rtt, np.broadcast_to(rate, np.shape(rtt)))[:, self.col[name]]
+
+    def infl_rtt(self, value: np.ndarray) -> np.ndarray:
+        """Smallest RTT whose inflation is >= value (inflation is non-decreasing in the RTT)."""
+        v = np.maximum(np.asarray(value, dtype=np.int64), 0)
+        return _ceil_div(v << 16, self.model.constants.inv_base_rtt)
+
+    def delta_rtt(self, value: np.ndarray, rate: np.ndarray) -> np.ndarray:
+        """RTT giving exactly ``delta == value`` at ``rate`` if one exists (else a non-hit).
+
+        delta = target - floor(excess * s / 2^20) with s fixed by the rate: the smallest
+        achievable excess >= ceil(m 2^20 / s) gives the smallest product >= m 2^20, so it hits
+        m exactly iff any RTT does at this rate.
+        """
+        c = self.model.constants
+        v, rate = np.broadcast_arrays(np.asarray(value, dtype=np.int64), np.asarray(rate, dtype=np.int64))
+        s = _isqrt(rate << fmt.RATE_FRAC_BITS)
+        m = np.maximum(c.target_q16 - v, 0)
+        need = c.beta_q16 + _ceil_div(m << fmt.SQRT_RATE_FRAC_BITS, s)
+        need = np.minimum(need, fmt.FEATURE_MAX + 1)
+        return np.where(m == 0, 0, _ceil_div(need << 16, c.inv_base_rtt))
+
+    def solve(self, name: str, values: np.ndarray, rates: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rtt, rate, ok): for each value of current-step feature ``name``, the first rate (in
+        preference order) at which some RTT hits it exactly."""
+        values = np.asarray(values, dtype=np.int64)
+        rates = self.rates if rates is None else np.asarray(rates, dtype=np.int64)
+        if name == "rtt_inflation":
+            rates = rates[:1]
+        vv, rr = np.meshgrid(values, rates, indexing="ij")
+        rtt = self.infl_rtt(vv) if name == "rtt_inflation" else self.delta_rtt(vv, rr)
+        fits = (rtt >= 0) & (rtt <= U32_MAX)
+        rtt = np.where(fits, rtt, 0)
+        got = self.feature(name, rtt.ravel(), rr.ravel()).reshape(rtt.shape) if rtt.size else rtt
+        hit = fits & (got == vv)
+        first = np.argmax(hit, axis=1)
+        rows = np.arange(len(values))
+        return rtt[rows, first], rr[rows, first], hit[rows, first]
+
+    def interval_feasible(self, inp: int, lo: int, hi: int) -> bool:
+        """Whether input ``inp`` can take a value in [lo, hi] (exact except for current delta)."""
+        dlo, dhi = input_domain(self.model, inp)
+        lo, hi = max(lo, dlo), min(hi, dhi)
+        if lo > hi:
+            return False
+        if inp in self.current and self.name_of[inp] == "rtt_inflation":
+            rtt = int(self.infl_rtt(np.array([lo]))[0])
+            if rtt > U32_MAX:
+                return False
+            return int(self.feature("rtt_inflation", np.array([rtt]), np.array([1]))[0]) <= hi
+        return True
+
+
+# ---- slots: inputs realized together, one option per interval --------------------------------
+
+
+@dataclasses.dataclass
+class _Slot:
+    """Policy inputs realized together; each option is a tuple of their values."""
+
+    inputs: tuple[int, ...]
+    names: tuple[str, ...]
+    rtt_slot: bool = False  # current-step RTT features: realized by an (RTT, rate) pair
+    exact: bool = True  # base options cover every feasible combination of intervals
+    values: list[tuple[int, ...]] = dataclasses.field(default_factory=list)
+    real: list[tuple[int, int]] = dataclasses.field(default_factory=list)  # (rtt, rate) of RTT slots
+    n_base: int = 0
+
+
+class _Search:
+    """Model geometry, slots with their options, and the assignment search."""
+
+    def __init__(self, model: FxModel, seed: int) -> None:
+        self.model = model
+        self.rng = np.random.default_rng(seed)
+        self.solver = _Rtt(model)
+        spec = model.spec
+        self.cuts = {inp: self._cuts(inp) for inp in range(spec.input_width)}
+        depth = max((t.depth for t in model.trees), default=0)
+        self.leaves = np.zeros((len(model.trees), 1 << depth), dtype=np.int64)
+        for t, tree in enumerate(model.trees):
+            self.leaves[t, : len(tree.leaves)] = tree.leaves
+        self.slots = self._make_slots()
+        self.slot_of = {inp: j for j, s in enumerate(self.slots) for inp in s.inputs}
+        self.contrib = [self._contrib(s, s.values) for s in self.slots]
+
+    def _cuts(self, inp: int) -> np.ndarray:
+        lo, hi = input_domain(self.model, inp)
+        b = {_upper(s) for t in self.model.trees for s in t.splits if s.input == inp}
+        return np.array(sorted(x for x in b if lo < x <= hi), dtype=np.int64)
+
+    def intervals(self, inp: int) -> list[tuple[int, int]]:
+        lo, hi = input_domain(self.model, inp)
+        cuts = self.cuts[inp].tolist()
+        return list(zip([lo] + cuts, [c - 1 for c in cuts] + [hi]))
+
+    def interval_of(self, inp: int, v: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.cuts[inp], v, side="right")
+
+    # -- slots
+    def _make_slots(self) -> list[_Slot]:
+        spec, solver = self.model.spec, self.solver
+        cur = {solver.name_of[i]: i for i in solver.current}
+        names = [n for n in _RTT_FEATURES if n in cur] + (["rate"] if "delta" in cur and "rate" in cur else [])
+        slots = []
+        if names:
+            slot = _Slot(tuple(cur[n] for n in names), tuple(names), rtt_slot=True)
+            self._rtt_options(slot)
+            slots.append(slot)
+        grouped = {cur[n] for n in names}
+        for inp in range(spec.input_width):
+            if inp not in grouped:
+                name = solver.name_of[inp]
+                slot = _Slot((inp,), (name,))
+                for lo, hi in self.intervals(inp):
+                    slot.values.append((int(np.clip(_TYPICAL[name], lo, hi)),))
+                    slot.real.append((0, 0))
+                slot.n_base = len(slot.values)
+                slots.append(slot)
+        return slots
+
+    def _rtt_options(self, slot: _Slot) -> None:
+        """Base options of the current-step RTT slot: one realized point per reachable interval combination."""
+        solver = self.solver
+        if slot.names == ("rtt_inflation",):
+            inp = slot.inputs[0]
+            for lo, hi in self.intervals(inp):
+                for want in (int(np.clip(_TYPICAL["rtt_inflation"], lo, hi)), lo):
+                    rtt = int(solver.infl_rtt(np.array([want]))[0])
+                    if rtt <= U32_MAX:
+                        got = int(solver.feature("rtt_inflation", np.array([rtt]), np.array([1]))[0])
+                        if lo <= got <= hi:
+                            slot.values.append((got,))
+                            slot.real.append((rtt, 0))
+                            break
+        elif slot.names == ("delta",):
+            for lo, hi in self.intervals(slot.inputs[0]):
+                want = np.array([np.clip(_TYPICAL["delta"], lo, hi), hi, lo, (lo + hi) // 2], dtype=np.int64)
+                rtt, rate, ok = solver.solve("delta", want)
+                if ok.any():
+                    j = int(np.argmax(ok))
+                    slot.values.append((int(want[j]),))
+                    slot.real.append((int(rtt[j]), int(rate[j])))
+                else:
+                    slot.exact = False
+        else:
+            slot.exact = False
+            self._add_rtt_candidates(slot, *self._rtt_grid(slot, {}))
+        slot.n_base = len(slot.values)
+
+    def _rtt_grid(self, slot: _Slot, fixed: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+        """Candidate (rtt, rate) pairs for a joint RTT slot, with ``fixed`` member values hit exactly."""
+        solver = self.solver
+        reps = {n: [fixed[n]] if n in fixed else sorted({v for lo, hi in self.intervals(i)
+                                                         for v in (int(np.clip(_TYPICAL[n], lo, hi)), lo, hi)})
+                for n, i in zip(slot.names, slot.inputs)}
+        rates = np.array(reps["rate"], dtype=np.int64) if "rate" in reps else solver.rates
+        rtts, rr = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+        if "rtt_inflation" in reps:
+            g_rate, g_rtt = np.meshgrid(rates, solver.infl_rtt(np.array(reps["rtt_inflation"])), indexing="ij")
+            rtts.append(g_rtt.ravel())
+            rr.append(g_rate.ravel())
+        if "delta" in reps and "rtt_inflation" not in fixed:
+            d_rate, d_val = np.meshgrid(rates, np.array(reps["delta"], dtype=np.int64), indexing="ij")
+            rtts.append(solver.delta_rtt(d_val.ravel(), d_rate.ravel()))
+            rr.append(d_rate.ravel())
+        rtt, rate = np.concatenate(rtts), np.concatenate(rr)
+        keep = (rtt >= 0) & (rtt <= U32_MAX)
+        return rtt[keep], rate[keep]
+
+    def _add_rtt_candidates(self, slot: _Slot, rtt: np.ndarray, rate: np.ndarray,
+                            fixed: dict[str, int] | None = None) -> list[int]:
+        """Append candidates with distinct interval combinations (and the fixed values); their indices."""
+        if len(rtt) == 0:
+            return []
+        x = self.solver.features(rtt, rate)
+        vals = np.stack([x[:, i] for i in slot.inputs], axis=1)
+        ok = np.ones(len(rtt), dtype=bool)
+        for n, v in (fixed or {}).items():
+            ok &= vals[:, slot.names.index(n)] == v
+        keys = np.stack([self.interval_of(i, vals[:, j]) for j, i in enumerate(slot.inputs)], axis=1)
+        seen: set[tuple[int, ...]] = set()
+        added = []
+        for r in np.flatnonzero(ok):
+            key = tuple(keys[r].tolist())
+            if key in seen:
+                continue
+            seen.add(key)
+            slot.values.append(tuple(int(v) for v in vals[r]))
+            slot.real.append((int(rtt[r]), int(rate[r])))
+            added.append(len(slot.values) - 1)
+        return added
+
+    def _contrib(self, slot: _Slot, values: list[tuple[int, ...]]) -> np.ndarray:
+        """Leaf-index bits each option sets, per tree (OR over slots gives the leaf index)."""
+        out = np.zeros((len(values), len(self.model.trees)), dtype=np.int64)
+        if not values:
+            return out
+        v = np.array(values, dtype=np.int64).reshape(len(values), len(slot.inputs))
+        for t, tree in enumerate(self.model.trees):
+            for k, s in enumerate(tree.splits):
+                if s.input in slot.inputs:
+                    out[:, t] |= _bit(s, v[:, slot.inputs.index(s.input)]).astype(np.int64) << k
+        return out
+
+    def options_at(self, inp: int, v: int) -> tuple[list[int], bool]:
+        """Options of ``inp``'s slot with ``inp == v`` exactly, and whether they cover every such input."""
+        j = self.slot_of[inp]
+        slot = self.slots[j]
+        start = len(slot.values)
+        name = self.solver.name_of[inp]
+        exact = True
+        if not slot.rtt_slot:
+            slot.values.append((v,))
+            slot.real.append((0, 0))
+        elif len(slot.inputs) == 1:
+            rtt, rate, ok = self.solver.solve(name, np.array([v]))
+            if ok[0]:
+                slot.values.append((v,))
+                slot.real.append((int(rtt[0]), int(rate[0])))
+            exact = name == "rtt_inflation"  # inflation is monotone in the RTT: no hit is a proof
+        elif name == "rtt_inflation" and not self.solver.solve(name, np.array([v]))[2][0]:
+            exact = True  # no RTT gives this inflation, whatever the rate
+        else:
+            self._add_rtt_candidates(slot, *self._rtt_grid(slot, {name: v}), fixed={name: v})
+            exact = False
+        self.contrib[j] = np.concatenate([self.contrib[j], self._contrib(slot, slot.values[start:])])
+        return list(range(start, len(slot.values))), exact
+
+    def base(self, j: int) -> np.ndarray:
+        return np.arange(self.slots[j].n_base)
+
+    # -- evaluation and search
+    def evaluate(self, combos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Ensemble sums (N,) and leaf indices (N, n_trees) of option assignments (N, n_slots)."""
+        idx = np.zeros((len(combos), len(self.model.trees)), dtype=np.int64)
+        for j in range(len(self.slots)):
+            idx |= self.contrib[j][combos[:, j]]
+        total = self.model.bias + self.leaves[np.arange(len(self.model.trees)), idx].sum(axis=1)
+        return total, idx
+
+    def search(self, allowed: list[np.ndarray], score: Callable[[np.ndarray, np.ndarray], np.ndarray]
+               ) -> tuple[np.ndarray | None, bool]:
+        """Best qualifying assignment (or None) and whether every assignment was examined."""
+        sizes = [len(a) for a in allowed]
+        if min(sizes, default=1) == 0:
+            return None, True
+        if math.prod(sizes) <= LIMIT:
+            grid = np.indices(sizes).reshape(len(sizes), -1).T
+            combos = np.stack([allowed[j][grid[:, j]] for j in range(len(sizes))], axis=1).reshape(-1, len(sizes))
+            sc = score(*self.evaluate(combos))
+            best = int(np.argmax(sc))
+            return (combos[best] if sc[best] > -_PENALTY / 2 else None), True
+        combos = np.stack([a[self.rng.integers(0, len(a), SAMPLE)] for a in allowed], axis=1)
+        sc = score(*self.evaluate(combos))
+        best_row, best_sc = None, -np.inf
+        for start in np.argsort(-sc, kind="stable")[:3]:
+            row, cur = self._greedy(combos[start].copy(), float(sc[start]), allowed, score)
+            if cur > best_sc:
+                best_row, best_sc = row, cur
+        return (best_row if best_sc > -_PENALTY / 2 else None), False
+
+    def _greedy(self, row: np.ndarray, cur: float, allowed: list[np.ndarray], score: Callable) -> tuple[np.ndarray, float]:
+        for _ in range(8):
+            improved = False
+            for j, opts in enumerate(allowed):
+                cand = np.repeat(row[None, :], len(opts), axis=0)
+                cand[:, j] = opts
+                sc = score(*self.evaluate(cand))
+                k = int(np.argmax(sc))
+                if sc[k] > cur:
+                    row, cur, improved = cand[k], float(sc[k]), True
+            if not improved:
+                break
+        return row, cur
+
+    # -- realization
+    def realize(self, combos: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Contexts, RTT events and attrs whose policy inputs are the options' values."""
+        c, n = self.model.constants, len(combos)
+        rng = self.rng
+        ctx = np.zeros((n, fmt.CTX_WORDS), dtype=np.int64)
+        ctx[:, fmt.CTX_RATE] = np.round(np.exp(rng.uniform(np.log(max(c.rate_min * 64, 64)), np.log(fmt.RATE_MAX), n)))
+        ctx[:, fmt.CTX_PREV_FACTOR] = rng.integers(c.clamp_min_q16, c.clamp_max_q16 + 1, n)
+        ctx[:, fmt.CTX_COUNTS] = rng.integers(0, 4, n) | (rng.integers(0, 3, n) << 16)
+        ctx[:, fmt.CTX_FLAGS] = fmt.CTX_FLAG_HISTORY_VALID
+        ctx[:, fmt.CTX_PROBE_TS] = rng.integers(0, 1 << 32, n)
+        base = self.model.spec.reward.base_rtt_ns
+        rtt = np.round(base * rng.uniform(1.0, 3.0, n)).astype(np.int64)
+        for j, slot in enumerate(self.slots):
+            vals = np.array([slot.values[o] for o in combos[:, j]], dtype=np.int64).reshape(n, len(slot.inputs))
+            if slot.rtt_slot:
+                real = np.array([slot.real[o] for o in combos[:, j]], dtype=np.int64).reshape(n, 2)
+                rtt = real[:, 0]
+                ctx[:, fmt.CTX_RATE] = np.where(real[:, 1] > 0, real[:, 1], ctx[:, fmt.CTX_RATE])
+            for col, inp in enumerate(slot.inputs):
+                self._place(ctx, inp, vals[:, col])
+        ev = _rtt_events(rtt, rng.integers(0, 1 << 32, n))
+        return (ctx & U32_MAX).astype(np.uint32), ev, rng.integers(0, 32, n).astype(np.uint32)
+
+    def _place(self, ctx: np.ndarray, inp: int, v: np.ndarray) -> None:
+        spec = self.model.spec
+        ago, f = spec.locate_input(inp)
+        name = spec.features[f].name
+        if ago > 0:
+            ctx[:, fmt.CTX_HISTORY + (ago - 1) * spec.n_features + f] = v & U32_MAX
+        elif name == "prev_action":
+            ctx[:, fmt.CTX_PREV_FACTOR] = v & U32_MAX
+        elif name == "rate":
+            ctx[:, fmt.CTX_RATE] = v
+        elif name in ("cnp_count", "nack_count"):
+            shift = 0 if name == "cnp_count" else 16
+            ctx[:, fmt.CTX_COUNTS] = (ctx[:, fmt.CTX_COUNTS] & (0xFFFF << (16 - shift))) | (v << shift)
+
+
+# ---- mutants ---------------------------------------------------------------------------------
+
+
+def _mutant(model: FxModel, **change: Any) -> FxModel | None:
+    """``model`` with one datum changed (None if the change makes the model invalid)."""
+    try:
+        if "split" in change:
+            t, k, thr = change["split"]
+            tree = model.trees[t]
+            splits = tree.splits[:k] + (dataclasses.replace(tree.splits[k], threshold=thr),) + tree.splits[k + 1 :]
+            return _with_tree(model, t, Tree(splits, tree.leaves))
+        if "leaf" in change:
+            t, i, d = change["leaf"]
+            tree = model.trees[t]
+            return _with_tree(model, t, Tree(tree.splits, tree.leaves[:i] + (tree.leaves[i] + d,) + tree.leaves[i + 1 :]))
+        if "bias" in change:
+            return dataclasses.replace(model, bias=model.bias + change["bias"])
+        return dataclasses.replace(model, constants=dataclasses.replace(model.constants, **change))
+    except BadInputError:
+        return None
+
+
+def _with_tree(model: FxModel, t: int, tree: Tree) -> FxModel:
+    return dataclasses.replace(model, trees=model.trees[:t] + (tree,) + model.trees[t + 1 :])
+
+
+def _differs(v: Vectors, rows: np.ndarray, g: golden.GoldenResult) -> np.ndarray:
+    """Rows of ``v`` whose expected outputs differ from ``g`` (golden outputs on those rows)."""
+    return (v.rate[rows] != g.rate) | (v.rtt_req[rows] != g.rtt_req) | np.any(v.ctx_out[rows] != g.ctx, axis=1)
+
+
+# ---- targets ---------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class _Plan:
+    """Targets with a chosen assignment (and the mutants it must expose), and the unobservable ones."""
+
+    search: _Search
+    jobs: list[tuple[str, np.ndarray, list[FxModel | None]]] = dataclasses.field(default_factory=list)
+    unobservable: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+
+    def miss(self, target: str, reason: str, exhaustive: bool) -> None:
+        self.unobservable.append({"target": target, "reason": reason, "exhaustive": bool(exhaustive)})
+
+    def exact_except(self, skip: set[int]) -> bool:
+        return all(s.exact for j, s in enumerate(self.search.slots) if j not in skip)
+
+
+def _clamp_bounds(c: FxConstants) -> tuple[float, float]:
+    return float(c.clamp_min_q16), float(c.clamp_max_q16)
+
+
+def _inside(total: np.ndarray, c: FxConstants) -> np.ndarray:
+    lo, hi = _clamp_bounds(c)
+    return np.minimum(total - lo, hi - total).astype(np.float64)
+
+
+def _plan_splits(plan: _Plan) -> None:
+    srch = plan.search
+    model, c = srch.model, srch.model.constants
+    names = model.spec.input_names()
+    for t, tree in enumerate(model.trees):
+        for k, s in enumerate(tree.splits):
+            lo, hi = input_domain(model, s.input)
+            j = srch.slot_of[s.input]
+            for d, tag in ((-1, "T-1"), (0, "T"), (1, "T+1")):
+                tid, v = f"split:t{t}:l{k}:{tag}", s.threshold + d
+                if not lo <= v <= hi:
+                    plan.miss(tid, f"{names[s.input]} never equals {v} (its range is [{lo}, {hi}])", True)
+                    continue
+                thr = _flip_threshold(s, v)
+                if not INT32_MIN <= thr <= INT32_MAX:
+                    plan.miss(tid, f"no int32 threshold flips the comparison at {v}", True)
+                    continue
+                opts, exact = srch.options_at(s.input, v)
+                if not opts:
+                    plan.miss(tid, f"no RTT event gives {names[s.input]} = {v} exactly", exact)
+                    continue
+                allowed = [np.array(opts) if i == j else srch.base(i) for i in range(len(srch.slots))]
+                combo, full = srch.search(allowed, _split_score(srch, t, k, c))
+                if combo is None:
+                    plan.miss(tid, "flipping this comparison never changes the clamped factor "
+                                   "(equal leaves, or the clamp saturates both outcomes)",
+                              full and exact and plan.exact_except({j}))
+                    continue
+                plan.jobs.append((tid, combo, [_mutant(model, split=(t, k, thr))]))
+
+
+def _split_score(srch: _Search, t: int, k: int, c: FxConstants) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    leaves = srch.leaves[t]
+
+    def score(total: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        alt = total - leaves[idx[:, t]] + leaves[idx[:, t] ^ (1 << k)]
+        margin = np.minimum(_inside(total, c), _inside(alt, c))
+        ok = np.clip(total, c.clamp_min_q16, c.clamp_max_q16) != np.clip(alt, c.clamp_min_q16, c.clamp_max_q16)
+        return np.where(ok, margin, margin - _PENALTY)
+
+    return score
+
+
+def _unclamped_score(c: FxConstants) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    def score(total: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        margin = _inside(total, c)
+        return np.where(margin >= 1, margin, margin - _PENALTY)
+
+    return score
+
+
+def _plan_leaves(plan: _Plan) -> None:
+    srch = plan.search
+    model, c = srch.model, srch.model.constants
+    reach, why = reachable_leaves(model)
+    for t, tree in enumerate(model.trees):
+        for i in range(len(tree.leaves)):
+            tid = f"leaf:t{t}:{i}"
+            if (t, i) not in reach:
+                plan.miss(tid, why[(t, i)], True)
+                continue
+            allowed = []
+            for j, slot in enumerate(srch.slots):
+                mask = sum(1 << k for k, s in enumerate(tree.splits) if s.input in slot.inputs)
+                opts = srch.base(j)
+                allowed.append(opts[(srch.contrib[j][opts, t] & mask) == (i & mask)])
+            combo, full = srch.search(allowed, _unclamped_score(c))
+            if combo is not None:
+                plan.jobs.append((tid, combo, [_mutant(model, leaf=(t, i, 1)), _mutant(model, leaf=(t, i, -1))]))
+            elif min(len(a) for a in allowed) == 0:
+                plan.miss(tid, "no realized input reaches it", plan.exact_except(set()))
+            else:
+                plan.miss(tid, "every input reaching it saturates the factor clamp", full and plan.exact_except(set()))
+
+
+def _plan_other(plan: _Plan) -> None:
+    """Bias and the clamp bounds: sums unclamped, and nearest to each bound below / at / above it."""
+    srch = plan.search
+    model, c = srch.model, srch.model.constants
+    lo, hi = c.clamp_min_q16, c.clamp_max_q16
+    every = [srch.base(j) for j in range(len(srch.slots))]
+
+    def near(goal: int, ok: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        def score(total: np.ndarray, idx: np.ndarray) -> np.ndarray:
+            dist = -np.abs(total - goal).astype(np.float64)
+            return np.where(ok(total), dist, dist - _PENALTY)
+        return score
+
+    def inside(s: np.ndarray) -> np.ndarray:
+        return (s > lo) & (s < hi)
+
+    targets = [
+        ("bias", _unclamped_score(c), [_mutant(model, bias=1), _mutant(model, bias=-1)]),
+        ("clamp_min:-1", near(lo - 1, lambda s: s < lo),
+         [_mutant(model, clamp_min_q16=lo + 1), _mutant(model, clamp_min_q16=lo - 1)]),
+        ("clamp_min:0", near(lo, lambda s: s == lo), [_mutant(model, clamp_min_q16=lo + 1)]),
+        ("clamp_min:+1", near(lo + 1, inside), None),
+        ("clamp_max:+1", near(hi + 1, lambda s: s > hi),
+         [_mutant(model, clamp_max_q16=hi - 1), _mutant(model, clamp_max_q16=hi + 1)]),
+        ("clamp_max:0", near(hi, lambda s: s == hi), [_mutant(model, clamp_max_q16=hi - 1)]),
+        ("clamp_max:-1", near(hi - 1, inside), None),
+    ]
+    for tid, score, mutants in targets:
+        combo, full = srch.search(every, score)
+        if combo is None:
+            plan.miss(tid, "no reachable ensemble sum satisfies it", full and plan.exact_except(set()))
+            continue
+        if mutants is None:  # the bound moved just past the nearest unclamped sum
+            total = int(srch.evaluate(combo[None, :])[0][0])
+            mutants = [_mutant(model, clamp_min_q16=total + 1) if tid.startswith("clamp_min")
+                       else _mutant(model, clamp_max_q16=total - 1)]
+        plan.jobs.append((tid, combo, mutants))
+
+
+def _check(v: Vectors, rows: np.ndarray, mutants: list[FxModel | None]) -> bool:
+    """Whether every mutant's golden output differs from the expected one on some of ``rows``."""
+    if not mutants or any(m is None for m in mutants):
+        return False
+    ctx, ev, attr = v.ctx_in[rows], v.event[rows], v.attr[rows]
+    return all(bool(_differs(v, rows, golden.step(m, ctx, ev, attr)).any()) for m in mutants)
+
+
+def _rate_round(model: FxModel, v: Vectors) -> int | None:
+    """Index of an RTT vector whose rate update truncates a fraction >= 1/2, unclamped."""
+    c = model.constants
+    rtt = (v.event[:, fmt.EV_ATTR] & 0xFF) == fmt.EVENT_RTT
+    prod = v.ctx_in[:, fmt.CTX_RATE].astype(np.int64) * v.ctx_out[:, fmt.CTX_PREV_FACTOR].astype(np.int32)
+    new = prod >> fmt.FACTOR_FRAC_BITS
+    ok = rtt & ((prod & 0xFFFF) >= 0x8000) & (new > c.rate_min) & (new < fmt.RATE_MAX) & (v.rate == new)
+    ok &= v.ctx_in[:, fmt.CTX_RATE] != 0
+    hits = np.flatnonzero(ok)
+    return int(hits[0]) if len(hits) else None
+
+
+def _probe_vectors(model: FxModel, rng: np.random.Generator) -> tuple[Vectors, list[str], list[list[FxModel | None]]]:
+    """TX events at elapsed = timeout - 1 / timeout / timeout + 1 on running flows."""
+    c = model.constants
+    t = c.probe_timeout_ns
+    elapsed = [(tag, t + d) for d, tag in ((-1, "T-1"), (0, "T"), (1, "T+1")) if 0 <= t + d <= U32_MAX]
+    n = len(elapsed)
+    ctx = np.zeros((n, fmt.CTX_WORDS), dtype=np.int64)
+    ctx[:, fmt.CTX_RATE] = c.rate_initial
+    ctx[:, fmt.CTX_PREV_FACTOR] = fmt.FACTOR_ONE
+    ctx[:, fmt.CTX_FLAGS] = fmt.CTX_FLAG_HISTORY_VALID
+    ctx[:, fmt.CTX_PROBE_TS] = rng.integers(0, 1 << 32, n)
+    ev = np.zeros((n, fmt.EVENT_WORDS), dtype=np.int64)
+    ev[:, fmt.EV_ATTR] = fmt.EVENT_TX
+    ev[:, fmt.EV_TIMESTAMP] = (ctx[:, fmt.CTX_PROBE_TS] + np.array([e for _, e in elapsed], dtype=np.int64)) & U32_MAX
+    vec = expected(model, ctx.astype(np.uint32), ev.astype(np.uint32), rng.integers(0, 32, n).astype(np.uint32))
+    mutants = [[_mutant(model, probe_timeout_ns=e if e < t else e + 1)] for _, e in elapsed]
+    return vec, [f"probe_timeout:{tag}" for tag, _ in elapsed], mutants
+
+
+def observable_vectors(model: FxModel, seed: int = 0) -> ObservableSet:
+    """One golden-confirmed vector per observable target; the rest listed with the reason."""
+    plan = _Plan(_Search(model, seed))
+    _plan_splits(plan)
+    _plan_leaves(plan)
+    _plan_other(plan)
+    srch = plan.search
+    combos = np.array([combo for _, combo, _ in plan.jobs], dtype=np.int64).reshape(-1, len(srch.slots))
+    found = expected(model, *srch.realize(combos))
+    keep, targets = [], []
+    for r, (tid, _, mutants) in enumerate(plan.jobs):
+        if _check(found, np.array([r]), mutants):
+            keep.append(r)
+            targets.append(tid)
+        else:
+            plan.miss(tid, "the constructed vector failed the golden mutant check", False)
+    parts = [_take(found, np.array(keep, dtype=np.int64))]
+    r = _rate_round(model, parts[0])
+    if r is None:
+        plan.miss("rate_round", "no constructed vector truncates a fraction >= 1/2 with an unclamped rate", False)
+    else:
+        parts.append(_take(parts[0], np.array([r])))
+        targets.append("rate_round")
+    probe, tids, mutants = _probe_vectors(model, srch.rng)
+    ok = [i for i in range(len(probe)) if _check(probe, np.array([i]), mutants[i])]
+    for i in range(len(probe)):
+        if i not in ok:
+            plan.miss(tids[i], "moving the timeout by one never changes whether this TX event re-requests a probe", True)
+    parts.append(_take(probe, np.array(ok, dtype=np.int64)))
+    targets += [tids[i] for i in ok]
+    vec = dataclasses.replace(concat(*parts), targets=np.array(targets, dtype=object))
+    return ObservableSet(vec, targets, plan.unobservable)
+
+
+def _take(v: Vectors, rows: np.ndarray) -> Vectors:
+    return Vectors(*(getattr(v, f.name)[rows] for f in dataclasses.fields(Vectors)))
+
+
+# ---- coverage: which one-datum mutants a vector set exposes ------------------------------------
+
+
+def killed_by(model: FxModel, mutant: str) -> str:
+    """The observable target whose vector exposes ``mutant`` (a :func:`coverage` id)."""
+    kind, *rest = mutant.split(":")
+    if kind == "split":
+        t, k, d = int(rest[0][1:]), int(rest[1][1:]), rest[2]
+        op = model.trees[t].splits[k].op
+        tag = {(">", "thr-1"): "T", (">", "thr+1"): "T+1", ("<", "thr-1"): "T-1", ("<", "thr+1"): "T"}[(op, d)]
+        return f"split:t{t}:l{k}:{tag}"
+    if kind == "leaf":
+        return f"leaf:{rest[0]}:{rest[1]}"
+    if kind == "probe_timeout":
+        return "probe_timeout:T-1" if rest[0] == "thr-1" else "probe_timeout:T"
+    return {"bias": "bias", "clamp_min": "clamp_min:-1", "clamp_max": "clamp_max:+1"}[kind]
+
+
+def _tree_sums(model: FxModel, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Unclamped ensemble sums and leaf indices of integer policy inputs (the model's own data)."""
+    idx = np.zeros((len(x), len(model.trees)), dtype=np.int64)
+    total = np.full(len(x), model.bias, dtype=np.int64)
+    for t, tree in enumerate(model.trees):
+        for k, s in enumerate(tree.splits):
+            idx[:, t] |= _bit(s, x[:, s.input]).astype(np.int64) << k
+        total += np.asarray(tree.leaves, dtype=np.int64)[idx[:, t]]
+    return total, idx
+
+
+def coverage(model: FxModel, vectors: Vectors) -> dict[str, Any]:
+    """Which one-datum mutants (threshold +-1, reachable leaf +-1, bias +-1, clamp bounds +-1,
+    probe timeout +-1) change some vector's golden output.
+
+    Golden runs once on the model; a tree, bias or clamp mutant changes only the factor (which the
+    context stores), so it is exposed iff its clamped sum differs on some RTT event's inputs.
+    """
+    c = model.constants
+    lo, hi = c.clamp_min_q16, c.clamp_max_q16
+    g = golden.step(model, vectors.ctx_in, vectors.event, vectors.attr)
+    etype = vectors.event[:, fmt.EV_ATTR] & 0xFF
+    rtt = etype == fmt.EVENT_RTT
+    total, idx = _tree_sums(model, g.features[rtt])
+    base = np.clip(total, lo, hi)
+    if not np.array_equal(base, g.ctx[rtt, fmt.CTX_PREV_FACTOR].astype(np.int32)):
+        raise RuntimeError("coverage: the golden factor disagrees with the model's tree evaluation")
+    groups: dict[str, dict[str, Any]] = {k: {"targets": 0, "observable": 0} for k in ("splits", "leaves", "other")}
+    missed: list[str] = []
+
+    def note(group: str, mutant: str, seen: bool) -> None:
+        groups[group]["targets"] += 1
+        groups[group]["observable"] += int(seen)
+        if not seen:
+            missed.append(mutant)
+
+    x = g.features[rtt]
+    for t, tree in enumerate(model.trees):
+        leaves = np.asarray(tree.leaves, dtype=np.int64)
+        for k, s in enumerate(tree.splits):
+            old = _bit(s, x[:, s.input])
+            for d in (-1, 1):
+                if INT32_MIN <= s.threshold + d <= INT32_MAX:
+                    rows = old != _bit(dataclasses.replace(s, threshold=s.threshold + d), x[:, s.input])
+                    alt = total[rows] - leaves[idx[rows, t]] + leaves[idx[rows, t] ^ (1 << k)]
+                    note("splits", f"split:t{t}:l{k}:thr{d:+d}", bool(np.any(np.clip(alt, lo, hi) != base[rows])))
+    reach, _ = reachable_leaves(model)
+    for t, tree in enumerate(model.trees):
+        n = len(tree.leaves)
+        up = np.bincount(idx[:, t], weights=(total >= lo) & (total < hi), minlength=n) > 0
+        down = np.bincount(idx[:, t], weights=(total > lo) & (total <= hi), minlength=n) > 0
+        for i in range(n):
+            if (t, i) in reach:
+                note("leaves", f"leaf:t{t}:{i}:+1", bool(up[i]))
+                note("leaves", f"leaf:t{t}:{i}:-1", bool(down[i]))
+    note("other", "bias:+1", bool(np.any((total >= lo) & (total < hi))))
+    note("other", "bias:-1", bool(np.any((total > lo) & (total <= hi))))
+    for name, d in (("clamp_min", -1), ("clamp_min", 1), ("clamp_max", -1), ("clamp_max", 1)):
+        if _mutant(model, **{f"{name}_q16": getattr(c, f"{name}_q16") + d}) is not None:
+            lo2, hi2 = (lo + d, hi) if name == "clamp_min" else (lo, hi + d)
+            note("other", f"{name}:thr{d:+d}", bool(np.any(np.clip(total, lo2, hi2) != base)))
+    tx = (etype == fmt.EVENT_TX) & (vectors.ctx_in[:, fmt.CTX_RATE] != 0)
+    elapsed = (vectors.event[tx, fmt.EV_TIMESTAMP].astype(np.int64) - vectors.ctx_in[tx, fmt.CTX_PROBE_TS]) & U32_MAX
+    for d in (-1, 1):
+        if 1 <= c.probe_timeout_ns + d <= fmt.PROBE_TIMEOUT_NS_MAX:
+            flip = (elapsed >= c.probe_timeout_ns) != (elapsed >= c.probe_timeout_ns + d)
+            note("other", f"probe_timeout:thr{d:+d}", bool(flip.any()))
+    return {**groups, "missed": missed}

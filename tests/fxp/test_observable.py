@@ -1,0 +1,197 @@
+"""rlcc.fxp.observable: split boundaries and leaves hidden behind the factor clamp get vectors
+whose golden output changes under the one-datum edit; the rest is reported, with proofs."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rlcc import formats as fmt
+from rlcc.codegen import manifest
+from rlcc.fxp import golden
+from rlcc.fxp import observable as O
+from rlcc.fxp import vectors as V
+from rlcc.fxp.model import FxConstants, FxModel, Split, Tree
+from rlcc.spec import Action, Feature, ObservationSpec, RateLimits, Reward
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "firmware" / "firmware.rlcc.json"
+# inputs: 0 prev_action[t-1], 1 delta[t-1], 2 prev_action[t], 3 delta[t]
+SPEC = ObservationSpec(features=(Feature("prev_action"), Feature("delta", scale=10.0)), history=2)
+TARGET = FxConstants.from_spec(SPEC).target_q16
+
+
+def hidden_model() -> FxModel:
+    """Tree 0 saturates the clamp except in a 5-wide band of delta[t-1]; tree 2 has a 10-wide band
+    of delta[t]; tree 3 splits delta[t] above the largest delta any RTT produces."""
+    trees = (
+        Tree((Split(1, ">", 1000, 0.0), Split(1, ">", 1005, 0.0)), (60000, 0, 12345, -60000)),  # leaf 2 unreachable
+        Tree((Split(3, ">", -2000, 0.0),), (-500, 500)),
+        Tree((Split(3, ">", -3000, 0.0), Split(3, ">", -2990, 0.0)), (-300, 300, 7, 900)),  # leaf 2 unreachable
+        Tree((Split(3, ">", TARGET + 100, 0.0), Split(0, "<", 70000, 0.0)), (100, -100, 40, -40)),
+    )
+    return FxModel(SPEC, FxConstants.from_spec(SPEC), trees, bias=fmt.FACTOR_ONE)
+
+
+def coupled_model() -> FxModel:
+    """Current-step inflation, rate and delta (one RTT and rate realize all three) plus counts.
+    Inputs: 0..3 = inflation, rate, delta, cnp_count at t; 4..7 the same at t-1."""
+    spec = ObservationSpec(
+        features=(Feature("rtt_inflation"), Feature("rate"), Feature("delta"), Feature("cnp_count")),
+        history=2, step_order="newest_first", reward=Reward(target=0.05, beta=1.25, base_rtt_ns=12000),
+        action=Action(clamp_min=0.9, clamp_max=1.1), rate=RateLimits(initial=0.5, min=1.0 / 1024),
+    )
+    trees = (
+        Tree((Split(2, ">", -70000, 0.0), Split(1, ">", 300000, 0.0)), (-3000, 2500, 1800, -900)),
+        Tree((Split(0, ">", 3 * 65536, 0.0), Split(2, ">", -5000, 0.0), Split(3, ">", 1, 0.0)),
+             (4000, -4000, 2600, -2600, 1700, -1700, 800, -800)),
+        Tree((Split(2, ">", 1000, 0.0), Split(5, ">", 500000, 0.0)), (-20000, 100, 300, 20000)),
+        Tree((Split(1, "<", 40000, 0.0), Split(6, ">", -200000, 0.0)), (0, 1500, -1500, 700)),
+    )
+    return FxModel(spec, FxConstants.from_spec(spec), trees, bias=fmt.FACTOR_ONE)
+
+
+def _flip_mutants(model: FxModel, target: str, x: np.ndarray) -> list[FxModel]:
+    """The test's own reading of a target id: the edits its vector must expose."""
+    kind, *rest = target.split(":")
+    if kind == "split":
+        t, k = int(rest[0][1:]), int(rest[1][1:])
+        s = model.trees[t].splits[k]
+        v = s.threshold + {"T-1": -1, "T": 0, "T+1": 1}[rest[2]]
+        assert x[s.input] == v, target
+        now = v > s.threshold if s.op == ">" else v < s.threshold
+        thr = (v - 1 if not now else v) if s.op == ">" else (v if now else v + 1)
+        splits = list(model.trees[t].splits)
+        splits[k] = dataclasses.replace(s, threshold=thr)
+        trees = list(model.trees)
+        trees[t] = Tree(tuple(splits), model.trees[t].leaves)
+        return [dataclasses.replace(model, trees=tuple(trees))]
+    if kind == "leaf":
+        t, i = int(rest[0][1:]), int(rest[1])
+        out = []
+        for d in (1, -1):
+            leaves = list(model.trees[t].leaves)
+            leaves[i] += d
+            trees = list(model.trees)
+            trees[t] = Tree(model.trees[t].splits, tuple(leaves))
+            out.append(dataclasses.replace(model, trees=tuple(trees)))
+        return out
+    if kind == "bias":
+        return [dataclasses.replace(model, bias=model.bias + d) for d in (1, -1)]
+    return []
+
+
+def _assert_confirmed(model: FxModel, res: O.ObservableSet) -> None:
+    v = res.vectors
+    assert len(v) == len(res.targets) and list(v.targets) == res.targets
+    assert len(set(res.targets)) == len(res.targets)
+    g = golden.step(model, v.ctx_in, v.event, v.attr)
+    assert np.array_equal(g.ctx, v.ctx_out) and np.array_equal(g.rate, v.rate)
+    for r, target in enumerate(res.targets):
+        for mutant in _flip_mutants(model, target, g.features[r]):
+            m = golden.step(mutant, v.ctx_in[r : r + 1], v.event[r : r + 1], v.attr[r : r + 1])
+            assert not np.array_equal(m.ctx, v.ctx_out[r : r + 1]), target
+
+
+def _explained(model: FxModel, res: O.ObservableSet, cov: dict) -> list[str]:
+    """Mutants the vectors miss whose target is not reported unobservable."""
+    reported = {u["target"] for u in res.unobservable}
+    return [m for m in cov["missed"] if O.killed_by(model, m) not in reported]
+
+
+def test_splits_and_leaves_behind_the_clamp_are_exposed():
+    model = hidden_model()
+    res = O.observable_vectors(model)
+    _assert_confirmed(model, res)
+    got = set(res.targets)
+    for t, k, tags in ((0, 0, "T-1 T T+1"), (0, 1, "T-1 T T+1"), (1, 0, "T-1 T T+1"), (2, 0, "T-1 T T+1"),
+                       (2, 1, "T-1 T T+1"), (3, 1, "T-1 T T+1")):
+        assert {f"split:t{t}:l{k}:{tag}" for tag in tags.split()} <= got
+    for t, i in ((0, 1), (1, 0), (1, 1), (2, 0), (2, 1), (2, 3), (3, 0), (3, 2)):
+        assert f"leaf:t{t}:{i}" in got, (t, i)
+    assert {"bias", "clamp_min:-1", "clamp_max:+1", "rate_round", "probe_timeout:T-1", "probe_timeout:T"} <= got
+    cov = O.coverage(model, res.vectors)
+    assert cov["splits"]["observable"] == cov["splits"]["targets"] - 2  # tree 3's split above the target
+    assert cov["leaves"]["observable"] == cov["leaves"]["targets"] - 4  # tree 0's saturating leaves 0 and 3
+    assert cov["other"]["observable"] == 8
+    assert _explained(model, res, cov) == []
+    # random vectors rarely hit the 5-wide band with delta[t] near -2000: the clamp hides tree 1
+    rand = O.coverage(model, V.random_vectors(model, 5000, seed=1))
+    assert "split:t1:l0:thr+1" in rand["missed"] and "leaf:t2:1:+1" in rand["missed"]
+
+
+def test_unobservable_targets_are_reported_with_proofs():
+    model = hidden_model()
+    res = O.observable_vectors(model)
+    found = {u["target"]: u for u in res.unobservable}
+    for target in ("leaf:t0:2", "leaf:t2:2", "leaf:t3:1", "leaf:t3:3",
+                   "split:t3:l0:T-1", "split:t3:l0:T", "split:t3:l0:T+1"):
+        assert found[target]["exhaustive"] is True, target
+    for target in ("leaf:t0:0", "leaf:t0:3"):  # +-60000: the clamp saturates whatever the other trees add
+        assert found[target]["exhaustive"] is True and "saturates" in found[target]["reason"]
+    assert "unreachable" in found["leaf:t0:2"]["reason"] and "never equals" in found["split:t3:l0:T"]["reason"]
+    assert not set(found) & set(res.targets)
+
+
+def test_clamp_and_rounding_targets():
+    model = hidden_model()
+    c = model.constants
+    res = O.observable_vectors(model)
+    v = res.vectors
+    factor = {t: int(v.ctx_out[i, fmt.CTX_PREV_FACTOR]) for i, t in enumerate(res.targets)}
+    g = golden.step(model, v.ctx_in, v.event, v.attr)
+    total = {t: O._tree_sums(model, g.features[i : i + 1])[0][0] for i, t in enumerate(res.targets)}
+    assert total["clamp_min:-1"] < c.clamp_min_q16 == factor["clamp_min:-1"]
+    assert total["clamp_max:+1"] > c.clamp_max_q16 == factor["clamp_max:+1"]
+    assert c.clamp_min_q16 < total["bias"] < c.clamp_max_q16
+    r = res.targets.index("rate_round")
+    prod = int(v.ctx_in[r, fmt.CTX_RATE]) * factor["rate_round"]
+    assert prod & 0xFFFF >= 0x8000 and c.rate_min < prod >> 16 == int(v.rate[r]) < fmt.RATE_MAX
+
+
+def test_coupled_rtt_features():
+    """Inflation, rate and delta of the current step are realized by one (RTT, rate) pair."""
+    model = coupled_model()
+    res = O.observable_vectors(model, seed=1)
+    _assert_confirmed(model, res)
+    cov = O.coverage(model, res.vectors)
+    assert _explained(model, res, cov) == []
+    assert cov["splits"]["observable"] >= 0.75 * cov["splits"]["targets"]
+    assert cov["leaves"]["observable"] >= 0.9 * cov["leaves"]["targets"]
+    for split in ("t0:l0", "t0:l1", "t1:l1", "t2:l0", "t3:l0"):  # delta[t] / rate[t], exact, together
+        assert {f"split:{split}:{tag}" for tag in ("T-1", "T", "T+1")} <= set(res.targets), split
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_example_misses_only_unobservable(seed):
+    _, model, _ = manifest.load(str(EXAMPLE))
+    res = O.observable_vectors(model, seed)
+    cov = O.coverage(model, res.vectors)
+    assert _explained(model, res, cov) == []
+    assert cov["splits"]["observable"] == cov["splits"]["targets"]
+    assert cov["other"]["observable"] == cov["other"]["targets"]
+    assert all(u["exhaustive"] for u in res.unobservable)
+
+
+def test_deterministic_per_seed():
+    model = hidden_model()
+    a, b, c = (O.observable_vectors(model, seed=s) for s in (5, 5, 6))
+    assert a.targets == b.targets and a.unobservable == b.unobservable
+    for f in ("ctx_in", "event", "attr", "ctx_out"):
+        assert np.array_equal(getattr(a.vectors, f), getattr(b.vectors, f))
+    assert not np.array_equal(a.vectors.ctx_in, c.vectors.ctx_in)
+
+
+def test_coverage_matches_golden_mutants():
+    """coverage's shortcut (only the clamped sum matters) agrees with running each mutant."""
+    model = hidden_model()
+    vec = V.concat(V.random_vectors(model, 400, seed=3), O.observable_vectors(model).vectors)
+    cov = O.coverage(model, vec)
+    for mutant, edit in (("split:t1:l0:thr+1", dict(split=(1, 0, -1999))), ("leaf:t0:1:-1", dict(leaf=(0, 1, -1))),
+                         ("clamp_max:thr-1", dict(clamp_max_q16=model.constants.clamp_max_q16 - 1)),
+                         ("probe_timeout:thr+1", dict(probe_timeout_ns=model.constants.probe_timeout_ns + 1))):
+        g = golden.step(O._mutant(model, **edit), vec.ctx_in, vec.event, vec.attr)
+        seen = bool(np.any(g.ctx != vec.ctx_out) or np.any(g.rtt_req != vec.rtt_req))
+        assert seen == (mutant not in cov["missed"]), mutant
