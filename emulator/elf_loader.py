@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -59,39 +60,55 @@ def load_elf(path: str | Path, memory: _Memory, xlen: int, mem_base: int, mem_si
         try:
             elf = ELFFile(f)
         except ELFError as e:
-            raise BadInputError(f"{path}: not an ELF file ({e})") from None
-        if elf["e_machine"] not in ("EM_RISCV", EM_RISCV):
-            raise BadInputError(f"{path}: ELF machine is {elf['e_machine']}, expected RISC-V")
-        if elf.elfclass != xlen:
-            raise BadInputError(f"{path}: ELF class is {elf.elfclass}-bit but the machine is RV{xlen}")
-        if elf["e_type"] not in ("ET_EXEC", "ET_DYN"):
-            raise BadInputError(f"{path}: ELF type {elf['e_type']} is not an executable")
-        segments: list[tuple[int, int, int]] = []
-        end = mem_base + mem_size
-        for seg in elf.iter_segments():
-            if seg["p_type"] != "PT_LOAD" or seg["p_memsz"] == 0:
+            raise BadInputError(f"{path}: not an ELF file ({_one_line(e)})") from None
+        try:
+            return _load(path, elf, memory, xlen, mem_base, mem_size)
+        except (ELFError, EOFError, struct.error) as e:
+            # pyelftools parses lazily: a truncated or corrupt file fails only when a header,
+            # segment or the symbol table is read
+            raise BadInputError(f"{path}: truncated or corrupt ELF file ({_one_line(e)})") from None
+
+
+def _one_line(e: BaseException) -> str:
+    text = " ".join(str(e).split())
+    return text[:200] or type(e).__name__
+
+
+def _load(path: Path, elf: ELFFile, memory: _Memory, xlen: int, mem_base: int, mem_size: int) -> LoadedElf:
+    if elf["e_machine"] not in ("EM_RISCV", EM_RISCV):
+        raise BadInputError(f"{path}: ELF machine is {elf['e_machine']}, expected RISC-V")
+    if elf.elfclass != xlen:
+        raise BadInputError(f"{path}: ELF class is {elf.elfclass}-bit but the machine is RV{xlen}")
+    if elf["e_type"] not in ("ET_EXEC", "ET_DYN"):
+        raise BadInputError(f"{path}: ELF type {elf['e_type']} is not an executable")
+    segments: list[tuple[int, int, int]] = []
+    end = mem_base + mem_size
+    for seg in elf.iter_segments():
+        if seg["p_type"] != "PT_LOAD" or seg["p_memsz"] == 0:
+            continue
+        vaddr, filesz, memsz = seg["p_vaddr"], seg["p_filesz"], seg["p_memsz"]
+        if vaddr < mem_base or vaddr + memsz > end:
+            raise BadInputError(
+                f"{path}: segment [{vaddr:#x}, {vaddr + memsz:#x}) outside RAM [{mem_base:#x}, {end:#x})"
+            )
+        data = seg.data()
+        if len(data) != filesz:
+            raise BadInputError(f"{path}: truncated ELF file (segment at {vaddr:#x} has {len(data)} of {filesz} bytes)")
+        memory.write_mem(vaddr, data + bytes(memsz - filesz))
+        segments.append((vaddr, filesz, memsz))
+    if not segments:
+        raise BadInputError(f"{path}: no loadable segments")
+    symbols: dict[str, Symbol] = {}
+    symtab = elf.get_section_by_name(".symtab")
+    if symtab is not None:
+        for sym in symtab.iter_symbols():
+            if not sym.name or sym["st_shndx"] == "SHN_UNDEF":
                 continue
-            vaddr, filesz, memsz = seg["p_vaddr"], seg["p_filesz"], seg["p_memsz"]
-            if vaddr < mem_base or vaddr + memsz > end:
-                raise BadInputError(
-                    f"{path}: segment [{vaddr:#x}, {vaddr + memsz:#x}) outside RAM [{mem_base:#x}, {end:#x})"
-                )
-            data = seg.data()
-            memory.write_mem(vaddr, data + bytes(memsz - filesz))
-            segments.append((vaddr, filesz, memsz))
-        if not segments:
-            raise BadInputError(f"{path}: no loadable segments")
-        symbols: dict[str, Symbol] = {}
-        symtab = elf.get_section_by_name(".symtab")
-        if symtab is not None:
-            for sym in symtab.iter_symbols():
-                if not sym.name or sym["st_shndx"] == "SHN_UNDEF":
-                    continue
-                kind = sym["st_info"]["type"].removeprefix("STT_").lower()
-                if kind in ("file", "section"):
-                    continue
-                prev = symbols.get(sym.name)
-                # prefer global definitions over local ones of the same name
-                if prev is None or sym["st_info"]["bind"] == "STB_GLOBAL":
-                    symbols[sym.name] = Symbol(sym.name, sym["st_value"], sym["st_size"], kind)
-        return LoadedElf(path=path, entry=elf["e_entry"], xlen=xlen, segments=segments, symbols=symbols)
+            kind = sym["st_info"]["type"].removeprefix("STT_").lower()
+            if kind in ("file", "section"):
+                continue
+            prev = symbols.get(sym.name)
+            # prefer global definitions over local ones of the same name
+            if prev is None or sym["st_info"]["bind"] == "STB_GLOBAL":
+                symbols[sym.name] = Symbol(sym.name, sym["st_value"], sym["st_size"], kind)
+    return LoadedElf(path=path, entry=elf["e_entry"], xlen=xlen, segments=segments, symbols=symbols)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from rlcc.errors import BadInputError, EmulationError
+from rlcc.errors import BadInputError, EmulationError, RlccError
 
 from . import _rvcore
 from .cycle_model import Profile, load_profile
@@ -17,6 +17,8 @@ from .elf_loader import LoadedElf, load_elf
 
 DEFAULT_MEM_BASE = 0x10000
 DEFAULT_MEM_SIZE = 4 << 20
+# The decode cache takes 8 bytes per RAM byte on top of the RAM itself.
+MAX_MEM_SIZE = 256 << 20
 DEFAULT_MAX_INSTRUCTIONS = 200_000_000
 _EBREAK = 0x00100073
 ABI_NAMES = (
@@ -37,6 +39,17 @@ class EmulationFault(EmulationError):
 
 
 FAULT_KINDS: tuple[str, ...] = tuple(_rvcore.FAULT_NAMES[1:])
+_NO_SP = (1 << 64) - 1  # Core.sp_min before any memory access
+
+
+def _core_call(fn: Callable[..., Any], *args: Any) -> Any:
+    """Call into the core, which refuses (RuntimeError) while another thread is inside run()."""
+    try:
+        return fn(*args)
+    except RuntimeError as e:
+        if "already running" in str(e):
+            raise RlccError("machine is already running (run() in another thread); use one Machine per thread") from None
+        raise
 
 
 @dataclass
@@ -51,6 +64,9 @@ class RunResult:
     total_instret: int
     total_cycles: int
     class_counts: dict[str, int] = field(default_factory=dict)  # retired instructions per class, this run
+    halt_pc: int | None = None  # address of the ecall/ebreak that stopped the run
+    # Stack bytes used this run (stack top - lowest sp at a memory access); None without stack bounds.
+    stack_high_water_bytes: int | None = None
 
     def time_s(self, profile: Profile) -> float:
         """Modelled wall time of this run on ``profile``'s clock."""
@@ -84,15 +100,24 @@ class Machine:
             raise BadInputError(f"RAM base/size must be multiples of 8 and size >= 4096 (got {mem_base:#x}, {mem_size:#x})")
         if mem_base + mem_size > (1 << xlen):
             raise BadInputError(f"RAM [{mem_base:#x}, {mem_base + mem_size:#x}) does not fit RV{xlen} addresses")
+        if mem_size > MAX_MEM_SIZE:
+            raise BadInputError(f"RAM size {mem_size:#x} exceeds the emulator's limit of {MAX_MEM_SIZE >> 20} MiB")
         self.profile: Profile = load_profile(profile)
         self.xlen = xlen
         self.mem_base = mem_base
         self.mem_size = mem_size
         self.zbb = self.profile.zbb if zbb is None else bool(zbb)
-        self._core = _rvcore.Core(xlen, mem_base, mem_size, self.zbb)
+        try:
+            self._core = _rvcore.Core(xlen, mem_base, mem_size, self.zbb)
+        except MemoryError:
+            raise BadInputError(
+                f"cannot allocate {mem_size >> 20} MiB of guest RAM plus its decode cache"
+                f" (limit {MAX_MEM_SIZE >> 20} MiB; the host is short of memory)"
+            ) from None
         self._core.set_costs(self.profile.cost_tuple(), self.profile.clock_hz, self.profile.timebase_hz)
         self.elf: LoadedElf | None = None
         self._mask = (1 << xlen) - 1
+        self.stack_bounds: tuple[int, int] | None = None  # [bottom, top) of the guarded stack
         self.set_reg(2, self.stack_top)
 
     # --- program loading -------------------------------------------------------------------
@@ -102,11 +127,46 @@ class Machine:
         return self.mem_base + self.mem_size - 16
 
     def load_elf(self, path: str | Path) -> LoadedElf:
-        """Load PT_LOAD segments, set pc = e_entry and sp = stack_top; returns entry + symbols."""
+        """Load PT_LOAD segments, set pc = e_entry and sp = stack_top; returns entry + symbols.
+
+        If the ELF defines its stack (``__stack_bottom``/``__stack_top``, or ``__stack_top`` and
+        ``__stack_size``, as the SDK's link.ld does) the stack guard is set from it.
+        """
         self.elf = load_elf(path, self._core, self.xlen, self.mem_base, self.mem_size)
         self.pc = self.elf.entry
         self.set_reg(2, self.stack_top)
+        syms = self.elf.symbols
+        if "__stack_top" in syms and ("__stack_bottom" in syms or "__stack_size" in syms):
+            top = syms["__stack_top"].addr
+            bottom = syms["__stack_bottom"].addr if "__stack_bottom" in syms else top - syms["__stack_size"].addr
+            self.set_stack_bounds(bottom, top)
         return self.elf
+
+    def set_stack_bounds(self, bottom: int, top: int) -> None:
+        """Guard the stack [bottom, top): a load/store/atomic executed while sp < bottom faults with
+        kind "stack_overflow", and each run measures its stack high-water mark against ``top``."""
+        if not self.mem_base <= bottom < top <= self.mem_base + self.mem_size:
+            raise BadInputError(
+                f"stack [{bottom:#x}, {top:#x}) is not inside RAM [{self.mem_base:#x}, {self.mem_base + self.mem_size:#x})"
+            )
+        _core_call(self._core.set_stack_guard, bottom)
+        self.stack_bounds = (bottom, top)
+
+    def symbolize(self, addr: int) -> str | None:
+        """Name of the loaded ELF's function containing ``addr`` (None if unknown)."""
+        if self.elf is None:
+            return None
+        best = None
+        for sym in self.elf.symbols.values():
+            if sym.kind != "func" or sym.addr > addr:
+                continue
+            if addr < sym.addr + max(sym.size, 1) and (best is None or sym.addr > best.addr):
+                best = sym
+        return None if best is None else best.name
+
+    def _where(self, pc: int) -> str:
+        name = self.symbolize(pc)
+        return f" in {name}" if name else ""
 
     @property
     def symbols(self) -> dict[str, int]:
@@ -132,13 +192,16 @@ class Machine:
         if isinstance(data, np.ndarray):
             data = np.ascontiguousarray(data)
         try:
-            self._core.write_mem(addr, data)
+            _core_call(self._core.write_mem, addr, data)
         except (IndexError, OverflowError) as e:
             raise EmulationError(f"write_mem: {e}") from None
 
     @property
     def memory(self) -> memoryview:
-        """Read-only zero-copy view of all RAM (index 0 = mem_base). Write through write_mem()."""
+        """Read-only zero-copy view of all RAM (index 0 = mem_base). Write through write_mem().
+
+        The view keeps the RAM alive (it references the core), even after the Machine is gone.
+        """
         return self._core.memory()
 
     def read_array(self, addr: int, dtype: np.dtype | type | str, count: int) -> np.ndarray:
@@ -174,7 +237,7 @@ class Machine:
 
     def set_reg(self, r: int | str, value: int) -> None:
         """Set register ``r`` (value masked to XLEN; writes to x0 are ignored)."""
-        self._core.set_reg(_REG_INDEX[r] if isinstance(r, str) else r, value)
+        _core_call(self._core.set_reg, _REG_INDEX[r] if isinstance(r, str) else r, value)
 
     def regs(self) -> tuple[int, ...]:
         """x0..x31 as unsigned integers."""
@@ -186,7 +249,7 @@ class Machine:
 
     @pc.setter
     def pc(self, value: int) -> None:
-        self._core.pc = value
+        _core_call(setattr, self._core, "pc", value)
 
     @property
     def cycles(self) -> int:
@@ -200,7 +263,7 @@ class Machine:
 
     def reset_counters(self) -> None:
         """Zero cycles, instret and per-class statistics."""
-        self._core.reset_counters()
+        _core_call(self._core.reset_counters)
 
     def stats(self) -> dict[str, int]:
         """Cumulative retired counts per cycle class plus "branch_taken" and "load_use_stalls"."""
@@ -219,12 +282,14 @@ class Machine:
             raise BadInputError("max_instructions must be >= 0")
         c = self._core
         i0, c0, s0 = c.instret, c.cycles, c.stats()
-        halt = _rvcore.HALT_NAMES[c.run(i0 + max_instructions)]
+        _core_call(setattr, c, "sp_min", _NO_SP)
+        halt = _rvcore.HALT_NAMES[_core_call(c.run, i0 + max_instructions)]
         if halt == "fault":
             raise self._fault_error()
         if halt == "limit" and not limit_ok:
             raise EmulationFault(
-                f"instruction limit of {max_instructions} reached at pc={c.pc:#x} without ecall/ebreak",
+                f"instruction limit of {max_instructions} reached at pc={c.pc:#x}{self._where(c.pc)}"
+                " without ecall/ebreak",
                 "limit",
                 c.pc,
             )
@@ -239,7 +304,16 @@ class Machine:
             total_instret=c.instret,
             total_cycles=c.cycles,
             class_counts=counts,
+            halt_pc=c.halt_pc if halt in ("ecall", "ebreak") else None,
+            stack_high_water_bytes=self._stack_high_water(),
         )
+
+    def _stack_high_water(self) -> int | None:
+        if self.stack_bounds is None:
+            return None
+        top, sp_min = self.stack_bounds[1], self._core.sp_min
+        return top - sp_min if sp_min < top else 0
+
 
     def call(self, func: str | int, *args: int, max_instructions: int = DEFAULT_MAX_INSTRUCTIONS) -> RunResult:
         """Call a guest function with integer args in a0..a7; returns when it returns (a0 in exit_code).
@@ -265,16 +339,24 @@ class Machine:
         kind_i, pc, addr, insn = self._core.fault()
         kind = _rvcore.FAULT_NAMES[kind_i]
         ram = f"RAM [{self.mem_base:#x}, {self.mem_base + self.mem_size:#x})"
+        where = self._where(pc)
+        if kind == "stack_overflow":
+            lo, hi = self.stack_bounds or (self._core.stack_lo, self.mem_base + self.mem_size)
+            msg = (
+                f"stack overflow at pc {pc:#x}{where} (sp {addr:#x} is below the stack bottom {lo:#x};"
+                f" the stack is {hi - lo} bytes)"
+            )
+            return EmulationFault(msg, kind, pc, addr, insn)
         w = 8 if self.xlen == 64 else 8
         insn_s = f" (insn {insn:#0{w + 2}x})" if kind not in ("fetch_out_of_range", "fetch_misaligned") else ""
         if kind == "illegal_instruction":
-            msg = f"illegal or unsupported instruction {insn:#x} at pc={pc:#x}"
+            msg = f"illegal or unsupported instruction {insn:#x} at pc={pc:#x}{where}"
             return EmulationFault(msg, kind, pc, None, insn)
         if kind.endswith("out_of_range"):
             what = {"fetch": "instruction fetch", "load": "load", "store": "store", "amo": "atomic", "jump": "jump target"}[
                 kind.split("_")[0]
             ]
-            msg = f"{kind}: {what} address {addr:#x} outside {ram} at pc={pc:#x}{insn_s}"
+            msg = f"{kind}: {what} address {addr:#x} outside {ram} at pc={pc:#x}{where}{insn_s}"
         else:
-            msg = f"{kind}: misaligned address {addr:#x} at pc={pc:#x}{insn_s}"
+            msg = f"{kind}: misaligned address {addr:#x} at pc={pc:#x}{where}{insn_s}"
         return EmulationFault(msg, kind, pc, addr, insn if insn_s else None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree as ET
 
 from rlcc.verify.check import VerifyResult
@@ -29,11 +30,22 @@ def summary(r: VerifyResult) -> str:
     if not r.source_matches_manifest:
         lines.append("note: firmware C differs from the manifest's copy (hand-edited?)")
     for ex in d["mismatch_examples"]:
-        lines.append(
-            f"mismatch #{ex['index']} ({ex['event_type']}): expected rate {ex['expected']['rate']}"
-            f" rtt_req {ex['expected']['rtt_req']}, got rate {ex['got']['rate']} rtt_req {ex['got']['rtt_req']}"
-        )
+        lines.append(f"mismatch #{ex['index']} ({ex['event_type']}): {mismatch_fields(ex['expected'], ex['got'])}")
     return "\n".join(lines)
+
+
+def mismatch_fields(expected: dict[str, Any], got: dict[str, Any], limit: int = 4) -> str:
+    """Only the outputs that differ, e.g. "ctx[5] expected 0x1f40 got 0x1f41" (context words in hex)."""
+    diffs = [f"{k} expected {expected[k]} got {got[k]}" for k in ("rate", "rtt_req") if expected[k] != got[k]]
+    diffs += [
+        f"ctx[{i}] expected {a:#x} got {b:#x}"
+        for i, (a, b) in enumerate(zip(expected["ctx_out"], got["ctx_out"]))
+        if a != b
+    ]
+    if not diffs:
+        return "outputs equal (the example was recorded for another difference)"
+    more = len(diffs) - limit
+    return "; ".join(diffs[:limit]) + (f"; and {more} more" if more > 0 else "")
 
 
 def write_json(r: VerifyResult, path: Path) -> None:

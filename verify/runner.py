@@ -12,10 +12,13 @@ from rlcc.errors import EmulationError
 from rlcc.firmware_sdk_stub import harness_layout as hl
 from rlcc.fxp.vectors import Vectors
 
-# Generous per-record instruction allowance: a decision is O(100) instructions; a runaway
-# loop is stopped by the emulator's limit instead of hanging verification.
-MAX_INSTRUCTIONS_PER_RECORD = 20_000
-STARTUP_INSTRUCTIONS = 2_000_000
+# A record (one user_algo call, or the start-up before the first) that runs this many
+# instructions without finishing is a runaway (exit 7). Anything that finishes below it is
+# measured, so slow firmware shows up as a budget failure with its real cycle count.
+RUNAWAY_INSTRUCTIONS_PER_RECORD = 10_000_000
+# Progress (the output table's record count) is checked between slices of this many instructions.
+_SLICE_INSTRUCTIONS = RUNAWAY_INSTRUCTIONS_PER_RECORD // 4
+_OUT_COUNT_OFFSET = hl.OUT_HEADER_DTYPE.fields["count"][1]
 
 
 def records_from_vectors(v: Vectors) -> np.ndarray:
@@ -26,7 +29,12 @@ def records_from_vectors(v: Vectors) -> np.ndarray:
 
 
 class HarnessRunner:
-    """Loads a harness ELF once and replays batches of input records through it."""
+    """Loads a harness ELF once and replays batches of input records through it.
+
+    After :meth:`run`, ``stack_high_water_bytes`` is the deepest stack use of any record (bytes
+    below ``__stack_top`` reached by sp at a memory access) and ``stack_size_bytes`` the linker's
+    stack size; both are None for an ELF without the SDK's stack symbols.
+    """
 
     def __init__(self, elf: Path, xlen: int, profile: str | Profile, zbb: bool | None = None) -> None:
         self.machine = Machine(xlen=xlen, profile=profile, zbb=zbb)
@@ -35,7 +43,11 @@ class HarnessRunner:
         symbols = hl.table_symbols(elf)
         self.in_addr, in_size = symbols[hl.SYM_IN]
         self.out_addr, _ = symbols[hl.SYM_OUT]
+        self.halt_addr, _ = symbols[hl.SYM_HALT]
         self.capacity = hl.capacity_from_in_symbol_size(in_size)
+        bounds = self.machine.stack_bounds
+        self.stack_size_bytes: int | None = None if bounds is None else bounds[1] - bounds[0]
+        self.stack_high_water_bytes: int | None = None
         self._image = self.machine.read_mem(self.machine.mem_base, self.machine.mem_size)
 
     def run(self, records: np.ndarray) -> np.ndarray:
@@ -43,8 +55,11 @@ class HarnessRunner:
 
         Each batch starts from the pristine loaded image, so batches are independent; records
         chained with REC_CHAIN_CTX must not straddle batches (callers keep them whole).
+        Raises EmulationError on a guest fault (including stack overflow), a runaway record, or
+        a stray ecall/ebreak.
         """
         outs = []
+        self.stack_high_water_bytes = None
         for start in range(0, len(records), self.capacity):
             batch = records[start : start + self.capacity]
             m = self.machine
@@ -52,12 +67,46 @@ class HarnessRunner:
             m.write_mem(self.in_addr, hl.pack_input(batch))
             m.pc = self.entry
             m.set_reg(2, m.stack_top)
-            result = m.run(max_instructions=STARTUP_INSTRUCTIONS + MAX_INSTRUCTIONS_PER_RECORD * len(batch))
-            if result.halt_reason != "ebreak":
-                raise EmulationError(f"firmware stopped with {result.halt_reason} instead of finishing the harness")
+            self._run_batch(start)
             raw = m.read_mem(self.out_addr, hl.output_nbytes(len(batch)))
             table = hl.unpack_output(raw)
             if len(table.records) != len(batch):
                 raise EmulationError(f"harness processed {len(table.records)} of {len(batch)} records")
             outs.append(table.records.copy())
         return np.concatenate(outs) if outs else np.zeros(0, dtype=hl.OUT_RECORD_DTYPE)
+
+    def _records_done(self) -> int:
+        return self.machine.read_u32(self.out_addr + _OUT_COUNT_OFFSET)
+
+    def _run_batch(self, start: int) -> None:
+        """Run one batch to the harness's final ebreak, in slices, watching per-record progress."""
+        m = self.machine
+        done, idle = self._records_done(), 0
+        while True:
+            r = m.run(max_instructions=_SLICE_INSTRUCTIONS, limit_ok=True)
+            if r.stack_high_water_bytes is not None:
+                self.stack_high_water_bytes = max(self.stack_high_water_bytes or 0, r.stack_high_water_bytes)
+            if r.halt_reason != "limit":
+                break
+            now = self._records_done()
+            if now != done:
+                done, idle = now, 0
+                continue
+            idle += r.instret
+            if idle >= RUNAWAY_INSTRUCTIONS_PER_RECORD:
+                raise EmulationError(
+                    f"instruction limit: record {start + done} ran {idle} instructions without finishing"
+                    f" (runaway limit {RUNAWAY_INSTRUCTIONS_PER_RECORD} per record), now at pc {m.pc:#x}"
+                    f"{self._where(m.pc)}"
+                )
+        if r.halt_reason == "ebreak" and r.halt_pc == self.halt_addr:
+            return
+        pc = r.halt_pc if r.halt_pc is not None else r.pc
+        raise EmulationError(
+            f"firmware executed {r.halt_reason} at pc {pc:#x}{self._where(pc)} during record {start + done}"
+            " (only the harness's final ebreak may stop the program)"
+        )
+
+    def _where(self, pc: int) -> str:
+        name = self.machine.symbolize(pc)
+        return f" in {name}" if name else ""

@@ -59,6 +59,7 @@ enum rv_fault {
     FAULT_AMO_OUT_OF_RANGE,
     FAULT_AMO_MISALIGNED,
     FAULT_JUMP_OUT_OF_RANGE,
+    FAULT_STACK_OVERFLOW, /* a load/store/AMO executed while sp was below stack_lo */
     FAULT_COUNT
 };
 
@@ -127,6 +128,10 @@ typedef struct {
     unsigned ld_rd; /* destination of the previous instruction if it was a load, else 0 */
     int resv_valid;
     uint64_t resv_addr, resv_val;
+    /* Stack guard: sp is sampled at every load/store/AMO; sp < stack_lo there is a stack
+     * overflow (stack_lo = 0: no guard). sp_min is the lowest sp sampled (the high-water mark). */
+    uint64_t stack_lo, sp_min;
+    uint64_t halt_pc; /* address of the ecall/ebreak that ended the last run */
     /* Fault of the last run. */
     int fault_kind;
     uint64_t fault_pc, fault_addr;

@@ -12,7 +12,12 @@
     FAULT(FAULT_JUMP_OUT_OF_RANGE, (t)); } while (0)
 #define BRANCH(cond) do { if (cond) { ureg_t t_ = pc + IMM; CHECK_TARGET(t_); pc = t_; \
     cycles += taken_delta; n_taken++; } else NEXT(); } while (0)
+/* One compare per memory access in the common case: only a new lowest sp is checked against the guard. */
+#define STACK_CHECK() do { if (RV_UNLIKELY(x[2] < sp_min)) { \
+    if (x[2] < stack_lo) { FAULT(FAULT_STACK_OVERFLOW, x[2]); } \
+    sp_min = x[2]; } } while (0)
 #define EA(n, oor, mis) \
+    STACK_CHECK(); \
     ureg_t a_ = RS1 + IMM; uint64_t o_ = (ureg_t)(a_ - base); \
     if (RV_UNLIKELY(o_ > size - (n))) FAULT(oor, a_); \
     if (RV_UNLIKELY(a_ & ((n) - 1))) FAULT(mis, a_)
@@ -25,6 +30,7 @@
 #define STORE(T, n) do { EA(n, FAULT_STORE_OUT_OF_RANGE, FAULT_STORE_MISALIGNED); T v_ = (T)RS2; \
     memcpy(mem + o_, &v_, n); INVAL(o_, n); NEXT(); } while (0)
 #define AMO_EA(n) \
+    STACK_CHECK(); \
     ureg_t a_ = RS1; uint64_t o_ = (ureg_t)(a_ - base); \
     if (RV_UNLIKELY(o_ > size - (n))) FAULT(FAULT_AMO_OUT_OF_RANGE, a_); \
     if (RV_UNLIKELY(a_ & ((n) - 1))) FAULT(FAULT_AMO_MISALIGNED, a_)
@@ -59,7 +65,9 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
     uint64_t cls_count[CLS_COUNT];
     for (int i = 0; i < CLS_COUNT; i++) cls_count[i] = s->cls_count[i];
     uint64_t n_taken = s->n_taken, n_stalls = s->n_stalls;
-    unsigned ld_rd = s->ld_rd;
+    unsigned ld_rd = s->ld_rd, ld_prev = 0;
+    const ureg_t stack_lo = (ureg_t)s->stack_lo;
+    ureg_t sp_min = (ureg_t)s->sp_min;
     int halt = HALT_NONE, fk = FAULT_NONE;
     uint64_t fa = 0;
     rv_dinsn *d = NULL;
@@ -85,6 +93,7 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
             if (off + d->len > s->code_hi) s->code_hi = off + d->len;
         }
         cyc0 = cycles;
+        ld_prev = ld_rd; /* kept so a faulting instruction can take its stall back */
         if (ld_rd) {
             if (d->rs1 == ld_rd || d->rs2 == ld_rd) { cycles += stall; n_stalls++; }
             ld_rd = 0;
@@ -131,8 +140,8 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
         case OP_OR: x[d->rd] = RS1 | RS2; NEXT(); break;
         case OP_AND: x[d->rd] = RS1 & RS2; NEXT(); break;
         case OP_FENCE: NEXT(); break;
-        case OP_ECALL: halt = HALT_ECALL; NEXT(); instret++; goto out;
-        case OP_EBREAK: halt = HALT_EBREAK; NEXT(); instret++; goto out;
+        case OP_ECALL: halt = HALT_ECALL; s->halt_pc = pc; NEXT(); instret++; goto out;
+        case OP_EBREAK: halt = HALT_EBREAK; s->halt_pc = pc; NEXT(); instret++; goto out;
         case OP_CSRR: {
             uint64_t v;
             switch (d->imm) {
@@ -288,6 +297,8 @@ fault:
     if (d) {
         cycles = cyc0;           /* the faulting instruction does not retire */
         cls_count[d->cls]--;
+        if (ld_prev && (d->rs1 == ld_prev || d->rs2 == ld_prev)) n_stalls--;
+        ld_rd = ld_prev;         /* a resumed run re-executes it with the same stall */
     }
     s->fault_kind = fk;
     s->fault_pc = pc;
@@ -304,6 +315,7 @@ out:
     s->n_taken = n_taken;
     s->n_stalls = n_stalls;
     s->ld_rd = ld_rd;
+    s->sp_min = sp_min;
     return halt;
 }
 
@@ -316,6 +328,7 @@ out:
 #undef CHECK_TARGET
 #undef BRANCH
 #undef EA
+#undef STACK_CHECK
 #undef LOAD
 #undef LOADU
 #undef INVAL

@@ -2,14 +2,29 @@
  * (rlcc.emulator.machine) validates arguments and turns halt/fault codes into results/errors. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "rv.h"
 
+/* Instructions between checks for pending signals (Ctrl-C) during run(): ~10-50 ms. */
+#define SIGNAL_CHECK_INTERVAL (1ull << 22)
+
 typedef struct {
     PyObject_HEAD
     rv_state s;
+    Py_ssize_t exports; /* live buffer views of mem: RAM must not be reallocated under them */
+    int running;        /* run() is executing with the GIL released */
 } CoreObject;
+
+/* Refuse state changes while another thread runs the core (they would race with the interpreter). */
+static int busy(CoreObject *self) {
+    if (self->running) {
+        PyErr_SetString(PyExc_RuntimeError, "machine is already running (run() in another thread)");
+        return 1;
+    }
+    return 0;
+}
 
 static void Core_dealloc(CoreObject *self) {
     free(self->s.mem);
@@ -22,6 +37,11 @@ static int Core_init(CoreObject *self, PyObject *args, PyObject *kwds) {
     int xlen = 64, zbb = 0;
     unsigned long long base = 0x10000, size = 4u << 20;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "|iKKp", kwlist, &xlen, &base, &size, &zbb)) return -1;
+    if (busy(self)) return -1;
+    if (self->exports > 0) {
+        PyErr_SetString(PyExc_BufferError, "cannot re-initialise a Core while memory views of it exist");
+        return -1;
+    }
     if (xlen != 32 && xlen != 64) {
         PyErr_SetString(PyExc_ValueError, "xlen must be 32 or 64");
         return -1;
@@ -50,6 +70,7 @@ static int Core_init(CoreObject *self, PyObject *args, PyObject *kwds) {
     self->s.code_lo = size;
     self->s.code_hi = 0;
     self->s.pc = base;
+    self->s.sp_min = UINT64_MAX;
     for (int i = 0; i < COST_COUNT; i++) self->s.cost[i] = 1;
     self->s.clock_hz = 1000000000ull;
     self->s.timebase_hz = 1000000000ull;
@@ -61,8 +82,12 @@ static int range_ok(rv_state *s, unsigned long long addr, unsigned long long n) 
 }
 
 static PyObject *range_error(rv_state *s, unsigned long long addr, unsigned long long n) {
-    return PyErr_Format(PyExc_IndexError, "[0x%llx, 0x%llx) is outside RAM [0x%llx, 0x%llx)", addr, addr + n,
-                        (unsigned long long)s->base, (unsigned long long)(s->base + s->size));
+    /* PyErr_Format has no %llx before Python 3.12: format with snprintf */
+    char msg[160];
+    snprintf(msg, sizeof msg, "[0x%llx, 0x%llx) is outside RAM [0x%llx, 0x%llx)", addr, addr + n,
+             (unsigned long long)s->base, (unsigned long long)(s->base + s->size));
+    PyErr_SetString(PyExc_IndexError, msg);
+    return NULL;
 }
 
 static PyObject *Core_read_mem(CoreObject *self, PyObject *args) {
@@ -83,6 +108,10 @@ static PyObject *Core_write_mem(CoreObject *self, PyObject *args) {
     unsigned long long addr;
     Py_buffer buf;
     if (!PyArg_ParseTuple(args, "Ky*", &addr, &buf)) return NULL;
+    if (busy(self)) {
+        PyBuffer_Release(&buf);
+        return NULL;
+    }
     unsigned long long n = (unsigned long long)buf.len;
     if (!range_ok(&self->s, addr, n)) {
         PyBuffer_Release(&buf);
@@ -101,8 +130,28 @@ static PyObject *Core_write_mem(CoreObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* Read-only buffer protocol: a memoryview made from it holds a reference to the Core, so RAM
+ * outlives every view (PyMemoryView_FromMemory would not keep it alive). */
+static int Core_getbuffer(CoreObject *self, Py_buffer *view, int flags) {
+    if (!self->s.mem) {
+        PyErr_SetString(PyExc_BufferError, "Core has no RAM (not initialised)");
+        view->obj = NULL;
+        return -1;
+    }
+    if (PyBuffer_FillInfo(view, (PyObject *)self, self->s.mem, (Py_ssize_t)self->s.size, 1, flags) < 0) return -1;
+    self->exports++;
+    return 0;
+}
+
+static void Core_releasebuffer(CoreObject *self, Py_buffer *Py_UNUSED(view)) { self->exports--; }
+
+static PyBufferProcs Core_as_buffer = {
+    .bf_getbuffer = (getbufferproc)Core_getbuffer,
+    .bf_releasebuffer = (releasebufferproc)Core_releasebuffer,
+};
+
 static PyObject *Core_memory(CoreObject *self, PyObject *Py_UNUSED(ignored)) {
-    return PyMemoryView_FromMemory((char *)self->s.mem, (Py_ssize_t)self->s.size, PyBUF_READ);
+    return PyMemoryView_FromObject((PyObject *)self);
 }
 
 static PyObject *Core_get_reg(CoreObject *self, PyObject *arg) {
@@ -117,6 +166,7 @@ static PyObject *Core_set_reg(CoreObject *self, PyObject *args) {
     PyObject *v;
     if (!PyArg_ParseTuple(args, "iO", &i, &v)) return NULL;
     if (i < 0 || i > 31) return PyErr_Format(PyExc_IndexError, "register index %d out of range 0..31", i);
+    if (busy(self)) return NULL;
     unsigned long long u = PyLong_AsUnsignedLongLongMask(v);
     if (u == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
     if (self->s.xlen == 32) u &= 0xffffffffull;
@@ -139,6 +189,7 @@ static PyObject *Core_set_costs(CoreObject *self, PyObject *args) {
     PyObject *seq;
     unsigned long long clock_hz, timebase_hz;
     if (!PyArg_ParseTuple(args, "OKK", &seq, &clock_hz, &timebase_hz)) return NULL;
+    if (busy(self)) return NULL;
     PyObject *fast = PySequence_Fast(seq, "costs must be a sequence");
     if (!fast) return NULL;
     if (PySequence_Fast_GET_SIZE(fast) != COST_COUNT) {
@@ -163,15 +214,39 @@ static PyObject *Core_set_costs(CoreObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* Runs in slices of SIGNAL_CHECK_INTERVAL instructions with the GIL released; between slices a
+ * pending signal (Ctrl-C) raises its exception, leaving the core resumable at the current pc. */
 static PyObject *Core_run(CoreObject *self, PyObject *arg) {
     unsigned long long limit = PyLong_AsUnsignedLongLong(arg);
     if (limit == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    if (busy(self)) return NULL;
+    rv_state *s = &self->s;
     int halt;
-    self->s.fault_kind = FAULT_NONE;
-    Py_BEGIN_ALLOW_THREADS
-    halt = self->s.xlen == 32 ? rv_run32(&self->s, limit) : rv_run64(&self->s, limit);
-    Py_END_ALLOW_THREADS
+    s->fault_kind = FAULT_NONE;
+    self->running = 1;
+    for (;;) {
+        uint64_t stop = limit;
+        if (s->instret < limit && limit - s->instret > SIGNAL_CHECK_INTERVAL) stop = s->instret + SIGNAL_CHECK_INTERVAL;
+        Py_BEGIN_ALLOW_THREADS
+        halt = s->xlen == 32 ? rv_run32(s, stop) : rv_run64(s, stop);
+        Py_END_ALLOW_THREADS
+        if (halt != HALT_LIMIT || stop == limit) break;
+        if (PyErr_CheckSignals() < 0) {
+            self->running = 0;
+            return NULL;
+        }
+    }
+    self->running = 0;
     return PyLong_FromLong(halt);
+}
+
+static PyObject *Core_set_stack_guard(CoreObject *self, PyObject *arg) {
+    unsigned long long lo = PyLong_AsUnsignedLongLong(arg);
+    if (lo == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    if (busy(self)) return NULL;
+    self->s.stack_lo = lo;
+    self->s.sp_min = UINT64_MAX;
+    Py_RETURN_NONE;
 }
 
 static PyObject *Core_fault(CoreObject *self, PyObject *Py_UNUSED(ignored)) {
@@ -189,6 +264,7 @@ static PyObject *Core_stats(CoreObject *self, PyObject *Py_UNUSED(ignored)) {
 }
 
 static PyObject *Core_reset_counters(CoreObject *self, PyObject *Py_UNUSED(ignored)) {
+    if (busy(self)) return NULL;
     self->s.cycles = 0;
     self->s.instret = 0;
     memset(self->s.cls_count, 0, sizeof self->s.cls_count);
@@ -199,6 +275,7 @@ static PyObject *Core_reset_counters(CoreObject *self, PyObject *Py_UNUSED(ignor
 }
 
 static PyObject *Core_flush_decode_cache(CoreObject *self, PyObject *Py_UNUSED(ignored)) {
+    if (busy(self)) return NULL;
     memset(self->s.dc, 0, (self->s.size / 2) * sizeof(rv_dinsn));
     self->s.code_lo = self->s.size;
     self->s.code_hi = 0;
@@ -216,6 +293,7 @@ static int Core_set_u64(CoreObject *self, PyObject *v, void *closure) {
     }
     unsigned long long u = PyLong_AsUnsignedLongLongMask(v);
     if (u == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+    if (busy(self)) return -1;
     size_t off = (size_t)closure;
     if (off == offsetof(rv_state, pc) && self->s.xlen == 32) u &= 0xffffffffull;
     *(uint64_t *)((char *)&self->s + off) = u;
@@ -226,6 +304,8 @@ static int Core_set_u64(CoreObject *self, PyObject *v, void *closure) {
 static PyObject *Core_get_int(CoreObject *self, void *closure) {
     return PyLong_FromLong(*(int *)((char *)&self->s + (size_t)closure));
 }
+
+static PyObject *Core_get_running(CoreObject *self, void *Py_UNUSED(closure)) { return PyBool_FromLong(self->running); }
 
 static PyMethodDef Core_methods[] = {
     {"read_mem", (PyCFunction)Core_read_mem, METH_VARARGS, "read_mem(addr, n) -> bytes"},
@@ -240,6 +320,8 @@ static PyMethodDef Core_methods[] = {
     {"stats", (PyCFunction)Core_stats, METH_NOARGS, "per-class retired counts (CLASS_NAMES order), taken branches, load-use stalls"},
     {"reset_counters", (PyCFunction)Core_reset_counters, METH_NOARGS, "zero cycles, instret and statistics"},
     {"flush_decode_cache", (PyCFunction)Core_flush_decode_cache, METH_NOARGS, "drop all decoded instructions"},
+    {"set_stack_guard", (PyCFunction)Core_set_stack_guard, METH_O,
+     "set_stack_guard(lo): memory access with sp < lo faults (0: no guard); resets sp_min"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -247,6 +329,12 @@ static PyGetSetDef Core_getset[] = {
     {"pc", (getter)Core_get_u64, (setter)Core_set_u64, "program counter", (void *)offsetof(rv_state, pc)},
     {"cycles", (getter)Core_get_u64, (setter)Core_set_u64, "modelled cycles", (void *)offsetof(rv_state, cycles)},
     {"instret", (getter)Core_get_u64, (setter)Core_set_u64, "retired instructions", (void *)offsetof(rv_state, instret)},
+    {"sp_min", (getter)Core_get_u64, (setter)Core_set_u64, "lowest sp seen at a memory access (all ones: none)",
+     (void *)offsetof(rv_state, sp_min)},
+    {"stack_lo", (getter)Core_get_u64, NULL, "stack guard (set_stack_guard)", (void *)offsetof(rv_state, stack_lo)},
+    {"halt_pc", (getter)Core_get_u64, NULL, "address of the ecall/ebreak that ended the last run",
+     (void *)offsetof(rv_state, halt_pc)},
+    {"running", (getter)Core_get_running, NULL, "run() in progress", NULL},
     {"mem_base", (getter)Core_get_u64, NULL, "RAM base", (void *)offsetof(rv_state, base)},
     {"mem_size", (getter)Core_get_u64, NULL, "RAM size", (void *)offsetof(rv_state, size)},
     {"xlen", (getter)Core_get_int, NULL, "32 or 64", (void *)offsetof(rv_state, xlen)},
@@ -265,6 +353,7 @@ static PyTypeObject CoreType = {
     .tp_dealloc = (destructor)Core_dealloc,
     .tp_methods = Core_methods,
     .tp_getset = Core_getset,
+    .tp_as_buffer = &Core_as_buffer,
 };
 
 static struct PyModuleDef rvcore_module = {
@@ -297,7 +386,7 @@ PyMODINIT_FUNC PyInit__rvcore(void) {
         [FAULT_LOAD_OUT_OF_RANGE] = "load_out_of_range", [FAULT_LOAD_MISALIGNED] = "load_misaligned",
         [FAULT_STORE_OUT_OF_RANGE] = "store_out_of_range", [FAULT_STORE_MISALIGNED] = "store_misaligned",
         [FAULT_AMO_OUT_OF_RANGE] = "amo_out_of_range", [FAULT_AMO_MISALIGNED] = "amo_misaligned",
-        [FAULT_JUMP_OUT_OF_RANGE] = "jump_out_of_range"};
+        [FAULT_JUMP_OUT_OF_RANGE] = "jump_out_of_range", [FAULT_STACK_OVERFLOW] = "stack_overflow"};
     static const char *const halt_names[] = {"none", "ecall", "ebreak", "fault", "limit"};
     if (PyType_Ready(&CoreType) < 0) return NULL;
     PyObject *m = PyModule_Create(&rvcore_module);
