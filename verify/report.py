@@ -27,6 +27,10 @@ def summary(r: VerifyResult) -> str:
         f"size: code {r.size['code']} B, constants {r.size['rodata']} B, data {r.size['data']} B;"
         f" per-flow context {r.context_bytes} of 48 B",
     ]
+    stack = d.get("stack")  # {"high_water_bytes", "size_bytes"} from HarnessRunner, when check.py provides it
+    if stack and stack.get("high_water_bytes") is not None and stack.get("size_bytes"):
+        hw, size = stack["high_water_bytes"], stack["size_bytes"]
+        lines.append(f"stack: {hw} of {size} B used ({100 * hw / size:.0f}%)")
     if not r.source_matches_manifest:
         lines.append("note: firmware C differs from the manifest's copy (hand-edited?)")
     for ex in d["mismatch_examples"]:

@@ -3,6 +3,7 @@ ebreak; the runner's stack high-water mark; mismatch lines that name the differi
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 from pathlib import Path
@@ -109,6 +110,21 @@ def test_runner_measures_stack_high_water(firmware, tmp_path, target, xlen):
     assert 32 <= runner.stack_high_water_bytes < 4096
 
 
+def result(**fields: object) -> VerifyResult:
+    """A VerifyResult for summary tests; fields this file does not know (added later) are None."""
+    stats = {"min": 1, "mean": 1.0, "max": 1, "p99": 1}
+    base = dict(
+        firmware="fw.c", target="rv64imac", profile="dpa", clock_hz=1_800_000_000, vectors=10, mismatches=0,
+        mismatch_examples=[], disable_mask_ok=True, cycles=stats, rtt_cycles=stats, instructions=stats,
+        worst_case={"cycles": 1}, budget=Budget(cycles=3600, ns=2000.0, full_load=False, hw_threads=1),
+        size={"code": 1, "rodata": 1, "data": 0}, context_bytes=28, source_matches_manifest=True,
+    )  # fmt: skip
+    base |= fields
+    required = [f.name for f in dataclasses.fields(VerifyResult) if f.default is dataclasses.MISSING
+                and f.default_factory is dataclasses.MISSING]  # fmt: skip
+    return VerifyResult(**({n: None for n in required} | base))
+
+
 def test_summary_names_the_differing_context_word():
     ctx = list(range(12))
     got_ctx = ctx.copy()
@@ -120,12 +136,13 @@ def test_summary_names_the_differing_context_word():
         "expected": {"rate": 1636, "rtt_req": 0, "ctx_out": ctx},
         "got": {"rate": 1636, "rtt_req": 0, "ctx_out": got_ctx},
     }
-    stats = {"min": 1, "mean": 1.0, "max": 1, "p99": 1}
-    r = VerifyResult(
-        firmware="fw.c", target="rv64imac", profile="dpa", clock_hz=1_800_000_000, vectors=10, mismatches=1,
-        mismatch_examples=[example], disable_mask_ok=True, cycles=stats, rtt_cycles=stats, instructions=stats,
-        worst_case={"cycles": 1}, budget=Budget(cycles=3600, ns=2000.0, full_load=False, hw_threads=1),
-        size={"code": 1, "rodata": 1, "data": 0}, context_bytes=28, source_matches_manifest=True,
-    )  # fmt: skip
+    r = result(mismatches=1, mismatch_examples=[example])
     line = [ln for ln in summary(r).splitlines() if ln.startswith("mismatch #7")][0]
     assert "ctx[5] expected 0x5 got 0x1f41" in line and "rate" not in line
+
+
+def test_summary_shows_stack_use_when_reported(monkeypatch):
+    r = result()
+    d = r.to_dict() | {"stack": {"high_water_bytes": 416, "size_bytes": 65536}}
+    monkeypatch.setattr(VerifyResult, "to_dict", lambda self: d)
+    assert "stack: 416 of 65536 B used (1%)" in summary(r)
