@@ -1,35 +1,90 @@
-"""Shared CLI plumbing: one-line errors with documented exit codes, atomic output directories."""
+"""Shared CLI plumbing: one-line errors with documented exit codes, atomic output directories,
+early checks that outputs can be written, and a finite-float option type."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import os
+import secrets
+import select
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 import click
 
-from rlcc.errors import ExitCode, RlccError
+from rlcc.errors import BadInputError, ExitCode, RlccError
 
 F = TypeVar("F", bound=Callable)
+
+# Standalone program name of each command (and of the `rlcc sim` alias), for error lines.
+PROGS = {"compile": "rlcc-compile", "verify": "rlcc-verify", "simulate": "rlcc-sim", "sim": "rlcc-sim", "train": "rlcc-train"}
+EXIT_SIGPIPE = 128 + signal.SIGPIPE  # what a shell reports for a process killed by SIGPIPE (141)
+EXIT_SIGTERM = 128 + signal.SIGTERM  # 143
+EXIT_SIGINT = 128 + signal.SIGINT  # 130
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised like KeyboardInterrupt so the same cleanups (staging directories) run."""
+
+
+def _raise_terminated(_signum: int, _frame: Any) -> None:
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """Turn SIGTERM into ``Terminated`` for the duration (signal handlers: main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _stdout_reader_gone() -> bool:
+    """True if stdout is a pipe or socket whose reading end is closed (``rlcc-sim ... | head -1``)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+
+
+def _exit_quietly_on_closed_stdout() -> None:
+    # Later writes (the interpreter's final flush) go nowhere instead of failing again.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    sys.exit(EXIT_SIGPIPE)
 
 
 def guarded(prog: str) -> Callable[[F], F]:
     """Turn rlcc errors into ``prog: error: message`` on stderr plus the error's exit code.
 
     Unexpected exceptions become one ``internal error`` line (exit 1) instead of a traceback;
-    set RLCC_DEBUG=1 to see the traceback.
+    set RLCC_DEBUG=1 to see the traceback. SIGTERM unwinds like Ctrl-C (staging directories are
+    removed; exit 143, Ctrl-C 130). A closed stdout (the reader of a pipe went away) ends the
+    command silently with exit 141, as a SIGPIPE would: the output was cut short, so not 0.
     """
 
     def wrap(fn: F) -> F:
         @functools.wraps(fn)
         def inner(*args, **kwargs):
             try:
-                return fn(*args, **kwargs)
+                with _sigterm_raises():
+                    return fn(*args, **kwargs)
             except RlccError as exc:
                 click.echo(f"{prog}: error: {exc}", err=True)
                 sys.exit(int(exc.exit_code))
@@ -37,8 +92,13 @@ def guarded(prog: str) -> Callable[[F], F]:
                 raise
             except KeyboardInterrupt:
                 click.echo(f"{prog}: interrupted", err=True)
-                sys.exit(130)
+                sys.exit(EXIT_SIGINT)
+            except Terminated:
+                click.echo(f"{prog}: terminated", err=True)
+                sys.exit(EXIT_SIGTERM)
             except Exception as exc:  # last line of defence: never show a traceback
+                if isinstance(exc, BrokenPipeError) and _stdout_reader_gone():
+                    _exit_quietly_on_closed_stdout()
                 if os.environ.get("RLCC_DEBUG"):
                     raise
                 msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
@@ -50,25 +110,160 @@ def guarded(prog: str) -> Callable[[F], F]:
     return wrap
 
 
+# ---- option values ------------------------------------------------------------------------------
+def prog_name(ctx: click.Context | None) -> str:
+    """``rlcc-compile`` etc. for the command being parsed, also under the ``rlcc`` group."""
+    names = []
+    while ctx is not None:
+        names.append(ctx.command.name)
+        ctx = ctx.parent
+    return next((PROGS[n] for n in reversed(names) if n in PROGS), "rlcc")
+
+
+class OptionValueError(click.ClickException):
+    """A bad option value found while parsing, shown as the one line ``prog: error: message``
+    (click's own usage errors take three lines)."""
+
+    def __init__(self, message: str, prog: str, exit_code: ExitCode = ExitCode.BAD_INPUT) -> None:
+        super().__init__(message)
+        self.prog = prog
+        self.exit_code = int(exit_code)
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"{self.prog}: error: {self.format_message()}", err=True)
+
+
+class FiniteFloat(click.ParamType):
+    """A float option that must be finite and positive (or >= 0 with ``allow_zero``).
+
+    Not a number: exit 2 (bad command line, as click's FLOAT). NaN, inf, zero or negative:
+    exit 3 (bad input), like every other out-of-range option value of rlcc. One line either way.
+    """
+
+    name = "float"
+
+    def __init__(self, allow_zero: bool = False) -> None:
+        self.allow_zero = allow_zero
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, float) and math.isfinite(value) and (value > 0 or (self.allow_zero and value == 0)):
+            return value
+        opt = param.opts[0] if param is not None and param.opts else "value"
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            raise OptionValueError(f"{opt} must be a number, got {value!r}", prog_name(ctx), ExitCode.USAGE) from None
+        if math.isfinite(x) and (x > 0 or (self.allow_zero and x == 0)):
+            return x
+        need = "a finite number >= 0" if self.allow_zero else "a finite number > 0"
+        raise OptionValueError(f"{opt} must be {need}, got {value}", prog_name(ctx))
+
+
+POSITIVE_FLOAT = FiniteFloat()
+NON_NEGATIVE_FLOAT = FiniteFloat(allow_zero=True)
+
+
+# ---- output paths -------------------------------------------------------------------------------
+def _existing_ancestor(path: Path) -> Path:
+    path = Path(os.path.abspath(path))
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _probe_dir(directory: Path, label: str) -> None:
+    """Create and remove a file in ``directory``: the only reliable writability test (ACLs,
+    read-only mounts, root)."""
+    if not directory.is_dir():
+        raise BadInputError(f"cannot write {label}: {directory} is not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".rlcc-probe.", dir=directory)
+    except OSError as exc:
+        raise BadInputError(f"cannot write {label}: {directory}: {exc.strerror}") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def check_writable_file(path: str | os.PathLike, option: str = "", create_parents: bool = False) -> None:
+    """Fail with exit 3 now, before the work, if the file ``path`` could not be written later.
+
+    ``create_parents``: the writer creates missing parent directories (else they must exist).
+    An existing file is opened for appending, which leaves it unchanged.
+    """
+    path = Path(path)
+    label = f"{option} {path}" if option else str(path)
+    if path.is_dir():
+        raise BadInputError(f"cannot write {label}: is a directory")
+    if path.exists():
+        try:
+            with open(path, "ab"):
+                pass
+        except OSError as exc:
+            raise BadInputError(f"cannot write {label}: {exc.strerror}") from None
+        return
+    parent = path.parent if path.parent != Path("") else Path(".")
+    if not create_parents and not parent.exists():
+        raise BadInputError(f"cannot write {label}: no such directory {parent}")
+    _probe_dir(_existing_ancestor(parent), label)
+
+
+def check_output_dir(out: str | os.PathLike, overwrite: bool, option: str = "") -> None:
+    """Fail now, before the work, if the output directory ``out`` could not be written later:
+    exit 3 if it is a file or its parent cannot be created or written; exit 2 if it exists and
+    ``overwrite`` (--force) was not given."""
+    out = Path(out)
+    label = f"{option} {out}" if option else str(out)
+    if out.exists() and not out.is_dir():
+        raise BadInputError(f"cannot write {label}: exists and is not a directory")
+    if out.exists() and not overwrite:
+        raise RlccError(f"{out} already exists (use --force to replace it)", ExitCode.USAGE)
+    _probe_dir(_existing_ancestor(out.parent), label)
+
+
+def _hidden_dir(out: Path) -> Path:
+    """A new empty ``.OUT.xxxxxxxx`` next to ``out``, with the mode a plain mkdir gives (umask;
+    ``tempfile.mkdtemp`` would make it 0700)."""
+    while True:
+        path = out.parent / f".{out.name}.{secrets.token_hex(4)}"
+        try:
+            path.mkdir(mode=0o777)
+            return path
+        except FileExistsError:
+            continue
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM for a few renames, so ``out`` is either the old or the new directory."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 @contextlib.contextmanager
 def atomic_output_dir(out: Path, overwrite: bool = True) -> Iterator[Path]:
     """Yield a staging directory that becomes ``out`` only if the block succeeds.
 
-    On any error the staging directory is removed, so a failed run never leaves a
-    half-written ``out`` behind (an existing ``out`` is left untouched).
+    On any error, Ctrl-C or SIGTERM (under ``guarded``) the staging directory is removed, so a
+    failed run never leaves a half-written ``out`` behind (an existing ``out`` is left untouched).
     """
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise RlccError(f"{out} exists and is not a directory", ExitCode.BAD_INPUT)
-    if out.exists() and not overwrite:
-        raise RlccError(f"{out} already exists (use --force to replace it)", ExitCode.BAD_INPUT)
+    check_output_dir(out, overwrite)
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    staging = _hidden_dir(out)
     try:
         yield staging
+        with _signals_deferred():
+            if out.exists():
+                old = _hidden_dir(out)
+                os.replace(out, old)
+                os.replace(staging, out)
+                shutil.rmtree(old)
+            else:
+                os.replace(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    if out.exists():
-        shutil.rmtree(out)
-    os.replace(staging, out)

@@ -16,11 +16,11 @@ from pathlib import Path
 import click
 
 from rlcc import formats as fmt
-from rlcc.cli.common import atomic_output_dir, guarded
+from rlcc.cli.common import POSITIVE_FLOAT, atomic_output_dir, check_output_dir, guarded
 from rlcc.codegen import generate
 from rlcc.distill import report as report_mod
 from rlcc.distill.pipeline import CompileOptions, compile_policy
-from rlcc.errors import BadInputError, ExitCode
+from rlcc.errors import BadInputError, BuildError, EmulationError, ExitCode
 from rlcc.fxp.model import check_fits_context
 from rlcc.policy import OnnxPolicy
 from rlcc.spec import ObservationSpec
@@ -30,9 +30,9 @@ from rlcc.verify.report import summary, write_json
 
 
 @click.command("compile")
-@click.argument("model", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("-o", "--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Output directory (written atomically).")
-@click.option("--spec", "spec_file", type=click.Path(dir_okay=False, path_type=Path), help="Observation spec JSON (overrides the one in the ONNX metadata).")
+@click.argument("model", type=click.Path(path_type=Path))
+@click.option("-o", "--out", "out", type=click.Path(path_type=Path), required=True, help="Output directory (written atomically).")
+@click.option("--spec", "spec_file", type=click.Path(path_type=Path), help="Observation spec JSON (overrides the one in the ONNX metadata).")
 @click.option("--trees", type=int, default=10, show_default=True, help="Maximum number of trees.")
 @click.option("--depth", type=int, default=4, show_default=True, help="Depth of each oblivious tree.")
 @click.option("--budget-ops", type=int, default=150, show_default=True, help="Operations budget (comparisons + additions); caps the tree count.")
@@ -50,7 +50,7 @@ from rlcc.verify.report import summary, write_json
                    f"(lost probe) [default: {fmt.PROBE_TIMEOUT_NS_DEFAULT / 1000:g}]. Stored in the model; host-settable on the device.")
 @click.option("--verify/--no-verify", "run_verify", default=True, show_default=True, help="Verify the C in the RISC-V emulator (as rlcc-verify does).")
 @click.option("--target", type=click.Choice(["rv64imac", "rv32imc"]), default="rv64imac", show_default=True, help="Verification target.")
-@click.option("--budget-ns", type=float, default=None, help="Verification decision budget in ns [default: 2000].")
+@click.option("--budget-ns", type=POSITIVE_FLOAT, default=None, help="Verification decision budget in ns [default: 2000].")
 @click.option("--budget-cycles", type=int, default=None,
               help="Cycle budget per event on the target: keep the largest tree prefix whose firmware fits it (measured in the emulator), and verify against it.")
 @guarded("rlcc-compile")
@@ -63,10 +63,12 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
     Samples the policy in closed loop in rlcc's simulator, distills it to CatBoost trees under
     the device budget, quantizes to an exact fixed-point model, generates C for the PCC SDK
     stub and verifies it bit for bit in the RISC-V emulator. OUT holds the C, its manifest,
-    the fixed-point model, report.md/report.json and verify.json. A verification failure
-    still writes OUT (for debugging) and exits 4 (mismatch) or 5 (budget).
+    the fixed-point model, report.md/report.json and verify.json. Errors before the C exists
+    write nothing; once it exists, a failed verification still writes OUT (to inspect the
+    firmware) and exits 4 (mismatch), 5 (budget), 6 (build) or 7 (emulator fault).
     """
     start = time.perf_counter()
+    check_output_dir(out, force, "-o")  # seconds now, not after minutes of compiling
     spec = ObservationSpec.from_file(str(spec_file)) if spec_file else None
     policy = OnnxPolicy(model, spec)
     check_fits_context(policy.spec)  # before minutes of sampling, not after
@@ -79,8 +81,6 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
     common = dict(trees=trees, depth=depth, budget_ops=budget_ops, dagger_rounds=dagger_rounds, seed=seed, **overrides)
     options = CompileOptions.quick(**common) if quick else CompileOptions(**common)
     options.validate()
-    if out.exists() and not force:
-        raise click.UsageError(f"{out} already exists (use --force to replace it)")
 
     def log(msg: str) -> None:
         click.echo(f"rlcc-compile: [{time.perf_counter() - start:5.1f}s] {msg}")
@@ -91,7 +91,8 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
             raise BadInputError("--budget-cycles must be positive")
         fits = cycle_budget(policy.spec, budget_cycles, target)
     result = compile_policy(policy, options, log, fits)
-    with atomic_output_dir(out) as stage:
+    failure: BuildError | EmulationError | None = None
+    with atomic_output_dir(out, overwrite=force) as stage:
         (stage / "spec.json").write_text(policy.spec.to_json())
         (stage / "model.rlcc.json").write_text(result.model.to_json())
         (stage / "catboost.json").write_text(result.fit.catboost_json or "{}\n")
@@ -102,15 +103,21 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
         verdict = None
         if run_verify:
             log(f"verifying {name}.c on {target} in the emulator")
-            verdict = verify_firmware(paths["c"], target=target, budget_ns=budget_ns, budget_cycles=budget_cycles, seed=seed)
-            verdict.firmware = f"{name}.c"
-            write_json(verdict, stage / "verify.json")
+            try:
+                verdict = verify_firmware(paths["c"], target=target, budget_ns=budget_ns, budget_cycles=budget_cycles, seed=seed)
+            except (BuildError, EmulationError) as exc:
+                failure = exc  # reported after OUT is in place, like a mismatch
+            else:
+                verdict.firmware = f"{name}.c"
+                write_json(verdict, stage / "verify.json")
     f, s = result.report["fidelity"], result.report["sizes"]
     click.echo(
         f"rlcc-compile: wrote {out}: {s['trees']} trees, {s['operations']} ops, state {s['state_bytes']} B; "
         f"RMSE vs teacher {f['float_vs_teacher_rmse']:.4f}, quantization path changes "
         f"{f['path_changed_fraction']:.4f} ({time.perf_counter() - start:.1f}s)"
     )
+    if failure is not None:
+        raise failure
     if verdict is not None:
         click.echo(summary(verdict))
         if not verdict.bit_exact:

@@ -22,7 +22,16 @@ Exit codes:
   7  firmware faulted in the emulator"""
 
 
-@click.group(epilog=EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"]})
+class _AliasGroup(click.Group):
+    """A group that also accepts short aliases of its commands (not listed in --help)."""
+
+    aliases = {"sim": "simulate"}
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return super().get_command(ctx, self.aliases.get(cmd_name, cmd_name))
+
+
+@click.group(cls=_AliasGroup, epilog=EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="rlcc")
 def rlcc() -> None:
     """Compile an RL congestion-control policy into verified NIC firmware.

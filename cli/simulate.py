@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import click
 
-from rlcc.cli.common import guarded
+from rlcc.cli.common import NON_NEGATIVE_FLOAT, POSITIVE_FLOAT, check_writable_file, guarded
 from rlcc.errors import BadInputError
 
 PROG = "rlcc-sim"
@@ -25,18 +25,18 @@ def _common(fn: Callable) -> Callable:
     """Options shared by every scenario subcommand."""
     options = [
         click.option("--controller", "controller", default="swift", show_default=True, help="swift, dcqcn or policy"),
-        click.option("--policy", "policy", type=click.Path(dir_okay=False), help="ONNX policy (controller 'policy')"),
-        click.option("--spec", "spec_file", type=click.Path(dir_okay=False), help="observation spec JSON if not in the ONNX file"),
-        click.option("--duration-ms", type=float, default=None, help="simulated time [default 10]"),
+        click.option("--policy", "policy", type=click.Path(), help="ONNX policy (controller 'policy')"),
+        click.option("--spec", "spec_file", type=click.Path(), help="observation spec JSON if not in the ONNX file"),
+        click.option("--duration-ms", type=POSITIVE_FLOAT, default=None, help="simulated time [default 10]"),
         click.option("--seed", type=int, default=None, help="random seed [default 0]"),
-        click.option("--decision-latency-us", type=float, default=None, help="decision latency [default 1]"),
-        click.option("--initial-rate", type=float, default=None, help="start rate of new flows (default: controller's)"),
-        click.option("--line-rate-gbps", type=float, default=None),
-        click.option("--base-rtt-us", type=float, default=None),
+        click.option("--decision-latency-us", type=NON_NEGATIVE_FLOAT, default=None, help="decision latency [default 1]"),
+        click.option("--initial-rate", type=POSITIVE_FLOAT, default=None, help="start rate of new flows (default: controller's)"),
+        click.option("--line-rate-gbps", type=POSITIVE_FLOAT, default=None),
+        click.option("--base-rtt-us", type=POSITIVE_FLOAT, default=None),
         click.option("--buffer-bytes", type=int, default=None),
-        click.option("--dt-ns", type=float, default=None, help="time step [default 1000]"),
-        click.option("--plot", type=click.Path(dir_okay=False), help="save rates/queue over time to a PNG"),
-        click.option("--trace", "trace_file", type=click.Path(dir_okay=False), help="record decisions to an .npz"),
+        click.option("--dt-ns", type=POSITIVE_FLOAT, default=None, help="time step [default 1000]"),
+        click.option("--plot", type=click.Path(), help="save rates/queue over time to a PNG"),
+        click.option("--trace", "trace_file", type=click.Path(), help="record decisions to an .npz"),
         click.option("--trace-capacity", type=int, default=1_000_000, show_default=True),
         click.option("--trace-stride", type=int, default=1, show_default=True),
         click.option("--json", "as_json", is_flag=True, help="print metrics as JSON"),
@@ -58,12 +58,18 @@ def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any]) -> None:
 
     data = dict(base)
     data.setdefault("kind", kind)
-    net = dict(data.get("network", {}))
-    net.update({k: opts[k] for k in NETWORK_OPTS if opts.get(k) is not None})
-    if net:
-        data["network"] = net
+    net_opts = {k: opts[k] for k in NETWORK_OPTS if opts.get(k) is not None}
+    net = data.get("network", {})
+    if net_opts and isinstance(net, Mapping):  # anything else: from_dict names what network must be
+        data["network"] = {**net, **net_opts}
     data.update({k: opts[k] for k in SCENARIO_OPTS if opts.get(k) is not None})
     scenario = Scenario.from_dict(data)
+    # Outputs are checked before minutes of simulation, not after.
+    if opts.get("trace_file"):
+        check_writable_file(_npz_path(opts["trace_file"]), "--trace")
+    if opts.get("plot"):
+        plot = opts["plot"]
+        check_writable_file(plot if Path(plot).suffix else plot + ".png", "--plot")  # matplotlib adds .png
     spec = ObservationSpec.from_file(opts["spec_file"]) if opts.get("spec_file") else None
     controller = make_controller(opts["controller"], opts.get("policy"), spec)
     trace = None
@@ -97,6 +103,11 @@ def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any]) -> None:
     width = max(len(k) for k in metrics)
     for key, value in metrics.items():
         click.echo(f"  {key:<{width}}  {value:.6g}")
+
+
+def _npz_path(path: str) -> str:
+    """The file numpy's savez writes for ``path`` (it appends .npz when missing)."""
+    return path if path.endswith(".npz") else path + ".npz"
 
 
 @click.group("simulate", help="Run a datacenter simulator scenario and print its metrics.")
@@ -136,7 +147,7 @@ def long_short(short_flows: int, short_bytes: int, bursts: int, **opts: Any) -> 
 
 
 @simulate_command.command("run")
-@click.argument("scenario_file", type=click.Path(dir_okay=False))
+@click.argument("scenario_file", type=click.Path())
 @_common
 @guarded(PROG)
 def run_file(scenario_file: str, **opts: Any) -> None:

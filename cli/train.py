@@ -7,16 +7,16 @@ from pathlib import Path
 
 import click
 
-from rlcc.cli.common import guarded
+from rlcc.cli.common import check_output_dir, check_writable_file, guarded
 
 
 @click.command("train")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Training config JSON (default: built-in defaults).")
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Output ONNX policy.")
-@click.option("--log-dir", type=click.Path(file_okay=False), help="Write train_log.csv and train_log.png here.")
+@click.option("--config", "config_path", type=click.Path(), help="Training config JSON (default: built-in defaults).")
+@click.option("--out", "out", required=True, type=click.Path(), help="Output ONNX policy.")
+@click.option("--log-dir", type=click.Path(), help="Write train_log.csv and train_log.png here.")
 @click.option("--seed", type=int, help="Override the config's seed.")
 @click.option("--iterations", type=int, help="Override the config's number of ADPG iterations.")
-@click.option("--lstm-out", type=click.Path(dir_okay=False), help="Also distil a recurrent LSTM policy (behaviour cloning) to this ONNX.")
+@click.option("--lstm-out", type=click.Path(), help="Also distil a recurrent LSTM policy (behaviour cloning) to this ONNX.")
 @click.option("--quiet", is_flag=True, help="No per-iteration progress lines.")
 @guarded("rlcc-train")
 def train_command(config_path, out, log_dir, seed, iterations, lstm_out, quiet) -> None:
@@ -32,6 +32,14 @@ def train_command(config_path, out, log_dir, seed, iterations, lstm_out, quiet) 
     cfg = TrainConfig.from_file(config_path) if config_path else TrainConfig()
     overrides = {k: v for k, v in (("seed", seed), ("iterations", iterations)) if v is not None}
     cfg = dataclasses.replace(cfg, **overrides)
+    # Every output is checked before the minute of training, not after.
+    out_path = Path(out)
+    check_writable_file(out_path, "--out", create_parents=True)
+    check_writable_file(out_path.with_name(out_path.stem + ".train.json"), create_parents=True)
+    if lstm_out:
+        check_writable_file(lstm_out, "--lstm-out", create_parents=False)
+    if log_dir:
+        check_output_dir(log_dir, overwrite=True, option="--log-dir")
 
     def progress(row: dict) -> None:
         if not quiet:
@@ -42,7 +50,6 @@ def train_command(config_path, out, log_dir, seed, iterations, lstm_out, quiet) 
             )
 
     result = train(cfg, progress)
-    out_path = Path(out)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     spec = cfg.observation_spec()
     export_mlp(result.mlp, spec, out_path, doc=f"RL-CC MLP trained by rlcc-train (ADPG), seed {cfg.seed}, {cfg.iterations} iterations")

@@ -14,6 +14,9 @@ MIN_OPSET = 9
 MAX_OPSET = 21  # the newest default-domain opset rlcc has been tested with under onnxruntime
 DEFAULT_BATCH = 65536
 PROBE_SAMPLES = 4096
+# A rate factor is the multiplicative rate change of one decision: outside this range a
+# policy's output is not a factor (wrong output, un-normalized network), whatever the clamp.
+PLAUSIBLE_FACTOR = (1e-3, 1e3)
 
 
 class OnnxPolicy:
@@ -28,6 +31,7 @@ class OnnxPolicy:
             spec = spec_from_metadata(model, self.path)
         self.spec = spec
         self.input_name, self.output_name = _check_signature(model, spec, self.path)
+        self._declared_output = _shape_text(_dims(model.graph.output[0]))
         self._session = _make_session(self.model_bytes, self.path)
         _probe(self, seed)
 
@@ -39,8 +43,18 @@ class OnnxPolicy:
         out = np.empty(len(x), dtype=np.float64)
         for start in range(0, len(x), batch):
             chunk = x[start : start + batch]
-            (y,) = self._session.run([self.output_name], {self.input_name: chunk})
-            out[start : start + len(chunk)] = np.asarray(y, dtype=np.float64).reshape(len(chunk))
+            try:
+                (y,) = self._session.run([self.output_name], {self.input_name: chunk})
+            except Exception as exc:  # onnxruntime raises its own exception hierarchy
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise BadInputError(f"{self.path}: onnxruntime cannot evaluate the model: {first}") from None
+            y = np.asarray(y, dtype=np.float64)
+            if y.shape not in ((len(chunk),), (len(chunk), 1)):
+                raise BadInputError(
+                    f"{self.path}: output '{self.output_name}' has actual shape {_shape_text(list(y.shape))} "
+                    f"on a batch of {len(chunk)}, declared {self._declared_output}"
+                )
+            out[start : start + len(chunk)] = y.reshape(len(chunk))
         return out
 
     def factor(self, x: np.ndarray, batch: int = DEFAULT_BATCH) -> np.ndarray:
@@ -78,6 +92,8 @@ def _load_onnx(path: Path):
     import onnx
     from google.protobuf.message import DecodeError
 
+    if path.is_dir():
+        raise BadInputError(f"{path}: is a directory, not an ONNX model")
     if not path.is_file():
         raise BadInputError(f"{path}: no such file")
     try:
@@ -115,6 +131,10 @@ def _dims(value_info) -> list[int | str | None]:
         else:
             dims.append(None)
     return dims
+
+
+def _shape_text(dims: list[int | str | None]) -> str:
+    return "(" + ", ".join("?" if d is None else str(d) for d in dims) + ("," if len(dims) == 1 else "") + ")"
 
 
 def _check_signature(model, spec: ObservationSpec, path: Path) -> tuple[str, str]:
@@ -187,3 +207,20 @@ def _probe(policy: OnnxPolicy, seed: int) -> None:
             )
     elif np.any(y <= 0):
         raise BadInputError(f"{policy.path}: factor output <= 0 on probe inputs (min {y.min():.4g})")
+    else:
+        lo, hi = PLAUSIBLE_FACTOR
+        if np.any((y < lo) | (y > hi)):
+            raise BadInputError(
+                f"{policy.path}: factor output outside the plausible range [{lo:g}, {hi:g}] on probe inputs "
+                f"(range {y.min():.4g}..{y.max():.4g})"
+            )
+    # Beyond the clamp on every input, the clamped teacher is a constant at the clamp: the
+    # "compiled" firmware would move every rate by that factor at every RTT, whatever happens.
+    factor, action = policy.spec.output_to_unclamped_factor(y), policy.spec.action
+    for beyond, side, bound in ((factor > action.clamp_max, "above clamp_max", action.clamp_max),
+                                (factor < action.clamp_min, "below clamp_min", action.clamp_min)):
+        if np.all(beyond):
+            raise BadInputError(
+                f"{policy.path}: rate factor {side} {bound:g} on every probe input "
+                f"(range {factor.min():.4g}..{factor.max():.4g}): check the output and the spec's action"
+            )

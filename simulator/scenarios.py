@@ -17,6 +17,17 @@ import numpy as np
 from rlcc.errors import BadInputError
 
 MAX_FLOWS = 1 << 20
+# Sane physical ranges: beyond them the fluid model overflows (NaN metrics) or is meaningless.
+LINE_RATE_GBPS = (1e-3, 1e5)  # 1 Mb/s .. 100 Tb/s (also host_rate_gbps)
+BASE_RTT_US = (0.1, 1e6)  # 100 ns .. 1 s, as the spec's reward.base_rtt_ns
+PACKET_BYTES = (64, 1 << 16)
+MAX_BYTES = 1 << 40  # buffer, ECN thresholds and short-flow sizes
+MAX_DECISION_LATENCY_US = 1e6
+MAX_BURST_INTERVAL_US = 1e9
+# Bounded work: a run costs about steps x (1 + flows / 1000) x ~10 us (2 s at a 1 us step with
+# 8192 flows: 1.6e10 flow-steps, ~1 min); the limits allow runs of about an hour.
+MAX_STEPS = 100_000_000
+MAX_FLOW_STEPS = 10**11
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,13 +58,15 @@ class Network:
         return 1.0 if self.host_rate_gbps is None else self.host_rate_gbps / self.line_rate_gbps
 
     def validate(self) -> None:
-        _positive(self.line_rate_gbps, "network.line_rate_gbps")
-        _positive(self.base_rtt_us, "network.base_rtt_us")
-        _positive(self.buffer_bytes, "network.buffer_bytes")
-        _positive(self.packet_bytes, "network.packet_bytes")
+        _in_range(self.line_rate_gbps, *LINE_RATE_GBPS, "network.line_rate_gbps")
+        _in_range(self.base_rtt_us, *BASE_RTT_US, "network.base_rtt_us")
+        _in_range(self.packet_bytes, *PACKET_BYTES, "network.packet_bytes")
+        _in_range(self.buffer_bytes, self.packet_bytes, MAX_BYTES, "network.buffer_bytes",
+                  "(it must hold at least one packet of network.packet_bytes)")
         _positive(self.dt_ns, "network.dt_ns")
         if self.host_rate_gbps is not None:
-            _positive(self.host_rate_gbps, "network.host_rate_gbps")
+            _in_range(self.host_rate_gbps, *LINE_RATE_GBPS, "network.host_rate_gbps")
+        _in_range(self.ecn_kmax_bytes, 0, MAX_BYTES, "network.ecn_kmax_bytes")
         if not 0 <= self.ecn_kmin_bytes <= self.ecn_kmax_bytes:
             raise BadInputError("invalid scenario: need 0 <= network.ecn_kmin_bytes <= network.ecn_kmax_bytes")
         if not 0 <= self.ecn_pmax <= 1:
@@ -98,8 +111,7 @@ class Scenario:
         _positive(self.duration_ms, "duration_ms")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise BadInputError(f"invalid scenario: seed must be a non-negative integer, got {self.seed!r}")
-        if not math.isfinite(self.decision_latency_us) or self.decision_latency_us < 0:
-            raise BadInputError("invalid scenario: decision_latency_us must be >= 0")
+        _in_range(self.decision_latency_us, 0, MAX_DECISION_LATENCY_US, "decision_latency_us")
         if self.initial_rate is not None and not 0 < self.initial_rate <= 1:
             raise BadInputError("invalid scenario: initial_rate must be in (0, 1] (fraction of line rate)")
         if not 0 <= self.converged_from < 1:
@@ -107,6 +119,25 @@ class Scenario:
         self.network.validate()
         if self.duration_ns < 2 * self.network.dt_ns:
             raise BadInputError("invalid scenario: duration must cover at least two time steps")
+        self._validate_traffic()
+        steps = self.duration_ns / self.network.dt_ns
+        if steps > MAX_STEPS:
+            raise BadInputError(
+                f"invalid scenario: duration_ms / network.dt_ns gives {steps:.3g} time steps, more than the limit "
+                f"{MAX_STEPS:.0e}: use a larger dt_ns or a shorter run"
+            )
+        if steps * self.n_flows > MAX_FLOW_STEPS:
+            raise BadInputError(
+                f"invalid scenario: {steps:.3g} time steps x {self.n_flows} flows = {steps * self.n_flows:.3g} "
+                f"flow-steps, more than the limit {MAX_FLOW_STEPS:.0e}: use fewer flows, a larger dt_ns or a shorter run"
+            )
+
+    def _validate_traffic(self) -> None:
+        """Checks of the traffic pattern's own fields (subclasses)."""
+
+    @property
+    def n_flows(self) -> int:
+        raise NotImplementedError
 
     def flow_table(self) -> FlowTable:
         raise NotImplementedError
@@ -163,8 +194,11 @@ class ManyToOne(Scenario):
     def n_hosts(self) -> int:
         return self.hosts if self.hosts is not None else min(self.flows, 64)
 
-    def validate(self) -> None:
-        super().validate()
+    @property
+    def n_flows(self) -> int:
+        return self.flows
+
+    def _validate_traffic(self) -> None:
         _count(self.flows, "flows")
         if self.hosts is not None:
             _count(self.hosts, "hosts")
@@ -189,8 +223,11 @@ class AllToAll(Scenario):
     hosts: int = 8
     flows_per_pair: int = 1
 
-    def validate(self) -> None:
-        super().validate()
+    @property
+    def n_flows(self) -> int:
+        return self.hosts * (self.hosts - 1) * self.flows_per_pair
+
+    def _validate_traffic(self) -> None:
         _count(self.hosts, "hosts")
         _count(self.flows_per_pair, "flows_per_pair")
         if self.hosts < 2:
@@ -227,12 +264,15 @@ class LongShort(Scenario):
     burst_interval_us: float = 500.0
     burst_start_frac: float = 0.5
 
-    def validate(self) -> None:
-        super().validate()
+    @property
+    def n_flows(self) -> int:
+        return 1 + self.short_flows * self.bursts
+
+    def _validate_traffic(self) -> None:
         _count(self.short_flows, "short_flows")
         _count(self.bursts, "bursts")
-        _positive(self.short_bytes, "short_bytes")
-        _positive(self.burst_interval_us, "burst_interval_us")
+        _in_range(self.short_bytes, 1, MAX_BYTES, "short_bytes")
+        _in_range(self.burst_interval_us, 0, MAX_BURST_INTERVAL_US, "burst_interval_us", low_open=True)
         if not 0 <= self.burst_start_frac < 1:
             raise BadInputError("invalid scenario: burst_start_frac must be in [0, 1)")
         if 1 + self.short_flows * self.bursts > MAX_FLOWS:
@@ -254,14 +294,35 @@ class LongShort(Scenario):
 SCENARIOS: dict[str, type[Scenario]] = {c.kind: c for c in (ManyToOne, AllToAll, LongShort)}
 
 
+def _finite(value: int | float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond the float range (JSON allows any size)
+        return False
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 24 else text[:20] + "..."
+
+
 def _positive(value: Any, name: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise BadInputError(f"invalid scenario: {name} must be a positive number, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value) or value <= 0:
+        raise BadInputError(f"invalid scenario: {name} must be a positive finite number, got {_shown(value)}")
+
+
+def _in_range(value: Any, lo: float, hi: float, name: str, why: str = "", low_open: bool = False) -> None:
+    """``value`` a finite number in [lo, hi] (``(lo, hi]`` with ``low_open``), else one line naming the limits."""
+    number = not isinstance(value, bool) and isinstance(value, (int, float))
+    if number and _finite(value) and (lo < value if low_open else lo <= value) and value <= hi:
+        return
+    interval = f"{'(' if low_open else '['}{lo:g}, {hi:g}]"
+    raise BadInputError(f"invalid scenario: {name} must be in {interval}{' ' + why if why else ''}, got {_shown(value)}")
 
 
 def _count(value: Any, name: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_FLOWS:
-        raise BadInputError(f"invalid scenario: {name} must be an integer in 1..{MAX_FLOWS}, got {value!r}")
+        raise BadInputError(f"invalid scenario: {name} must be an integer in 1..{MAX_FLOWS}, got {_shown(value)}")
 
 
 def _check_type(value: Any, annotation: str, name: str) -> None:
@@ -272,12 +333,15 @@ def _check_type(value: Any, annotation: str, name: str) -> None:
     else:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     if not ok:
-        raise BadInputError(f"invalid scenario: {name} has invalid value {value!r}")
+        raise BadInputError(f"invalid scenario: {name} has invalid value {_shown(value)}")
 
 
 def _network_from_dict(data: Any) -> Network:
     if not isinstance(data, Mapping):
-        raise BadInputError("invalid scenario: network must be an object")
+        raise BadInputError(
+            f"invalid scenario: network must be an object with keys among "
+            f"{', '.join(f.name for f in dataclasses.fields(Network))}, got {data!r}"
+        )
     fields = {f.name: f for f in dataclasses.fields(Network)}
     unknown = sorted(set(data) - set(fields))
     if unknown:

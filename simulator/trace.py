@@ -33,6 +33,7 @@ FIELDS: dict[str, np.dtype] = {
     "new_rate": np.dtype(np.float64),
 }
 MODES = ("stop", "reservoir", "chunks")
+MAX_CAPACITY = 100_000_000  # records held in memory: ~50 bytes plus the observation each
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,6 +48,8 @@ class TraceConfig:
     def validate(self) -> None:
         if self.capacity < 1 or self.stride < 1:
             raise BadInputError("invalid trace config: capacity and stride must be >= 1")
+        if self.capacity > MAX_CAPACITY:
+            raise BadInputError(f"invalid trace config: capacity must be at most {MAX_CAPACITY:.0e} records")
         if self.mode not in MODES:
             raise BadInputError(f"invalid trace config: mode must be one of {', '.join(MODES)}")
         if self.mode == "chunks" and not self.chunk_dir:
