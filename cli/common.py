@@ -207,16 +207,20 @@ def check_writable_file(path: str | os.PathLike, option: str = "", create_parent
     _probe_dir(_existing_ancestor(parent), label)
 
 
-def check_output_dir(out: str | os.PathLike, overwrite: bool, option: str = "") -> None:
+def check_output_dir(out: str | os.PathLike, overwrite: bool, option: str = "", marker: str | None = None) -> None:
     """Fail now, before the work, if the output directory ``out`` could not be written later:
     exit 3 if it is a file or its parent cannot be created or written; exit 2 if it exists and
-    ``overwrite`` (--force) was not given."""
+    ``overwrite`` (--force) was not given. ``marker``: a file every output of this command
+    holds; a non-empty ``out`` without it is not replaced even with --force (exit 3), so a
+    mistyped ``-o ~`` cannot delete a home directory."""
     out = Path(out)
     label = f"{option} {out}" if option else str(out)
     if out.exists() and not out.is_dir():
         raise BadInputError(f"cannot write {label}: exists and is not a directory")
     if out.exists() and not overwrite:
         raise RlccError(f"{out} already exists (use --force to replace it)", ExitCode.USAGE)
+    if out.is_dir() and marker and any(out.iterdir()) and not (out / marker).is_file():
+        raise BadInputError(f"refusing to replace {out}: not an rlcc output directory (it has no {marker})")
     _probe_dir(_existing_ancestor(out.parent), label)
 
 
@@ -244,14 +248,14 @@ def _signals_deferred() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def atomic_output_dir(out: Path, overwrite: bool = True) -> Iterator[Path]:
+def atomic_output_dir(out: Path, overwrite: bool = True, marker: str | None = None) -> Iterator[Path]:
     """Yield a staging directory that becomes ``out`` only if the block succeeds.
 
     On any error, Ctrl-C or SIGTERM (under ``guarded``) the staging directory is removed, so a
     failed run never leaves a half-written ``out`` behind (an existing ``out`` is left untouched).
     """
-    out = Path(out)
-    check_output_dir(out, overwrite)
+    out = Path(os.path.abspath(out))  # "-o ." names the directory, not an empty basename
+    check_output_dir(out, overwrite, marker=marker)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = _hidden_dir(out)
     try:

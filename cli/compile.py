@@ -29,6 +29,9 @@ from rlcc.verify.check import verify_firmware
 from rlcc.verify.report import summary, write_json
 
 
+OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force replaces only such directories
+
+
 @click.command("compile")
 @click.argument("model", type=click.Path(path_type=Path))
 @click.option("-o", "--out", "out", type=click.Path(path_type=Path), required=True, help="Output directory (written atomically).")
@@ -68,7 +71,7 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
     firmware) and exits 4 (mismatch), 5 (budget), 6 (build) or 7 (emulator fault).
     """
     start = time.perf_counter()
-    check_output_dir(out, force, "-o")  # seconds now, not after minutes of compiling
+    check_output_dir(out, force, "-o", marker=OUT_MARKER)  # seconds now, not after minutes of compiling
     spec = ObservationSpec.from_file(str(spec_file)) if spec_file else None
     policy = OnnxPolicy(model, spec)
     check_fits_context(policy.spec)  # before minutes of sampling, not after
@@ -92,9 +95,9 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
         fits = cycle_budget(policy.spec, budget_cycles, target)
     result = compile_policy(policy, options, log, fits)
     failure: BuildError | EmulationError | None = None
-    with atomic_output_dir(out, overwrite=force) as stage:
+    with atomic_output_dir(out, overwrite=force, marker=OUT_MARKER) as stage:
         (stage / "spec.json").write_text(policy.spec.to_json())
-        (stage / "model.rlcc.json").write_text(result.model.to_json())
+        (stage / OUT_MARKER).write_text(result.model.to_json())
         (stage / "catboost.json").write_text(result.fit.catboost_json or "{}\n")
         (stage / "report.json").write_text(report_mod.to_json(result.report))
         (stage / "report.md").write_text(report_mod.to_markdown(result.report))

@@ -271,3 +271,23 @@ def test_train_outputs_are_checked_before_training(tmp_path, monkeypatch):
         assert result.exit_code == int(ExitCode.BAD_INPUT), result.output
         assert result.output.startswith("rlcc-train: error: ") and result.output.count("\n") == 1, result.output
         assert message in result.output
+
+
+def test_force_does_not_replace_a_directory_that_is_not_an_rlcc_output(tmp_path, example_policy, no_compile, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "notes.txt").write_text("precious")
+    assert_one_line(invoke(compile_command, example_policy, "-o", home, "--force"), ExitCode.BAD_INPUT,
+                    "refusing to replace", "no model.rlcc.json")
+    monkeypatch.chdir(home)
+    assert_one_line(invoke(compile_command, example_policy, "-o", ".", "--force"), ExitCode.BAD_INPUT, "refusing to replace")
+    assert (home / "notes.txt").read_text() == "precious"
+
+
+def test_force_replaces_a_previous_output(tmp_path, example_policy, monkeypatch, constant_result):
+    monkeypatch.setattr(compile_cli, "compile_policy", lambda *a, **k: constant_result)
+    out = tmp_path / "OUT"
+    for _ in range(2):
+        result = invoke(compile_command, example_policy, "-o", out, "--force", "--no-verify")
+        assert result.exit_code == 0, result.output
+    assert [p.name for p in tmp_path.iterdir()] == ["OUT"] and (out / "firmware.c").is_file()
