@@ -1,0 +1,452 @@
+"""``rlcc-verify --prove``: equivalence of the compiled event handler with the golden model for all inputs.
+
+The proof is decomposed where the solver cannot go (wide products inside the square root):
+
+1. **handler** — the ``user_algo`` machine code of the harness ELF, symbolically executed
+   (``rlcc.verify.symexec``) from the RAM image after ``user_init``, with every context word,
+   every event word and the attribute word symbolic, against ``rlcc.fxp.golden.event_core`` on
+   z3 bit-vectors. The firmware's out-of-line ``sqrt_rate`` and the golden model's square root
+   are the same uninterpreted function, so this part holds whatever that function is. Also
+   proven: no fault (every table load aligned and inside its table), no store outside the
+   context, results and stack, callee-saved registers and sp restored.
+2. **sqrt_rate contract** — the function alone, symbolically: returns, restores sp and the
+   callee-saved registers, stores only into its own stack frame, and its result depends on
+   its argument only.
+3. **sqrt_rate values** — run in the emulator for every rate 0 .. 2^20 (every rate the firmware
+   can store: proven in part 4) and compared with exact integer square roots; rates above 2^20,
+   which only a corrupted context holds, are sampled.
+4. **reachable rates** — from a zeroed or valid context (rate <= 2^20) every event leaves a rate
+   in [rate_min, 2^20], so parts 1 + 3 cover every context the firmware itself produces.
+
+A satisfying assignment of part 1 is replayed in the emulator and the numpy golden model;
+if the two agree there the model relied on an impossible square root, the true value is added
+as a lemma and the solver runs again (counterexample-guided refinement).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import z3
+from elftools.elf.elffile import ELFFile
+
+from rlcc import formats as fmt
+from rlcc.emulator import Machine
+from rlcc.emulator.cycle_model import load_profile
+from rlcc.firmware_sdk_stub import harness_layout as hl
+from rlcc.fxp import golden
+from rlcc.fxp.model import FxModel
+from rlcc.fxp.vectors import Vectors, expected
+from rlcc.verify.symbolic_golden import symbolic_event
+from rlcc.verify.symexec import Executor, Region, State, SymexecUnsupported
+
+RET_SENTINEL = 0x4  # return address outside RAM: reaching it ends the symbolic run
+SQRT_SYMBOL = "sqrt_rate"
+HANDLER_SYMBOL = "user_algo"
+EXHAUSTIVE_RATES = 1 << fmt.RATE_FRAC_BITS  # rates 0 .. 2^20 inclusive
+SAMPLED_RATES = 1 << 20
+MAX_REFINEMENTS = 16
+_CALLEE_SAVED = (2, 3, 4, 8, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27)  # sp gp tp s0..s11
+_STACK_BYTES = 64 * 1024
+
+
+@dataclasses.dataclass
+class ProofPart:
+    name: str
+    status: str  # proven | exhaustive | sampled | counterexample | timeout | unsupported | failed
+    seconds: float
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"part": self.name, "status": self.status, "seconds": round(self.seconds, 3), "detail": self.detail}
+
+
+@dataclasses.dataclass
+class ProofResult:
+    status: str  # proven | counterexample | timeout | unsupported | failed
+    parts: list[ProofPart]
+    seconds: float
+    counterexample: Vectors | None = None
+
+    @property
+    def assurance(self) -> str:
+        """The one-line statement of what was established."""
+        if self.status == "proven":
+            sampled = next((p for p in self.parts if p.name == "sqrt_rate values"), None)
+            tail = f"; {sampled.detail}" if sampled else ""
+            return f"proven equivalent for all inputs{tail}"
+        if self.status == "counterexample":
+            return "NOT equivalent: the solver found an input where firmware and golden model differ"
+        bad = [p for p in self.parts if p.status not in ("proven", "exhaustive", "sampled")]
+        return f"not proven ({', '.join(f'{p.name}: {p.status}' for p in bad)})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "assurance": self.assurance,
+            "seconds": round(self.seconds, 3),
+            "parts": [p.to_dict() for p in self.parts],
+            "counterexample": None if self.counterexample is None else self.counterexample.to_dict(),
+        }
+
+
+@dataclasses.dataclass
+class _Image:
+    elf: Path
+    machine: Machine
+    image: bytes
+    symbols: dict[str, tuple[int, int]]
+    regions: list[Region]
+    scratch: int
+    gp: int
+    tp: int
+
+
+def _load_after_init(elf: Path, xlen: int, profile: str, zbb: bool | None) -> _Image:
+    """The harness ELF in the emulator after user_init (an empty table), plus its memory map."""
+    m = Machine(xlen=xlen, profile=load_profile(profile), zbb=zbb)
+    loaded = m.load_elf(elf)
+    syms = hl.table_symbols(elf)
+    in_addr, in_size = syms[hl.SYM_IN]
+    m.write_mem(in_addr, hl.pack_input(hl.new_records(0)))
+    m.pc = loaded.entry
+    m.set_reg(2, m.stack_top)
+    m.run(max_instructions=10_000_000)
+    symbols: dict[str, tuple[int, int]] = {}
+    regions: list[Region] = []
+    with open(elf, "rb") as fh:
+        f = ELFFile(fh)
+        for sec in f.iter_sections():
+            if sec.name.startswith((".text", ".rodata", ".srodata")) and sec["sh_size"]:
+                regions.append(Region(sec["sh_addr"], sec["sh_addr"] + sec["sh_size"], sec.name))
+        tab = f.get_section_by_name(".symtab")
+        for s in tab.iter_symbols() if tab else ():
+            if s.name and s["st_value"]:
+                symbols.setdefault(s.name, (s["st_value"], s["st_size"]))
+    if "pcc_params" in symbols:
+        a, n = symbols["pcc_params"]
+        regions.append(Region(a, a + n, "pcc_params"))
+    stack_top = m.stack_top
+    regions.append(Region(stack_top - _STACK_BYTES, stack_top, "stack", writable=True))
+    image = m.read_mem(m.mem_base, m.mem_size)
+    return _Image(elf, m, image, symbols, regions, in_addr + in_size // 2 - 256, m.reg(3), m.reg(4))
+
+
+def _fresh_regs(xlen: int, prefix: str) -> list[Any]:
+    return [0] + [z3.BitVec(f"{prefix}x{r}", xlen) for r in range(1, 32)]
+
+
+def _word(st: State, ex: Executor, addr: int) -> z3.BitVecRef:
+    v = ex.load(st, addr, 4)
+    return v if isinstance(v, z3.BitVecRef) else z3.BitVecVal(v, 32)
+
+
+def _sqrt_summary(fn: z3.FuncDeclRef, xlen: int):
+    def summary(a0: Any) -> Any:
+        arg = z3.Extract(31, 0, a0) if isinstance(a0, z3.BitVecRef) else z3.BitVecVal(a0 & 0xFFFFFFFF, 32)
+        r = fn(arg)
+        return z3.SignExt(32, r) if xlen == 64 else r  # RV64 ABI: 32-bit results are sign-extended
+
+    return summary
+
+
+def _frame_checks(final: State, entry: State, xlen: int) -> list[tuple[str, Any]]:
+    out = []
+    for r in _CALLEE_SAVED:
+        a, b = final.regs[r], entry.regs[r]
+        if isinstance(a, int) and isinstance(b, int):
+            if a != b:
+                out.append((f"register x{r} restored", z3.BoolVal(True)))
+        else:
+            out.append((f"register x{r} restored", z3.BitVecVal(a, xlen) != b if isinstance(a, int) else a != (
+                z3.BitVecVal(b, xlen) if isinstance(b, int) else b)))
+    return out
+
+
+def prove_firmware(elf: Path, model: FxModel, target: str, timeout_s: float = 120.0, profile: str | None = None,
+                   zbb: bool | None = None, sampled_rates: int = SAMPLED_RATES, seed: int = 0) -> ProofResult:
+    """Prove (or refute) that ``elf``'s ``user_algo`` computes ``golden.step`` for all inputs."""
+    t0 = time.monotonic()
+    xlen = 64 if target == "rv64imac" else 32
+    img = _load_after_init(Path(elf), xlen, profile or ("dpa" if xlen == 64 else "generic5"), zbb if xlen == 64 else False)
+    parts: list[ProofPart] = []
+    if SQRT_SYMBOL not in img.symbols or HANDLER_SYMBOL not in img.symbols:
+        missing = SQRT_SYMBOL if HANDLER_SYMBOL in img.symbols else HANDLER_SYMBOL
+        parts.append(ProofPart("handler", "unsupported", 0.0, f"no out-of-line '{missing}' in the ELF (regenerate the C with this rlcc)"))
+        return ProofResult("unsupported", parts, time.monotonic() - t0)
+    handler, cex = _prove_handler(img, model, xlen, timeout_s)
+    parts.append(handler)
+    if handler.status == "counterexample":
+        return ProofResult("counterexample", parts, time.monotonic() - t0, cex)
+    parts.append(_sqrt_contract(img, xlen))
+    parts.append(_sqrt_values(img, xlen, sampled_rates, seed))
+    parts.append(_reachable_rates(model))
+    ok = all(p.status in ("proven", "exhaustive", "sampled") for p in parts)
+    failed = [p.status for p in parts if p.status in ("failed", "counterexample")]
+    status = "proven" if ok else ("failed" if failed else ("timeout" if any(p.status == "timeout" for p in parts) else "unsupported"))
+    return ProofResult(status, parts, time.monotonic() - t0)
+
+
+def _prove_handler(img: _Image, model: FxModel, xlen: int, timeout_s: float) -> tuple[ProofPart, Vectors | None]:
+    t0 = time.monotonic()
+    ctx_addr, ev_addr, res_addr = img.scratch, img.scratch + 64, img.scratch + 128
+    regions = img.regions + [
+        Region(ctx_addr, ctx_addr + fmt.CTX_BYTES, "context", writable=True),
+        Region(ev_addr, ev_addr + fmt.EVENT_BYTES, "event"),
+        Region(res_addr, res_addr + 4 * fmt.RESULT_WORDS, "results", writable=True),
+    ]
+    sqrt_fn = z3.Function("sqrt_rate", z3.BitVecSort(32), z3.BitVecSort(32))
+    ex = Executor(img.image, img.machine.mem_base, xlen, regions, {img.symbols[SQRT_SYMBOL][0]: _sqrt_summary(sqrt_fn, xlen)})
+    ctx = [z3.BitVec(f"ctx{i}", 32) for i in range(fmt.CTX_WORDS)]
+    ev = [z3.BitVec(f"ev{i}", 32) for i in range(fmt.EVENT_WORDS)]
+    regs = _fresh_regs(xlen, "in_")
+    attr = regs[12]
+    regs[1], regs[2], regs[3], regs[4] = RET_SENTINEL, img.machine.stack_top, img.gp, img.tp
+    regs[10], regs[11], regs[13] = ctx_addr, ev_addr, res_addr
+    mem: dict[int, Any] = {}
+    for base, words in ((ctx_addr, ctx), (ev_addr, ev)):
+        for i, w in enumerate(words):
+            for b in range(4):
+                mem[base + 4 * i + b] = z3.Extract(8 * b + 7, 8 * b, w)
+    for b in range(4 * fmt.RESULT_WORDS):
+        mem[res_addr + b] = z3.BitVec(f"res_garbage{b}", 8)  # the handler must write both results
+    entry = State(img.symbols[HANDLER_SYMBOL][0], regs, mem, ())
+    try:
+        run = ex.run(State(entry.pc, list(regs), dict(mem), ()), RET_SENTINEL)
+    except SymexecUnsupported as exc:
+        return ProofPart("handler", "unsupported", time.monotonic() - t0, str(exc)), None
+    fin = run.state
+    fw_ctx = [_word(fin, ex, ctx_addr + 4 * i) for i in range(fmt.CTX_WORDS)]
+    fw_rate, fw_req = _word(fin, ex, res_addr), _word(fin, ex, res_addr + 4)
+    gold = symbolic_event(model, ctx, ev, sqrt_fn)
+    side = run.obligations + _frame_checks(fin, entry, xlen)
+    deadline = t0 + timeout_s
+    for desc, formula in side:
+        verdict, _ = _solve([formula], deadline)
+        if verdict != "unsat":
+            status = "timeout" if verdict == "unknown" else "failed"
+            return ProofPart("handler", status, time.monotonic() - t0, f"side condition not proven: {desc}"), None
+    names = [f"ctx[{i}]" for i in range(fmt.CTX_WORDS)] + ["rate", "rtt_req"]
+    fw_out = fw_ctx + [fw_rate, fw_req]
+    gold_out = [z3.simplify(t) for t in gold.ctx + [gold.rate, gold.rtt_req]]
+    proven, open_ = [], []
+    for k, name in enumerate(names):
+        # each output on its own, with an equal share of the time that is left
+        share = t0 + timeout_s - time.monotonic()
+        verdict, cex = _prove_output(img, model, xlen, fw_out[k], gold_out[k], ctx, ev, attr, sqrt_fn,
+                                     time.monotonic() + share / (len(names) - k))
+        if verdict == "counterexample":
+            return ProofPart("handler", "counterexample", time.monotonic() - t0,
+                             f"{name} differs on an input the emulator reproduces"), cex
+        (proven if verdict == "proven" else open_).append(name)
+    seconds = time.monotonic() - t0
+    scope = (f"{run.steps} straight-line runs on {run.paths} paths, merged; {len(side)} side conditions "
+             "(alignment, table bounds, frame) proven")
+    if not open_:
+        return ProofPart("handler", "proven", seconds, f"rate, rtt_req and the 48-byte context equal for all inputs; {scope}"), None
+    return ProofPart("handler", "timeout", seconds,
+                     f"not proven (timeout after {timeout_s:.0f} s) for {', '.join(open_)}; proven for {', '.join(proven) or 'none'}; {scope}"), None
+
+
+def _prove_output(img: _Image, model: FxModel, xlen: int, fw: Any, gold: Any, ctx: list[Any], ev: list[Any], attr: Any,
+                  sqrt_fn: z3.FuncDeclRef, deadline: float) -> tuple[str, Vectors | None]:
+    """"proven", "counterexample" (reproduced in the emulator) or "timeout" for one output word."""
+    lemmas: list[Any] = []
+    for _ in range(MAX_REFINEMENTS):
+        verdict, m = _solve([fw != gold, *lemmas], deadline)
+        if verdict == "unsat":
+            return "proven", None
+        if verdict == "unknown":
+            return "timeout", None
+        vec = _concrete_vector(m, ctx, ev, attr, xlen, model)
+        if _differs_in_emulator(img, vec, xlen):
+            return "counterexample", vec
+        lemma = _sqrt_lemmas(m, sqrt_fn)
+        if not lemma:
+            return "timeout", None
+        lemmas.extend(lemma)
+    return "timeout", None
+
+
+def _solve(formulas: list[Any], deadline: float) -> tuple[str, Any]:
+    left_ms = int(max(1.0, deadline - time.monotonic()) * 1000)
+    s = z3.SolverFor("QF_UFBV")
+    s.set("timeout", left_ms)
+    s.add(*formulas)
+    r = s.check()
+    if r == z3.unsat:
+        return "unsat", None
+    if r == z3.sat:
+        return "sat", s.model()
+    return "unknown", None
+
+
+def _concrete_vector(m: Any, ctx: list[Any], ev: list[Any], attr: Any, xlen: int, model: FxModel) -> Vectors:
+    val = lambda e: m.eval(e, model_completion=True).as_long()  # noqa: E731
+    c = np.array([[val(w) for w in ctx]], dtype=np.uint32)
+    e = np.array([[val(w) for w in ev]], dtype=np.uint32)
+    a = np.array([val(attr) & 0xFFFFFFFF], dtype=np.uint32)
+    return expected(model, c, e, a)
+
+
+def _sqrt_lemmas(m: Any, fn: z3.FuncDeclRef) -> list[Any]:
+    """The true square root at every argument the model used (refutes a spurious model)."""
+    out = []
+    interp = m[fn]
+    if interp is None:
+        return out
+    for i in range(interp.num_entries()):
+        arg = interp.entry(i).arg_value(0).as_long()
+        true = int(golden.NUMPY.sqrt_rate(np.array([arg]))[0])
+        if interp.entry(i).value().as_long() != true:
+            out.append(fn(z3.BitVecVal(arg, 32)) == true)
+    return out
+
+
+def _differs_in_emulator(img: _Image, vec: Vectors, xlen: int) -> bool:
+    from rlcc.verify.runner import HarnessRunner, records_from_vectors
+
+    runner = HarnessRunner(img.elf, xlen, img.machine.profile, zbb=img.machine.zbb)
+    out = runner.run(records_from_vectors(vec))
+    return bool(out["rate"][0] != vec.rate[0] or out["rtt_req"][0] != vec.rtt_req[0] or np.any(out["ctx_out"][0] != vec.ctx_out[0]))
+
+
+def _sqrt_contract(img: _Image, xlen: int) -> ProofPart:
+    t0 = time.monotonic()
+    ex = Executor(img.image, img.machine.mem_base, xlen, img.regions)
+    regs = _fresh_regs(xlen, "sq_")
+    regs[1], regs[2], regs[3], regs[4] = RET_SENTINEL, img.machine.stack_top, img.gp, img.tp
+    entry = State(img.symbols[SQRT_SYMBOL][0], list(regs), {}, ())
+    try:
+        run = ex.run(State(entry.pc, list(regs), {}, ()), RET_SENTINEL)
+    except SymexecUnsupported as exc:
+        return ProofPart("sqrt_rate contract", "unsupported", time.monotonic() - t0, str(exc))
+    result = run.state.regs[10]
+    arg = regs[10]
+    free = {str(v) for v in _free_vars(result)} if isinstance(result, z3.ExprRef) else set()
+    if free - {str(arg)}:
+        return ProofPart("sqrt_rate contract", "failed", time.monotonic() - t0, f"result depends on {sorted(free - {str(arg)})}")
+    deadline = time.monotonic() + 60
+    for desc, formula in run.obligations + _frame_checks(run.state, entry, xlen):
+        verdict, _ = _solve([formula], deadline)
+        if verdict != "unsat":
+            return ProofPart("sqrt_rate contract", "timeout" if verdict == "unknown" else "failed", time.monotonic() - t0, desc)
+    return ProofPart("sqrt_rate contract", "proven", time.monotonic() - t0,
+                     "returns, restores sp and callee-saved registers, stores only in its frame, result a function of the rate alone")
+
+
+def _free_vars(e: z3.ExprRef) -> set[z3.ExprRef]:
+    seen: set[int] = set()
+    out: set[z3.ExprRef] = set()
+    stack = [e]
+    while stack:
+        t = stack.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.add(t)
+        stack.extend(t.children())
+    return out
+
+
+def _assemble_loop(xlen: int, loop_addr: int) -> bytes:
+    """for (s0 = first; s0 != s1; s0++) { *s2++ = sqrt_rate(s0); } ebreak  (s3 = function)."""
+    def i_type(op: int, rd: int, f3: int, rs1: int, imm: int) -> int:
+        return ((imm & 0xFFF) << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | op
+
+    def s_type(rs1: int, rs2: int, imm: int) -> int:
+        return ((imm >> 5 & 0x7F) << 25) | (rs2 << 20) | (rs1 << 15) | (2 << 12) | ((imm & 0x1F) << 7) | 0x23
+
+    def b_type(f3: int, rs1: int, rs2: int, off: int) -> int:
+        o = off & 0x1FFF
+        return ((o >> 12) << 31) | ((o >> 5 & 0x3F) << 25) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | ((o >> 1 & 0xF) << 8) | ((o >> 11 & 1) << 7) | 0x63
+
+    words = [
+        i_type(0x13, 10, 0, 8, 0),  # mv a0, s0
+        i_type(0x67, 1, 0, 19, 0),  # jalr ra, 0(s3)
+        s_type(18, 10, 0),  # sw a0, 0(s2)
+        i_type(0x13, 18, 0, 18, 4),  # addi s2, s2, 4
+        i_type(0x13, 8, 0, 8, 1),  # addi s0, s0, 1
+        b_type(1, 8, 9, -20),  # bne s0, s1, loop
+        0x00100073,  # ebreak
+    ]
+    return b"".join(struct.pack("<I", w) for w in words)
+
+
+def sqrt_in_emulator(img: _Image, rates: np.ndarray, xlen: int) -> np.ndarray:
+    """``sqrt_rate`` of the ELF for consecutive runs of ``rates`` (called through a small loop)."""
+    m = img.machine
+    fn = img.symbols[SQRT_SYMBOL][0]
+    loop = img.scratch
+    out_base = img.scratch + 64
+    chunk = max(1, (m.stack_top - _STACK_BYTES - out_base - 4096) // 4)
+    chunk = min(chunk, 1 << 16)
+    results = np.empty(len(rates), dtype=np.uint32)
+    m.write_mem(m.mem_base, img.image)
+    m.write_mem(loop, _assemble_loop(xlen, loop))
+    for start in range(0, len(rates), chunk):
+        part = rates[start : start + chunk]
+        if not np.all(np.diff(part.astype(np.int64)) == 1):
+            for j, r in enumerate(part):  # non-consecutive: one call each
+                m.set_reg(8, int(r))
+                m.set_reg(9, int(r) + 1 & 0xFFFFFFFF if xlen == 32 else int(r) + 1)
+                _run_loop(m, loop, fn, out_base)
+                results[start + j] = m.read_u32(out_base)
+            continue
+        m.set_reg(8, int(part[0]))
+        m.set_reg(9, int(part[-1]) + 1 if xlen == 64 else (int(part[-1]) + 1) & 0xFFFFFFFF)
+        _run_loop(m, loop, fn, out_base)
+        results[start : start + len(part)] = m.read_array(out_base, np.uint32, len(part))
+    return results
+
+
+def _run_loop(m: Machine, loop: int, fn: int, out_base: int) -> None:
+    m.set_reg(18, out_base)
+    m.set_reg(19, fn)
+    m.set_reg(2, m.stack_top)
+    m.pc = loop
+    r = m.run(max_instructions=1 << 33)
+    if r.halt_reason != "ebreak":
+        raise SymexecUnsupported(f"sqrt_rate loop stopped with {r.halt_reason}")
+
+
+def _sqrt_values(img: _Image, xlen: int, sampled: int, seed: int) -> ProofPart:
+    t0 = time.monotonic()
+    rates = np.arange(0, EXHAUSTIVE_RATES + 1, dtype=np.uint32)
+    got = sqrt_in_emulator(img, rates, xlen)
+    want = golden.NUMPY.sqrt_rate(rates.astype(np.int64))
+    bad = np.flatnonzero(got != want)
+    if len(bad):
+        r = int(rates[bad[0]])
+        return ProofPart("sqrt_rate values", "failed", time.monotonic() - t0,
+                         f"sqrt_rate({r}) = {int(got[bad[0]])}, exact {int(want[bad[0]])} ({len(bad)} rates wrong)")
+    rng = np.random.default_rng(seed)
+    high = np.sort(rng.integers(EXHAUSTIVE_RATES + 1, 1 << 32, sampled, dtype=np.int64)).astype(np.uint32)
+    got_hi = sqrt_in_emulator(img, high, xlen) if sampled else np.zeros(0, np.uint32)
+    bad_hi = np.flatnonzero(got_hi != golden.NUMPY.sqrt_rate(high.astype(np.int64)))
+    if len(bad_hi):
+        return ProofPart("sqrt_rate values", "failed", time.monotonic() - t0, f"sqrt_rate({int(high[bad_hi[0]])}) wrong")
+    return ProofPart("sqrt_rate values", "exhaustive", time.monotonic() - t0,
+                     f"square root exhaustive over rates 0..2^20; rates above 2^20 (corrupted contexts only) sampled: {sampled:,}")
+
+
+def _reachable_rates(model: FxModel) -> ProofPart:
+    """From a context with rate <= 2^20 every event leaves a rate in [rate_min, 2^20] (golden, z3)."""
+    t0 = time.monotonic()
+    sqrt_fn = z3.Function("sqrt_rate", z3.BitVecSort(32), z3.BitVecSort(32))
+    ctx = [z3.BitVec(f"ctx{i}", 32) for i in range(fmt.CTX_WORDS)]
+    ev = [z3.BitVec(f"ev{i}", 32) for i in range(fmt.EVENT_WORDS)]
+    out = symbolic_event(model, ctx, ev, sqrt_fn)
+    lo = min(model.constants.rate_min, model.constants.rate_initial)
+    bad = z3.Or(z3.ULT(out.rate, lo), z3.UGT(out.rate, fmt.RATE_MAX))
+    verdict, _ = _solve([z3.ULE(ctx[fmt.CTX_RATE], fmt.RATE_MAX), z3.Or(ctx[fmt.CTX_RATE] == 0, z3.UGE(ctx[fmt.CTX_RATE], lo)), bad],
+                        time.monotonic() + 60)
+    status = {"unsat": "proven", "unknown": "timeout"}.get(verdict, "failed")
+    return ProofPart("reachable rates", status, time.monotonic() - t0,
+                     f"every event maps a context with rate 0 or in [{lo}, 2^20] to a rate in [{lo}, 2^20]")
