@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from rlcc.cli.common import guarded
+from rlcc.cli.common import POSITIVE_FLOAT, check_writable_file, guarded
 from rlcc.errors import ExitCode
+from rlcc.verify.check import DEFAULT_PROVE_TIMEOUT_S, DEFAULT_RANDOM_VECTORS
 
 
 @click.command("verify")
@@ -18,9 +19,13 @@ from rlcc.errors import ExitCode
 @click.option("--profile", help="Cycle-model profile name or JSON file (default: dpa for rv64imac, generic5 for rv32imc).")
 @click.option("--cc", help="Cross-compiler command (default: clang from the ziglang wheel), e.g. riscv64-unknown-elf-gcc.")
 @click.option("--budget-cycles", type=int, help="Fail if any event takes more cycles than this.")
-@click.option("--budget-ns", type=float, help="Fail if any event takes longer than this at the profile clock (default 2000 ns).")
+@click.option("--budget-ns", type=POSITIVE_FLOAT, help="Fail if any event takes longer than this at the profile clock (default 2000 ns).")
 @click.option("--full-load", is_flag=True, help="Budget in time with every hardware thread of the core busy.")
-@click.option("--random", "random_count", type=int, default=20000, show_default=True, help="Extra random-extreme vectors.")
+@click.option("--random", "random_count", type=int, default=DEFAULT_RANDOM_VECTORS, show_default=True, help="Random-extreme vectors on top of the observable, boundary and manifest vectors.")
+@click.option("--prove", is_flag=True, help="Also prove equivalence with the golden model for all inputs (z3; symbolic execution of the ELF).")
+@click.option("--prove-timeout", type=POSITIVE_FLOAT, default=DEFAULT_PROVE_TIMEOUT_S, show_default=True, help="Seconds the proof may take; past it the result is 'not proven (timeout)'.")
+@click.option("--mutants", is_flag=True, help="Run the built-in mutation analysis (off-by-one mutants of the C) and report kills and survivors.")
+@click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True, help="Parallel mutant builds.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the result as JSON (stable schema rlcc.verify/1).")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), help="Write a JUnit XML report.")
@@ -36,6 +41,10 @@ def verify_command(
     budget_ns: float | None,
     full_load: bool,
     random_count: int,
+    prove: bool,
+    prove_timeout: float,
+    mutants: bool,
+    jobs: int,
     seed: int,
     json_path: Path | None,
     junit_path: Path | None,
@@ -43,9 +52,14 @@ def verify_command(
 ) -> None:
     """Cross-compile FIRMWARE (C) for RISC-V, run it in rlcc's emulator on the manifest's vectors
     plus boundary and random-extreme vectors, and compare every output bit for bit with the
-    golden model. Exits 4 on a mismatch and 5 when the worst-case event exceeds the budget."""
+    golden model. Exits 4 on a mismatch (or a counterexample from --prove, or a surviving
+    non-equivalent mutant with --mutants) and 5 when the worst-case event exceeds the budget."""
     from rlcc.verify.check import verify_firmware
     from rlcc.verify.report import summary, write_json, write_junit
+
+    for path, option in ((json_path, "--json"), (junit_path, "--junit")):
+        if path is not None:
+            check_writable_file(path, option)
 
     result = verify_firmware(
         firmware,
@@ -58,6 +72,11 @@ def verify_command(
         full_load=full_load,
         random_count=random_count,
         seed=seed,
+        prove=prove,
+        prove_timeout_s=prove_timeout,
+        mutants=mutants,
+        jobs=jobs,
+        progress=not quiet and sys.stderr.isatty(),
     )
     if json_path:
         write_json(result, json_path)
@@ -65,6 +84,9 @@ def verify_command(
         write_junit(result, junit_path)
     if not quiet or not result.passed:
         click.echo(summary(result))
+    if result.proof_failed:
+        click.echo(f"rlcc-verify: error: {result.proof['assurance']}", err=True)
+        sys.exit(int(ExitCode.MISMATCH))
     if not result.bit_exact:
         click.echo(f"rlcc-verify: error: {result.mismatches} of {result.vectors} vectors differ from the golden model", err=True)
         sys.exit(int(ExitCode.MISMATCH))
@@ -74,4 +96,7 @@ def verify_command(
             err=True,
         )
         sys.exit(int(ExitCode.BUDGET))
+    if result.mutants is not None and result.mutants["survived"]:
+        click.echo(f"rlcc-verify: error: {result.mutants['survived']} mutant(s) survive the vectors", err=True)
+        sys.exit(int(ExitCode.MISMATCH))
     click.echo("rlcc-verify: PASS")

@@ -16,12 +16,14 @@ from rlcc.errors import BadInputError
 from rlcc.firmware_sdk_stub import harness_layout as hl
 from rlcc.fxp import golden
 from rlcc.fxp.model import FxModel
-from rlcc.fxp.vectors import Vectors, boundary_vectors, concat, random_vectors
+from rlcc.fxp.observable import coverage as observable_coverage
+from rlcc.fxp.vectors import Vectors, concat, verification_set
 from rlcc.verify.build import build_harness_elf, firmware_footprint
 from rlcc.verify.runner import HarnessRunner, records_from_vectors
 
 DEFAULT_BUDGET_NS = 2000.0  # the RL-CC paper's decision-time bound (~2 us; RTT ~10 us)
-DEFAULT_RANDOM_VECTORS = 20000
+DEFAULT_RANDOM_VECTORS = 100_000  # on top of the observable, boundary and manifest vectors
+DEFAULT_PROVE_TIMEOUT_S = 120.0
 DEFAULT_PROFILE = {"rv64imac": "dpa", "rv32imc": "generic5"}
 TARGET_XLEN = {"rv64imac": 64, "rv32imc": 32}
 MAX_EXAMPLES = 5
@@ -74,10 +76,27 @@ class VerifyResult:
     size: dict[str, int]
     context_bytes: int  # bytes of the 48-byte per-flow context the firmware uses
     source_matches_manifest: bool
+    coverage: dict[str, Any] = dataclasses.field(default_factory=dict)
+    stack: dict[str, Any] = dataclasses.field(default_factory=dict)
+    proof: dict[str, Any] | None = None  # rlcc.verify.prove.ProofResult.to_dict() with --prove
+    mutants: dict[str, Any] | None = None  # rlcc.verify.mutants.MutationReport.to_dict() with --mutants
 
     @property
     def bit_exact(self) -> bool:
-        return self.mismatches == 0 and self.disable_mask_ok
+        return self.mismatches == 0 and self.disable_mask_ok and not self.proof_failed
+
+    @property
+    def proof_failed(self) -> bool:
+        """The prover found a reproducible counterexample (or a broken side condition)."""
+        return self.proof is not None and self.proof["status"] in ("counterexample", "failed")
+
+    @property
+    def assurance(self) -> str:
+        """One line: the level of assurance this run established."""
+        if self.proof is not None and self.proof["status"] == "proven":
+            return self.proof["assurance"]
+        tail = f"; proof: {self.proof['assurance']}" if self.proof is not None else ""
+        return f"sampled: {self.vectors:,} vectors{tail}"
 
     @property
     def within_budget(self) -> bool:
@@ -115,6 +134,11 @@ class VerifyResult:
             "size": self.size,
             "context_bytes": self.context_bytes,
             "source_matches_manifest": self.source_matches_manifest,
+            "assurance": self.assurance,
+            "coverage": self.coverage,
+            "stack": self.stack,
+            "proof": self.proof,
+            "mutants": self.mutants,
             "passed": self.passed,
         }
 
@@ -172,8 +196,14 @@ def verify_firmware(
     full_load: bool = False,
     random_count: int = DEFAULT_RANDOM_VECTORS,
     seed: int = 0,
+    prove: bool = False,
+    prove_timeout_s: float = DEFAULT_PROVE_TIMEOUT_S,
+    mutants: bool = False,
+    jobs: int = 2,
+    progress: bool = False,
 ) -> VerifyResult:
-    """Cross-compile ``firmware_c``, run manifest + boundary + random vectors, compare with golden."""
+    """Cross-compile ``firmware_c``, run manifest + observable + boundary + random vectors, compare
+    with golden; optionally prove equivalence symbolically and run the built-in mutation analysis."""
     firmware_c = Path(firmware_c)
     if not firmware_c.is_file():
         raise BadInputError(f"{firmware_c}: no such file")
@@ -189,7 +219,9 @@ def verify_firmware(
     if random_count < 0:
         raise BadInputError("--random must be >= 0")
 
-    vectors = concat(shipped, boundary_vectors(model, seed), random_vectors(model, random_count, seed + 1))
+    if prove_timeout_s <= 0:
+        raise BadInputError("--prove-timeout must be positive")
+    vectors = concat(shipped, verification_set(model, seed, random_count)[0])
     zbb = prof.zbb and target == "rv64imac"
     with tempfile.TemporaryDirectory(prefix="rlcc-verify-") as work:
         elf = build_harness_elf(firmware_c, target, Path(work), cc=cc, zbb=zbb)
@@ -197,6 +229,23 @@ def verify_firmware(
         runner = HarnessRunner(elf, TARGET_XLEN[target], prof, zbb=zbb)
         out = runner.run(records_from_vectors(vectors))
         mask = _disable_mask(runner)
+        stack = {"high_water_bytes": runner.stack_high_water_bytes, "size_bytes": runner.stack_size_bytes}
+        proof = None
+        if prove:
+            from rlcc.verify.prove import prove_firmware
+
+            proof = prove_firmware(elf, model, target, timeout_s=prove_timeout_s, profile=profile, zbb=zbb, seed=seed).to_dict()
+    mutation = None
+    if mutants:
+        from rlcc.verify.mutants import run_mutation_analysis
+        from rlcc.verify.prove import prove_firmware
+
+        def prover(mutant_elf: Path, mutant_model: FxModel, mutant_target: str) -> Any:
+            return prove_firmware(mutant_elf, mutant_model, mutant_target, timeout_s=prove_timeout_s, profile=profile,
+                                  zbb=zbb, sampled_rates=0)
+
+        mutation = run_mutation_analysis(firmware_c, manifest, target, profile=profile, cc=cc, vectors=vectors,
+                                         prover=prover if prove else None, jobs=jobs, progress=progress).to_dict()
 
     bad = (
         (out["rate"] != vectors.rate)
@@ -224,6 +273,10 @@ def verify_firmware(
         size=size,
         context_bytes=4 * (fmt.CTX_HISTORY + model.history_words),
         source_matches_manifest=manifest_io.sha256_text(text) == raw.get("files", {}).get("c", {}).get("sha256"),
+        coverage=observable_coverage(model, vectors),
+        stack=stack,
+        proof=proof,
+        mutants=mutation,
     )
 
 

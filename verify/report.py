@@ -31,11 +31,28 @@ def summary(r: VerifyResult) -> str:
     if stack and stack.get("high_water_bytes") is not None and stack.get("size_bytes"):
         hw, size = stack["high_water_bytes"], stack["size_bytes"]
         lines.append(f"stack: {hw} of {size} B used ({100 * hw / size:.0f}%)")
+    cov = d.get("coverage") or {}
+    if cov:
+        parts = [f"{k} {cov[k]['observable']}/{cov[k]['targets']}" for k in ("splits", "leaves", "other") if k in cov]
+        lines.append(f"observable coverage of one-datum mutants: {', '.join(parts)}"
+                     + (f"; missed: {', '.join(cov['missed'][:6])}" if cov.get("missed") else ""))
+    if d.get("mutants"):
+        lines.append(f"mutants: {d['mutants'].get('summary') or _mutant_line(d['mutants'])}")
+    if d.get("proof"):
+        for part in d["proof"]["parts"]:
+            lines.append(f"proof {part['part']}: {part['status']} ({part['seconds']:.1f} s) - {part['detail']}")
+    lines.append(f"assurance: {r.assurance}")
     if not r.source_matches_manifest:
         lines.append("note: firmware C differs from the manifest's copy (hand-edited?)")
     for ex in d["mismatch_examples"]:
         lines.append(f"mismatch #{ex['index']} ({ex['event_type']}): {mismatch_fields(ex['expected'], ex['got'])}")
     return "\n".join(lines)
+
+
+def _mutant_line(m: dict[str, Any]) -> str:
+    rate = m.get("kill_rate")
+    return (f"{m['mutants']} built, {m['killed']} killed, {m['equivalent']} equivalent, {m['survived']} survived"
+            + (f" (kill rate {100 * rate:.1f}%)" if rate is not None else "") + f", {m['wall_s']:.0f} s")
 
 
 def mismatch_fields(expected: dict[str, Any], got: dict[str, Any], limit: int = 4) -> str:

@@ -447,8 +447,10 @@ static inline uint32_t isqrt52(uint64_t n)
     return x + (uint32_t)(n - sq >= 2u * (uint64_t)x + 1u);
 }
 
-/* floor(sqrt(rate << RATE_FRAC_BITS)) for any uint32 rate (argument below 2^52), exact. */
-static inline uint32_t sqrt_rate(uint32_t rate)
+/* floor(sqrt(rate << RATE_FRAC_BITS)) for any uint32 rate (argument below 2^52), exact.
+ * Kept out of line on purpose: rlcc-verify --prove checks this function over its whole domain of
+ * valid rates and the rest of the event handler symbolically, so it must be a separate symbol. */
+static __attribute__((noinline)) uint32_t sqrt_rate(uint32_t rate)
 {
     return isqrt52((uint64_t)rate << RLCC_RATE_FRAC_BITS);
 }
