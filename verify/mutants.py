@@ -4,7 +4,11 @@ Each mutant from :mod:`rlcc.verify.mutate` is compiled like the real firmware an
 through the verification vectors in the emulator. A mutant is *killed* when any output (rate,
 rtt_req, the context out) differs from the golden model or it faults or hangs; *stillborn*
 when it does not compile; *equivalent* when a prover shows no input tells it apart; else it
-*survived*, a bug verification would have shipped. Each mutant first runs against the few
+*survived*, a bug verification would have shipped. A survivor is first checked at the golden
+level: a threshold/leaf/bias/clamp/probe-timeout mutant whose model counterpart
+``rlcc.fxp.observable`` shows unobservable by an exhaustive search (e.g. a leaf every input of
+which saturates the factor clamp) is reported equivalent with that reason
+(``golden_equivalence=False`` turns this off); the others go to the prover, if one is given. Each mutant first runs against the few
 vectors that exercise the code it changed (picked from the golden trace), then, if it
 survives those, against the whole set.
 
@@ -20,6 +24,7 @@ import os
 import shlex
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -139,7 +144,7 @@ class MutationReport:
                 f"{self.count('stillborn')} stillborn; kill rate {pct} ({self.vectors} vectors, {self.wall_s:.1f} s)")
 
 
-def _direct_cc(cc: str | None) -> str | None:
+def direct_compiler(cc: str | None) -> str | None:
     """The default compiler as the ziglang wheel's own binary (``zig cc``), not
     ``python -m ziglang cc``: same compiler, without a Python start-up per build, which is
     about half the cost of building one mutant."""
@@ -190,18 +195,28 @@ def _vector_dict(v: Vectors, i: int, out: np.ndarray | None = None) -> dict[str,
 
 
 class _Targeting:
-    """Picks, per mutant, the vectors of the full set that exercise the mutated code.
-
-    From the golden trace: the policy inputs and leaves of every RTT decision, event types.
-    """
+    """Picks, per mutant, the vectors of the full set that exercise the mutated code: those
+    built for it (``rlcc.fxp.observable`` target tags), then those whose golden trace passes
+    through it (policy inputs near the threshold, the leaf taken, the event type)."""
 
     def __init__(self, model: FxModel, v: Vectors) -> None:
         g = golden.step(model, v.ctx_in, v.event, v.attr)
         etype = v.event[:, fmt.EV_ATTR] & 0xFF
-        new_flow = v.ctx_in[:, fmt.CTX_RATE] == 0
-        self.rtt = (etype == fmt.EVENT_RTT)
-        self.tx = (etype == fmt.EVENT_TX) & ~new_flow
+        self.rtt = etype == fmt.EVENT_RTT
+        self.tx = (etype == fmt.EVENT_TX) & (v.ctx_in[:, fmt.CTX_RATE] != 0)
         self.x, self.leaf = g.features, g.leaf_index
+        self.tags = np.asarray(v.targets, dtype=str)
+
+    @staticmethod
+    def tag_prefix(m: Mutant) -> str | None:
+        """The observable-target id prefix of vectors built to expose ``m``."""
+        if m.kind in ("thr", "op"):
+            return f"split:t{m.tree}:l{m.level}:"
+        if m.kind == "leaf":
+            return f"leaf:t{m.tree}:{m.leaf}"
+        if m.kind == "round" and m.id in ("round:nearest", "round:ceil"):
+            return "rate_round"
+        return {"bias": "bias", "clamp": m.id.split(":")[0] + ":", "probe": "probe_timeout:"}.get(m.kind)
 
     def select(self, m: Mutant) -> np.ndarray:
         mask = self.tx if m.kind == "probe" else self.rtt.copy()
@@ -209,7 +224,9 @@ class _Targeting:
             mask &= np.abs(self.x[:, m.input] - m.threshold) <= 2  # a +-1 threshold or >= differs only here
         elif m.kind == "leaf" and m.tree is not None and m.tree < self.leaf.shape[1]:
             mask &= self.leaf[:, m.tree] == m.leaf
-        return np.flatnonzero(mask)[:TARGETED_MAX]
+        prefix = self.tag_prefix(m)
+        built = np.flatnonzero(np.char.startswith(self.tags, prefix)) if prefix and len(self.tags) else np.zeros(0, np.int64)
+        return np.unique(np.concatenate([built, np.flatnonzero(mask)[:TARGETED_MAX]]))
 
 
 @dataclasses.dataclass
@@ -226,6 +243,8 @@ class _Job:
     vectors: Vectors
     targeting: _Targeting
     prover: Prover | None
+    unobservable: dict[str, str]  # mutant id -> why its model edit is invisible
+    prover_lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)  # z3 is not thread-safe
 
 
 def _replay(runner: HarnessRunner, v: Vectors) -> tuple[str, dict[str, Any] | None]:
@@ -235,7 +254,8 @@ def _replay(runner: HarnessRunner, v: Vectors) -> tuple[str, dict[str, Any] | No
     try:
         out = runner.run(records_from_vectors(v))
     except EmulationError as exc:
-        return ("hang" if getattr(exc, "kind", "") == "limit" else "fault"), None
+        hang = getattr(exc, "kind", "") == "limit" or str(exc).startswith("instruction limit")
+        return ("hang" if hang else "fault"), None
     idx, which = _differences(v, out)
     return (which, _vector_dict(v, int(idx[0]), out)) if len(idx) else ("", None)
 
@@ -256,7 +276,9 @@ def _evaluate(m: Mutant, job: _Job) -> MutantResult:
             if reason:
                 return MutantResult(m, "killed", reason, phase, seconds=time.perf_counter() - t0)
         result = MutantResult(m, "survived")
-        if job.prover is not None:
+        if m.id in job.unobservable:
+            result = MutantResult(m, "equivalent", job.unobservable[m.id])
+        elif job.prover is not None:
             result = _prove(m, job, elf, runner)
     result.seconds = time.perf_counter() - t0
     return result
@@ -264,10 +286,11 @@ def _evaluate(m: Mutant, job: _Job) -> MutantResult:
 
 def _prove(m: Mutant, job: _Job, elf: Path, runner: HarnessRunner) -> MutantResult:
     """Ask the prover about a survivor; a counterexample counts only if the emulator confirms it."""
-    res = job.prover(elf, job.model, job.target)
+    with job.prover_lock:
+        res = job.prover(elf, job.model, job.target)
     status = str(getattr(res, "status", "unsupported"))
     if status == "proven":
-        return MutantResult(m, "equivalent", "proven")
+        return MutantResult(m, "equivalent", "prover: proven")
     cex = getattr(res, "counterexample", None)
     if status == "counterexample" and cex is not None and len(cex):
         v = expected(job.model, cex.ctx_in, cex.event, cex.attr)  # golden outputs, not the prover's
@@ -276,6 +299,40 @@ def _prove(m: Mutant, job: _Job, elf: Path, runner: HarnessRunner) -> MutantResu
             return MutantResult(m, "killed", reason, "proof", vector or _vector_dict(v, 0))
         return MutantResult(m, "survived", "counterexample not confirmed by the emulator")
     return MutantResult(m, "survived", f"prover: {status}")
+
+
+def _coverage_id(m: Mutant) -> str | None:
+    """The ``rlcc.fxp.observable.coverage`` id of the model edit a C mutant makes, if it is one."""
+    name, _, rest = m.id.partition(":")
+    if m.kind == "thr":
+        return f"split:t{m.tree}:l{m.level}:thr{rest.rsplit(':', 1)[1]}"
+    if m.kind == "leaf" or m.kind == "bias":
+        return m.id
+    if name in ("clamp_min", "clamp_max", "probe_timeout"):
+        return f"{name}:thr{rest}"
+    return None
+
+
+def _unobservable_edits(model: FxModel, mutants: list[Mutant]) -> dict[str, str]:
+    """Mutant id -> why no input can observe its model edit (exhaustive search), for the mutants
+    whose model counterpart ``rlcc.fxp.observable`` proves invisible."""
+    edits = {m.id: cid for m in mutants if (cid := _coverage_id(m))}
+    if not edits:
+        return {}
+    try:
+        from rlcc.fxp.observable import killed_by, observable_vectors
+    except ImportError:
+        return {}
+    proven = {u["target"]: u["reason"] for u in observable_vectors(model).unobservable if u.get("exhaustive")}
+    out = {}
+    for mid, cid in edits.items():
+        try:
+            target = killed_by(model, cid)
+        except (KeyError, ValueError, IndexError):
+            continue
+        if target in proven:
+            out[mid] = f"golden model, exhaustive search (rlcc.fxp.observable): {proven[target]}"
+    return out
 
 
 def _progress(items: Iterable[Any], total: int, enabled: bool, desc: str) -> Iterable[Any]:
@@ -297,11 +354,13 @@ def run_mutation_analysis(
     jobs: int = 2,
     progress: bool = False,
     kinds: Iterable[str] | None = None,
+    golden_equivalence: bool = True,
 ) -> MutationReport:
     """Mutate ``firmware_c`` (and its header), build and verify every mutant; see the module doc.
 
     ``vectors`` defaults to :func:`default_vectors`; ``kinds`` limits the mutant kinds
-    (:data:`rlcc.verify.mutate.KINDS`). Raises BuildError if the original firmware does not
+    (:data:`rlcc.verify.mutate.KINDS`); ``golden_equivalence`` reports survivors whose model
+    edit is exhaustively unobservable as equivalent (module doc). Raises BuildError if the original firmware does not
     build and an RlccError with exit code MISMATCH if it does not itself pass the vectors.
     """
     t0 = time.perf_counter()
@@ -319,7 +378,7 @@ def run_mutation_analysis(
         raise BadInputError(f"{header}: the firmware header is missing")
     prof = load_profile(profile or DEFAULT_PROFILE[target])
     zbb = bool(prof.zbb and target == "rv64imac")
-    cc = _direct_cc(cc)
+    cc = direct_compiler(cc)
     v = default_vectors(model, shipped) if vectors is None else vectors
 
     sources = {"c": firmware_c.read_text(encoding="utf-8"), "h": header.read_text(encoding="utf-8")}
@@ -331,7 +390,8 @@ def run_mutation_analysis(
         raise RlccError(f"{firmware_c.name} itself fails verification on {target} ({reason} differ; e.g. {example}): "
                         "mutation analysis of wrong firmware is meaningless", ExitCode.MISMATCH)
 
-    job = _Job(sources, {"c": firmware_c.name, "h": header.name}, target, prof, cc, zbb, model, v, _Targeting(model, v), prover)
+    job = _Job(sources, {"c": firmware_c.name, "h": header.name}, target, prof, cc, zbb, model, v, _Targeting(model, v), prover,
+               _unobservable_edits(model, mutants) if golden_equivalence else {})
     if jobs <= 1:
         results = [_evaluate(m, job) for m in _progress(mutants, len(mutants), progress, target)]
     else:

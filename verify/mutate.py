@@ -82,7 +82,8 @@ def _int32_value(m: re.Match[str], group: int) -> int:
 
 
 def _enum_values(text: str, prefix: str) -> dict[str, int]:
-    return {m.group(1): int(m.group(2)) for m in map(_ENUM_ITEM_RE.match, text.splitlines()) if m and m.group(1).startswith(prefix)}
+    found = (m for m in map(_ENUM_ITEM_RE.match, text.splitlines()) if m)
+    return {m.group(1): int(m.group(2)) for m in found if m.group(1).startswith(prefix)}
 
 
 def _feature_name(macro: str) -> str:
@@ -139,18 +140,15 @@ def _own_reachable_leaves(model: FxModel) -> list[frozenset[int]]:
 def reachable_leaves(model: FxModel) -> list[frozenset[int]]:
     """Per tree, the leaf indices some feasible input reaches.
 
-    Uses ``rlcc.fxp.observable`` when that module provides ``reachable_leaves``; otherwise
-    intersects the per-input intervals of each leaf's path with :func:`input_domains`.
+    ``rlcc.fxp.observable.reachable_leaves`` when this rlcc has it (it also knows which RTT
+    feature values an RTT can produce); else the path intervals against :func:`input_domains`.
     """
     try:
-        from rlcc.fxp import observable  # type: ignore[attr-defined]
-
-        sets = [frozenset(int(i) for i in s) for s in observable.reachable_leaves(model)]
-        if len(sets) == len(model.trees):
-            return sets
-    except (ImportError, AttributeError, TypeError, ValueError):
-        pass
-    return _own_reachable_leaves(model)
+        from rlcc.fxp.observable import reachable_leaves as observable_reach
+    except ImportError:
+        return _own_reachable_leaves(model)
+    reach, _why = observable_reach(model)
+    return [frozenset(i for t2, i in reach if t2 == t) for t in range(len(model.trees))]
 
 
 # ---- generation ----------------------------------------------------------------------------
@@ -227,13 +225,16 @@ def _operators(c_lines: Sequence[str], inputs: dict[str, int]) -> list[Mutant]:
 
 def _rounding(c_lines: Sequence[str]) -> list[Mutant]:
     """Truncating right shifts that round to nearest / up instead."""
+    def half(shift: str) -> str:
+        return f"(UINT64_C(1) << ({shift} - 1u))"
+
     shifts = (
         ("RLCC_FACTOR_FRAC_BITS", "rate update", (("round:nearest", "(RLCC_FACTOR_ONE >> 1)", "round to nearest"),
                                                   ("round:ceil", "(RLCC_FACTOR_ONE - 1u)", "round up"))),
-        ("RLCC_INV_BASE_RTT_SHIFT", "RTT inflation", (("round:inflation:nearest", "(UINT64_C(1) << (RLCC_INV_BASE_RTT_SHIFT - 1u))",
-                                                       "round to nearest"),)),
-        ("RLCC_SQRT_RATE_FRAC_BITS", "delta penalty", (("round:penalty:nearest", "(UINT64_C(1) << (RLCC_SQRT_RATE_FRAC_BITS - 1u))",
-                                                        "round to nearest"),)),
+        ("RLCC_INV_BASE_RTT_SHIFT", "RTT inflation",
+         (("round:inflation:nearest", half("RLCC_INV_BASE_RTT_SHIFT"), "round to nearest"),)),
+        ("RLCC_SQRT_RATE_FRAC_BITS", "delta penalty",
+         (("round:penalty:nearest", half("RLCC_SQRT_RATE_FRAC_BITS"), "round to nearest"),)),
     )
     out = []
     for shift, what, variants in shifts:
