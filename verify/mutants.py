@@ -8,9 +8,9 @@ when it does not compile; *equivalent* when a prover shows no input tells it apa
 level: a threshold/leaf/bias/clamp/probe-timeout mutant whose model counterpart
 ``rlcc.fxp.observable`` shows unobservable by an exhaustive search (e.g. a leaf every input of
 which saturates the factor clamp) is reported equivalent with that reason
-(``golden_equivalence=False`` turns this off); the others go to the prover, if one is given. Each mutant first runs against the few
-vectors that exercise the code it changed (picked from the golden trace), then, if it
-survives those, against the whole set.
+(``golden_equivalence=False`` turns this off); the others go to the prover, if one is given.
+Each mutant first runs against the few vectors that exercise the code it changed (built for
+it, or picked from the golden trace), then, if it survives those, against the whole set.
 
     report = run_mutation_analysis(Path("out/firmware.c"), None, "rv64imac")
     print(report.summary()); json.dump(report.to_dict(), fh)

@@ -4,10 +4,9 @@ acceptance gate: every threshold and reachable-leaf off-by-one of the example is
 
 from __future__ import annotations
 
-import os
-
 import itertools
 import json
+import os
 import shutil
 import time
 from collections import Counter
