@@ -52,7 +52,7 @@ EXHAUSTIVE_RATES = 1 << fmt.RATE_FRAC_BITS  # rates 0 .. 2^20 inclusive
 SAMPLED_RATES = 1 << 20
 MAX_REFINEMENTS = 16
 _CALLEE_SAVED = (2, 3, 4, 8, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27)  # sp gp tp s0..s11
-_STACK_BYTES = 64 * 1024
+_STACK_BYTES = 64 * 1024  # only for an ELF without __stack_bottom/__stack_top
 
 
 @dataclasses.dataclass
@@ -131,8 +131,8 @@ def _load_after_init(elf: Path, xlen: int, profile: str, zbb: bool | None) -> _I
     if "pcc_params" in symbols:
         a, n = symbols["pcc_params"]
         regions.append(Region(a, a + n, "pcc_params"))
-    stack_top = m.stack_top
-    regions.append(Region(stack_top - _STACK_BYTES, stack_top, "stack", writable=True))
+    bottom, top = m.stack_bounds or (m.stack_top - _STACK_BYTES, m.stack_top)  # the linker's stack symbols
+    regions.append(Region(bottom, top, "stack", writable=True))
     image = m.read_mem(m.mem_base, m.mem_size)
     return _Image(elf, m, image, symbols, regions, in_addr + in_size // 2 - 256, m.reg(3), m.reg(4))
 
