@@ -8,17 +8,55 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import click
-
-from rlcc.cli.common import NON_NEGATIVE_FLOAT, POSITIVE_FLOAT, check_writable_file, guarded
-from rlcc.errors import BadInputError
+from rlcc.cli.common import (
+    NON_NEGATIVE_FLOAT,
+    POSITIVE_FLOAT,
+    OptionValueError,
+    check_writable_file,
+    guarded,
+    prog_name,
+)
+from rlcc.errors import BadInputError, ExitCode
 
 PROG = "rlcc-sim"
+FAIR, CONTROLLER = "fair", "controller"
+INITIAL_RATE_HELP = (
+    "start rate of the flows. 'fair' (default of many-to-one and all-to-all): each flow's equal "
+    "share of its bottleneck (1/N for an N-flow incast), the steady state from t = 0. 'controller' "
+    "(default of long-short, whose short flows' line-rate burst is the scenario): the controller's "
+    "own start rate, line rate for swift, dcqcn and the bundled policies. That is the incast "
+    "startup transient: N flows at line rate fill the 32 MB buffer (2.56 ms of queue at 100G), "
+    "which the bundled RL policy (at most ~15 % rate change per RTT, now 2.5 ms) needs ~50 ms to "
+    "drain at 16 flows: use --duration-ms 100 or more (metrics cover the second half). Or a "
+    "fraction of line rate in (0, 1]. For run: the file's initial_rate unless given."
+)
+
+
+class StartRate(click.ParamType):
+    """``fair``, ``controller`` or a fraction of line rate in (0, 1] (else one line, exit 2/3)."""
+
+    name = "fair|controller|fraction"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str | float:
+        if value in (FAIR, CONTROLLER) or isinstance(value, float):
+            return value
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            raise OptionValueError(f"--initial-rate must be fair, controller or a number, got {value!r}",
+                                   prog_name(ctx), ExitCode.USAGE) from None
+        if not (math.isfinite(x) and 0 < x <= 1):
+            raise OptionValueError(f"--initial-rate must be in (0, 1] (fraction of line rate), got {value}", prog_name(ctx))
+        return x
 
 
 def _common(fn: Callable) -> Callable:
@@ -30,7 +68,7 @@ def _common(fn: Callable) -> Callable:
         click.option("--duration-ms", type=POSITIVE_FLOAT, default=None, help="simulated time [default 10]"),
         click.option("--seed", type=int, default=None, help="random seed [default 0]"),
         click.option("--decision-latency-us", type=NON_NEGATIVE_FLOAT, default=None, help="decision latency [default 1]"),
-        click.option("--initial-rate", type=POSITIVE_FLOAT, default=None, help="start rate of new flows (default: controller's)"),
+        click.option("--initial-rate", type=StartRate(), default=None, help=INITIAL_RATE_HELP),
         click.option("--line-rate-gbps", type=POSITIVE_FLOAT, default=None),
         click.option("--base-rtt-us", type=POSITIVE_FLOAT, default=None),
         click.option("--buffer-bytes", type=int, default=None),
@@ -49,10 +87,12 @@ def _common(fn: Callable) -> Callable:
 
 
 NETWORK_OPTS = ("line_rate_gbps", "base_rtt_us", "buffer_bytes", "dt_ns")
-SCENARIO_OPTS = ("duration_ms", "seed", "decision_latency_us", "initial_rate")
+SCENARIO_OPTS = ("duration_ms", "seed", "decision_latency_us")
 
 
-def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any]) -> None:
+def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any], start: str | None) -> None:
+    """Run the scenario ``base`` + options; ``start``: the command's default --initial-rate
+    (None: the scenario's own ``initial_rate``)."""
     from rlcc.simulator import Scenario, TraceConfig, make_controller, simulate
     from rlcc.spec import ObservationSpec
 
@@ -63,7 +103,14 @@ def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any]) -> None:
     if net_opts and isinstance(net, Mapping):  # anything else: from_dict names what network must be
         data["network"] = {**net, **net_opts}
     data.update({k: opts[k] for k in SCENARIO_OPTS if opts.get(k) is not None})
+    start = opts["initial_rate"] if opts.get("initial_rate") is not None else start
+    if isinstance(start, float):
+        data["initial_rate"] = start
+    elif start == CONTROLLER:
+        data["initial_rate"] = None
     scenario = Scenario.from_dict(data)
+    if start == FAIR:
+        scenario = dataclasses.replace(scenario, initial_rate=scenario.fair_rate())
     # Outputs are checked before minutes of simulation, not after.
     if opts.get("trace_file"):
         check_writable_file(_npz_path(opts["trace_file"]), "--trace")
@@ -76,7 +123,7 @@ def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any]) -> None:
     if opts.get("trace_file"):
         trace = TraceConfig(capacity=opts["trace_capacity"], stride=opts["trace_stride"], seed=scenario.seed)
         trace.validate()
-    steps = int(round(scenario.duration_ns / scenario.network.dt_ns))
+    steps = round(scenario.duration_ns / scenario.network.dt_ns)
     show = not opts["quiet"] and sys.stderr.isatty() and steps > 20_000
     bar = None
     if show:
@@ -99,10 +146,18 @@ def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any]) -> None:
         click.echo(json.dumps({"scenario": scenario.to_dict(), "controller": result.controller, "metrics": metrics}, indent=2))
         return
     click.echo(f"{scenario.kind}  controller={result.controller}  flows={len(result.flows['sent_bytes'])}  "
-               f"duration={scenario.duration_ms:g} ms  seed={scenario.seed}")
+               f"duration={scenario.duration_ms:g} ms  seed={scenario.seed}  start={_start_label(start, scenario)}")
     width = max(len(k) for k in metrics)
     for key, value in metrics.items():
         click.echo(f"  {key:<{width}}  {value:.6g}")
+
+
+def _start_label(start: str | float | None, scenario: Any) -> str:
+    """How the flows started, for the header line."""
+    if scenario.initial_rate is None:
+        return "controller's rate"
+    rate = f"{scenario.initial_rate:.4g}"
+    return f"fair share {rate}" if start == FAIR else rate
 
 
 def _npz_path(path: str) -> str:
@@ -122,7 +177,7 @@ def simulate_command() -> None:
 @guarded(PROG)
 def many_to_one(flows: int, hosts: int | None, **opts: Any) -> None:
     """Incast: FLOWS long-lived flows from HOSTS senders into one switch port."""
-    _execute("many-to-one", {"flows": flows, "hosts": hosts}, opts)
+    _execute("many-to-one", {"flows": flows, "hosts": hosts}, opts, FAIR)
 
 
 @simulate_command.command("all-to-all")
@@ -132,7 +187,7 @@ def many_to_one(flows: int, hosts: int | None, **opts: Any) -> None:
 @guarded(PROG)
 def all_to_all(hosts: int, flows_per_pair: int, **opts: Any) -> None:
     """Every host sends to every other host; one switch port per receiver."""
-    _execute("all-to-all", {"hosts": hosts, "flows_per_pair": flows_per_pair}, opts)
+    _execute("all-to-all", {"hosts": hosts, "flows_per_pair": flows_per_pair}, opts, FAIR)
 
 
 @simulate_command.command("long-short")
@@ -143,7 +198,7 @@ def all_to_all(hosts: int, flows_per_pair: int, **opts: Any) -> None:
 @guarded(PROG)
 def long_short(short_flows: int, short_bytes: int, bursts: int, **opts: Any) -> None:
     """One long flow plus bursts of short flows starting mid-run."""
-    _execute("long-short", {"short_flows": short_flows, "short_bytes": short_bytes, "bursts": bursts}, opts)
+    _execute("long-short", {"short_flows": short_flows, "short_bytes": short_bytes, "bursts": bursts}, opts, CONTROLLER)
 
 
 @simulate_command.command("run")
@@ -160,4 +215,4 @@ def run_file(scenario_file: str, **opts: Any) -> None:
         raise BadInputError(f"invalid scenario in {scenario_file}: not JSON ({exc})") from None
     if not isinstance(data, dict):
         raise BadInputError(f"invalid scenario in {scenario_file}: top level must be a JSON object")
-    _execute(str(data.get("kind")), data, opts)
+    _execute(str(data.get("kind")), data, opts, None)

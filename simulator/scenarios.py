@@ -135,6 +135,15 @@ class Scenario:
     def _validate_traffic(self) -> None:
         """Checks of the traffic pattern's own fields (subclasses)."""
 
+    def fair_rate(self) -> float:
+        """Each flow's equal share of its most loaded link (egress port or host NIC), all flows
+        counted as active: the steady-state rate of long-lived traffic, so starting there skips the
+        startup transient (``initial_rate`` None: flows start at the controller's line rate)."""
+        table = self.flow_table()
+        per_port = int(np.bincount(table.port).max())
+        per_host = int(np.bincount(table.host).max())
+        return float(min(1.0, 1.0 / per_port, self.network.host_cap / per_host))
+
     @property
     def n_flows(self) -> int:
         raise NotImplementedError

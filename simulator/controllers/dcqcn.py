@@ -4,6 +4,10 @@ DCQCN does not use RTT probes: it reacts to CNPs, and its timers run in hardware
 runs on the engine's tick (every ``tick_us``, vectorized over all flows) and its ``decide`` leaves
 rates unchanged.
 
+A flow's state starts from the rate the engine started it at (the scenario's ``initial_rate``
+override, e.g. 1/N, or ``initial_rate`` = line rate): RC = RT = that rate at its first tick or
+decision, so a 1/N start is not undone by a jump to line rate at the first tick.
+
 * NP (receiver): at most one CNP per flow per ``cnp_interval_us`` (50 us), sent if at least one
   ECN-marked packet arrived in that window. The fluid model gives expected marked packets m;
   a CNP is drawn with probability 1 - exp(-m) (Poisson arrivals of marks), seeded.
@@ -69,16 +73,29 @@ class Dcqcn:
         self.inc_clock = np.zeros(n_flows)
         self.mark_acc = np.zeros(n_flows)
         self.last_cnp_ns = np.full(n_flows, -np.inf)
+        self.started = np.zeros(n_flows, bool)
         self.last_tick_ns = 0.0
         self.cnps = 0
 
+    def _adopt(self, ids: np.ndarray, rates: np.ndarray) -> None:
+        """Seed RC = RT with the engine's start rate for flows seen for the first time."""
+        new = ~self.started[ids]
+        if new.any():
+            ids = ids[new]
+            self.rc[ids] = rates[new]
+            self.rt[ids] = rates[new]
+            self.started[ids] = True
+
     def decide(self, batch: DecisionBatch) -> np.ndarray:
+        self._adopt(batch.flow_ids, batch.rate)
         return self.rc[batch.flow_ids].copy()
 
     def on_tick(self, info: TickInfo) -> np.ndarray:
         now = info.time_ns
         elapsed = now - self.last_tick_ns
         self.last_tick_ns = now
+        active = np.flatnonzero(info.active)
+        self._adopt(active, info.rate[active])
         self.rc = np.where(info.active, self.rc, info.rate)
         cnp = self._notification_point(info, now)
         self.cnps += int(cnp.sum())

@@ -259,6 +259,14 @@ def test_dcqcn_queue_sits_between_kmin_and_kmax_under_incast():
     assert r.metrics["goodput"] > 0.9
 
 
+
+def test_dcqcn_starts_from_the_scenarios_start_rate():
+    """A 1/N start is kept: before, DCQCN's first tick set every flow to line rate (16x overload)."""
+    dc = Dcqcn()
+    r = simulate(ManyToOne(flows=16, duration_ms=1, initial_rate=1 / 16, converged_from=0.0), dc)
+    assert r.series["rates"].max() < 0.1
+    assert r.metrics["queue_delay_p99_us"] < 20 and r.metrics["goodput"] > 0.99
+
 def test_same_seed_same_metrics_and_trace():
     spec, ctl = _delta_controller(16)
     sc = ManyToOne(flows=16, duration_ms=1, seed=5)
