@@ -73,7 +73,7 @@ def _common(fn: Callable) -> Callable:
         click.option("--base-rtt-us", type=POSITIVE_FLOAT, default=None),
         click.option("--buffer-bytes", type=int, default=None),
         click.option("--dt-ns", type=POSITIVE_FLOAT, default=None, help="time step [default 1000]"),
-        click.option("--plot", type=click.Path(), help="save rates/queue over time to a PNG"),
+        click.option("--plot", type=click.Path(), help="save rates/queue over time to a PNG (.png added without a suffix; .pdf/.svg also work)"),
         click.option("--trace", "trace_file", type=click.Path(), help="record decisions to an .npz"),
         click.option("--trace-capacity", type=int, default=1_000_000, show_default=True),
         click.option("--trace-stride", type=int, default=1, show_default=True),
@@ -115,8 +115,9 @@ def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any], start: str |
     if opts.get("trace_file"):
         check_writable_file(_npz_path(opts["trace_file"]), "--trace")
     if opts.get("plot"):
-        plot = opts["plot"]
-        check_writable_file(plot if Path(plot).suffix else plot + ".png", "--plot")  # matplotlib adds .png
+        from rlcc.simulator.plot import plot_path
+
+        check_writable_file(plot_path(opts["plot"]), "--plot")
     spec = ObservationSpec.from_file(opts["spec_file"]) if opts.get("spec_file") else None
     controller = make_controller(opts["controller"], opts.get("policy"), spec)
     trace = None
@@ -136,12 +137,14 @@ def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any], start: str |
         if bar is not None:
             bar.close()
     metrics = result.metrics_full if opts["full"] else result.metrics
+    # Where each file went, on stderr: stdout stays the metrics (valid JSON with --json).
     if opts.get("trace_file"):
         result.trace.save(opts["trace_file"])
+        click.echo(f"wrote trace: {_npz_path(opts['trace_file'])}", err=True)
     if opts.get("plot"):
         from rlcc.simulator.plot import plot_result
 
-        plot_result(result, opts["plot"])
+        click.echo(f"wrote plot: {plot_result(result, opts['plot'])}", err=True)
     if opts["as_json"]:
         click.echo(json.dumps({"scenario": scenario.to_dict(), "controller": result.controller, "metrics": metrics}, indent=2))
         return

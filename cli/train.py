@@ -6,7 +6,6 @@ import dataclasses
 from pathlib import Path
 
 import click
-
 from rlcc.cli.common import check_output_dir, check_writable_file, guarded
 
 
@@ -59,7 +58,8 @@ def train_command(config_path, out, log_dir, seed, iterations, lstm_out, quiet) 
         d = Path(log_dir)
         d.mkdir(parents=True, exist_ok=True)
         write_log_csv(result.log, d / "train_log.csv")
-        plot_log(result.log, d / "train_log.png")
+        click.echo(f"wrote log: {d / 'train_log.csv'}", err=True)
+        click.echo(f"wrote plot: {plot_log(result.log, d / 'train_log.png')}", err=True)
     if lstm_out:
         from rlcc.train.lstm import distill_lstm, export_lstm
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import math
 import time
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -14,6 +15,9 @@ from rlcc.train.adam import Adam
 from rlcc.train.adpg import Rollout, adpg_direction, run_rollout
 from rlcc.train.config import TrainConfig
 from rlcc.train.mlp import Mlp
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 LOG_COLUMNS = (
     "iteration",
@@ -102,27 +106,61 @@ def write_log_csv(log: list[dict[str, float]], path: str | Path) -> None:
             w.writerow({k: (int(row[k]) if k in ("iteration", "decisions") else f"{row[k]:.6g}") for k in LOG_COLUMNS})
 
 
-def plot_log(log: list[dict[str, float]], path: str | Path) -> None:
-    """Training curves (Agg backend, no display needed)."""
+def _fit_after_start(ax, it: list[float], ys: list[float]) -> None:
+    """Fit a linear panel's y-range to iterations >= 1 and mark an off-scale iteration 0.
+
+    The untrained policy's start (reward -350, RTT inflation 21 in the example's log, against
+    -3..-5 and 1..2 afterwards) would otherwise flatten the whole curve onto one line.
+    """
+    rest = [y for i, y in zip(it, ys, strict=True) if i >= 1 and math.isfinite(y)]
+    if len(rest) < 2 or not it or it[0] != 0 or not math.isfinite(ys[0]):
+        return
+    lo, hi = min(rest), max(rest)
+    pad = 0.08 * (hi - lo) or 0.05 * abs(hi) or 0.05
+    lo, hi = lo - pad, hi + pad
+    y0 = ys[0]
+    if lo <= y0 <= hi:
+        return
+    ax.set_ylim(lo, hi)
+    above = y0 > hi
+    edge = hi if above else lo
+    ax.plot([0], [edge], marker="^" if above else "v", color="tab:red", ms=7, clip_on=False, zorder=5)
+    ax.set_title(f"{ax.get_title()}\n(iteration 0: {y0:.3g}, off scale {'▲' if above else '▼'})", fontsize=10)
+
+
+def log_figure(log: list[dict[str, float]]) -> Figure:
+    """Training curves, 2 x 2 panels; iteration 0 shown off scale where it would flatten a panel."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     it = [r["iteration"] for r in log]
-    fig, axes = plt.subplots(2, 2, figsize=(9, 6), constrained_layout=True)
+    fig, axes = plt.subplots(2, 2, figsize=(9, 6), layout="constrained")
     panels = [
         ("mean_abs_delta", "|mean delta| per flow"),
         ("reward", "reward (-delta^2)"),
         ("goodput", "goodput (converged half)"),
         ("rtt_inflation", "mean RTT inflation"),
     ]
-    for ax, (key, title) in zip(axes.ravel(), panels):
-        ax.plot(it, [r[key] for r in log], marker=".", lw=1)
-        ax.set_title(title)
+    for ax, (key, title) in zip(axes.ravel(), panels, strict=True):
+        ys = [r[key] for r in log]
+        ax.plot(it, ys, marker=".", lw=1)
+        ax.set_title(title, fontsize=10)
         ax.set_xlabel("iteration")
         ax.grid(alpha=0.3)
+        if key != "mean_abs_delta":  # log scale: spans the outlier already
+            _fit_after_start(ax, it, ys)
     axes[0, 0].set_yscale("log")
     fig.suptitle("rlcc-train: ADPG on the training scenarios")
+    return fig
+
+
+def plot_log(log: list[dict[str, float]], path: str | Path) -> Path:
+    """Save ``log_figure`` as a PNG (Agg backend, no display needed); returns the file written."""
+    import matplotlib.pyplot as plt
+
+    fig = log_figure(log)
     fig.savefig(path, dpi=100, metadata={"Software": None})
     plt.close(fig)
+    return Path(path)

@@ -60,6 +60,7 @@ def test_cli_writes_model_config_and_log(tmp_path):
     assert TrainConfig.from_file(tmp_path / "p.train.json").iterations == 1
     assert (tmp_path / "log" / "train_log.csv").read_text().startswith("iteration,")
     assert (tmp_path / "log" / "train_log.png").stat().st_size > 0
+    assert f"wrote plot: {tmp_path / 'log' / 'train_log.png'}\n" in res.stderr
     bad = CliRunner().invoke(train_command, ["--config", str(tmp_path / "missing.json"), "--out", str(out)])
     assert bad.exit_code == 3
 
