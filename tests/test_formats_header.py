@@ -3,13 +3,13 @@ constants, sizes, offsets and accessor word positions, and compare with the Pyth
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 
 import pytest
 
 from rlcc import formats
 from rlcc.firmware_sdk_stub import SDK_DIR
+from rlcc.verify.toolchain import host_compiler
 
 PROG = r"""
 #include <stdio.h>
@@ -83,11 +83,10 @@ int main(void) {
 
 @pytest.fixture(scope="module")
 def header_values(tmp_path_factory) -> dict[str, int]:
-    assert shutil.which("gcc"), "host gcc is required"
     d = tmp_path_factory.mktemp("fmt")
     (d / "p.c").write_text(PROG)
     exe = d / "p"
-    cc = ["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-Wconversion", f"-I{SDK_DIR}", str(d / "p.c"), "-o", str(exe)]
+    cc = [*host_compiler(), "-std=c11", "-Wall", "-Wextra", "-Werror", "-Wconversion", f"-I{SDK_DIR}", str(d / "p.c"), "-o", str(exe)]
     p = subprocess.run(cc, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout

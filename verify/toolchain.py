@@ -3,7 +3,8 @@
     exe = compile_riscv(["fw.c", "crt0.S"], target="rv64imac", linker_script="link.ld", out_path="fw.elf")
 
 ``cc=`` selects another compiler command (e.g. "riscv64-unknown-elf-gcc"); it gets gcc-style
-``-march``/``-mabi`` flags instead of zig's ``-target``/``-mcpu``.
+``-march``/``-mabi`` flags instead of zig's ``-target``/``-mcpu``. ``host_compiler()`` is the
+same zig clang for programs that run on this machine (no system C compiler needed).
 """
 
 from __future__ import annotations
@@ -27,6 +28,18 @@ def find_compiler() -> list[str]:
         import ziglang  # noqa: F401
     except ImportError:
         raise BuildError("no RISC-V compiler: the 'ziglang' package is not installed (pip install ziglang)") from None
+    return [sys.executable, "-m", "ziglang", "cc"]
+
+
+def host_compiler() -> list[str]:
+    """The C compiler for programs that run on this machine (the SDK stub's hosted harness, the
+    tests' host builds): the same zig clang without ``-target``, i.e. for the native host, so
+    nothing beyond the Python packages is needed. zig bundles UBSan's runtime but not ASan's:
+    ``-fsanitize=address`` needs a system gcc or clang."""
+    try:
+        import ziglang  # noqa: F401
+    except ImportError:
+        raise BuildError("no host C compiler: the 'ziglang' package is not installed (pip install ziglang)") from None
     return [sys.executable, "-m", "ziglang", "cc"]
 
 

@@ -1,4 +1,5 @@
-"""Build generated firmware against the SDK stub (host gcc, zig cc) and run the hosted harness."""
+"""Build generated firmware against the SDK stub (host: zig cc, or gcc/clang where a test asks;
+RISC-V: zig cc) and run the hosted harness."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from rlcc import firmware_sdk_stub as sdk
 from rlcc.firmware_sdk_stub import harness_layout as hl
 from rlcc.fxp.vectors import Vectors
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from hostcc import host_cc, sanitizer_flags
+
 WARN = ["-Wall", "-Wextra", "-Werror", "-Wconversion", "-std=c11"]
 ZIG_TARGET = {
     "rv32imc": ["-target", "riscv32-freestanding-none", "-mcpu=generic_rv32+m+c"],
     "rv64imac": ["-target", "riscv64-freestanding-none", "-mcpu=generic_rv64+m+a+c", "-mcmodel=medany"],
 }
-SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
 
 
 def _run(cmd: list, **kw) -> subprocess.CompletedProcess:
@@ -30,10 +33,11 @@ def compile_ok(cmd: list) -> None:
     assert p.returncode == 0, f"compile failed: {' '.join(map(str, cmd))}\n{p.stdout}\n{p.stderr}"
 
 
-def build_host(c_file: Path, out: Path, sanitize: bool = False) -> Path:
-    """Hosted harness executable for one generated firmware source."""
-    flags = ["-O1", "-g", *SANITIZE] if sanitize else ["-O2"]
-    compile_ok(["gcc", *WARN, *flags, f"-I{sdk.SDK_DIR}", f"-I{c_file.parent}",
+def build_host(c_file: Path, out: Path, sanitize: bool = False, cc: str = "zig") -> Path:
+    """Hosted harness executable for one generated firmware source; ``cc``: "zig" (bundled; UBSan
+    when sanitized), "gcc" or "clang" (ASan + UBSan; the test skips when it is missing)."""
+    flags = ["-O1", "-g", *sanitizer_flags(cc)] if sanitize else ["-O2"]
+    compile_ok([*host_cc(cc), *WARN, *flags, f"-I{sdk.SDK_DIR}", f"-I{c_file.parent}",
                 *sdk.runtime_sources("host"), c_file, "-o", out])
     return out
 

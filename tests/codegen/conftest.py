@@ -37,15 +37,15 @@ def generated(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def host_exe(generated, tmp_path_factory):
-    """``host_exe(model_name, style, sanitize=False)`` -> hosted harness executable (cached)."""
+    """``host_exe(model_name, style, sanitize=False, cc="zig")`` -> hosted harness executable (cached)."""
     root = tmp_path_factory.mktemp("codegen_host")
-    cache: dict[tuple[str, str, bool], Path] = {}
+    cache: dict[tuple[str, str, bool, str], Path] = {}
 
-    def get(name: str, style: str = "oblivious", sanitize: bool = False) -> Path:
-        key = (name, style, sanitize)
+    def get(name: str, style: str = "oblivious", sanitize: bool = False, cc: str = "zig") -> Path:
+        key = (name, style, sanitize, cc)
         if key not in cache:
-            suffix = "_asan" if sanitize else ""
-            cache[key] = build_host(generated(name, style)["c"], root / f"{name}_{style}{suffix}", sanitize=sanitize)
+            suffix = f"_{cc}" + ("_san" if sanitize else "")
+            cache[key] = build_host(generated(name, style)["c"], root / f"{name}_{style}{suffix}", sanitize, cc)
         return cache[key]
 
     return get

@@ -1,6 +1,6 @@
 """The generated square root (``isqrt52`` behind ``sqrt_rate``) is the exact floor square root.
 
-Built with host gcc from the generated C (portable normalization, and the Zbb ``clz`` path by
+Built for the host with zig cc from the generated C (portable normalization, and the Zbb ``clz`` path by
 defining ``__riscv_zbb``), compared with Python's ``math.isqrt`` on every ``rate << 20`` for
 rate in 0..2^20, on every uint32 rate's extremes, on 10^6 random n < 2^52 of every magnitude and
 on edge values (perfect squares and their neighbours, powers of two and theirs, 2^52 - 1); and
@@ -15,7 +15,7 @@ import random
 
 import numpy as np
 import pytest
-from codegen_build import WARN, _run, compile_ok
+from codegen_build import WARN, _run, compile_ok, host_cc
 
 from rlcc import firmware_sdk_stub as sdk
 from rlcc.formats import RATE_FRAC_BITS
@@ -72,7 +72,7 @@ def sqrt_exe(request, generated, tmp_path_factory):
     drv.write_text(DRIVER.format(c_name=c_file.name))
     extra = ["-D__riscv_zbb=1"] if request.param == "zbb" else []
     exe = d / "isqrt"
-    compile_ok(["gcc", *WARN, "-O2", *extra, f"-I{sdk.SDK_DIR}", f"-I{c_file.parent}", drv, "-o", exe])
+    compile_ok([*host_cc(), *WARN, "-O2", *extra, f"-I{sdk.SDK_DIR}", f"-I{c_file.parent}", drv, "-o", exe])
     return exe
 
 

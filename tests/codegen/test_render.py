@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from codegen_build import WARN, ZIG_TARGET, compile_ok, compile_riscv
+from codegen_build import WARN, ZIG_TARGET, compile_ok, compile_riscv, host_cc
 from codegen_models import MODELS, SYNTHETIC_SPEC, random_model, tiny_model
 from elftools.elf.elffile import ELFFile
 
@@ -46,7 +46,7 @@ def test_byte_identical_for_same_inputs(tmp_path):
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_warnings_as_errors_host_and_riscv(name, style, generated, tmp_path):
     c_file = generated(name, style)["c"]
-    compile_ok(["gcc", *WARN, "-pedantic", "-O2", f"-I{sdk.SDK_DIR}", f"-I{c_file.parent}", "-c", c_file,
+    compile_ok([*host_cc("zig"), *WARN, "-pedantic", "-O2", f"-I{sdk.SDK_DIR}", f"-I{c_file.parent}", "-c", c_file,
                 "-o", tmp_path / "host.o"])
     for target in ZIG_TARGET:
         obj = compile_riscv(c_file, target, tmp_path / f"{target}.o")
@@ -58,6 +58,17 @@ def test_warnings_as_errors_host_and_riscv(name, style, generated, tmp_path):
         # no libcalls (soft-float, 64-bit division, memcpy...): only the SDK's parameter storage
         assert undefined <= {"pcc_params"}, undefined
         assert defined == {"user_algo", "user_init", "user_set_algo_params"}
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_warnings_as_errors_system_compilers(cc, generated, tmp_path):
+    """gcc's and clang's own warnings (-pedantic) on every generated source, when installed."""
+    cmd = host_cc(cc)
+    for name in sorted(MODELS):
+        for style in TREE_STYLES:
+            c_file = generated(name, style)["c"]
+            compile_ok([*cmd, *WARN, "-pedantic", "-O2", f"-I{sdk.SDK_DIR}", f"-I{c_file.parent}", "-c", c_file,
+                        "-o", tmp_path / f"{name}_{style}.o"])
 
 
 def test_source_is_freestanding_and_documented():

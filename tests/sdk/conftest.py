@@ -4,7 +4,6 @@ rlcc.verify.toolchain and its emulator rlcc.emulator; these call zig and unicorn
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,9 @@ import pytest
 
 from rlcc import firmware_sdk_stub as sdk
 from rlcc.firmware_sdk_stub import harness_layout as hl
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from hostcc import host_cc, sanitizer_flags
 
 CSRC = Path(__file__).resolve().parent / "csrc"
 
@@ -39,9 +41,11 @@ def compile_ok(cmd) -> None:
     assert p.returncode == 0, f"compile failed: {' '.join(map(str, cmd))}\n{p.stdout}\n{p.stderr}"
 
 
-def build_host(sources, out: Path, extra=(), sanitize=True) -> Path:
-    flags = ["-O1", "-g"] + (["-fsanitize=address,undefined", "-fno-sanitize-recover=all"] if sanitize else [])
-    compile_ok(["gcc", *WARN, *flags, f"-I{sdk.SDK_DIR}", *extra, *sources, "-o", out])
+def build_host(sources, out: Path, extra=(), sanitize=True, cc: str = "zig") -> Path:
+    """A host executable; ``cc``: "zig" (bundled; UBSan), "gcc" or "clang" (ASan + UBSan; the test
+    skips when that compiler is missing)."""
+    flags = ["-O1", "-g", *(sanitizer_flags(cc) if sanitize else [])]
+    compile_ok([*host_cc(cc), *WARN, *flags, f"-I{sdk.SDK_DIR}", *extra, *sources, "-o", out])
     return out
 
 
@@ -133,18 +137,13 @@ def rtt_riscv_elf(sdk_build_dir):
 
 
 @pytest.fixture(scope="session")
-def have_gcc() -> None:
-    assert shutil.which("gcc"), "host gcc is required"
-
-
-@pytest.fixture(scope="session")
 def sdkt():
     """The helpers above, for test modules (with --import-mode=importlib they cannot import
     conftest)."""
     import types
 
     return types.SimpleNamespace(
-        CSRC=CSRC, WARN=WARN, ZIG_TARGET=ZIG_TARGET, run=run, zig_cc=zig_cc, compile_ok=compile_ok,
+        CSRC=CSRC, WARN=WARN, ZIG_TARGET=ZIG_TARGET, run=run, zig_cc=zig_cc, host_cc=host_cc, compile_ok=compile_ok,
         build_host=build_host, build_riscv=build_riscv, host_env=host_env,
         run_host_harness=run_host_harness, run_unicorn=run_unicorn,
     )

@@ -67,6 +67,21 @@ def test_riscv_matches_host(target, rtt_riscv_elf, table_and_host, sdkt):
     assert np.all((rates > 0) & (rates <= F.RATE_MAX))
 
 
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_system_compiler_asan_build_matches_zig_build(cc, table_and_host, sdk_build_dir, tmp_path, sdkt):
+    """ASan (which zig cannot link) and a second compiler's code generation: same results."""
+    from rlcc import firmware_sdk_stub as sdk
+
+    buf, host = table_and_host
+    exe = sdkt.build_host(sdk.runtime_sources("host") + [sdk.example_source("rtt_template")],
+                          sdk_build_dir / f"rtt_host_{cc}_asan", cc=cc)
+    rc, out, err = sdkt.run_host_harness(exe, buf, tmp_path)
+    assert rc == 0 and "runtime error" not in err and "AddressSanitizer" not in err, err
+    other = hl.unpack_output(out)
+    for f in ("rate", "rtt_req", "ctx_out"):
+        np.testing.assert_array_equal(other.records[f], host.records[f], err_msg=f)
+    assert other.param_status == host.param_status
+
 @pytest.mark.parametrize("target", ["rv32imc", "rv64imac"])
 def test_riscv_capacity_overflow_is_reported(target, rtt_riscv_elf, sdkt):
     elf = rtt_riscv_elf(target)

@@ -1,6 +1,7 @@
 """The SDK header and every runtime/harness/example source compile warning-free with
--Wall -Wextra -Werror -Wconversion -std=c11 under host gcc (also -pedantic) and zig clang for
-riscv32/riscv64 freestanding; the helpers need no compiler_rt/libc symbols on RISC-V."""
+-Wall -Wextra -Werror -Wconversion -std=c11 -pedantic for the host (zig clang always; gcc and
+clang too when installed) and zig clang for riscv32/riscv64 freestanding; the helpers need no
+compiler_rt/libc symbols on RISC-V."""
 
 from __future__ import annotations
 
@@ -40,11 +41,12 @@ def use_all_src(sdk_build_dir):
     return p
 
 
-def test_host_gcc_pedantic(use_all_src, sdk_build_dir, sdkt):
+@pytest.mark.parametrize("cc", ["zig", "gcc", "clang"])
+def test_host_pedantic(cc, use_all_src, sdk_build_dir, sdkt):
     srcs = [use_all_src] + [sdk.SDK_DIR / s for s in SOURCES + ["harness_host.c"]] + [sdk.example_source()]
     for s in srcs:
-        sdkt.compile_ok(["gcc", *sdkt.WARN, "-pedantic", "-O2", f"-I{sdk.SDK_DIR}", "-c", s,
-                         "-o", sdk_build_dir / "host_tmp.o"])
+        sdkt.compile_ok([*sdkt.host_cc(cc), *sdkt.WARN, "-pedantic", "-O2", f"-I{sdk.SDK_DIR}", "-c", s,
+                         "-o", sdk_build_dir / f"host_{cc}.o"])
 
 
 @pytest.mark.parametrize("target", ["rv32imc", "rv64imac"])

@@ -1,6 +1,6 @@
-"""The reference rtt_template algorithm, hosted (ASan+UBSan build of harness_host.c), with
-directed cases: each decision branch, wraparound RTT, clamping, new flows, TX probe timeouts,
-parameter validation and the disable mask."""
+"""The reference rtt_template algorithm, hosted (zig UBSan build of harness_host.c; the gcc/clang
+ASan build is in test_baremetal), with directed cases: each decision branch, wraparound RTT,
+clamping, new flows, TX probe timeouts, parameter validation and the disable mask."""
 
 from __future__ import annotations
 
