@@ -23,7 +23,7 @@ def _closed_loop_table(cl: dict[str, Any], title: str, what: str) -> list[str]:
         "",
         f"{what[0].upper()}{what[1:]}.",
         "",
-        "| scenario | controller | goodput | mean latency (us) | queue (us) | drops | goodput diff | latency diff | queue diff (us) |",
+        "| scenario | controller | goodput | mean latency (us) | queue (us) | drop fraction | goodput diff | latency diff | queue diff (us) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, row in cl["scenarios"].items():
@@ -44,8 +44,8 @@ def to_markdown(report: dict[str, Any]) -> str:
     out = [
         f"# rlcc-compile report: {t['path']}",
         "",
-        f"Inputs: {', '.join(t['input_names'])}. Teacher output outside the factor clamp on "
-        f"{_f(100 * t['clamped_fraction'], 2)}% of visited states (clamped before distillation).",
+        (f"Inputs: {', '.join(t['input_names'])}. Teacher output outside the factor clamp on "
+        f"{_f(100 * t['clamped_fraction'], 2)}% of visited states (clamped before distillation)."),
         "",
         "## Model",
         "",
@@ -55,11 +55,12 @@ def to_markdown(report: dict[str, Any]) -> str:
            if not fit["constant_teacher"] and fit["trees"] < min(fit["trees_requested"], fit["trees_budget"]) else "")
         + (" - constant teacher: tree-less model, bias only" if fit["constant_teacher"] else ""),
         f"- operations (comparisons + additions): {sz['operations']} (paper: {sz['paper_operations']})",
-        f"- per-flow state: {sz['state_bytes']} of {sz['context_bytes']} context bytes "
-        f"({'fits' if sz['state_fits_context'] else 'DOES NOT FIT'}); model constants: {sz['model_constant_bytes']} bytes",
-        f"- leaf rounding: worst leaf {_f(q['max_leaf_error_lsb'], 3)} LSB, accumulated worst case "
+        (f"- per-flow state: {sz['state_bytes']} of {sz['context_bytes']} context bytes "
+        f"({'fits' if sz['state_fits_context'] else 'DOES NOT FIT'}); model tables if packed: {sz['model_constant_bytes']} bytes "
+        "(target-independent estimate; rlcc-verify measures the compiled firmware's read-only data)"),
+        (f"- leaf rounding: worst leaf {_f(q['max_leaf_error_lsb'], 3)} LSB, accumulated worst case "
         f"{_f(q['max_accumulated_error_lsb'], 3)} LSB of Q16.16; always-true/false splits "
-        f"{q['always_true_splits']}/{q['always_false_splits']}",
+        f"{q['always_true_splits']}/{q['always_false_splits']}"),
         "",
         f"Training set: {ds['train']} samples ({', '.join(f'{k} {v}' for k, v in sorted(ds['train_by_origin'].items()))}); "
         f"held out: {ds['held_out']} closed-loop samples (whole flows)."
@@ -74,8 +75,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         f"| fixed point vs teacher: RMSE / max abs | {_f(fid['fixed_vs_teacher_rmse'], 5)} / {_f(fid['fixed_vs_teacher_max_abs'], 5)} |",
         f"| fixed vs float trees, same device integers: max LSB | {_f(fid['fixed_vs_float_max_lsb'], 3)} |",
         f"| decision paths changed by threshold quantization | {_f(100 * fid['path_changed_fraction'], 4)}% |",
-        f"| fixed (device features) vs float (spec features): max / mean LSB | "
-        f"{_f(fid['fixed_vs_float_end_to_end_max_lsb'], 1)} / {_f(fid['fixed_vs_float_end_to_end_mean_lsb'], 3)} |",
+        (f"| fixed (device features) vs float (spec features): max / mean LSB | "
+        f"{_f(fid['fixed_vs_float_end_to_end_max_lsb'], 1)} / {_f(fid['fixed_vs_float_end_to_end_mean_lsb'], 3)} |"),
         f"| decision paths changed by device feature rounding | {_f(100 * fid['path_changed_fraction_end_to_end'], 4)}% |",
         "",
     ]
@@ -92,10 +93,15 @@ def to_markdown(report: dict[str, Any]) -> str:
     )
     out += [
         "",
-        "Paper's bar (Table III): tree within 0.01 goodput and about 2% latency of the MLP. Mean latency is the "
-        "mean RTT over decisions (decision-weighted, as the paper's); queue is the time-averaged port queue delay.",
+        ("Paper's bar (Table III): tree within 0.01 goodput and about 2% latency of the MLP. Mean latency is the "
+        "mean RTT over decisions (decision-weighted, as the paper's); queue is the time-averaged port queue delay; "
+        "drop fraction is dropped / offered bytes."),
         "",
         "## Explainability probe (previous x current state -> factor)",
+        "",
+        ("Probe windows are simulator states (RTT and rate, previous factor 1.0; `rlcc.distill.evaluate.probe_windows`), "
+         "with a deeper congested state than the delta = -target of the training probe (`rlcc.train.probe`), so cells "
+         "can differ from that table."),
         "",
         "| previous | current | teacher | float trees | fixed point |",
         "|---|---|---|---|---|",
@@ -104,9 +110,12 @@ def to_markdown(report: dict[str, Any]) -> str:
         out.append(f"| {p['previous']} | {p['current']} | {_f(p['teacher'])} | {_f(p['float_trees'])} | {_f(p['fixed_point'])} |")
     dagger = report["dagger"]
     if len(dagger["rounds"]) > 1:
+        drivers = {"on-policy": "in an on-policy round the float trees drive short incasts at the evaluation sizes",
+                   "dagger": "in a DAgger round (--dagger-rounds) the fixed-point model drives the sampling mix"}
+        said = "; ".join(v for k, v in drivers.items() if any(r.get("kind", "").startswith(k) for r in dagger["rounds"]))
         out += ["", "## On-policy (DAgger) rounds", "",
-                "Each round the fixed-point model drives, the teacher labels the states it visits, and the "
-                "ensemble is refitted. Closed loop: steady state, float trees vs teacher.", "",
+                (f"{said[:1].upper()}{said[1:]}; the teacher labels the states visited and the ensemble is refitted. "
+                 "Closed loop: steady state, float trees vs teacher."), "",
                 "| round | kind | held-out RMSE | on-policy RMSE (before refit) | closed loop | goodput diff | latency diff |",
                 "|---|---|---|---|---|---|---|"]
         for r in dagger["rounds"]:
@@ -117,6 +126,6 @@ def to_markdown(report: dict[str, Any]) -> str:
             out.append(f"| {r['round']} | {r.get('kind', '-')} | {_f(r['held_out']['float_vs_teacher_rmse'], 5)} | {on_rmse} | "
                        f"{name} | {fp['goodput_diff']:+.4f} | {100 * fp['latency_rel_diff']:+.1f}% |")
         h = dagger["helped"]
-        out += ["", f"The rounds {'improved' if h['closed_loop_improved'] else 'did not improve'} the steady-state "
-                f"closed-loop gap on {h['scenario']}: {_f(h['closed_loop_gap_round0'])} -> {_f(h['closed_loop_gap_final'])}."]
+        out += ["", (f"The rounds {'improved' if h['closed_loop_improved'] else 'did not improve'} the steady-state "
+                f"closed-loop gap on {h['scenario']}: {_f(h['closed_loop_gap_round0'])} -> {_f(h['closed_loop_gap_final'])}.")]
     return "\n".join(out) + "\n"
