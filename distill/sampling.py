@@ -101,13 +101,20 @@ def device_inputs(spec: ObservationSpec, raw: np.ndarray) -> np.ndarray:
 
 
 class Recorder:
-    """Wraps a driving controller; keeps a seeded reservoir of its decisions with raw windows."""
+    """Wraps a driving controller; keeps a seeded reservoir of its decisions with raw windows.
+
+    Batchable when its driver is (the engine then decides a block of steps per call): the
+    CNP/NACK counts of a block's decisions arrive after the block (``block_counts``) and the
+    decisions are recorded then, in the same order as step by step, so the reservoir keeps the
+    same samples either way.
+    """
 
     def __init__(self, driver, spec: ObservationSpec, capacity: int, seed: int) -> None:
         self.driver = driver
         self.spec = spec  # the engine builds the exact spec inputs for us
         self.initial_rate = driver.initial_rate
         self.name = f"recorder:{getattr(driver, 'name', type(driver).__name__)}"
+        self.batchable = bool(getattr(driver, "batchable", False))
         self.capacity = capacity
         self.rng = np.random.default_rng(seed)
         k = spec.history
@@ -116,32 +123,54 @@ class Recorder:
         self.flow = np.zeros(capacity, np.int64)
         self.size = 0
         self.seen = 0
+        self._waiting: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def reset(self, n_flows: int, network: Network, rng: np.random.Generator) -> None:
         self.driver.reset(n_flows, network, rng)
         self.prev_factor = np.ones(n_flows)
         self.past = np.zeros((n_flows, max(self.spec.history - 1, 0), len(RAW_FIELDS)))
+        self._waiting = None
 
     def decide(self, batch: DecisionBatch):
         out = self.driver.decide(batch)
         rates, factors = out if isinstance(out, Decision) else (out, None)
         ids = batch.flow_ids
+        late = batch.cnp_count is None  # block mode: counts come through block_counts
+        zeros = np.zeros(len(ids))
         current = np.stack(
             [batch.rtt_ns.astype(np.float64), batch.rate, self.prev_factor[ids],
-             batch.cnp_count.astype(np.float64), batch.nack_count.astype(np.float64)], axis=1,
+             zeros if late else batch.cnp_count.astype(np.float64),
+             zeros if late else batch.nack_count.astype(np.float64)], axis=1,
         )
         past = self.past[ids]
         first = np.asarray(batch.first, dtype=bool)
         if first.any():
             past[first] = current[first][:, None, :]
         window = np.concatenate([current[:, None, :], past], axis=1)
-        self._keep(batch.obs, window, ids)
-        if self.spec.history > 1:
-            self.past[ids] = window[:, :-1]
         if factors is None:
             factors = np.clip(np.asarray(rates, dtype=np.float64), 1e-9, 1.0) / batch.rate
         self.prev_factor[ids] = factors
+        if late:
+            self._waiting = (batch.obs, window, ids, first)
+        else:
+            self._record(batch.obs, window, ids)
         return out
+
+    def block_counts(self, cnp: np.ndarray, nack: np.ndarray) -> None:
+        """The CNP/NACK counts of the last block's decisions (engine block mode)."""
+        if self._waiting is None:
+            return
+        obs, window, ids, first = self._waiting
+        self._waiting = None
+        for col, counts in ((CNP, cnp), (NACK, nack)):
+            window[:, 0, col] = counts
+            window[first, 1:, col] = np.asarray(counts, dtype=np.float64)[first, None]  # copies of the first step
+        self._record(obs, window, ids)
+
+    def _record(self, obs: np.ndarray, window: np.ndarray, ids: np.ndarray) -> None:
+        self._keep(obs, window, ids)
+        if self.spec.history > 1:
+            self.past[ids] = window[:, :-1]
 
     def _keep(self, obs: np.ndarray, window: np.ndarray, ids: np.ndarray) -> None:
         """Algorithm R over all decisions seen, vectorized per batch."""

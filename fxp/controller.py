@@ -12,6 +12,13 @@ paced at that rate); otherwise contexts start zeroed and take the model's ``rate
 
 ``FloatTreesController`` runs the float tree IR on the spec's float inputs (the engine builds
 them), clamped like the device: the float reference the fixed-point model is compared with.
+
+Both are ``batchable`` (the engine may decide a block of steps per call, see
+``rlcc.simulator.blocks``) when the spec has no CNP/NACK feature: each flow's decision then
+depends only on its own window or context. The golden controller gets no counts in block mode
+and delivers no CNP/NACK events; that changes no decision and no context after an RTT event,
+because those events only add to the counters, which the RTT event resets and a count-free
+model never reads.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ class GoldenController:
         self.initial_rate = model.constants.rate_initial / fmt.RATE_ONE
         self.ctx = np.zeros((0, fmt.CTX_WORDS), dtype=np.uint32)
         self.decisions = 0
+        self.batchable = _count_free(model.spec)
 
     def reset(self, n_flows: int, network: Network, rng: np.random.Generator) -> None:
         self.ctx = np.zeros((n_flows, fmt.CTX_WORDS), dtype=np.uint32)
@@ -76,8 +84,9 @@ class GoldenController:
         ids = np.asarray(batch.flow_ids, dtype=np.int64)
         self._seed_initial_rates(ids, batch)
         now = np.floor(np.asarray(batch.time_ns, dtype=np.float64)).astype(np.int64) + self.clock_offset_ns
-        self._counter_events(ids, now, np.asarray(batch.cnp_count, dtype=np.int64), fmt.EVENT_CNP)
-        self._counter_events(ids, now, np.asarray(batch.nack_count, dtype=np.int64), fmt.EVENT_NACK)
+        if batch.cnp_count is not None:  # None: block mode, count-free model (module doc)
+            self._counter_events(ids, now, np.asarray(batch.cnp_count, dtype=np.int64), fmt.EVENT_CNP)
+            self._counter_events(ids, now, np.asarray(batch.nack_count, dtype=np.int64), fmt.EVENT_NACK)
         sent = now - np.asarray(batch.rtt_ns, dtype=np.int64)
         result = self._apply(ids, golden.make_events(np.full(len(ids), fmt.EVENT_RTT), now, u0=sent))
         self.decisions += len(ids)
@@ -93,6 +102,7 @@ class FloatTreesController:
         self.spec = spec
         self.name = name
         self.initial_rate = spec.rate.initial
+        self.batchable = _count_free(spec)
 
     def factors(self, obs: np.ndarray) -> np.ndarray:
         a = self.spec.action
@@ -105,3 +115,7 @@ class FloatTreesController:
         factors = self.factors(batch.obs)
         rates = np.clip(batch.rate * factors, self.spec.rate.min, 1.0)
         return Decision(rates, factors)
+
+
+def _count_free(spec: ObservationSpec) -> bool:
+    return not {"cnp_count", "nack_count"} & set(spec.feature_names)

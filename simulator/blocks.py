@@ -15,7 +15,9 @@ Why this is exact (same results as deciding step by step, bit for bit for row-wi
 * The other decision inputs are the flow's own state: previous factor, observation window,
   and its rate, which only its own earlier decisions change (the pending one, if any, is looked
   up by its application step). CNP/NACK counts are not inputs of a batchable controller; they
-  are still computed at each decision's exact step for the trace.
+  are still computed at each decision's exact step for the trace, and handed after the block
+  to a controller that records them (``block_counts(cnp, nack)``, rows in the decide call's
+  order; e.g. the distillation sampler, which stores them with each sampled window).
 * What does depend on the block's evolution is applied at the exact step: each decision's new
   rate takes effect ``decision_latency`` steps after its probe's step; the next probe samples
   the queue of the decision's step; per-flow byte accounting is settled with the fabric
@@ -145,7 +147,7 @@ class BlockLoop:
                 pos[due] = -1
             rtt = np.rint(ret - self.probe_sent[due]).astype(np.int64)
             first = self.n_dec[due] == 0
-            obs = self._observe_window(due, rtt, rate, first)
+            obs = self._observe_window(due, rtt, rate, first) if self.spec is not None else None
             out = self.ctl.decide(DecisionBatch(due, ret, rtt, rate, None, None, first, obs))
             rates, factors = out if isinstance(out, Decision) else (out, None)
             new = np.clip(np.asarray(rates, dtype=np.float64).reshape(nd), MIN_RATE, 1.0)
@@ -168,7 +170,8 @@ class BlockLoop:
                     a, b = int(ends[j] - counts[j]), int(ends[j])
                     entry = (s + j + L, due[a:b], new[a:b])
                     (inblock if s + j + L < e else self.pending).append(entry)
-            txd = self.tx[due] if self.recorder is not None else None
+            counted = self.recorder is not None or self.block_counts is not None
+            txd = self.tx[due] if counted else None
 
         # ---- rate changes applied in this block, and the fabric's loads per step -------------
         entries = pend + inblock
@@ -314,7 +317,7 @@ class BlockLoop:
         # ---- deferred per-flow accounting, probe bookkeeping, trace --------------------------
         if entries:
             Gc = integrals_at(chg_j, cg)
-        if nd and self.recorder is not None:
+        if nd and counted:
             Gd = np.column_stack(integrals_at(jd, self.group[due]))
             accd, lastd = self.acc[due], self.last[due]
             if entries:
@@ -336,11 +339,14 @@ class BlockLoop:
             cnp = packets[:, 1] - self.cnp_seen[due]
             self.cnp_seen[due] += cnp
             self.nack_seen[due] += nack
-            delta = self.delta_spec.raw_step_features(self.prev_action[due], rtt, rate)[:, 0]
-            self.recorder.add(
-                obs, flow_id=due, time_ns=np.rint(ret).astype(np.int64), rtt_ns=rtt, rate=rate,
-                cnp_count=cnp, nack_count=nack, delta=delta, factor=factors, new_rate=new,
-            )
+            if self.block_counts is not None:
+                self.block_counts(cnp, nack)
+            if self.recorder is not None:
+                delta = self.delta_spec.raw_step_features(self.prev_action[due], rtt, rate)[:, 0]
+                self.recorder.add(
+                    obs, flow_id=due, time_ns=np.rint(ret).astype(np.int64), rtt_ns=rtt, rate=rate,
+                    cnp_count=cnp, nack_count=nack, delta=delta, factor=factors, new_rate=new,
+                )
         if entries:
             txc = tx_old * C
             for c in range(3):  # per column: same arithmetic as settle(), 1-D gathers

@@ -130,10 +130,12 @@ class _Run(BlockLoop):
         if not isinstance(block_steps, (int, np.integer)) or block_steps < 0 or block_steps > max_block:
             raise BadInputError(f"invalid block_steps {block_steps!r}: must be 0..{max_block} (base RTT / dt)")
         self.block_steps = int(block_steps)
+        # Block mode: CNP/NACK counts of each decision are known after its block; a controller
+        # that records them takes them through ``block_counts(cnp, nack)`` (see blocks.py).
+        self.block_counts = getattr(controller, "block_counts", None)
         self.blocked = (
             self.block_steps >= 1
             and bool(getattr(controller, "batchable", False))
-            and self.spec is not None
             and self.tick_ns is None
             and not self.finite.any()
         )
@@ -374,7 +376,8 @@ def simulate(
     is called with the number of steps completed since its previous call.
 
     ``block_steps``: decisions of batchable controllers (``FactorController`` /
-    ``PolicyController`` without CNP/NACK features) are computed in blocks of this many steps
+    ``PolicyController`` and the compiled-model controllers of ``rlcc.fxp.controller`` without
+    CNP/NACK features, the distillation sampler around them) are computed in blocks of this many steps
     with one controller call per block (default and maximum: floor(base RTT / dt)).
     Results do not depend on it (see ``rlcc.simulator.blocks``); 0 forces the step-by-step loop.
     """

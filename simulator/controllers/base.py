@@ -64,7 +64,9 @@ class Controller(Protocol):
     engine can feed ``prev_action`` back). Rates are clipped by the engine to (0, 1].
     Optional ``batchable = True``: decisions depend only on each row's obs / rate / flow state, not
     on CNP/NACK counts or on how rows are grouped into calls; the engine then decides a whole
-    block of steps per call (``rlcc.simulator.blocks``) with ``cnp_count = nack_count = None``.
+    block of steps per call (``rlcc.simulator.blocks``) with ``cnp_count = nack_count = None``;
+    a controller that still wants them defines ``block_counts(cnp, nack)``, called after each
+    block with the counts of its decisions (rows in the order of the block's ``decide`` call).
     """
 
     spec: ObservationSpec | None
