@@ -1,11 +1,36 @@
 """Build hook for the one compiled part of rlcc: the RISC-V interpreter core.
 
 Everything else is declared in setup.cfg; setup.py exists only because a C extension
-cannot be declared there.
+cannot be declared there. The system C compiler builds it when there is one; on a machine
+without gcc/clang, zig's clang from the ``ziglang`` wheel (a build requirement in
+pyproject.toml, and a runtime dependency anyway) does, so nothing has to be installed by hand.
 """
+import shutil
+import sys
+
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+
+class BuildExt(build_ext):
+    """build_ext that falls back to ``python -m ziglang cc`` when the configured compiler is missing."""
+
+    def build_extensions(self) -> None:
+        cc = self.compiler
+        if cc.compiler_type == "unix" and shutil.which(cc.compiler_so[0]) is None:
+            try:
+                import ziglang  # noqa: F401
+            except ImportError:
+                sys.exit(f"no C compiler: {cc.compiler_so[0]} is not on PATH and the ziglang package is missing")
+            zig = [sys.executable, "-m", "ziglang", "cc"]
+            link = zig + ["-shared"] + (["-undefined", "dynamic_lookup"] if sys.platform == "darwin" else [])
+            cc.set_executables(compiler=zig, compiler_so=zig + ["-fPIC"], compiler_cxx=zig,
+                               linker_so=link, linker_exe=zig)
+        super().build_extensions()
+
 
 setup(
+    cmdclass={"build_ext": BuildExt},
     ext_modules=[
         Extension(
             "rlcc.emulator._rvcore",
