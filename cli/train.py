@@ -44,7 +44,7 @@ def train_command(config_path, out, log_dir, seed, iterations, lstm_out, quiet) 
         if not quiet:
             click.echo(
                 f"iter {int(row['iteration']):4d}  |delta| {row['mean_abs_delta']:.4f}  reward {row['reward']:.4g}  "
-                f"goodput {row['goodput']:.3f}  rtt {row['rtt_inflation']:.3f}  drops {row['drop_fraction']:.4f}",
+                f"goodput {row['goodput']:.3f}  rtt {row['rtt_inflation']:.3f}  drop fraction {row['drop_fraction']:.4f}",
                 err=True,
             )
 

@@ -24,7 +24,7 @@ def summary(r: VerifyResult) -> str:
         f"{' under full hw-thread load' if b['full_load'] else ''}; budget {b['cycles']} cycles"
         f" ({b['ns']:.0f} ns): {'OK' if b['within'] else 'EXCEEDED'}"
         + (f", headroom {100 * b['headroom']:.0f}%" if b["headroom"] is not None else ""),
-        f"size: code {r.size['code']} B, constants {r.size['rodata']} B, data {r.size['data']} B;"
+        f"size: code {r.size['code']} B, read-only data {r.size['rodata']} B, data {r.size['data']} B;"
         f" per-flow context {r.context_bytes} of 48 B",
     ]
     stack = d.get("stack")  # {"high_water_bytes", "size_bytes"} from HarnessRunner, when check.py provides it
