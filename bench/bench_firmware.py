@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from benchlib import cpu_model
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,7 +43,7 @@ TARGETS = {"rv64imac": ("dpa", 64), "rv32imc": ("generic5", 32)}
 
 def stats(v: np.ndarray) -> dict:
     v = np.asarray(v)
-    return {"min": int(v.min()), "mean": round(float(v.mean()), 2), "max": int(v.max()), "n": int(len(v))}
+    return {"min": int(v.min()), "mean": round(float(v.mean()), 2), "max": int(v.max()), "n": len(v)}
 
 
 def section_sizes(path: Path) -> dict[str, int]:
@@ -93,8 +92,7 @@ def harness_decisions(fw: Path, model, target: str, tmp: Path):
     from rlcc.emulator.cycle_model import load_profile
     from rlcc.fxp.vectors import boundary_vectors, concat, random_vectors
     from rlcc.verify.build import build_harness_elf
-    from rlcc.verify.runner import records_from_vectors
-    from rlcc.verify.runner import HarnessRunner
+    from rlcc.verify.runner import HarnessRunner, records_from_vectors
 
     profile, xlen = TARGETS[target]
     prof = load_profile(profile)
@@ -108,8 +106,8 @@ def harness_decisions(fw: Path, model, target: str, tmp: Path):
         and np.all(out["rtt_req"] == vectors.rtt_req)
         and np.all(out["ctx_out"] == vectors.ctx_out)
     )
-    rtt = (vectors.event[:, fmt.EV_ATTR] & 0xFF) == fmt.EVENT_RTT
-    return vectors, out, rtt, ok, elf
+    kind = vectors.event[:, fmt.EV_ATTR] & 0xFF
+    return vectors, out, kind == fmt.EVENT_RTT, kind == fmt.EVENT_TX, ok, elf
 
 
 class Driver:
@@ -155,7 +153,6 @@ def build_rlcc_driver(fw_dir: Path, target: str, tmp: Path, zbb: bool) -> Path:
 def build_tl2cgen(ensemble, dtype: str, target: str, tmp: Path, zbb: bool) -> dict:
     """Generate TL2cgen C for ``ensemble`` (treelite model, thresholds/leaves ``dtype``), build it."""
     import tl2cgen
-
     from rlcc import firmware_sdk_stub as sdk
     from rlcc.distill.treelite_ref import to_treelite
     from rlcc.verify.toolchain import compile_riscv
@@ -267,9 +264,11 @@ def bench_target(target: str, fw_dir: Path, model, ensemble, tmp: Path) -> dict:
     res: dict = {"target": target, "profile": profile, "clock_hz": prof.clock_hz, "zbb": zbb}
 
     # rlcc: whole decisions through the verify harness
-    vectors, out, rtt, ok, harness_elf = harness_decisions(fw, model, target, tmp)
+    vectors, out, rtt, tx, ok, harness_elf = harness_decisions(fw, model, target, tmp)
     res["rlcc_decision"] = {**stats(out["cycles"][rtt]), "instructions": stats(out["instret"][rtt]),
                             "bit_exact_vs_golden": ok, "source": "verify harness per-record cycles, RTT events"}
+    res["rlcc_tx_event"] = {**stats(out["cycles"][tx]), "instructions": stats(out["instret"][tx]),
+                            "source": "verify harness per-record cycles, TX events (probe-timeout check)"}
     res["rlcc_size"] = firmware_footprint(fw, target, tmp, zbb=zbb)
 
     # policy inputs of those RTT decisions (device integers) and as floats for the IR / TL2cgen
@@ -344,18 +343,21 @@ def verify_wall(fw: Path, n: int) -> dict:
 
 
 def write_md(doc: dict) -> str:
-    md = ["Firmware benchmark (`python bench/bench_firmware.py`): the example policy "
+    md = [("Firmware benchmark (`python bench/bench_firmware.py`): the example policy "
           f"({doc['model']['trees']} oblivious trees, depth {doc['model']['max_depth']}, {doc['model']['inputs']} inputs) "
-          "in rlcc's emulator; cycles per call measured with `rdcycle` (rlcc decision: verify-harness records, RTT events).", ""]
+          "in rlcc's emulator; cycles per call measured with `rdcycle` (rlcc decision: verify-harness records, RTT events)."), ""]
     for t in doc["targets"].values():
         f32, f64 = t["tl2cgen"]["float32"], t["tl2cgen"]["float64"]
         lb = t["lower_bound"]
-        md += [f"**{t['target']} / {t['profile']}** ({t['clock_hz'] / 1e9:g} GHz{', Zbb' if t['zbb'] else ''}; "
-               f"call overhead {t['call_overhead']['cycles']} cycles included in per-call rows)", "",
+        md += [(f"**{t['target']} / {t['profile']}** ({t['clock_hz'] / 1e9:g} GHz{', Zbb' if t['zbb'] else ''}; "
+               f"call overhead {t['call_overhead']['cycles']} cycles included in per-call rows)"), "",
                "| | cycles min | mean | max | code + rodata (B) |", "|---|---:|---:|---:|---:|"]
         rs = t["rlcc_size"]
         md.append(f"| rlcc, whole RTT decision (`user_algo`) | {t['rlcc_decision']['min']} | {t['rlcc_decision']['mean']:.0f} | "
                   f"{t['rlcc_decision']['max']} | {rs['code']} + {rs['rodata']} (whole firmware) |")
+        rx = t.get("rlcc_tx_event")
+        if rx:
+            md.append(f"| rlcc, TX event (`user_algo`, probe-timeout check) | {rx['min']} | {rx['mean']:.0f} | {rx['max']} | |")
         rt = t["rlcc_trees"]
         md.append(f"| rlcc, tree ensemble only | {rt['min']} | {rt['mean']:.0f} | {rt['max']} | "
                   f"{rt['code_bytes']} + {rt['leaf_table_bytes']} |")
@@ -365,20 +367,20 @@ def write_md(doc: dict) -> str:
                       f"{s['code']} + {s['rodata']} (+ {s['softfloat_runtime']} soft-float runtime) |")
         md.append(f"| lower bound (compares + index + lookups) | {lb['cycles']} | | | {lb['instructions']} instructions |")
         r = t["ratios_rlcc_over_tl2cgen_f32"]
-        md += ["", f"rlcc / TL2cgen-float32: trees {r['trees_cycles_mean']:.3f}x mean cycles, whole decision "
+        md += ["", (f"rlcc / TL2cgen-float32: trees {r['trees_cycles_mean']:.3f}x mean cycles, whole decision "
                f"{r['decision_cycles_mean']:.3f}x; size {r['size_firmware_vs_tl2cgen_object']:.2f}x "
-               f"({r['size_firmware_vs_tl2cgen_plus_softfloat']:.2f}x with TL2cgen's soft-float runtime).", ""]
+               f"({r['size_firmware_vs_tl2cgen_plus_softfloat']:.2f}x with TL2cgen's soft-float runtime)."), ""]
     t = next(iter(doc["targets"].values()))
     f32, f64 = t["tl2cgen"]["float32"], t["tl2cgen"]["float64"]
-    md += ["TL2cgen peer: `tl2cgen.generate_c_code` (default params) on the same ensemble (CatBoost JSON -> "
+    md += [("TL2cgen peer: `tl2cgen.generate_c_code` (default params) on the same ensemble (CatBoost JSON -> "
            "rlcc float IR -> treelite, thresholds/leaves float32 or float64), built with the same zig clang -O2 "
            "flags and driven by `bench/fixtures/tl2cgen_driver.c` on the same inputs as floats; vs the float IR: "
            f"max |diff| {f32['max_abs_diff_vs_float_ir']:.1e} (float32 accumulation), "
-           f"{f64['max_abs_diff_vs_float_ir']:.1e} (float64). Lower bound: {t['lower_bound']['formula']}.", ""]
+           f"{f64['max_abs_diff_vs_float_ir']:.1e} (float64). Lower bound: {t['lower_bound']['formula']}."), ""]
     v = doc.get("verify_1m")
     if v:
-        md += [f"rlcc-verify on {v['vectors']:,} vectors (rv64imac/dpa): {v['seconds']} s wall, "
-               f"{v['vectors_per_s']:,} vectors/s ({doc['machine']['cpu']}).", ""]
+        md += [(f"rlcc-verify on {v['vectors']:,} vectors (rv64imac/dpa): {v['seconds']} s wall, "
+               f"{v['vectors_per_s']:,} vectors/s ({doc['machine']['cpu']})."), ""]
     return "\n".join(md)
 
 
@@ -392,7 +394,6 @@ def main() -> int:
 
     import tl2cgen
     import treelite
-
     from rlcc.distill.tree_ir import from_catboost_json
     from rlcc.fxp.model import FxModel
 
@@ -409,7 +410,7 @@ def main() -> int:
             "machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "python": sys.version.split()[0],
                         "platform": platform.platform(), "numpy": np.__version__, "tl2cgen": tl2cgen.__version__,
                         "treelite": treelite.__version__,
-                        "zig": subprocess.run([sys.executable, "-m", "ziglang", "version"], capture_output=True,
+                        "zig": subprocess.run([sys.executable, "-m", "ziglang", "version"], check=False, capture_output=True,
                                               text=True).stdout.strip()},
             "model": {"source": "examples/rlcc_mlp.onnx", "trees": len(model.trees),
                       "max_depth": max(t.depth for t in model.trees), "inputs": model.spec.input_width,
