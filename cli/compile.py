@@ -19,10 +19,12 @@ from rlcc import formats as fmt
 from rlcc.cli.common import POSITIVE_FLOAT, atomic_output_dir, check_output_dir, guarded
 from rlcc.codegen import generate
 from rlcc.distill import report as report_mod
+from rlcc.distill.parallel import default_jobs
 from rlcc.distill.pipeline import CompileOptions, compile_policy
 from rlcc.errors import BadInputError, BuildError, EmulationError, ExitCode
 from rlcc.fxp.model import check_fits_context
 from rlcc.policy import OnnxPolicy
+from rlcc.progress import bars, silent
 from rlcc.spec import ObservationSpec
 from rlcc.verify.budget import cycle_budget
 from rlcc.verify.check import verify_firmware
@@ -56,11 +58,17 @@ OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force r
 @click.option("--budget-ns", type=POSITIVE_FLOAT, default=None, help="Verification decision budget in ns [default: 2000].")
 @click.option("--budget-cycles", type=int, default=None,
               help="Cycle budget per event on the target: keep the largest tree prefix whose firmware fits it (measured in the emulator), and verify against it.")
+@click.option("--jobs", type=click.IntRange(1, 64), default=None,
+              help="Worker processes for the simulations (outputs do not depend on it) [default: the usable CPUs, at most 8].")
+@click.option("-q", "--quiet", is_flag=True, help="No stage lines and no progress bars; only the result and errors.")
+@click.option("--progress/--no-progress", "show_progress", default=None,
+              help="Progress bars on stderr [default: when stderr is a terminal and not --quiet].")
 @guarded("rlcc-compile")
 def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, depth: int, budget_ops: int,
                     samples: int | None, scenarios: str | None, dagger_rounds: int, seed: int, quick: bool, force: bool,
                     name: str, tree_style: str, probe_timeout_us: float | None, run_verify: bool, target: str,
-                    budget_ns: float | None, budget_cycles: int | None) -> None:
+                    budget_ns: float | None, budget_cycles: int | None, jobs: int | None, quiet: bool,
+                    show_progress: bool | None) -> None:
     """Compile MODEL (ONNX policy with an rlcc.spec) into verified firmware in OUT.
 
     Samples the policy in closed loop in rlcc's simulator, distills it to CatBoost trees under
@@ -86,14 +94,19 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
     options.validate()
 
     def log(msg: str) -> None:
-        click.echo(f"rlcc-compile: [{time.perf_counter() - start:5.1f}s] {msg}")
+        if not quiet:
+            click.echo(f"rlcc-compile: [{time.perf_counter() - start:5.1f}s] {msg}")
+
+    if show_progress is None:
+        show_progress = not quiet and sys.stderr.isatty()
+    progress = bars() if show_progress else silent
 
     fits = None
     if budget_cycles is not None:
         if budget_cycles <= 0:
             raise BadInputError("--budget-cycles must be positive")
         fits = cycle_budget(policy.spec, budget_cycles, target)
-    result = compile_policy(policy, options, log, fits)
+    result = compile_policy(policy, options, log, fits, jobs=jobs or default_jobs(), progress=progress)
     failure: BuildError | EmulationError | None = None
     with atomic_output_dir(out, overwrite=force, marker=OUT_MARKER) as stage:
         (stage / "spec.json").write_text(policy.spec.to_json())
@@ -107,7 +120,9 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
         if run_verify:
             log(f"verifying {name}.c on {target} in the emulator")
             try:
-                verdict = verify_firmware(paths["c"], target=target, budget_ns=budget_ns, budget_cycles=budget_cycles, seed=seed)
+                with progress(f"verifying {name}.c on {target}", "step") as bar:
+                    verdict = verify_firmware(paths["c"], target=target, budget_ns=budget_ns, budget_cycles=budget_cycles,
+                                              seed=seed, stage=bar)
             except (BuildError, EmulationError) as exc:
                 failure = exc  # reported after OUT is in place, like a mismatch
             else:
@@ -122,7 +137,8 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
     if failure is not None:
         raise failure
     if verdict is not None:
-        click.echo(summary(verdict))
+        if not quiet or not (verdict.bit_exact and verdict.within_budget):
+            click.echo(summary(verdict))
         if not verdict.bit_exact:
             click.echo(f"rlcc-compile: error: firmware differs from the golden model on {verdict.mismatches} vectors", err=True)
             sys.exit(int(ExitCode.MISMATCH))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -17,6 +18,7 @@ PROBE_SAMPLES = 4096
 # A rate factor is the multiplicative rate change of one decision: outside this range a
 # policy's output is not a factor (wrong output, un-normalized network), whatever the clamp.
 PLAUSIBLE_FACTOR = (1e-3, 1e3)
+_SESSIONS: dict[str, object] = {}  # sha256 of the model bytes -> session, for unpickled policies
 
 
 class OnnxPolicy:
@@ -34,6 +36,20 @@ class OnnxPolicy:
         self._declared_output = _shape_text(_dims(model.graph.output[0]))
         self._session = _make_session(self.model_bytes, self.path)
         _probe(self, seed)
+
+    def __getstate__(self) -> dict:
+        """Picklable for worker processes (``rlcc.distill.parallel``): the ONNX Runtime session
+        is rebuilt from the model bytes on the other side, once per process."""
+        state = dict(self.__dict__)
+        del state["_session"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        key = hashlib.sha256(self.model_bytes).hexdigest()
+        if key not in _SESSIONS:
+            _SESSIONS[key] = _make_session(self.model_bytes, self.path)
+        self._session = _SESSIONS[key]
 
     def predict_raw(self, x: np.ndarray, batch: int = DEFAULT_BATCH) -> np.ndarray:
         """Raw policy output for inputs (N, width), evaluated in batches; shape (N,) float64."""

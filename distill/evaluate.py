@@ -6,17 +6,20 @@ written from them is byte-identical across runs.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from rlcc import formats as fmt
+from rlcc.distill.parallel import Runner, run_all
 from rlcc.distill.sampling import NACK, PREV, RATE, RTT, CNP, RAW_FIELDS, Samples, float_inputs
 from rlcc.distill.tree_ir import FloatEnsemble
 from rlcc.fxp import golden
 from rlcc.fxp.controller import FloatTreesController, GoldenController
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.quantize import device_inputs_to_float
+from rlcc.progress import Stage
 from rlcc.simulator.controllers import FactorController
 from rlcc.simulator.engine import simulate
 from rlcc.simulator.scenarios import ManyToOne
@@ -88,41 +91,87 @@ def closed_loop(
     mode: str = STARTUP,
     teacher_rows: dict[str, Any] | None = None,
     controllers: Sequence[str] = ("float_trees", "fixed_point"),
+    runner: Runner | None = None,
+    stage: Stage | None = None,
 ) -> dict[str, Any]:
     """Teacher vs float trees vs fixed point on many-to-one incasts (the paper's Table III),
     measured over the simulator's converged window (the second half of the run).
     ``teacher_rows`` reuses earlier teacher runs of the same scenarios."""
+    check = {"flows": flows, "duration_ms": duration_ms, "seed": seed, "mode": mode, "teacher_rows": teacher_rows,
+             "controllers": controllers}
+    return closed_loops(teacher, ensemble, model, [check], runner, stage)[0]
+
+
+def closed_loops(
+    teacher: FactorFn,
+    ensemble: FloatEnsemble,
+    model: FxModel,
+    checks: Sequence[dict[str, Any]],
+    runner: Runner | None = None,
+    stage: Stage | None = None,
+) -> list[dict[str, Any]]:
+    """Several ``closed_loop`` checks (each a dict of its keyword arguments) with all their
+    simulations in one ``runner.map``, so worker processes stay busy across checks.
+    ``teacher`` must be picklable for a multi-process runner (e.g. ``OnnxPolicy.factor``)."""
     spec = model.spec
+    factories = {
+        "teacher": functools.partial(FactorController, teacher, spec, "teacher"),
+        "float_trees": functools.partial(FloatTreesController, ensemble, spec),
+        "fixed_point": functools.partial(GoldenController, model),
+    }
+    tasks, costs, slots = [], [], []
+    for c, check in enumerate(checks):
+        for n in check["flows"]:
+            scenario = eval_scenario(n, check["duration_ms"], check["seed"], check.get("mode", STARTUP))
+            reused = check.get("teacher_rows") or {}
+            for key in ("teacher", *check.get("controllers", ("float_trees", "fixed_point"))):
+                if key == "teacher" and f"many-to-one:{n}" in reused:
+                    continue
+                tasks.append((scenario, factories[key]))
+                costs.append(scenario.duration_ms * _RELATIVE_COST[key])
+                slots.append((c, n, key))
+    measured = dict(zip(slots, run_all(runner, _measure, tasks, costs=costs, stage=stage)))
     base_us = spec.reward.base_rtt_ns / 1e3
-    rows = {}
-    for n in flows:
-        scenario = eval_scenario(n, duration_ms, seed, mode)
-        name = f"many-to-one:{n}"
-        row = {}
-        make = {
-            "teacher": lambda: FactorController(teacher, spec, name="teacher"),
-            "float_trees": lambda: FloatTreesController(ensemble, spec),
-            "fixed_point": lambda: GoldenController(model),
-        }
-        for key in ("teacher", *controllers):
-            if key == "teacher" and teacher_rows and name in teacher_rows:
-                row[key] = dict(teacher_rows[name])
-                continue
-            m = simulate(scenario, make[key]()).metrics
-            row[key] = {
-                "goodput": _r(m["goodput"]),
-                "mean_latency_us": _r(m["mean_rtt_inflation"] * base_us),
-                "queue_delay_mean_us": _r(m["queue_delay_mean_us"]),
-                "drop_fraction": _r(m["drop_fraction"]),
-            }
-        t = row["teacher"]
-        for key in controllers:
-            row[key]["goodput_diff"] = _r(row[key]["goodput"] - t["goodput"])
-            row[key]["latency_rel_diff"] = _r(row[key]["mean_latency_us"] / t["mean_latency_us"] - 1.0)
-            row[key]["queue_diff_us"] = _r(row[key]["queue_delay_mean_us"] - t["queue_delay_mean_us"])
-        rows[name] = row
-    return {"mode": mode, "duration_ms": duration_ms, "window_from": scenario.converged_from if flows else 0.5,
-            "scenarios": rows}
+    out = []
+    for c, check in enumerate(checks):
+        controllers = tuple(check.get("controllers", ("float_trees", "fixed_point")))
+        mode = check.get("mode", STARTUP)
+        rows = {}
+        for n in check["flows"]:
+            name = f"many-to-one:{n}"
+            row = {}
+            for key in ("teacher", *controllers):
+                if (c, n, key) not in measured:
+                    row[key] = dict(check["teacher_rows"][name])
+                    continue
+                m = measured[(c, n, key)]
+                row[key] = {
+                    "goodput": _r(m["goodput"]),
+                    "mean_latency_us": _r(m["mean_rtt_inflation"] * base_us),
+                    "queue_delay_mean_us": _r(m["queue_delay_mean_us"]),
+                    "drop_fraction": _r(m["drop_fraction"]),
+                }
+            t = row["teacher"]
+            for key in controllers:
+                row[key]["goodput_diff"] = _r(row[key]["goodput"] - t["goodput"])
+                row[key]["latency_rel_diff"] = _r(row[key]["mean_latency_us"] / t["mean_latency_us"] - 1.0)
+                row[key]["queue_diff_us"] = _r(row[key]["queue_delay_mean_us"] - t["queue_delay_mean_us"])
+            rows[name] = row
+        window_from = eval_scenario(1, check["duration_ms"], check["seed"], mode).converged_from if check["flows"] else 0.5
+        out.append({"mode": mode, "duration_ms": check["duration_ms"], "window_from": window_from, "scenarios": rows})
+    return out
+
+
+# Relative simulation cost per simulated ms (measured: the golden model's integer event is the
+# slowest controller); only orders the work over worker processes.
+_RELATIVE_COST = {"teacher": 1.0, "float_trees": 1.0, "fixed_point": 2.5}
+
+
+def _measure(task: tuple) -> dict[str, float]:
+    """One closed-loop run: the converged-window metrics the checks report."""
+    scenario, factory = task
+    m = simulate(scenario, factory()).metrics
+    return {k: m[k] for k in ("goodput", "mean_rtt_inflation", "queue_delay_mean_us", "drop_fraction")}
 
 
 def probe_windows(spec: ObservationSpec) -> tuple[list[tuple[str, str]], np.ndarray]:

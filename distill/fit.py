@@ -23,6 +23,7 @@ import numpy as np
 
 from rlcc.distill.tree_ir import FloatEnsemble, from_catboost_json
 from rlcc.errors import BadInputError
+from rlcc.progress import Stage
 
 DEFAULT_TREES = 10
 DEFAULT_DEPTH = 4
@@ -77,12 +78,14 @@ def fit_student(
     fits: FitsBudget | None = None,
     weights: np.ndarray | None = None,
     leaf_weights: np.ndarray | None = None,
+    stage: Stage | None = None,
 ) -> FitResult:
     """Fit a regression ensemble of ``y`` (teacher factors) on float32 inputs ``x``.
 
     A constant teacher gives an ensemble with zero trees whose bias is that constant (CatBoost
     refuses constant targets, and a zero-tree model is exact for it). ``weights`` weight the
     boosting; ``leaf_weights`` (non-negative, per sample) trigger the joint leaf refit.
+    ``stage`` advances by one step per boosted tree and one for the refit.
     """
     x = np.ascontiguousarray(x, dtype=np.float32)
     y = np.asarray(y, dtype=np.float64)
@@ -93,6 +96,8 @@ def fit_student(
     if not np.all(np.isfinite(x)):
         raise BadInputError("sampled policy inputs contain NaN or inf")
     n_max = config.max_trees()
+    stage = stage or Stage()
+    stage.add(n_max + (leaf_weights is not None))
     if float(np.ptp(y)) == 0.0:
         return FitResult(FloatEnsemble(x.shape[1], (), float(y[0])), "", True, config.trees, n_max)
 
@@ -113,7 +118,7 @@ def fit_student(
         verbose=False,
         allow_writing_files=False,
     )
-    model.fit(x, y, sample_weight=weights)
+    model.fit(x, y, sample_weight=weights, callbacks=[_Ticks(stage)])
     n = model.tree_count_
     ensemble = _import(model, x.shape[1])
     while fits is not None and not fits(ensemble):
@@ -126,7 +131,19 @@ def fit_student(
     if leaf_weights is not None:
         exported = refit_leaves_json(exported, ensemble, x, y, np.asarray(leaf_weights, dtype=np.float64))
         ensemble = from_catboost_json(json.loads(exported), x.shape[1])
+        stage.advance(1)
     return FitResult(ensemble, exported, False, config.trees, n_max)
+
+
+class _Ticks:
+    """CatBoost training callback: one progress step per boosted tree."""
+
+    def __init__(self, stage: Stage) -> None:
+        self.stage = stage
+
+    def after_iteration(self, info: Any) -> bool:
+        self.stage.advance(1)
+        return True  # continue training
 
 
 LEAF_RIDGE = 1e-3
@@ -175,7 +192,8 @@ def refit_leaves_json(exported: str, ensemble: FloatEnsemble, x: np.ndarray, y: 
 
 def _export_json(model: Any) -> str:
     """CatBoost's JSON export, canonicalized: the random model GUID replaced by a content hash and
-    the training wall-clock time removed, so the same data gives the same bytes."""
+    the training wall-clock time removed, so the same data gives the same bytes; without the
+    progress callback among the training parameters."""
     import os
     import tempfile
 
@@ -187,6 +205,8 @@ def _export_json(model: Any) -> str:
             data = json.load(fh)
     finally:
         os.unlink(path)
+    # the progress callback (``_Ticks``) is not part of the model
+    data.get("model_info", {}).get("params", {}).get("flat_params", {}).pop("callbacks", None)
     return _canonical(data)
 
 

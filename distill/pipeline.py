@@ -8,6 +8,7 @@ Runtime single-threaded, reports free of wall-clock values).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Callable
 
 import numpy as np
@@ -15,6 +16,7 @@ import numpy as np
 from rlcc import formats as fmt
 from rlcc.distill import evaluate, sampling
 from rlcc.distill.fit import DEFAULT_BUDGET_OPS, DEFAULT_DEPTH, DEFAULT_TREES, FitConfig, FitResult, FitsBudget, fit_student
+from rlcc.distill.parallel import Runner
 from rlcc.distill.sampling import ORIGIN_DAGGER, Samples
 from rlcc.distill.tree_ir import FloatEnsemble
 from rlcc.errors import BadInputError
@@ -22,6 +24,7 @@ from rlcc.fxp.controller import FloatTreesController, GoldenController
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.quantize import QuantizeStats, quantize
 from rlcc.policy import OnnxPolicy
+from rlcc.progress import Progress, Stage, silent
 from rlcc.simulator.controllers import FactorController
 
 Log = Callable[[str], None]
@@ -96,15 +99,31 @@ def compile_policy(
     options: CompileOptions = CompileOptions(),
     log: Log = lambda _msg: None,
     fits: FitsBudget | None = None,
+    jobs: int = 1,
+    progress: Progress = silent,
 ) -> CompileResult:
-    """Distill ``policy`` into a fixed-point tree ensemble and measure it (see module doc)."""
+    """Distill ``policy`` into a fixed-point tree ensemble and measure it (see module doc).
+
+    ``jobs``: worker processes for the simulations (results do not depend on it);
+    ``progress``: how long stages report their progress (default: not at all)."""
     options.validate()
+    runner = Runner(jobs)
+    try:
+        return _compile(policy, options, log, fits, runner, progress)
+    finally:
+        runner.close()
+
+
+def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBudget | None, runner: Runner,
+             progress: Progress) -> CompileResult:
     spec, teacher = policy.spec, policy.factor
     scenarios = sampling.parse_scenarios(options.scenarios, options.seed, options.duration_scale)
     config = FitConfig(trees=options.trees, depth=options.depth, budget_ops=options.budget_ops, seed=options.seed)
 
     log(f"sampling {options.samples} closed-loop decisions over {len(scenarios)} scenarios")
-    visited = sampling.closed_loop(lambda: FactorController(teacher, spec, "teacher"), teacher, spec, scenarios, options.samples, options.seed)
+    with progress("sampling the teacher", "sim-ms") as stage:
+        visited = sampling.closed_loop(functools.partial(FactorController, teacher, spec, "teacher"), teacher, spec,
+                                       scenarios, options.samples, options.seed, runner=runner, stage=stage)
     train, held = sampling.split_holdout(visited, options.holdout_fraction, options.seed)
     n_tail = int(round(len(train) * options.perturb_fraction))
     n_anchor = int(round(len(train) * options.anchor_fraction))
@@ -117,30 +136,42 @@ def compile_policy(
     clamped = _clamp_report(policy, visited)
 
     log(f"fitting <= {config.max_trees()} trees of depth {config.depth} on {len(train)} samples")
-    fit, model, stats = _fit_quantize(train, spec, config, fits, policy, options)
     summary_flows = (options.eval_flows[len(options.eval_flows) // 2],)
-    teacher_steady = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
-                                          options.seed, evaluate.STEADY, controllers=())
-    teacher_steady = {name: row["teacher"] for name, row in teacher_steady["scenarios"].items()}
-    rounds = [_round_summary(0, "initial fit", teacher, fit.ensemble, model, held, None, options, teacher_steady)]
+    with progress("fitting the trees", "step") as stage:
+        fit, model, stats = _fit_quantize(train, spec, config, fits, policy, options, stage)
+    round0 = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
+                                  options.seed, evaluate.STEADY, None, ("float_trees",), runner)
+    teacher_steady = {name: row["teacher"] for name, row in round0["scenarios"].items()}  # reused below
+    rounds = [_round_summary(0, "initial fit", fit.ensemble, model, held, None, round0)]
     onpolicy = _onpolicy_scenarios(options)
-    for r in range(1, options.onpolicy_rounds + options.dagger_rounds + 1):
+    n_rounds = options.onpolicy_rounds + options.dagger_rounds
+    for r in range(1, n_rounds + 1):
         full = r > options.onpolicy_rounds  # the --dagger-rounds: the whole sampling mix
         kind = "dagger (sampling scenarios)" if full else "on-policy (evaluation incasts)"
         driver_name = "the fixed-point model drives" if full else "the float trees drive"
         log(f"round {r}: {kind}: {driver_name}, the teacher labels")
-        current, current_ensemble = model, fit.ensemble
-        driver = (lambda: GoldenController(current)) if full else (lambda: FloatTreesController(current_ensemble, spec))
-        visited_by_student = sampling.closed_loop(
-            driver, teacher, spec, scenarios if full else onpolicy,
-            options.samples // 2 if full else options.onpolicy_samples, options.seed + 100 * r, ORIGIN_DAGGER,
-        )
+        driver = functools.partial(GoldenController, model) if full else functools.partial(FloatTreesController, fit.ensemble, spec)
+        with progress(f"round {r}/{n_rounds}: {kind.split(' (')[0]} sampling", "sim-ms") as stage:
+            visited_by_student = sampling.closed_loop(
+                driver, teacher, spec, scenarios if full else onpolicy,
+                options.samples // 2 if full else options.onpolicy_samples, options.seed + 100 * r, ORIGIN_DAGGER,
+                runner=runner, stage=stage,
+            )
         on_policy = evaluate.fidelity(model, fit.ensemble, visited_by_student)
         train = Samples.concat([train, visited_by_student])
-        fit, model, stats = _fit_quantize(train, spec, config, fits, policy, options)
-        rounds.append(_round_summary(r, kind, teacher, fit.ensemble, model, held, on_policy, options, teacher_steady))
+        with progress(f"round {r}/{n_rounds}: refitting the trees", "step") as stage:
+            fit, model, stats = _fit_quantize(train, spec, config, fits, policy, options, stage)
+        summary = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
+                                       options.seed, evaluate.STEADY, teacher_steady, ("float_trees",), runner)
+        rounds.append(_round_summary(r, kind, fit.ensemble, model, held, on_policy, summary))
 
     log(f"closed loop: teacher vs float trees vs fixed point on many-to-one {list(options.eval_flows)}")
+    with progress("closed loop: teacher vs float trees vs fixed point", "sim-ms") as stage:
+        closed_loop, closed_loop_steady = evaluate.closed_loops(teacher, fit.ensemble, model, [
+            {"flows": options.eval_flows, "duration_ms": options.eval_duration_ms, "seed": options.seed},
+            {"flows": options.eval_flows, "duration_ms": options.steady_duration_ms, "seed": options.seed,
+             "mode": evaluate.STEADY, "teacher_rows": teacher_steady},
+        ], runner, stage)
     report = {
         "teacher": {
             "path": policy.path.name,
@@ -159,9 +190,8 @@ def compile_policy(
         },
         "quantization": stats.to_dict(),
         "fidelity": evaluate.fidelity(model, fit.ensemble, held),
-        "closed_loop": evaluate.closed_loop(teacher, fit.ensemble, model, options.eval_flows, options.eval_duration_ms, options.seed),
-        "closed_loop_steady": evaluate.closed_loop(teacher, fit.ensemble, model, options.eval_flows,
-                                                   options.steady_duration_ms, options.seed, evaluate.STEADY),
+        "closed_loop": closed_loop,
+        "closed_loop_steady": closed_loop_steady,
         "explainability": evaluate.explainability(teacher, fit.ensemble, model),
         "sizes": evaluate.sizes(model),
         "dagger": {"rounds": rounds, "helped": _dagger_helped(rounds)},
@@ -170,9 +200,9 @@ def compile_policy(
 
 
 def _fit_quantize(train: Samples, spec, config: FitConfig, fits: FitsBudget | None, policy: OnnxPolicy,
-                  options: CompileOptions):
+                  options: CompileOptions, stage: Stage | None = None):
     leaf_weights = sampling.time_weights(spec, train.raw) if options.time_weighted_leaves else None
-    fit = fit_student(train.obs, train.label, config, fits, leaf_weights=leaf_weights)
+    fit = fit_student(train.obs, train.label, config, fits, leaf_weights=leaf_weights, stage=stage)
     provenance = {
         "source": policy.path.name,
         "source_sha256": _sha256(policy.model_bytes),
@@ -197,16 +227,11 @@ def _onpolicy_scenarios(options: CompileOptions) -> list[sampling.ScenarioEntry]
     return out
 
 
-def _round_summary(r: int, kind: str, teacher, ensemble, model, held: Samples, on_policy, options: CompileOptions,
-                   teacher_rows) -> dict[str, Any]:
+def _round_summary(r: int, kind: str, ensemble, model, held: Samples, on_policy, closed_loop) -> dict[str, Any]:
     """Fidelity on held-out teacher states, on the states the student visited, and one
     steady-state closed loop of the float trees (cheap; the teacher run is shared)."""
-    summary: dict[str, Any] = {"round": r, "kind": kind, "held_out": evaluate.fidelity(model, ensemble, held),
-                               "on_policy_before_refit": on_policy}
-    flows = [int(k.split(":")[1]) for k in teacher_rows]
-    summary["closed_loop"] = evaluate.closed_loop(teacher, ensemble, model, flows, options.steady_duration_ms, options.seed,
-                                                  evaluate.STEADY, teacher_rows, controllers=("float_trees",))
-    return summary
+    return {"round": r, "kind": kind, "held_out": evaluate.fidelity(model, ensemble, held),
+            "on_policy_before_refit": on_policy, "closed_loop": closed_loop}
 
 
 def _dagger_helped(rounds: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -22,9 +22,11 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rlcc import formats as fmt
+from rlcc.distill.parallel import Runner, run_all
 from rlcc.errors import BadInputError
 from rlcc.fxp import golden
 from rlcc.fxp.quantize import empty_model
+from rlcc.progress import Stage
 from rlcc.simulator.controllers.base import Decision, DecisionBatch
 from rlcc.simulator.engine import simulate
 from rlcc.simulator.scenarios import AllToAll, LongShort, ManyToOne, Network, Scenario
@@ -233,24 +235,38 @@ def closed_loop(
     n_samples: int,
     seed: int,
     origin: int = ORIGIN_CLOSED_LOOP,
+    runner: Runner | None = None,
+    stage: Stage | None = None,
 ) -> Samples:
-    """Run each scenario under a fresh driver; keep ~n_samples/len(scenarios) decisions each."""
+    """Run each scenario under a fresh driver; keep ~n_samples/len(scenarios) decisions each.
+
+    The scenarios run through ``runner`` (in worker processes: ``driver_factory`` must then be
+    picklable, e.g. a ``functools.partial``); ``stage`` advances by simulated milliseconds."""
     per = max(1, n_samples // len(scenarios))
+    tasks = [(driver_factory, spec, entry.scenario, per, _mix(seed, entry.name, origin)) for entry in scenarios]
+    costs = [entry.scenario.duration_ms for entry in scenarios]
+    recorded = run_all(runner, _record_scenario, tasks, costs=costs, stage=stage)
     parts = []
-    for i, entry in enumerate(scenarios):
-        rec = Recorder(driver_factory(), spec, per, seed=_mix(seed, entry.name, origin))
-        simulate(entry.scenario, rec)
-        m = rec.size
+    for i, (obs, raw, flow) in enumerate(recorded):
+        m = len(obs)
         if m == 0:
             continue
-        obs, raw = rec.obs[:m].copy(), rec.raw[:m].copy()
         parts.append(Samples(obs, raw, np.zeros(m), np.full(m, origin, np.int8), np.full(m, i, np.int16),
-                             rec.flow[:m].copy(), tuple(e.name for e in scenarios)))
+                             flow, tuple(e.name for e in scenarios)))
     if not parts:
         raise BadInputError("the simulator produced no decisions for the sampling scenarios")
     out = Samples.concat(parts)
     out.label = teacher_labels(teacher, out.obs)
     return out
+
+
+def _record_scenario(task: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One scenario of ``closed_loop``: the reservoir's (obs, raw windows, flow ids)."""
+    driver_factory, spec, scenario, capacity, seed = task
+    rec = Recorder(driver_factory(), spec, capacity, seed=seed)
+    simulate(scenario, rec)
+    m = rec.size
+    return rec.obs[:m].copy(), rec.raw[:m].copy(), rec.flow[:m].copy()
 
 
 def teacher_labels(teacher: FactorFn, obs: np.ndarray) -> np.ndarray:

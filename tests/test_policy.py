@@ -23,6 +23,18 @@ def test_example_policy_loads_and_behaves(example_policy):
     assert p.factor(under)[0] > 1.05 and p.factor(congested)[0] < 0.95
 
 
+def test_policy_pickles_for_worker_processes(example_policy):
+    """Compile workers get the teacher pickled; the session is rebuilt once per process."""
+    import pickle
+
+    p = OnnxPolicy(example_policy)
+    factor = pickle.loads(pickle.dumps(p.factor))
+    x = probe_inputs(p.spec, n=500)
+    assert np.array_equal(factor(x), p.factor(x))
+    again = pickle.loads(pickle.dumps(p))
+    assert again._session is factor.__self__._session and again.spec == p.spec
+
+
 def test_valid_tiny_policy(build_policy):
     p = OnnxPolicy(build_policy())
     assert p.input_name == "obs" and p.output_name == "y"

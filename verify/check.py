@@ -18,6 +18,7 @@ from rlcc.fxp import golden
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.observable import coverage as observable_coverage
 from rlcc.fxp.vectors import Vectors, concat, verification_set
+from rlcc.progress import Stage
 from rlcc.verify.build import build_harness_elf, firmware_footprint
 from rlcc.verify.runner import HarnessRunner, records_from_vectors
 
@@ -201,9 +202,12 @@ def verify_firmware(
     mutants: bool = False,
     jobs: int = 2,
     progress: bool = False,
+    stage: Stage | None = None,
 ) -> VerifyResult:
     """Cross-compile ``firmware_c``, run manifest + observable + boundary + random vectors, compare
-    with golden; optionally prove equivalence symbolically and run the built-in mutation analysis."""
+    with golden; optionally prove equivalence symbolically and run the built-in mutation analysis.
+    ``stage`` advances through the steps of the vector check (vectors, build, size, emulation,
+    coverage)."""
     firmware_c = Path(firmware_c)
     if not firmware_c.is_file():
         raise BadInputError(f"{firmware_c}: no such file")
@@ -221,13 +225,19 @@ def verify_firmware(
 
     if prove_timeout_s <= 0:
         raise BadInputError("--prove-timeout must be positive")
+    stage = stage or Stage()
+    stage.add(5)
     vectors = concat(shipped, verification_set(model, seed, random_count)[0])
+    stage.advance(1)
     zbb = prof.zbb and target == "rv64imac"
     with tempfile.TemporaryDirectory(prefix="rlcc-verify-") as work:
         elf = build_harness_elf(firmware_c, target, Path(work), cc=cc, zbb=zbb)
+        stage.advance(1)
         size = firmware_footprint(firmware_c, target, Path(work), cc=cc, zbb=zbb)
+        stage.advance(1)
         runner = HarnessRunner(elf, TARGET_XLEN[target], prof, zbb=zbb)
         out = runner.run(records_from_vectors(vectors))
+        stage.advance(1)
         mask = _disable_mask(runner)
         stack = {"high_water_bytes": runner.stack_high_water_bytes, "size_bytes": runner.stack_size_bytes}
         proof = None
@@ -256,6 +266,8 @@ def verify_firmware(
     rtt = (vectors.event[:, fmt.EV_ATTR] & 0xFF) == fmt.EVENT_RTT
     text = firmware_c.read_text(encoding="utf-8", errors="replace")
     expected_mask = int(raw.get("events", {}).get("disable_event_mask", mask))
+    coverage = observable_coverage(model, vectors)
+    stage.advance(1)
     return VerifyResult(
         firmware=str(firmware_c),
         target=target,
@@ -273,7 +285,7 @@ def verify_firmware(
         size=size,
         context_bytes=4 * (fmt.CTX_HISTORY + model.history_words),
         source_matches_manifest=manifest_io.sha256_text(text) == raw.get("files", {}).get("c", {}).get("sha256"),
-        coverage=observable_coverage(model, vectors),
+        coverage=coverage,
         stack=stack,
         proof=proof,
         mutants=mutation,

@@ -29,7 +29,7 @@ def run(args):
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory, example_policy):
     out = tmp_path_factory.mktemp("c") / "OUT"
-    result = run([example_policy, "-o", out, *TINY])
+    result = run([example_policy, "-o", out, *TINY, "--jobs", "2"])
     assert result.exit_code == 0, result.output
     return out
 
@@ -65,8 +65,9 @@ def test_artifacts_and_report(compiled):
 
 
 def test_same_seed_byte_identical(compiled, tmp_path, example_policy):
+    """Also across job counts: the simulations run in 2 worker processes, then in-process."""
     again = tmp_path / "AGAIN"
-    assert run([example_policy, "-o", again, *TINY]).exit_code == 0
+    assert run([example_policy, "-o", again, *TINY, "--jobs", "1"]).exit_code == 0
     for name in ("model.rlcc.json", "report.json", "report.md", "catboost.json",
                  "firmware.c", "firmware.h", "firmware.rlcc.json", "verify.json"):
         assert (again / name).read_bytes() == (compiled / name).read_bytes(), name
