@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -334,10 +335,15 @@ def bench_target(target: str, fw_dir: Path, model, ensemble, tmp: Path) -> dict:
 def verify_wall(fw: Path, n: int) -> dict:
     from rlcc.verify.check import verify_firmware
 
-    t0 = time.perf_counter()
+    def cpu() -> float:
+        own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+    t0, c0 = time.perf_counter(), cpu()
     r = verify_firmware(fw, target="rv64imac", random_count=n)
-    dt = time.perf_counter() - t0
-    return {"random_count": n, "vectors": r.vectors, "seconds": round(dt, 2), "vectors_per_s": round(r.vectors / dt),
+    dt, dc = time.perf_counter() - t0, cpu() - c0
+    return {"random_count": n, "vectors": r.vectors, "seconds": round(dt, 2), "cpu_seconds": round(dc, 2),
+            "load_1min": round(os.getloadavg()[0], 2), "vectors_per_s": round(r.vectors / dt),
             "bit_exact": r.bit_exact, "target": "rv64imac", "profile": r.profile,
             "note": "wall time of verify_firmware: vector generation + golden + build + emulation + comparison"}
 
@@ -379,7 +385,8 @@ def write_md(doc: dict) -> str:
            f"{f64['max_abs_diff_vs_float_ir']:.1e} (float64). Lower bound: {t['lower_bound']['formula']}."), ""]
     v = doc.get("verify_1m")
     if v:
-        md += [(f"rlcc-verify on {v['vectors']:,} vectors (rv64imac/dpa): {v['seconds']} s wall, "
+        md += [(f"rlcc-verify on {v['vectors']:,} vectors (rv64imac/dpa): {v['seconds']} s wall "
+                f"({v.get('cpu_seconds', '?')} s CPU), "
                f"{v['vectors_per_s']:,} vectors/s ({doc['machine']['cpu']})."), ""]
     return "\n".join(md)
 

@@ -128,8 +128,9 @@ def firmware() -> str:
                   f"{t64['target']}/{t64['profile']}.")
     v = doc.get("verify_1m")
     if v:
-        prose += (f" `rlcc-verify` checks {v['vectors']:,} vectors in {v['seconds']:.2f} s "
-                  f"({v['vectors_per_s'] / 1000:.0f} k vectors/s) end to end.")
+        cpu = f", {v['cpu_seconds']:.1f} s CPU" if v.get("cpu_seconds") is not None else ""
+        prose += (f" `rlcc-verify` checks {v['vectors']:,} vectors end to end in {v['seconds']:.1f} s wall{cpu} "
+                  f"({v['vectors_per_s'] / 1000:.0f} k vectors/s).")
     return "\n".join([*out, para(prose)])
 
 
