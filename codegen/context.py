@@ -102,12 +102,10 @@ def _params(model: FxModel, uses: dict[str, bool]) -> list[Param]:
         items.append(("INV_BASE_RTT", c.inv_base_rtt,
                       f"base RTT = {spec.reward.base_rtt_ns} ns -> round(2^{sh} / {spec.reward.base_rtt_ns})",
                       f"1 .. UINT32_MAX; = round(2^{sh} / base_rtt_ns)"))
-    a, r = spec.action, spec.rate
+    r = spec.rate
     items += [
-        ("CLAMP_MIN_Q16", c.clamp_min_q16, f"clamp_min = {a.clamp_min!r} -> round({a.clamp_min!r} * 2^{q})",
-         "1 .. CLAMP_MAX_Q16"),
-        ("CLAMP_MAX_Q16", c.clamp_max_q16, f"clamp_max = {a.clamp_max!r} -> round({a.clamp_max!r} * 2^{q})",
-         "CLAMP_MIN_Q16 .. INT32_MAX"),
+        ("CLAMP_MIN_Q16", c.clamp_min_q16, _clamp_provenance(model, "min"), "1 .. CLAMP_MAX_Q16"),
+        ("CLAMP_MAX_Q16", c.clamp_max_q16, _clamp_provenance(model, "max"), "CLAMP_MIN_Q16 .. INT32_MAX"),
         ("RATE_INITIAL", c.rate_initial,
          f"initial rate = {r.initial!r} of line rate -> round({r.initial!r} * 2^{fmt.RATE_FRAC_BITS})",
          "RATE_MIN .. 2^20"),
@@ -124,6 +122,20 @@ def _params(model: FxModel, uses: dict[str, bool]) -> list[Param]:
         if not 0 <= p.default <= (U32_MAX if p.key in ("INV_BASE_RTT", "PROBE_TIMEOUT_NS") else INT32_MAX) or (p.key != "BETA_Q16" and p.default == 0):
             raise BadInputError(f"fixed-point constant {p.key} = {p.default} is outside the firmware's range")
     return params
+
+
+def _clamp_provenance(model: FxModel, side: str) -> str:
+    """Where a factor clamp bound comes from: the spec, or the teacher's achievable factors
+    (``rlcc.distill.factor_range``) where they are narrower."""
+    spec_value = getattr(model.spec.action, f"clamp_{side}")
+    value = getattr(model.constants, f"clamp_{side}_q16")
+    q = fmt.FACTOR_FRAC_BITS
+    fr = model.provenance.get("factor_range")
+    if value == round(spec_value * fmt.FACTOR_ONE) or not fr:
+        return f"clamp_{side} = {spec_value!r} -> round({spec_value!r} * 2^{q})"
+    word = "lowest" if side == "min" else "highest"
+    return (f"teacher's {word} factor {fr[side]!r} ({fr['source']}: {fr['detail']}), inside clamp_{side} = "
+            f"{spec_value!r} -> round({fr[side]!r} * 2^{q})")
 
 
 def _split(model: FxModel, t: int, k: int, s: Split, input_macros: list[str]) -> CSplit:

@@ -19,6 +19,9 @@ PROBE_SAMPLES = 4096
 # policy's output is not a factor (wrong output, un-normalized network), whatever the clamp.
 PLAUSIBLE_FACTOR = (1e-3, 1e3)
 _SESSIONS: dict[str, object] = {}  # sha256 of the model bytes -> session, for unpickled policies
+# Output activations with a fixed range, and the ops that pass their input through unchanged.
+BOUNDED_OUTPUTS = {"Tanh": (-1.0, 1.0), "Sigmoid": (0.0, 1.0)}
+_PASS_THROUGH = {"Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten"}
 
 
 class OnnxPolicy:
@@ -34,6 +37,7 @@ class OnnxPolicy:
         self.spec = spec
         self.input_name, self.output_name = _check_signature(model, spec, self.path)
         self._declared_output = _shape_text(_dims(model.graph.output[0]))
+        self.output_activation = output_activation(model)
         self._session = _make_session(self.model_bytes, self.path)
         _probe(self, seed)
 
@@ -92,6 +96,19 @@ def embed_spec(model_path: str | os.PathLike, spec: ObservationSpec, out_path: s
     entry = model.metadata_props.add()
     entry.key, entry.value = METADATA_KEY, spec.to_json()
     onnx.save(model, str(out_path or model_path))
+
+
+def output_activation(model) -> tuple[str, float, float] | None:
+    """(op, lowest, highest) of the activation that produces the graph's output (Tanh or
+    Sigmoid, possibly followed by shape-only ops), or None when the graph ends otherwise:
+    the range every output lies in, whatever the input."""
+    producer = {out: node for node in model.graph.node for out in node.output}
+    node = producer.get(model.graph.output[0].name)
+    while node is not None and node.op_type in _PASS_THROUGH and node.domain in ("", "ai.onnx"):
+        node = producer.get(node.input[0])
+    if node is None or node.domain not in ("", "ai.onnx") or node.op_type not in BOUNDED_OUTPUTS:
+        return None
+    return (node.op_type, *BOUNDED_OUTPUTS[node.op_type])
 
 
 def spec_from_metadata(model, path: Path) -> ObservationSpec:

@@ -30,8 +30,19 @@ PAPER_OPS = 150
 STATES = ("under-utilized", "on-target", "congested")
 
 
-def float_factor(ensemble: FloatEnsemble, spec: ObservationSpec, x: np.ndarray) -> np.ndarray:
-    return np.clip(ensemble.predict(x), spec.action.clamp_min, spec.action.clamp_max)
+def float_factor(ensemble: FloatEnsemble, spec: ObservationSpec, x: np.ndarray,
+                 clamp: tuple[float, float] | None = None) -> np.ndarray:
+    """The float trees' factors, clamped to ``clamp`` (default: the spec's clamp)."""
+    lo, hi = clamp or (spec.action.clamp_min, spec.action.clamp_max)
+    return np.clip(ensemble.predict(x), lo, hi)
+
+
+def factor_clamp(model: FxModel) -> tuple[float, float]:
+    """The float counterpart of ``model``'s factor clamp: the teacher's achievable range it was
+    quantized with (provenance ``factor_range``, already within the spec clamp), else the spec's."""
+    fr = model.provenance.get("factor_range")
+    a = model.spec.action
+    return (float(fr["min"]), float(fr["max"])) if fr else (a.clamp_min, a.clamp_max)
 
 
 def fixed_factor(model: FxModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -43,13 +54,13 @@ def fixed_factor(model: FxModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 def fidelity(model: FxModel, ensemble: FloatEnsemble, samples: Samples) -> dict[str, Any]:
     """Float trees vs teacher, fixed point vs float trees (LSB), decision-path changes."""
-    spec = model.spec
+    spec, clamp = model.spec, factor_clamp(model)
     teacher = samples.label
-    f_obs = float_factor(ensemble, spec, samples.obs)
+    f_obs = float_factor(ensemble, spec, samples.obs, clamp)
     q = samples.device_inputs(spec)
     fx, fx_leaves = fixed_factor(model, q)
     x_dev = device_inputs_to_float(spec, q)
-    f_dev = float_factor(ensemble, spec, x_dev)
+    f_dev = float_factor(ensemble, spec, x_dev, clamp)
     lsb = float(fmt.FACTOR_ONE)
     err = f_obs - teacher
     return {
@@ -116,7 +127,7 @@ def closed_loops(
     spec = model.spec
     factories = {
         "teacher": functools.partial(FactorController, teacher, spec, "teacher"),
-        "float_trees": functools.partial(FloatTreesController, ensemble, spec),
+        "float_trees": functools.partial(FloatTreesController, ensemble, spec, clamp=factor_clamp(model)),
         "fixed_point": functools.partial(GoldenController, model),
     }
     tasks, costs, slots = [], [], []
@@ -208,7 +219,7 @@ def explainability(teacher: FactorFn, ensemble: FloatEnsemble, model: FxModel) -
     pairs, raw = probe_windows(spec)
     obs = float_inputs(spec, raw)
     t = np.asarray(teacher(obs), dtype=np.float64)
-    f = float_factor(ensemble, spec, obs)
+    f = float_factor(ensemble, spec, obs, factor_clamp(model))
     fx, _ = fixed_factor(model, device_inputs(spec, raw))
     return [
         {"previous": p, "current": c, "teacher": _r(t[i]), "float_trees": _r(f[i]), "fixed_point": _r(fx[i] / fmt.FACTOR_ONE)}

@@ -15,6 +15,7 @@ import numpy as np
 
 from rlcc import formats as fmt
 from rlcc.distill import evaluate, sampling
+from rlcc.distill.factor_range import FactorRange, teacher_factor_range
 from rlcc.distill.fit import DEFAULT_BUDGET_OPS, DEFAULT_DEPTH, DEFAULT_TREES, FitConfig, FitResult, FitsBudget, fit_student
 from rlcc.distill.parallel import Runner
 from rlcc.distill.sampling import ORIGIN_DAGGER, Samples
@@ -134,11 +135,12 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
         parts.append(sampling.anchors(spec, teacher, n_anchor, options.seed + 2))
     train = Samples.concat(parts)
     clamped = _clamp_report(policy, visited)
+    factor_range = teacher_factor_range(policy, train.obs)
 
     log(f"fitting <= {config.max_trees()} trees of depth {config.depth} on {len(train)} samples")
     summary_flows = (options.eval_flows[len(options.eval_flows) // 2],)
     with progress("fitting the trees", "step") as stage:
-        fit, model, stats = _fit_quantize(train, spec, config, fits, policy, options, stage)
+        fit, model, stats = _fit_quantize(train, spec, config, fits, policy, options, factor_range, stage)
     round0 = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
                                   options.seed, evaluate.STEADY, None, ("float_trees",), runner)
     teacher_steady = {name: row["teacher"] for name, row in round0["scenarios"].items()}  # reused below
@@ -150,7 +152,8 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
         kind = "dagger (sampling scenarios)" if full else "on-policy (evaluation incasts)"
         driver_name = "the fixed-point model drives" if full else "the float trees drive"
         log(f"round {r}: {kind}: {driver_name}, the teacher labels")
-        driver = functools.partial(GoldenController, model) if full else functools.partial(FloatTreesController, fit.ensemble, spec)
+        driver = (functools.partial(GoldenController, model) if full else
+                  functools.partial(FloatTreesController, fit.ensemble, spec, clamp=evaluate.factor_clamp(model)))
         with progress(f"round {r}/{n_rounds}: {kind.split(' (')[0]} sampling", "sim-ms") as stage:
             visited_by_student = sampling.closed_loop(
                 driver, teacher, spec, scenarios if full else onpolicy,
@@ -160,7 +163,7 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
         on_policy = evaluate.fidelity(model, fit.ensemble, visited_by_student)
         train = Samples.concat([train, visited_by_student])
         with progress(f"round {r}/{n_rounds}: refitting the trees", "step") as stage:
-            fit, model, stats = _fit_quantize(train, spec, config, fits, policy, options, stage)
+            fit, model, stats = _fit_quantize(train, spec, config, fits, policy, options, factor_range, stage)
         summary = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
                                        options.seed, evaluate.STEADY, teacher_steady, ("float_trees",), runner)
         rounds.append(_round_summary(r, kind, fit.ensemble, model, held, on_policy, summary))
@@ -177,6 +180,8 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
             "path": policy.path.name,
             "input_names": spec.input_names(),
             "clamped_fraction": clamped,
+            "factor_range": {**factor_range.to_dict(), "spec_clamp": [spec.action.clamp_min, spec.action.clamp_max],
+                             "clamp_q16": [model.constants.clamp_min_q16, model.constants.clamp_max_q16]},
         },
         "options": {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(options).items()},
         "dataset": _dataset_summary(train, held),
@@ -200,7 +205,7 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
 
 
 def _fit_quantize(train: Samples, spec, config: FitConfig, fits: FitsBudget | None, policy: OnnxPolicy,
-                  options: CompileOptions, stage: Stage | None = None):
+                  options: CompileOptions, factor_range: FactorRange, stage: Stage | None = None):
     leaf_weights = sampling.time_weights(spec, train.raw) if options.time_weighted_leaves else None
     fit = fit_student(train.obs, train.label, config, fits, leaf_weights=leaf_weights, stage=stage)
     provenance = {
@@ -211,8 +216,9 @@ def _fit_quantize(train: Samples, spec, config: FitConfig, fits: FitsBudget | No
         "depth": config.depth,
         "seed": config.seed,
         "samples": len(train),
+        "factor_range": factor_range.to_dict(),
     }
-    model, stats = quantize(fit.ensemble, spec, provenance, options.probe_timeout_ns)
+    model, stats = quantize(fit.ensemble, spec, provenance, options.probe_timeout_ns, (factor_range.min, factor_range.max))
     return fit, model, stats
 
 

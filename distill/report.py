@@ -38,6 +38,17 @@ def _closed_loop_table(cl: dict[str, Any], title: str, what: str) -> list[str]:
     return out
 
 
+def _clamp_line(fr: dict[str, Any] | None) -> list[str]:
+    """The firmware's factor clamp and where it comes from (``rlcc.distill.factor_range``)."""
+    if not fr:
+        return []
+    lo, hi = fr["spec_clamp"]
+    line = (f"- factor clamp of the sum: [{_f(fr['min'])}, {_f(fr['max'])}] (Q16.16 {fr['clamp_q16'][0]} .. "
+            f"{fr['clamp_q16'][1]}) = the spec clamp [{lo:g}, {hi:g}] narrowed to the teacher's achievable factors "
+            f"({fr['source']}: {fr['detail']})")
+    return [line]
+
+
 def to_markdown(report: dict[str, Any]) -> str:
     t, fit, q, fid, sz = report["teacher"], report["fit"], report["quantization"], report["fidelity"], report["sizes"]
     ds, opts = report["dataset"], report.get("options", {})
@@ -55,6 +66,7 @@ def to_markdown(report: dict[str, Any]) -> str:
            if not fit["constant_teacher"] and fit["trees"] < min(fit["trees_requested"], fit["trees_budget"]) else "")
         + (" - constant teacher: tree-less model, bias only" if fit["constant_teacher"] else ""),
         f"- operations (comparisons + additions): {sz['operations']} (paper: {sz['paper_operations']})",
+        *_clamp_line(t.get("factor_range")),
         (f"- per-flow state: {sz['state_bytes']} of {sz['context_bytes']} context bytes "
         f"({'fits' if sz['state_fits_context'] else 'DOES NOT FIT'}); model tables if packed: {sz['model_constant_bytes']} bytes "
         "(target-independent estimate; rlcc-verify measures the compiled firmware's read-only data)"),

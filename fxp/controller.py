@@ -95,18 +95,20 @@ class GoldenController:
 
 
 class FloatTreesController:
-    """The float ensemble on the engine-built spec inputs, clamped to the spec's factor range."""
+    """The float ensemble on the engine-built spec inputs, clamped like the device (``clamp``:
+    the model's factor clamp in float, ``rlcc.distill.evaluate.factor_clamp``; default the spec's)."""
 
-    def __init__(self, ensemble: FloatEnsemble, spec: ObservationSpec, name: str = "float-trees") -> None:
+    def __init__(self, ensemble: FloatEnsemble, spec: ObservationSpec, name: str = "float-trees",
+                 clamp: tuple[float, float] | None = None) -> None:
         self.ensemble = ensemble
         self.spec = spec
         self.name = name
         self.initial_rate = spec.rate.initial
         self.batchable = _count_free(spec)
+        self.clamp = clamp or (spec.action.clamp_min, spec.action.clamp_max)
 
     def factors(self, obs: np.ndarray) -> np.ndarray:
-        a = self.spec.action
-        return np.clip(self.ensemble.predict(obs), a.clamp_min, a.clamp_max)
+        return np.clip(self.ensemble.predict(obs), *self.clamp)
 
     def reset(self, n_flows: int, network: Network, rng: np.random.Generator) -> None:
         """Stateless: the engine keeps the observation windows."""

@@ -71,15 +71,31 @@ class FxConstants:
     probe_timeout_ns: int  # TX events re-request an RTT probe this long after the last request
 
     @classmethod
-    def from_spec(cls, spec: ObservationSpec, probe_timeout_ns: int = fmt.PROBE_TIMEOUT_NS_DEFAULT) -> "FxConstants":
-        """Constants of ``spec``; the probe timeout is a device setting, not part of the spec."""
+    def from_spec(
+        cls,
+        spec: ObservationSpec,
+        probe_timeout_ns: int = fmt.PROBE_TIMEOUT_NS_DEFAULT,
+        factor_range: tuple[float, float] | None = None,
+    ) -> "FxConstants":
+        """Constants of ``spec``; the probe timeout is a device setting, not part of the spec.
+
+        ``factor_range``: the factors the policy can produce; the clamp becomes the spec clamp
+        intersected with it (``rlcc.distill.factor_range``), each bound rounded to nearest."""
         q16 = 1 << 16
+        lo, hi = spec.action.clamp_min, spec.action.clamp_max
+        clamp_min, clamp_max = round(lo * fmt.FACTOR_ONE), round(hi * fmt.FACTOR_ONE)
+        if factor_range is not None:
+            f_lo, f_hi = (min(max(float(v), lo), hi) for v in factor_range)
+            if not f_lo <= f_hi:
+                raise BadInputError(f"invalid factor range {factor_range!r}")
+            clamp_min = max(clamp_min, round(f_lo * fmt.FACTOR_ONE))
+            clamp_max = min(clamp_max, round(f_hi * fmt.FACTOR_ONE))
         return cls(
             target_q16=round(spec.reward.target * q16),
             beta_q16=round(spec.reward.beta * q16),
             inv_base_rtt=round((1 << (16 + fmt.INV_BASE_RTT_SHIFT)) / spec.reward.base_rtt_ns),
-            clamp_min_q16=round(spec.action.clamp_min * fmt.FACTOR_ONE),
-            clamp_max_q16=round(spec.action.clamp_max * fmt.FACTOR_ONE),
+            clamp_min_q16=clamp_min,
+            clamp_max_q16=clamp_max,
             rate_initial=max(1, min(fmt.RATE_MAX, round(spec.rate.initial * fmt.RATE_ONE))),
             rate_min=max(1, min(fmt.RATE_MAX, round(spec.rate.min * fmt.RATE_ONE))),
             probe_timeout_ns=int(probe_timeout_ns),

@@ -17,7 +17,8 @@ a < 0) and a binary search over [FEATURE_MIN, FEATURE_MAX] finds the exact integ
 - always true: ``q > INT32_MIN``; always false: ``q > INT32_MAX`` (features saturate to
   [FEATURE_MIN, FEATURE_MAX] = [INT32_MIN + 1, INT32_MAX], so both are exact).
 
-Leaves and the bias are rounded to nearest Q16.16; the ensemble sum is exact integer math.
+Leaves and the bias are rounded to nearest Q16.16; the ensemble sum is exact integer math,
+clamped to the spec's factor clamp narrowed to the teacher's achievable factors when given.
 """
 
 from __future__ import annotations
@@ -108,11 +109,13 @@ def quantize(
     spec: ObservationSpec,
     provenance: dict[str, Any] | None = None,
     probe_timeout_ns: int = fmt.PROBE_TIMEOUT_NS_DEFAULT,
+    factor_range: tuple[float, float] | None = None,
 ) -> tuple[FxModel, QuantizeStats]:
     """The fixed-point model of ``ensemble`` for ``spec`` plus rounding statistics.
 
     ``probe_timeout_ns`` (the TX-event RTT-probe timeout) is a device setting carried in the
-    model's constants; it does not affect the trees.
+    model's constants; it does not affect the trees. ``factor_range`` (the teacher's achievable
+    factors) narrows the factor clamp to its intersection with the spec's (``FxConstants``).
     """
     if ensemble.n_inputs != spec.input_width:
         raise BadInputError(f"ensemble has {ensemble.n_inputs} inputs, spec declares {spec.input_width}")
@@ -130,7 +133,7 @@ def quantize(
         trees.append(Tree(splits, leaves))
     model = FxModel(
         spec=spec,
-        constants=FxConstants.from_spec(spec, probe_timeout_ns),
+        constants=FxConstants.from_spec(spec, probe_timeout_ns, factor_range),
         trees=tuple(trees),
         bias=bias,
         provenance=dict(provenance or {}),
