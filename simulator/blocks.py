@@ -187,9 +187,9 @@ class BlockLoop:
             cg = self.group[chg_idx]
             dG = np.bincount(chg_j * nG + cg, weights=chg_new - tx_old, minlength=B * nG).reshape(B, nG)
             R = np.cumsum(np.concatenate([fab.group_rate[None, :], dG]), axis=0)[1:]
-        else:
-            R = np.broadcast_to(fab.group_rate, (B, nG))
         if entries or fab._dirty:
+            if not entries:
+                R = np.broadcast_to(fab.group_rate, (B, nG))
             Hs = np.bincount(self._offH[: B * nG], weights=R.ravel(), minlength=B * fab.n_hosts).reshape(B, fab.n_hosts)
             cap = self.net.host_cap
             if self._unscaled and Hs.max() <= cap:  # no NIC is oversubscribed: scale 1 (x * 1.0 == x)
@@ -203,7 +203,7 @@ class BlockLoop:
                 flags = (S != prevS).any(axis=1).tolist()
         else:
             S = None
-            loads = np.broadcast_to(fab.port_load, (B, nP))
+            loads = fab.port_load[None, :].repeat(B, axis=0)  # (cheaper than np.broadcast_to per block)
             flags = [False] * B
 
         # ---- step the fabric ---------------------------------------------------------------
@@ -271,8 +271,8 @@ class BlockLoop:
                 fab.port_load = loads[j]
                 fab._step_multi(dt)
                 fab.time += dt
-            if k % q_every == 0:
-                self.q_samples[k // q_every] = q if single else fab.queue
+            if not single and k % q_every == 0:  # single port: after the loop, in one assignment
+                self.q_samples[k // q_every] = fab.queue
             if k % series_every == 0:
                 while flushed < len(entries) and entries[flushed][0] <= k:
                     _, idx, new_r = entries[flushed]
@@ -288,8 +288,14 @@ class BlockLoop:
                 progress(PROGRESS_EVERY)
         if single:
             fab._q, fab._d, fab._m, fab.time = q, d, m, time
-            P = np.array(Pl).reshape(B, 1, 3)
-            Q = np.array(Ql).reshape(B, 1)
+            Ql.append(q)
+            Q = np.array(Ql).reshape(B + 1, 1)  # queue at the start of each step, then at the block end
+            if q_every == 1:  # the queue after each step
+                self.q_samples[s:e] = Q[1:]
+            else:
+                ks = np.arange(s, e)
+                sampled = np.flatnonzero(ks % q_every == 0)
+                self.q_samples[ks[sampled] // q_every] = Q[sampled + 1]
             fab.offered, fab.dropped, fab.delivered = offered, dropped, delivered
         fab.g0, fab.group_scale, fab.ref = cur
         self._unscaled = bool((fab.group_scale == 1.0).all()) if any(flags) else self._unscaled
@@ -299,15 +305,19 @@ class BlockLoop:
             fab._load1 = float(loads[-1, 0])
         fab._dirty = False
 
-        if all(st is states[0] for st in states):  # no rescale in the block: one table
-            g0, sc, ref = states[0]
-            if single:  # every group is on port 0: broadcast instead of gathering
-                table = g0[None] + sc[None, :, None] * (P - ref[0])  # (B, groups, 3)
+        if entries or (nd and counted):  # someone needs the group integrals of the block's steps
+            if all(st is states[0] for st in states):  # no rescale in the block: one table
+                g0, sc, ref = states[0]
+                if single:  # every group is on port 0: broadcast instead of gathering
+                    P = np.array(Pl).reshape(B, 1, 3)
+                    table = g0[None] + sc[None, :, None] * (P - ref[0])  # (B, groups, 3)
+                else:
+                    table = g0[None] + sc[None, :, None] * (P[:, gport] - ref[gport][None])
             else:
-                table = g0[None] + sc[None, :, None] * (P[:, gport] - ref[gport][None])
-        else:
-            table = np.stack([st[0] + st[1][:, None] * (P[j][gport] - st[2][gport]) for j, st in enumerate(states)])
-        tcols = np.ascontiguousarray(table.transpose(2, 0, 1).reshape(3, B * nG))
+                if single:
+                    P = np.array(Pl).reshape(B, 1, 3)
+                table = np.stack([st[0] + st[1][:, None] * (P[j][gport] - st[2][gport]) for j, st in enumerate(states)])
+            tcols = np.ascontiguousarray(table.transpose(2, 0, 1).reshape(3, B * nG))
 
         def integrals_at(jarr: np.ndarray, groups: np.ndarray) -> list[np.ndarray]:
             """Group integrals [time, drop, mark] (3 arrays) at the start of block step jarr."""

@@ -433,6 +433,24 @@ def test_block_batched_decisions_equal_step_by_step(scenario, latency_us):
     assert np.array_equal(one.trace.obs, ref.trace.obs)
 
 
+def test_block_batched_queue_samples_when_subsampled(monkeypatch):
+    """Blocks record the queue samples in bulk; with one sample per several steps too."""
+    from rlcc.simulator import engine
+
+    monkeypatch.setattr(engine, "MAX_QUEUE_SAMPLES", 97)
+    sc = ManyToOne(flows=16, duration_ms=1.5, seed=5, network=Network(buffer_bytes=150_000))
+    ctl = make_controller("policy", SYNTHETIC)
+    runs = [_Run(sc, ctl, None, block_steps=b) for b in (1, 8)]
+    assert runs[0].q_every > 1 and runs[1].blocked
+    for run in runs:
+        run.run()
+    assert runs[0].q_samples.any()
+    np.testing.assert_array_equal(runs[0].q_samples, runs[1].q_samples)
+    step = _Run(sc, ctl, None, block_steps=0)
+    step.run()
+    np.testing.assert_allclose(step.q_samples, runs[0].q_samples, rtol=1e-6)
+
+
 def test_block_steps_is_validated():
     ctl = make_controller("policy", SYNTHETIC)
     with pytest.raises(BadInputError, match="block_steps"):
