@@ -21,6 +21,13 @@ TREE_STYLES = ("oblivious", "ifelse")
 SQRT_INDEX_BITS = 8  # isqrt seed table: top 8 bits of the normalized argument, 192 entries
 U32_MAX = 0xFFFFFFFF
 
+# Out-of-line functions of the generated C, one per golden primitive (``fxp.golden.IntOps``).
+# ``rlcc-verify --prove`` abstracts each in the handler proof and checks it on its own.
+SQRT_FUNCTION = "sqrt_rate"
+PENALTY_FUNCTION = "penalty_product"  # (excess * sqrt_rate) >> SQRT_RATE_FRAC_BITS
+RATE_PRODUCT_FUNCTION = "scaled_rate"  # (rate * factor) >> FACTOR_FRAC_BITS
+PRODUCT_SHIFTS = {PENALTY_FUNCTION: fmt.SQRT_RATE_FRAC_BITS, RATE_PRODUCT_FUNCTION: fmt.FACTOR_FRAC_BITS}
+
 
 def c_int32(v: int) -> str:
     """An int32 C literal (INT32_MIN spelled so that it is not a negated out-of-range constant)."""
@@ -220,6 +227,7 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "enabled_events": [fmt.EVENT_NAMES[e] for e in enabled],
         "disabled_events": [fmt.EVENT_NAMES[e] for e in disabled],
         "sqrt": _sqrt_plan(),
+        "fn": {"sqrt": SQRT_FUNCTION, "penalty": PENALTY_FUNCTION, "rate_product": RATE_PRODUCT_FUNCTION},
         "input_type": "int64_t" if "rate" in spec.feature_names else "int32_t",
         "fmt": _formats(),
         "num": {k: getattr(fmt, k) for k in ("FACTOR_FRAC_BITS", "RATE_FRAC_BITS")},

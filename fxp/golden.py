@@ -37,7 +37,9 @@ Per event (context words from ``rlcc.formats``; ``ts`` = the event's 32-bit time
 
 One source of truth, two evaluators: :func:`event_core` states these rules once over an
 integer interface (:class:`IntOps`): operators ``+ - * & | >> <<`` and comparisons, plus the few
-primitives in ``IntOps``. :class:`NumpyOps` runs it vectorized on int64 arrays (this module's
+primitives in ``IntOps`` (the square root and the two wide products are primitives because the
+firmware computes each in one out-of-line function, which the proof checks on its own).
+:class:`NumpyOps` runs it vectorized on int64 arrays (this module's
 :func:`step`); ``rlcc.verify.symbolic_golden`` runs the same function on z3 bit-vectors to prove
 firmware equivalent for all inputs. Every value is an exact integer that fits int64.
 """
@@ -75,6 +77,11 @@ class IntOps(Protocol):
         """floor(sqrt(rate << RATE_FRAC_BITS)) for a context rate 0 <= rate < 2^32."""
         ...
 
+    def mul_shr(self, a: Any, b: Any, shift: int) -> Any:
+        """floor(a * b / 2^shift) for 0 <= a, b < 2^32 whose product fits int64 (the firmware's
+        two wide products, ``delta``'s penalty and the rate update, each one out-of-line call)."""
+        ...
+
 
 class NumpyOps:
     """:class:`IntOps` over numpy int64 arrays (the executable golden model)."""
@@ -100,6 +107,10 @@ class NumpyOps:
     @staticmethod
     def sqrt_rate(rate: np.ndarray) -> np.ndarray:
         return isqrt(np.asarray(rate, dtype=np.int64) << fmt.RATE_FRAC_BITS)
+
+    @staticmethod
+    def mul_shr(a: np.ndarray, b: np.ndarray, shift: int) -> np.ndarray:
+        return (a * b) >> shift
 
 
 NUMPY = NumpyOps()
@@ -156,7 +167,7 @@ def features_core(ops: IntOps, model: FxModel, rtt_ns: Any, rate: Any, prev_fact
     c = model.constants
     inflation = _min(ops, ((rtt_ns & _U32) * c.inv_base_rtt) >> fmt.INV_BASE_RTT_SHIFT, fmt.FEATURE_MAX)
     excess = _max(ops, inflation - c.beta_q16, 0)
-    delta = c.target_q16 - ((excess * ops.sqrt_rate(rate)) >> fmt.SQRT_RATE_FRAC_BITS)
+    delta = c.target_q16 - ops.mul_shr(excess, ops.sqrt_rate(rate), fmt.SQRT_RATE_FRAC_BITS)
     values = {
         "prev_action": prev_factor,
         "rtt_inflation": inflation,
@@ -223,7 +234,7 @@ def event_core(ops: IntOps, model: FxModel, ctx: Sequence[Any], ev: Sequence[Any
             x[spec.input_index(ago, f)] = steps[ago][f]
     total, leaves = ensemble_core(ops, model, x)
     factor = _clip(ops, total, c.clamp_min_q16, c.clamp_max_q16)
-    new_rate = _clip(ops, (rate * factor) >> fmt.FACTOR_FRAC_BITS, c.rate_min, fmt.RATE_MAX)
+    new_rate = _clip(ops, ops.mul_shr(rate, factor, fmt.FACTOR_FRAC_BITS), c.rate_min, fmt.RATE_MAX)
     decided = list(w)
     decided[fmt.CTX_RATE] = new_rate
     decided[fmt.CTX_PREV_FACTOR] = factor & _U32

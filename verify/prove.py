@@ -36,17 +36,17 @@ import z3
 from elftools.elf.elffile import ELFFile
 
 from rlcc import formats as fmt
+from rlcc.codegen.context import PRODUCT_SHIFTS, SQRT_FUNCTION
 from rlcc.emulator import Machine
 from rlcc.emulator.cycle_model import load_profile
 from rlcc.firmware_sdk_stub import harness_layout as hl
 from rlcc.fxp import golden
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.vectors import Vectors, expected
-from rlcc.verify.symbolic_golden import symbolic_event
-from rlcc.verify.symexec import Executor, Region, State, SymexecUnsupported
+from rlcc.verify.symbolic_golden import product_functions, symbolic_event
+from rlcc.verify.symexec import Executor, Region, State, Summary, SymexecUnsupported
 
 RET_SENTINEL = 0x4  # return address outside RAM: reaching it ends the symbolic run
-SQRT_SYMBOL = "sqrt_rate"
 HANDLER_SYMBOL = "user_algo"
 EXHAUSTIVE_RATES = 1 << fmt.RATE_FRAC_BITS  # rates 0 .. 2^20 inclusive
 SAMPLED_RATES = 1 << 20
@@ -146,11 +146,31 @@ def _word(st: State, ex: Executor, addr: int) -> z3.BitVecRef:
     return v if isinstance(v, z3.BitVecRef) else z3.BitVecVal(v, 32)
 
 
-def _sqrt_summary(fn: z3.FuncDeclRef, xlen: int):
-    def summary(a0: Any) -> Any:
-        arg = z3.Extract(31, 0, a0) if isinstance(a0, z3.BitVecRef) else z3.BitVecVal(a0 & 0xFFFFFFFF, 32)
+def _arg32(v: Any, xlen: int, path: Any, what: str) -> tuple[z3.BitVecRef, list[tuple[str, Any]]]:
+    """A 32-bit argument register: its low word, and on RV64 the ABI's sign extension as an obligation."""
+    if not isinstance(v, z3.BitVecRef):
+        return z3.BitVecVal(v & 0xFFFFFFFF, 32), []
+    low = z3.Extract(31, 0, v)
+    if xlen == 32:
+        return low, []
+    return low, [(f"{what} passed sign-extended (RV64 ABI)", z3.And(path, v != z3.SignExt(32, low)))]
+
+
+def _sqrt_summary(fn: z3.FuncDeclRef, xlen: int) -> Summary:
+    def summary(regs: list[Any], path: Any) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
+        arg, checks = _arg32(regs[10], xlen, path, f"{SQRT_FUNCTION} argument")
         r = fn(arg)
-        return z3.SignExt(32, r) if xlen == 64 else r  # RV64 ABI: 32-bit results are sign-extended
+        return {10: z3.SignExt(32, r) if xlen == 64 else r}, checks  # RV64 ABI: 32-bit results sign-extended
+
+    return summary
+
+
+def _product_summary(name: str, fn: z3.FuncDeclRef, shift: int, xlen: int) -> Summary:
+    def summary(regs: list[Any], path: Any) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
+        a, ca = _arg32(regs[10], xlen, path, f"{name} first argument")
+        b, cb = _arg32(regs[11], xlen, path, f"{name} second argument")
+        r = z3.ZeroExt(shift, fn(a, b))
+        return ({10: r} if xlen == 64 else {10: z3.Extract(31, 0, r), 11: z3.Extract(63, 32, r)}), ca + cb
 
     return summary
 
@@ -175,8 +195,8 @@ def prove_firmware(elf: Path, model: FxModel, target: str, timeout_s: float = 12
     xlen = 64 if target == "rv64imac" else 32
     img = _load_after_init(Path(elf), xlen, profile or ("dpa" if xlen == 64 else "generic5"), zbb if xlen == 64 else False)
     parts: list[ProofPart] = []
-    if SQRT_SYMBOL not in img.symbols or HANDLER_SYMBOL not in img.symbols:
-        missing = SQRT_SYMBOL if HANDLER_SYMBOL in img.symbols else HANDLER_SYMBOL
+    if SQRT_FUNCTION not in img.symbols or HANDLER_SYMBOL not in img.symbols:
+        missing = SQRT_FUNCTION if HANDLER_SYMBOL in img.symbols else HANDLER_SYMBOL
         parts.append(ProofPart("handler", "unsupported", 0.0, f"no out-of-line '{missing}' in the ELF (regenerate the C with this rlcc)"))
         return ProofResult("unsupported", parts, time.monotonic() - t0)
     handler, cex = _prove_handler(img, model, xlen, timeout_s)
@@ -185,6 +205,7 @@ def prove_firmware(elf: Path, model: FxModel, target: str, timeout_s: float = 12
         return ProofResult("counterexample", parts, time.monotonic() - t0, cex)
     parts.append(_sqrt_contract(img, xlen))
     parts.append(_sqrt_values(img, xlen, sampled_rates, seed))
+    parts.extend(_product_part(img, xlen, name, shift) for name, shift in PRODUCT_SHIFTS.items() if name in img.symbols)
     parts.append(_reachable_rates(model))
     ok = all(p.status in ("proven", "exhaustive", "sampled") for p in parts)
     failed = [p.status for p in parts if p.status in ("failed", "counterexample")]
@@ -200,8 +221,8 @@ def _prove_handler(img: _Image, model: FxModel, xlen: int, timeout_s: float) -> 
         Region(ev_addr, ev_addr + fmt.EVENT_BYTES, "event"),
         Region(res_addr, res_addr + 4 * fmt.RESULT_WORDS, "results", writable=True),
     ]
-    sqrt_fn = z3.Function("sqrt_rate", z3.BitVecSort(32), z3.BitVecSort(32))
-    ex = Executor(img.image, img.machine.mem_base, xlen, regions, {img.symbols[SQRT_SYMBOL][0]: _sqrt_summary(sqrt_fn, xlen)})
+    cut = _Abstraction.for_image(img)
+    ex = Executor(img.image, img.machine.mem_base, xlen, regions, cut.summaries(img, xlen))
     ctx = [z3.BitVec(f"ctx{i}", 32) for i in range(fmt.CTX_WORDS)]
     ev = [z3.BitVec(f"ev{i}", 32) for i in range(fmt.EVENT_WORDS)]
     regs = _fresh_regs(xlen, "in_")
@@ -223,8 +244,9 @@ def _prove_handler(img: _Image, model: FxModel, xlen: int, timeout_s: float) -> 
     fin = run.state
     fw_ctx = [_word(fin, ex, ctx_addr + 4 * i) for i in range(fmt.CTX_WORDS)]
     fw_rate, fw_req = _word(fin, ex, res_addr), _word(fin, ex, res_addr + 4)
-    gold = symbolic_event(model, ctx, ev, sqrt_fn)
-    side = run.obligations + _frame_checks(fin, entry, xlen)
+    golden_side: list[tuple[str, Any]] = []
+    gold = symbolic_event(model, ctx, ev, cut.sqrt, cut.by_shift(), golden_side)
+    side = run.obligations + golden_side + _frame_checks(fin, entry, xlen)
     deadline = t0 + timeout_s
     for desc, formula in side:
         verdict, _ = _solve([formula], deadline)
@@ -238,7 +260,7 @@ def _prove_handler(img: _Image, model: FxModel, xlen: int, timeout_s: float) -> 
     for k, name in enumerate(names):
         # each output on its own, with an equal share of the time that is left
         share = t0 + timeout_s - time.monotonic()
-        verdict, cex = _prove_output(img, model, xlen, fw_out[k], gold_out[k], ctx, ev, attr, sqrt_fn,
+        verdict, cex = _prove_output(img, model, xlen, fw_out[k], gold_out[k], ctx, ev, attr, cut,
                                      time.monotonic() + share / (len(names) - k))
         if verdict == "counterexample":
             return ProofPart("handler", "counterexample", time.monotonic() - t0,
@@ -254,7 +276,7 @@ def _prove_handler(img: _Image, model: FxModel, xlen: int, timeout_s: float) -> 
 
 
 def _prove_output(img: _Image, model: FxModel, xlen: int, fw: Any, gold: Any, ctx: list[Any], ev: list[Any], attr: Any,
-                  sqrt_fn: z3.FuncDeclRef, deadline: float) -> tuple[str, Vectors | None]:
+                  cut: _Abstraction, deadline: float) -> tuple[str, Vectors | None]:
     """"proven", "counterexample" (reproduced in the emulator) or "timeout" for one output word."""
     lemmas: list[Any] = []
     for _ in range(MAX_REFINEMENTS):
@@ -266,7 +288,7 @@ def _prove_output(img: _Image, model: FxModel, xlen: int, fw: Any, gold: Any, ct
         vec = _concrete_vector(m, ctx, ev, attr, xlen, model)
         if _differs_in_emulator(img, vec, xlen):
             return "counterexample", vec
-        lemma = _sqrt_lemmas(m, sqrt_fn)
+        lemma = cut.lemmas(m)
         if not lemma:
             return "timeout", None
         lemmas.extend(lemma)
@@ -294,18 +316,45 @@ def _concrete_vector(m: Any, ctx: list[Any], ev: list[Any], attr: Any, xlen: int
     return expected(model, c, e, a)
 
 
-def _sqrt_lemmas(m: Any, fn: z3.FuncDeclRef) -> list[Any]:
-    """The true square root at every argument the model used (refutes a spurious model)."""
-    out = []
-    interp = m[fn]
-    if interp is None:
+@dataclasses.dataclass
+class _Abstraction:
+    """The uninterpreted functions standing for the firmware's out-of-line functions."""
+
+    sqrt: z3.FuncDeclRef
+    products: dict[str, tuple[int, z3.FuncDeclRef]]  # symbol -> (shift, function)
+
+    @classmethod
+    def for_image(cls, img: _Image) -> _Abstraction:
+        present = {n: sh for n, sh in PRODUCT_SHIFTS.items() if n in img.symbols}
+        fns = product_functions(present.values())
+        return cls(z3.Function(SQRT_FUNCTION, z3.BitVecSort(32), z3.BitVecSort(32)),
+                   {n: (sh, fns[sh]) for n, sh in present.items()})
+
+    def by_shift(self) -> dict[int, z3.FuncDeclRef]:
+        return {sh: fn for sh, fn in self.products.values()}
+
+    def summaries(self, img: _Image, xlen: int) -> dict[int, Summary]:
+        out = {img.symbols[SQRT_FUNCTION][0]: _sqrt_summary(self.sqrt, xlen)}
+        for name, (shift, fn) in self.products.items():
+            out[img.symbols[name][0]] = _product_summary(name, fn, shift, xlen)
         return out
-    for i in range(interp.num_entries()):
-        arg = interp.entry(i).arg_value(0).as_long()
-        true = int(golden.NUMPY.sqrt_rate(np.array([arg]))[0])
-        if interp.entry(i).value().as_long() != true:
-            out.append(fn(z3.BitVecVal(arg, 32)) == true)
-    return out
+
+    def lemmas(self, m: Any) -> list[Any]:
+        """The true value at every argument the model used where it assumed another (refines a
+        spurious model)."""
+        out = []
+        for fn, true in [(self.sqrt, lambda a: int(golden.NUMPY.sqrt_rate(np.array([a[0]]))[0]))] + [
+                (fn, lambda a, sh=sh: (a[0] * a[1]) >> sh) for sh, fn in self.products.values()]:
+            interp = m[fn]
+            if interp is None:
+                continue
+            for i in range(interp.num_entries()):
+                e = interp.entry(i)
+                args = [e.arg_value(j).as_long() for j in range(fn.arity())]
+                value = true(args)
+                if e.value().as_long() != value:
+                    out.append(fn(*[z3.BitVecVal(a, 32) for a in args]) == value)
+        return out
 
 
 def _differs_in_emulator(img: _Image, vec: Vectors, xlen: int) -> bool:
@@ -321,7 +370,7 @@ def _sqrt_contract(img: _Image, xlen: int) -> ProofPart:
     ex = Executor(img.image, img.machine.mem_base, xlen, img.regions)
     regs = _fresh_regs(xlen, "sq_")
     regs[1], regs[2], regs[3], regs[4] = RET_SENTINEL, img.machine.stack_top, img.gp, img.tp
-    entry = State(img.symbols[SQRT_SYMBOL][0], list(regs), {}, ())
+    entry = State(img.symbols[SQRT_FUNCTION][0], list(regs), {}, ())
     try:
         run = ex.run(State(entry.pc, list(regs), {}, ()), RET_SENTINEL)
     except SymexecUnsupported as exc:
@@ -338,6 +387,34 @@ def _sqrt_contract(img: _Image, xlen: int) -> ProofPart:
             return ProofPart("sqrt_rate contract", "timeout" if verdict == "unknown" else "failed", time.monotonic() - t0, desc)
     return ProofPart("sqrt_rate contract", "proven", time.monotonic() - t0,
                      "returns, restores sp and callee-saved registers, stores only in its frame, result a function of the rate alone")
+
+
+def _product_part(img: _Image, xlen: int, name: str, shift: int) -> ProofPart:
+    """An out-of-line product returns ``(a * b) >> shift`` exactly for all 32-bit ``a``, ``b``,
+    takes its arguments as the ABI passes them, and keeps its frame (the handler proof relies on it)."""
+    t0 = time.monotonic()
+    ex = Executor(img.image, img.machine.mem_base, xlen, img.regions)
+    a, b = z3.BitVec(f"{name}_a", 32), z3.BitVec(f"{name}_b", 32)
+    regs = _fresh_regs(xlen, f"{name}_")
+    regs[1], regs[2], regs[3], regs[4] = RET_SENTINEL, img.machine.stack_top, img.gp, img.tp
+    regs[10], regs[11] = (z3.SignExt(32, a), z3.SignExt(32, b)) if xlen == 64 else (a, b)
+    entry = State(img.symbols[name][0], list(regs), {}, ())
+    try:
+        run = ex.run(State(entry.pc, list(regs), {}, ()), RET_SENTINEL)
+    except SymexecUnsupported as exc:
+        return ProofPart(f"{name} product", "unsupported", time.monotonic() - t0, str(exc))
+    lo, hi = run.state.regs[10], run.state.regs[11]
+    as_bv = lambda v, w: v if isinstance(v, z3.BitVecRef) else z3.BitVecVal(v, w)  # noqa: E731
+    got = as_bv(lo, 64) if xlen == 64 else z3.Concat(as_bv(hi, 32), as_bv(lo, 32))
+    want = z3.LShR(z3.ZeroExt(32, a) * z3.ZeroExt(32, b), shift)
+    deadline = time.monotonic() + 60
+    for desc, formula in [("result", got != want)] + run.obligations + _frame_checks(run.state, entry, xlen):
+        verdict, _ = _solve([formula], deadline)
+        if verdict != "unsat":
+            return ProofPart(f"{name} product", "timeout" if verdict == "unknown" else "failed", time.monotonic() - t0,
+                             f"not proven: {desc}")
+    return ProofPart(f"{name} product", "proven", time.monotonic() - t0,
+                     f"returns (a * b) >> {shift} for all 32-bit a, b; restores sp and callee-saved registers")
 
 
 def _free_vars(e: z3.ExprRef) -> set[z3.ExprRef]:
@@ -382,7 +459,7 @@ def _assemble_loop(xlen: int, loop_addr: int) -> bytes:
 def sqrt_in_emulator(img: _Image, rates: np.ndarray, xlen: int) -> np.ndarray:
     """``sqrt_rate`` of the ELF for consecutive runs of ``rates`` (called through a small loop)."""
     m = img.machine
-    fn = img.symbols[SQRT_SYMBOL][0]
+    fn = img.symbols[SQRT_FUNCTION][0]
     loop = img.scratch
     out_base = img.scratch + 64
     chunk = max(1, (m.stack_top - _STACK_BYTES - out_base - 4096) // 4)

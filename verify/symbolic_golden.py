@@ -3,6 +3,11 @@
 No second copy of the semantics: the same function that computes the golden vectors builds the
 formula. Values are 64-bit two's-complement bit-vectors, which is exact because every golden
 intermediate fits int64 (the numpy evaluator relies on the same bound).
+
+The square root is always an uninterpreted function; the two wide products may be too
+(``products``: one function per shift, from two 32-bit operands to the ``64 - shift`` bits the
+shifted product can occupy), matching the firmware's out-of-line functions that the proof
+abstracts the same way and checks on its own.
 """
 
 from __future__ import annotations
@@ -28,8 +33,11 @@ class Z3Ops:
     out-of-line ``sqrt_rate`` with the same function, and checks that function separately.
     """
 
-    def __init__(self, sqrt_fn: z3.FuncDeclRef) -> None:
+    def __init__(self, sqrt_fn: z3.FuncDeclRef, products: dict[int, z3.FuncDeclRef] | None = None,
+                 obligations: list[tuple[str, Any]] | None = None) -> None:
         self.sqrt_fn = sqrt_fn
+        self.products = products or {}
+        self.obligations = obligations if obligations is not None else []
 
     @staticmethod
     def where(cond: Any, a: Any, b: Any) -> Any:
@@ -63,11 +71,29 @@ class Z3Ops:
     def sqrt_rate(self, rate: Any) -> Any:
         return z3.ZeroExt(WIDTH - 32, self.sqrt_fn(z3.Extract(31, 0, _bv(rate))))
 
+    def mul_shr(self, a: Any, b: Any, shift: int) -> Any:
+        fn = self.products.get(shift)
+        if fn is None:
+            return (_bv(a) * _bv(b)) >> shift
+        # the abstraction speaks of 32-bit operands: that they are is an obligation of the proof
+        self.obligations.append((f"golden operands of the >>{shift} product below 2^32",
+                                 z3.Or(z3.UGE(_bv(a), 1 << 32), z3.UGE(_bv(b), 1 << 32))))
+        return z3.ZeroExt(shift, fn(z3.Extract(31, 0, _bv(a)), z3.Extract(31, 0, _bv(b))))
+
+
+def product_functions(shifts: Sequence[int]) -> dict[int, z3.FuncDeclRef]:
+    """One uninterpreted ``(a * b) >> shift`` per shift: two 32-bit operands to ``64 - shift`` bits."""
+    return {s: z3.Function(f"mul_shr{s}", z3.BitVecSort(32), z3.BitVecSort(32), z3.BitVecSort(WIDTH - s))
+            for s in sorted(set(shifts))}
+
 
 def symbolic_event(model: FxModel, ctx: Sequence[z3.BitVecRef], ev: Sequence[z3.BitVecRef],
-                   sqrt_fn: z3.FuncDeclRef) -> EventOutcome:
-    """Golden outcome for symbolic 32-bit context and event words (outputs as 32-bit terms)."""
-    ops = Z3Ops(sqrt_fn)
+                   sqrt_fn: z3.FuncDeclRef, products: dict[int, z3.FuncDeclRef] | None = None,
+                   obligations: list[tuple[str, Any]] | None = None) -> EventOutcome:
+    """Golden outcome for symbolic 32-bit context and event words (outputs as 32-bit terms).
+
+    With ``products``, the abstraction's side conditions are appended to ``obligations``."""
+    ops = Z3Ops(sqrt_fn, products, obligations)
     wide = lambda w: z3.ZeroExt(WIDTH - 32, w)  # noqa: E731 - words are unsigned 32-bit
     out = event_core(ops, model, [wide(w) for w in ctx], [wide(w) for w in ev])
     narrow = lambda v: z3.Extract(31, 0, _bv(v))  # noqa: E731

@@ -10,7 +10,7 @@ Memory is the concrete image of RAM after ``user_init`` plus an overlay of bytes
 stored. Loads from symbolic addresses (table lookups) become multiplexers over the aligned
 addresses an interval analysis allows; each such load adds a safety obligation (aligned, inside
 the table's section) that the prover discharges. Calls to a *summarized* function are replaced
-by a term of its argument (the proof abstracts ``sqrt_rate`` this way).
+by terms of their arguments (the proof abstracts ``sqrt_rate`` and the wide products this way).
 """
 
 from __future__ import annotations
@@ -25,8 +25,12 @@ from rlcc.errors import RlccError
 from rlcc.verify.rv_decode import Insn, decode
 
 Val = Any  # int (concrete, in [0, 2^xlen)) or z3.BitVecRef of width xlen
+# A summarized callee: (registers at the call, path condition) -> (register results, obligations
+# as (description, formula that must be unsatisfiable)).
+Summary = Callable[[list[Val], Any], tuple[dict[int, Val], list[tuple[str, Any]]]]
 MAX_STEPS = 200_000
 MAX_TABLE_SPAN = 4096  # bytes a symbolic address may range over
+_MERGE_WORD = 4  # memory is merged in aligned words of this many bytes (context words, int32 arrays)
 
 
 class SymexecUnsupported(RlccError):
@@ -78,6 +82,26 @@ def _and(a: Any, b: Any) -> Any:
 def path_formula(cond: tuple) -> Any:
     """The path condition as one formula."""
     return z3.And(*cond) if cond else z3.BoolVal(True)
+
+
+def _word_term(byte_values: list[Val]) -> Val:
+    """Little-endian bytes (ints or 8-bit terms) as one int or one term.
+
+    Bytes that are consecutive slices of one term become that term's slice directly: the
+    simplifier would push the slices into an if-then-else's branches instead and leave a
+    concatenation of per-byte choices."""
+    if all(isinstance(b, int) for b in byte_values):
+        return int.from_bytes(bytes(byte_values), "little")
+    if len(byte_values) == 1:
+        return byte_values[0]
+    first = byte_values[0]
+    if all(isinstance(b, z3.ExprRef) and z3.is_app_of(b, z3.Z3_OP_EXTRACT) for b in byte_values):
+        base = first.arg(0)
+        low = first.params()[1]
+        if all(b.arg(0).eq(base) and b.params()[1] == low + 8 * i for i, b in enumerate(byte_values)):
+            high = low + 8 * len(byte_values) - 1
+            return base if (low, high) == (0, base.size() - 1) else z3.Extract(high, low, base)
+    return z3.simplify(z3.Concat(*[_bits(b, 8) for b in reversed(byte_values)]))
 
 
 def _same(a: Val, b: Val) -> bool:
@@ -159,7 +183,7 @@ class Executor:
     """Symbolic RISC-V hart over a concrete memory image; see the module docstring."""
 
     def __init__(self, image: bytes, image_base: int, xlen: int, regions: list[Region],
-                 summaries: dict[int, Callable[[Val], Val]] | None = None) -> None:
+                 summaries: dict[int, Summary] | None = None) -> None:
         self.image = image
         self.base = image_base
         self.xlen = xlen
@@ -191,8 +215,7 @@ class Executor:
         parts = [self._byte(st, addr + i) for i in range(size)]
         if all(isinstance(p, int) for p in parts):
             return int.from_bytes(bytes(parts), "little")
-        terms = [_bits(p, 8) for p in reversed(parts)]
-        return z3.simplify(z3.Concat(*terms)) if len(terms) > 1 else terms[0]
+        return _word_term(parts)
 
     def load(self, st: State, addr: Val, size: int) -> Val:
         """``size`` bytes little-endian, zero-extended to an int or a (8*size)-bit term."""
@@ -234,7 +257,7 @@ class Executor:
             if isinstance(value, int):
                 st.mem[addr + i] = (value >> (8 * i)) & 0xFF
             else:
-                st.mem[addr + i] = z3.simplify(z3.Extract(8 * i + 7, 8 * i, value))
+                st.mem[addr + i] = z3.Extract(8 * i + 7, 8 * i, value)  # unsimplified: see _word_term
 
     # ---- execution ------------------------------------------------------------------------
     def insn(self, pc: int) -> Insn:
@@ -294,8 +317,21 @@ class Executor:
 
         regs = [pick([s.regs[r] for s in states], xlen) for r in range(32)]
         mem: dict[int, Val] = {}
-        for addr in sorted(set().union(*(s.mem.keys() for s in states))):
-            mem[addr] = pick([s.mem[addr] if addr in s.mem else self._image_byte(addr) for s in states], 8)
+        # Merge memory a word at a time: a word stored on several paths becomes one if-then-else
+        # of the whole words, whose bytes a later load reassembles into that term (byte-wise
+        # if-then-elses would leave the solver a concatenation of per-byte choices).
+        touched = set().union(*(s.mem.keys() for s in states))
+        for word in sorted({a - a % _MERGE_WORD for a in touched}):
+            addrs = [word + i for i in range(_MERGE_WORD)]
+            per_state = [[s.mem[a] if a in s.mem else self._image_byte(a) for a in addrs] for s in states]
+            if all(_same(x, y) for other in per_state[1:] for x, y in zip(per_state[0], other)):
+                for a, v in zip(addrs, per_state[0]):
+                    if a in touched:
+                        mem[a] = v
+                continue
+            merged = pick([_word_term(bs) for bs in per_state], 8 * _MERGE_WORD)
+            for i, a in enumerate(addrs):
+                mem[a] = merged >> (8 * i) & 0xFF if isinstance(merged, int) else z3.Extract(8 * i + 7, 8 * i, merged)
         joined = z3.simplify(z3.Or(*conds))
         return State(pc, regs, mem, states[0].cond[:prefix] + (() if z3.is_true(joined) else (joined,)))
 
@@ -315,9 +351,12 @@ class Executor:
             if i.op in ("jal", "jalr"):
                 target = self._jump_target(st, i)
                 if i.rd == 1 and target in self.summaries:
-                    st.regs[10] = self.summaries[target](st.regs[10])
+                    results, obligations = self.summaries[target](list(st.regs), path_formula(st.cond))
+                    self.obligations.extend(obligations)
                     for r in _CALLER_SAVED:  # the summarized callee may clobber them
                         st.regs[r] = z3.FreshConst(z3.BitVecSort(self.xlen), "clobbered")
+                    for r, v in results.items():
+                        st.regs[r] = v
                     st.pc += i.size
                     continue
                 self._set(st, i.rd, st.pc + i.size)

@@ -447,19 +447,30 @@ static inline uint32_t isqrt52(uint64_t n)
     return x + (uint32_t)(n - sq >= 2u * (uint64_t)x + 1u);
 }
 
-/* floor(sqrt(rate << RATE_FRAC_BITS)) for any uint32 rate (argument below 2^52), exact.
- * Kept out of line on purpose: rlcc-verify --prove checks this function over its whole domain of
- * valid rates and the rest of the event handler symbolically, so it must be a separate symbol. */
+/*
+ * The square root and the two wide products are kept out of line on purpose: rlcc-verify --prove
+ * checks each of these functions on its own (the square root over every valid rate, the products
+ * symbolically for all operands) and the event handler symbolically with them abstracted, so
+ * each must stay a separate symbol.
+ */
+
+/* floor(sqrt(rate << RATE_FRAC_BITS)) for any uint32 rate (argument below 2^52), exact. */
 static __attribute__((noinline)) uint32_t sqrt_rate(uint32_t rate)
 {
     return isqrt52((uint64_t)rate << RLCC_RATE_FRAC_BITS);
+}
+
+/* (excess * root) >> SQRT_RATE_FRAC_BITS for any uint32 operands, exact. */
+static __attribute__((noinline)) uint64_t penalty_product(uint32_t excess, uint32_t root)
+{
+    return ((uint64_t)excess * root) >> RLCC_SQRT_RATE_FRAC_BITS;
 }
 
 /* delta = target - ((max(inflation - beta, 0) * isqrt(rate << 20)) >> 20), saturated (Q16). */
 static inline int32_t delta(int32_t inflation, uint32_t rate, uint32_t target_q16, uint32_t beta_q16)
 {
     const int64_t excess = clamp64((int64_t)inflation - (int64_t)beta_q16, 0, RLCC_FEATURE_MAX);
-    const uint64_t penalty = ((uint64_t)excess * sqrt_rate(rate)) >> RLCC_SQRT_RATE_FRAC_BITS; /* < 2^37 */
+    const uint64_t penalty = penalty_product((uint32_t)excess, sqrt_rate(rate)); /* < 2^37 */
     return (int32_t)clamp64((int64_t)target_q16 - (int64_t)penalty, RLCC_FEATURE_MIN, RLCC_FEATURE_MAX);
 }
 
@@ -587,10 +598,17 @@ static inline int32_t clamp_factor(int32_t sum, pcc_attr_t attr)
     return (int32_t)clamp64((int64_t)sum, lo, hi);
 }
 
+/* (rate * factor) >> FACTOR_FRAC_BITS for any uint32 operands, exact; out of line for
+ * rlcc-verify --prove, which checks it on its own. */
+static __attribute__((noinline)) uint64_t scaled_rate(uint32_t rate, uint32_t factor)
+{
+    return ((uint64_t)rate * factor) >> RLCC_FACTOR_FRAC_BITS;
+}
+
 /* rate' = clamp((rate * factor) >> FACTOR_FRAC_BITS, rate_min, RATE_MAX), truncating. */
 static inline uint32_t next_rate(uint32_t rate, int32_t factor, pcc_attr_t attr)
 {
-    const uint64_t r = ((uint64_t)rate * (uint32_t)factor) >> RLCC_FACTOR_FRAC_BITS;
+    const uint64_t r = scaled_rate(rate, (uint32_t)factor);
     const uint32_t lo = param(attr, FIRMWARE_P_RATE_MIN);
     return r < lo ? lo : (r > RLCC_RATE_MAX ? RLCC_RATE_MAX : (uint32_t)r);
 }
