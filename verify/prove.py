@@ -26,8 +26,11 @@ as a lemma and the solver runs again (counterexample-guided refinement).
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing as mp
+import multiprocessing.connection as mp_connection
 import struct
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -189,7 +192,7 @@ def _frame_checks(final: State, entry: State, xlen: int) -> list[tuple[str, Any]
 
 
 def prove_firmware(elf: Path, model: FxModel, target: str, timeout_s: float = 120.0, profile: str | None = None,
-                   zbb: bool | None = None, sampled_rates: int = SAMPLED_RATES, seed: int = 0) -> ProofResult:
+                   zbb: bool | None = None, sampled_rates: int = SAMPLED_RATES, seed: int = 0, jobs: int = 2) -> ProofResult:
     """Prove (or refute) that ``elf``'s ``user_algo`` computes ``golden.step`` for all inputs."""
     t0 = time.monotonic()
     xlen = 64 if target == "rv64imac" else 32
@@ -199,7 +202,7 @@ def prove_firmware(elf: Path, model: FxModel, target: str, timeout_s: float = 12
         missing = SQRT_FUNCTION if HANDLER_SYMBOL in img.symbols else HANDLER_SYMBOL
         parts.append(ProofPart("handler", "unsupported", 0.0, f"no out-of-line '{missing}' in the ELF (regenerate the C with this rlcc)"))
         return ProofResult("unsupported", parts, time.monotonic() - t0)
-    handler, cex = _prove_handler(img, model, xlen, timeout_s)
+    handler, cex = _prove_handler(img, model, xlen, timeout_s, jobs)
     parts.append(handler)
     if handler.status == "counterexample":
         return ProofResult("counterexample", parts, time.monotonic() - t0, cex)
@@ -213,7 +216,7 @@ def prove_firmware(elf: Path, model: FxModel, target: str, timeout_s: float = 12
     return ProofResult(status, parts, time.monotonic() - t0)
 
 
-def _prove_handler(img: _Image, model: FxModel, xlen: int, timeout_s: float) -> tuple[ProofPart, Vectors | None]:
+def _prove_handler(img: _Image, model: FxModel, xlen: int, timeout_s: float, jobs: int = 2) -> tuple[ProofPart, Vectors | None]:
     t0 = time.monotonic()
     ctx_addr, ev_addr, res_addr = img.scratch, img.scratch + 64, img.scratch + 128
     regions = img.regions + [
@@ -256,16 +259,32 @@ def _prove_handler(img: _Image, model: FxModel, xlen: int, timeout_s: float) -> 
     names = [f"ctx[{i}]" for i in range(fmt.CTX_WORDS)] + ["rate", "rtt_req"]
     fw_out = fw_ctx + [fw_rate, fw_req]
     gold_out = [z3.simplify(t) for t in gold.ctx + [gold.rate, gold.rtt_req]]
-    proven, open_ = [], []
-    for k, name in enumerate(names):
-        # each output on its own, with an equal share of the time that is left
-        share = t0 + timeout_s - time.monotonic()
-        verdict, cex = _prove_output(img, model, xlen, fw_out[k], gold_out[k], ctx, ev, attr, cut,
-                                     time.monotonic() + share / (len(names) - k))
-        if verdict == "counterexample":
-            return ProofPart("handler", "counterexample", time.monotonic() - t0,
-                             f"{name} differs on an input the emulator reproduces"), cex
-        (proven if verdict == "proven" else open_).append(name)
+    # Passes over the open outputs on `jobs` forked processes; in each pass an output gets its
+    # share of the time left, so the easy ones finish before the hard ones get the rest. Each
+    # proven equality is a valid fact handed to later queries (the result rate is the context's
+    # rate word once that is proven).
+    proven: list[str] = []
+    facts: list[Any] = []
+    deadline = t0 + timeout_s
+
+    def attempt(k: int, unfinished: int) -> tuple[str, Vectors | None]:
+        left = deadline - time.monotonic()
+        share = left if unfinished <= jobs else left * jobs / unfinished
+        return _prove_output(img, model, xlen, fw_out[k], gold_out[k], ctx, ev, attr, cut, time.monotonic() + share, facts)
+
+    def done(k: int, result: tuple[str, Vectors | None]) -> None:
+        if result[0] == "proven":
+            proven.append(names[k])
+            facts.append(fw_out[k] == gold_out[k])
+
+    todo = list(range(len(names)))
+    while todo and deadline - time.monotonic() > 1:
+        for k, (verdict, cex) in _in_processes(todo, attempt, jobs, done):
+            if verdict == "counterexample":
+                return ProofPart("handler", "counterexample", time.monotonic() - t0,
+                                 f"{names[k]} differs on an input the emulator reproduces"), cex
+        todo = [k for k in todo if names[k] not in proven]
+    open_ = [n for n in names if n not in proven]
     seconds = time.monotonic() - t0
     scope = (f"{run.steps} straight-line runs on {run.paths} paths, merged; {len(side)} side conditions "
              "(alignment, table bounds, frame) proven")
@@ -276,11 +295,12 @@ def _prove_handler(img: _Image, model: FxModel, xlen: int, timeout_s: float) -> 
 
 
 def _prove_output(img: _Image, model: FxModel, xlen: int, fw: Any, gold: Any, ctx: list[Any], ev: list[Any], attr: Any,
-                  cut: _Abstraction, deadline: float) -> tuple[str, Vectors | None]:
-    """"proven", "counterexample" (reproduced in the emulator) or "timeout" for one output word."""
+                  cut: _Abstraction, deadline: float, facts: list[Any]) -> tuple[str, Vectors | None]:
+    """"proven", "counterexample" (reproduced in the emulator) or "timeout" for one output word
+    (``facts``: proven equalities of other outputs)."""
     lemmas: list[Any] = []
     for _ in range(MAX_REFINEMENTS):
-        verdict, m = _solve([fw != gold, *lemmas], deadline)
+        verdict, m = _solve([fw != gold, *facts, *lemmas], deadline)
         if verdict == "unsat":
             return "proven", None
         if verdict == "unknown":
@@ -293,6 +313,49 @@ def _prove_output(img: _Image, model: FxModel, xlen: int, fw: Any, gold: Any, ct
             return "timeout", None
         lemmas.extend(lemma)
     return "timeout", None
+
+
+def _in_processes(items: list[int], work: Callable[[int, int], Any], jobs: int,
+                  on_done: Callable[[int, Any], None]) -> list[tuple[int, Any]]:
+    """``work(item, unfinished)`` for each item (``unfinished``: items not done at its start, itself
+    included), at most ``jobs`` at a time, each in a forked process (z3 is not thread-safe; a fork
+    inherits the formulas). An item starts after ``on_done`` of the items finished before it, so
+    it sees their facts. Results in completion order."""
+    if jobs <= 1 or len(items) <= 1 or "fork" not in mp.get_all_start_methods():
+        out = []
+        for i, item in enumerate(items):
+            r = work(item, len(items) - i)
+            on_done(item, r)
+            out.append((item, r))
+        return out
+    ctx = mp.get_context("fork")
+    pending: list[int] = list(items)
+    running: dict[Any, tuple[int, Any]] = {}
+    out = []
+    while pending or running:
+        while pending and len(running) < jobs:
+            unfinished = len(pending) + len(running)
+            item = pending.pop(0)
+            recv, send = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_child, args=(work, item, unfinished, send), daemon=True)
+            proc.start()
+            send.close()
+            running[recv] = (item, proc)
+        for recv in mp_connection.wait(list(running)):
+            item, proc = running.pop(recv)
+            try:
+                r = recv.recv()
+            except EOFError:  # the child died (out of memory, killed): not proven
+                r = ("timeout", None)
+            proc.join()
+            on_done(item, r)
+            out.append((item, r))
+    return out
+
+
+def _child(work: Callable[[int, int], Any], item: int, unfinished: int, send: Any) -> None:
+    send.send(work(item, unfinished))
+    send.close()
 
 
 def _solve(formulas: list[Any], deadline: float) -> tuple[str, Any]:
@@ -370,18 +433,22 @@ def _sqrt_contract(img: _Image, xlen: int) -> ProofPart:
     ex = Executor(img.image, img.machine.mem_base, xlen, img.regions)
     regs = _fresh_regs(xlen, "sq_")
     regs[1], regs[2], regs[3], regs[4] = RET_SENTINEL, img.machine.stack_top, img.gp, img.tp
+    arg = z3.BitVec("sq_rate", 32)
+    regs[10] = z3.SignExt(32, arg) if xlen == 64 else arg  # as the ABI passes a uint32 (the handler proof checks it)
     entry = State(img.symbols[SQRT_FUNCTION][0], list(regs), {}, ())
     try:
         run = ex.run(State(entry.pc, list(regs), {}, ()), RET_SENTINEL)
     except SymexecUnsupported as exc:
         return ProofPart("sqrt_rate contract", "unsupported", time.monotonic() - t0, str(exc))
     result = run.state.regs[10]
-    arg = regs[10]
+    returns = []
+    if xlen == 64 and isinstance(result, z3.BitVecRef):  # the handler proof reads it sign-extended
+        returns.append(("result returned sign-extended (RV64 ABI)", result != z3.SignExt(32, z3.Extract(31, 0, result))))
     free = {str(v) for v in _free_vars(result)} if isinstance(result, z3.ExprRef) else set()
     if free - {str(arg)}:
         return ProofPart("sqrt_rate contract", "failed", time.monotonic() - t0, f"result depends on {sorted(free - {str(arg)})}")
     deadline = time.monotonic() + 60
-    for desc, formula in run.obligations + _frame_checks(run.state, entry, xlen):
+    for desc, formula in returns + run.obligations + _frame_checks(run.state, entry, xlen):
         verdict, _ = _solve([formula], deadline)
         if verdict != "unsat":
             return ProofPart("sqrt_rate contract", "timeout" if verdict == "unknown" else "failed", time.monotonic() - t0, desc)

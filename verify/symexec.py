@@ -226,7 +226,8 @@ class Executor:
         if isinstance(addr, int):
             return self._load_concrete(st, addr & self.mask, size)
         lo, hi = unsigned_bounds(addr)
-        if hi - lo > MAX_TABLE_SPAN:
+        region = self._region_of(lo - lo % size, hi - hi % size - (lo - lo % size) + size)
+        if hi - lo > MAX_TABLE_SPAN or region is None or region.writable:  # structural bound too loose
             lo, hi = _solver_bounds(addr, path_formula(st.cond))
         first, last = lo - lo % size, hi - hi % size
         if last - first > MAX_TABLE_SPAN:
