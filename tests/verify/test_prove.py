@@ -116,3 +116,27 @@ def test_history_shift_bug_yields_a_counterexample_that_reproduces(example_model
     runner = HarnessRunner(elf, 64, img.machine.profile, zbb=True)
     out = runner.run(records_from_vectors(cex))
     assert np.any(out["ctx_out"][0] != cex.ctx_out[0])
+
+
+@pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
+def test_product_parts_prove_right_and_refute_wrong_products(example_model, tmp_path, target):
+    """The out-of-line products the handler proof abstracts are proven on their own; a rate
+    product that rounds differently (one shift short) fails its part, naming the result."""
+    xlen = 64 if target == "rv64imac" else 32
+    profile = "dpa" if xlen == 64 else "generic5"
+    right = P._load_after_init(_elf(example_model, tmp_path / "right", target), xlen, profile, xlen == 64)
+    for name, shift in P.PRODUCT_SHIFTS.items():
+        part = P._product_part(right, xlen, name, shift)
+        assert part.status == "proven", (name, part.detail)
+    wrong = ("return ((uint64_t)rate * factor) >> RLCC_FACTOR_FRAC_BITS;",
+             "return ((uint64_t)rate * factor) >> (RLCC_FACTOR_FRAC_BITS - 1u);")
+    img = P._load_after_init(_elf(example_model, tmp_path / "wrong", target, wrong), xlen, profile, xlen == 64)
+    part = P._product_part(img, xlen, "scaled_rate", P.PRODUCT_SHIFTS["scaled_rate"])
+    assert part.status == "failed" and "result" in part.detail
+
+
+def test_sqrt_contract_is_proven_on_both_targets(example_model, tmp_path):
+    for target, xlen, profile in (("rv64imac", 64, "dpa"), ("rv32imc", 32, "generic5")):
+        img = P._load_after_init(_elf(example_model, tmp_path / target, target), xlen, profile, xlen == 64)
+        part = P._sqrt_contract(img, xlen)
+        assert part.status == "proven", (target, part.detail)
