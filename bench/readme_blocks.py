@@ -9,6 +9,7 @@ between marker lines, an inline block sits inside a sentence.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import textwrap
@@ -144,6 +145,8 @@ def mutants() -> str:
     rows = []
     for r in doc["runs"]:
         name = f"`{r['firmware']}`" + (f" (seed {r['seed']})" if r.get("seed") is not None else "")
+        if _stale(r):
+            name += " (an earlier build)"
         rows.append([name, f"{r['target']} / {r['profile']}", f"{r['vectors']:,}", str(r["mutants"]), str(r["killed"]),
                      str(r["equivalent"]), str(r["survived"]), f"{r['wall_s']:.0f}", f"{r['cpu_s']:.0f}"])
     return "\n".join([
@@ -153,6 +156,12 @@ def mutants() -> str:
         para(f"`--jobs {doc['jobs']}` on {cores(doc)} cores ({doc['machine']['cpu']}); wall time depends on other "
              "load, CPU time (rlcc-verify plus the compilers) much less."),
     ])
+
+
+def _stale(run: dict) -> bool:
+    """A run measured on a firmware.c that the checkout has since replaced."""
+    path = ROOT / run["firmware"]
+    return path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() != run.get("firmware_c_sha256")
 
 
 def compile_wall() -> str:
@@ -244,7 +253,7 @@ def paths() -> str:
         raise SourceError(f"{REPORT.relative_to(ROOT)}: no threshold-quantization path-change row")
     share = float(m.group(1))
     what = "no decision path" if share == 0 else f"{m.group(1)}% of decision paths"
-    return f"the fixed-point firmware changes {what} relative to the float trees"
+    return f"the fixed-point firmware changes {what} relative to the float trees on the same device inputs"
 
 
 def _flows(rows: dict) -> list[str]:
