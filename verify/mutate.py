@@ -238,7 +238,8 @@ def _rounding(c_lines: Sequence[str]) -> list[Mutant]:
     )
     out = []
     for shift, what, variants in shifts:
-        pattern = re.compile(r"^(\s*const uint64_t \w+ = )(\(.*\)) >> " + shift + ";")
+        # an assignment, or the return of an out-of-line product function
+        pattern = re.compile(r"^(\s*(?:const uint64_t \w+ = |return ))(\(.*\)) >> " + shift + ";")
         for n, line in enumerate(c_lines, 1):
             if (m := pattern.match(line)) is None:
                 continue
