@@ -16,16 +16,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import resource
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchlib import cpu_model
+from benchlib import machine, shown
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -113,14 +111,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="rlcc-bench-compile-") as tmp:
         out = args.keep or Path(tmp) / "out"
         run = run_compile(args.model, out)
-    try:
-        model = str(args.model.resolve().relative_to(ROOT))
-    except ValueError:
-        model = str(args.model)
+    model = shown(args.model)
     doc = {
         "schema": "rlcc.bench.compile/1",
-        "machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "python": sys.version.split()[0],
-                    "platform": platform.platform()},
+        "machine": machine(),
         "git": git_state(),
         "command": f"rlcc-compile {model} -o OUT",
         "load_1min_before_after": [before, load1()],

@@ -15,15 +15,13 @@ import argparse
 import hashlib
 import json
 import os
-import platform
 import resource
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchlib import cpu_model
+from benchlib import machine, shown as relative
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -50,14 +48,10 @@ def main() -> int:
         if rc not in (0, 4):
             raise SystemExit(f"rlcc-verify exited {rc}")
         result = json.loads(report.read_text())
-    try:
-        shown = str(args.firmware.resolve().relative_to(ROOT))
-    except ValueError:
-        shown = str(args.firmware)
+    shown = relative(args.firmware)
     doc = {
         "schema": "rlcc.bench.prove/1",
-        "machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "python": sys.version.split()[0],
-                    "platform": platform.platform()},
+        "machine": machine(),
         "firmware": shown,
         "firmware_c_sha256": hashlib.sha256(args.firmware.read_bytes()).hexdigest(),
         "target": result["target"],
