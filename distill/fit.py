@@ -173,8 +173,35 @@ def refit_leaves(ensemble: FloatEnsemble, x: np.ndarray, y: np.ndarray, w: np.nd
     lam = ridge * float(np.sum(w)) / m
     if lam <= 0:
         raise BadInputError("leaf weights sum to zero")
-    solved = np.linalg.solve(gram + lam * np.eye(m), target + lam * current)
-    return solved.reshape(n_trees, width)
+    return _spd_solve(gram + lam * np.eye(m), target + lam * current).reshape(n_trees, width)
+
+
+def _spd_solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a^-1 b`` for symmetric positive definite ``a`` by a right-looking Cholesky
+    factorization and two triangular substitutions.
+
+    Written with element-wise numpy operations only (no BLAS/LAPACK reductions): every entry
+    sees the same IEEE operations in the same order on any machine, CPU kernel or thread count,
+    so the refitted leaves and everything downstream are byte-identical across platforms.
+    """
+    work = np.array(a, dtype=np.float64)
+    m = len(work)
+    lower = np.zeros_like(work)
+    for j in range(m):
+        pivot = work[j, j]
+        if not pivot > 0.0:
+            raise BadInputError("leaf refit: normal equations are not positive definite")
+        col = work[j:, j] / np.sqrt(pivot)
+        lower[j:, j] = col
+        work[j + 1:, j + 1:] -= np.multiply.outer(col[1:], col[1:])
+    x = np.array(b, dtype=np.float64)
+    for j in range(m):  # forward: lower @ y = b
+        x[j] /= lower[j, j]
+        x[j + 1:] -= lower[j + 1:, j] * x[j]
+    for j in range(m - 1, -1, -1):  # backward: lower.T @ x = y
+        x[j] /= lower[j, j]
+        x[:j] -= lower[j, :j] * x[j]
+    return x
 
 
 def refit_leaves_json(exported: str, ensemble: FloatEnsemble, x: np.ndarray, y: np.ndarray, w: np.ndarray) -> str:

@@ -1,12 +1,11 @@
 """The leaf refit must not depend on the BLAS build or its thread count.
 
-``refit_leaves`` solves its normal equations with ``np.linalg.solve`` (LAPACK through
-OpenBLAS), whose rounding depends on the CPU kernel OpenBLAS picks and on its thread count.
-The float leaves then differ in the last bits between machines: the fixed-point model and the
-C absorb that, but the float-tree rows of a compile's report.md do not (the startup transient
-amplifies it: 35.35 vs 35.44 us at 512 flows with 2 vs 1 OpenBLAS threads), so regenerating
-examples/firmware/ is not byte-identical across machines. Expected to pass once the solve is
-platform-independent (e.g. a fixed-order elimination with exactly rounded dot products).
+``np.linalg.solve`` (LAPACK through OpenBLAS) rounds differently per CPU kernel and thread
+count; the float leaves then differed in the last bits between machines and the float-tree rows
+of a compile's report.md with them (35.35 vs 35.44 us at 512 flows with 2 vs 1 OpenBLAS
+threads), so regenerating examples/firmware/ was not byte-identical across machines. The refit
+now solves with element-wise operations only (``fit._spd_solve``); LAPACK is the oracle for its
+accuracy, and the digest must not move with the BLAS thread count.
 """
 
 from __future__ import annotations
@@ -49,7 +48,25 @@ def _digest(threads: int) -> str:
 
 
 @pytest.mark.skipif(not _openblas() or (os.cpu_count() or 1) < 2, reason="needs OpenBLAS and 2 cores to vary threads")
-@pytest.mark.xfail(raises=AssertionError, strict=False,
-                   reason="distill/fit.py refit_leaves uses np.linalg.solve (BLAS-dependent rounding)")
 def test_refit_leaves_same_bits_for_any_blas_thread_count() -> None:
     assert _digest(1) == _digest(2)
+
+
+def test_spd_solve_agrees_with_lapack() -> None:
+    from rlcc.distill.fit import _spd_solve
+
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(160, 400))
+    gram = a @ a.T + 1e-3 * np.eye(160)
+    b = rng.normal(size=160)
+    x = _spd_solve(gram, b)
+    np.testing.assert_allclose(x, np.linalg.solve(gram, b), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(gram @ x, b, atol=1e-9)
+
+
+def test_spd_solve_refuses_an_indefinite_matrix() -> None:
+    from rlcc.errors import BadInputError
+    from rlcc.distill.fit import _spd_solve
+
+    with pytest.raises(BadInputError, match="positive definite"):
+        _spd_solve(np.array([[1.0, 2.0], [2.0, 1.0]]), np.ones(2))
