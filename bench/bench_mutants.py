@@ -17,15 +17,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
-import platform
 import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from benchlib import cpu_model
+from benchlib import machine, shown
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -37,13 +35,6 @@ def cpu_seconds() -> float:
     """User + system time of this process and its finished children (the compilers)."""
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def shown(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(ROOT))
-    except ValueError:
-        return str(path)
 
 
 def bench_one(fw_dir: Path, target: str, jobs: int, prover) -> dict:
@@ -106,8 +97,7 @@ def main() -> int:
                   f"{r['wall_s']} s wall, {r['cpu_s']} s CPU", file=sys.stderr)
     doc = {
         "schema": "rlcc.bench.mutants/1",
-        "machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "python": sys.version.split()[0],
-                    "platform": platform.platform(),
+        "machine": {**machine(),
                     "zig": subprocess.run([sys.executable, "-m", "ziglang", "version"], capture_output=True,
                                           text=True).stdout.strip()},
         "jobs": args.jobs,
