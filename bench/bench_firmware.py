@@ -401,7 +401,7 @@ def main() -> int:
 
     import tl2cgen
     import treelite
-    from rlcc.distill.tree_ir import from_catboost_json
+    from rlcc.tree_ir import from_catboost_json
     from rlcc.fxp.model import FxModel
 
     t_start = time.perf_counter()

@@ -14,9 +14,9 @@ import numpy as np
 from rlcc import formats as fmt
 from rlcc.distill.parallel import Runner, run_all
 from rlcc.distill.sampling import NACK, PREV, RATE, RTT, CNP, RAW_FIELDS, Samples, float_inputs
-from rlcc.distill.tree_ir import FloatEnsemble
+from rlcc.tree_ir import FloatEnsemble
 from rlcc.fxp import golden
-from rlcc.fxp.controller import FloatTreesController, GoldenController
+from rlcc.simulator.controllers.compiled import FloatTreesController, GoldenController
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.quantize import device_inputs_to_float
 from rlcc.progress import Stage

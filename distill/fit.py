@@ -17,11 +17,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from rlcc.distill.tree_ir import FloatEnsemble, from_catboost_json
+from rlcc.tree_ir import FitsBudget, FloatEnsemble, from_catboost_json
 from rlcc.errors import BadInputError
 from rlcc.progress import Stage
 
@@ -29,10 +29,6 @@ DEFAULT_TREES = 10
 DEFAULT_DEPTH = 4
 DEFAULT_BUDGET_OPS = 150
 MAX_DEPTH = 8
-
-# A predicate on a candidate ensemble (e.g. "its firmware fits a cycle budget"); the fitter keeps
-# the longest prefix of the boosted ensemble for which it holds.
-FitsBudget = Callable[[FloatEnsemble], bool]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,12 +16,12 @@ import numpy as np
 from rlcc import formats as fmt
 from rlcc.distill import evaluate, sampling
 from rlcc.distill.factor_range import FactorRange, teacher_factor_range
-from rlcc.distill.fit import DEFAULT_BUDGET_OPS, DEFAULT_DEPTH, DEFAULT_TREES, FitConfig, FitResult, FitsBudget, fit_student
+from rlcc.distill.fit import DEFAULT_BUDGET_OPS, DEFAULT_DEPTH, DEFAULT_TREES, FitConfig, FitResult, fit_student
 from rlcc.distill.parallel import Runner
 from rlcc.distill.sampling import ORIGIN_DAGGER, Samples
-from rlcc.distill.tree_ir import FloatEnsemble
+from rlcc.tree_ir import FitsBudget, FloatEnsemble
 from rlcc.errors import BadInputError
-from rlcc.fxp.controller import FloatTreesController, GoldenController
+from rlcc.simulator.controllers.compiled import FloatTreesController, GoldenController
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.quantize import QuantizeStats, quantize
 from rlcc.policy import OnnxPolicy

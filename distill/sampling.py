@@ -25,7 +25,7 @@ from rlcc import formats as fmt
 from rlcc.distill.parallel import Runner, run_all
 from rlcc.errors import BadInputError
 from rlcc.fxp import golden
-from rlcc.fxp.quantize import empty_model
+from rlcc.fxp.model import FxConstants
 from rlcc.progress import Stage
 from rlcc.simulator.controllers.base import Decision, DecisionBatch
 from rlcc.simulator.engine import simulate
@@ -97,9 +97,9 @@ def device_inputs(spec: ObservationSpec, raw: np.ndarray) -> np.ndarray:
     prev_q = np.rint(flat[:, PREV] * fmt.FACTOR_ONE).astype(np.int64)
     counts = [np.minimum(flat[:, c], fmt.COUNT_MAX).astype(np.int64) for c in (CNP, NACK)]
     rtt = np.rint(flat[:, RTT]).astype(np.int64)
-    model = empty_model(spec)
-    steps = golden.step_features(model, rtt, rate_q, prev_q, *counts).reshape(n, k, spec.n_features)
-    return golden.window_inputs(model, steps[:, 0], steps[:, 1:])
+    steps = golden.step_features(spec, FxConstants.from_spec(spec), rtt, rate_q, prev_q, *counts)
+    steps = steps.reshape(n, k, spec.n_features)
+    return golden.window_inputs(spec, steps[:, 0], steps[:, 1:])
 
 
 class Recorder:

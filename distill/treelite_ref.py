@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rlcc.distill.tree_ir import FloatEnsemble, FloatTree
+from rlcc.tree_ir import FloatEnsemble, FloatTree
 
 
 def to_treelite(ensemble: FloatEnsemble, dtype: str = "float32"):

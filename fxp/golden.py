@@ -52,7 +52,8 @@ from typing import Any, Protocol, Sequence
 import numpy as np
 
 from rlcc import formats as fmt
-from rlcc.fxp.model import FxModel
+from rlcc.fxp.model import FxConstants, FxModel
+from rlcc.spec import ObservationSpec
 
 _U32 = 0xFFFFFFFF
 
@@ -162,9 +163,10 @@ def _as_int32(ops: IntOps, word: Any) -> Any:
     return ops.where(word > 0x7FFFFFFF, word - (1 << 32), word)
 
 
-def features_core(ops: IntOps, model: FxModel, rtt_ns: Any, rate: Any, prev_factor: Any, cnp: Any, nack: Any) -> list[Any]:
-    """Integer features of one step in spec order (rule 3's inflation, delta and the rest)."""
-    c = model.constants
+def features_core(ops: IntOps, spec: ObservationSpec, c: FxConstants, rtt_ns: Any, rate: Any, prev_factor: Any,
+                  cnp: Any, nack: Any) -> list[Any]:
+    """Integer features of one step in spec order (rule 3's inflation, delta and the rest); they
+    depend on the spec and its constants only, not on the trees."""
     inflation = _min(ops, ((rtt_ns & _U32) * c.inv_base_rtt) >> fmt.INV_BASE_RTT_SHIFT, fmt.FEATURE_MAX)
     excess = _max(ops, inflation - c.beta_q16, 0)
     delta = c.target_q16 - ops.mul_shr(excess, ops.sqrt_rate(rate), fmt.SQRT_RATE_FRAC_BITS)
@@ -176,7 +178,7 @@ def features_core(ops: IntOps, model: FxModel, rtt_ns: Any, rate: Any, prev_fact
         "cnp_count": cnp,
         "nack_count": nack,
     }
-    return [values[f.name] for f in model.spec.features]
+    return [values[f.name] for f in spec.features]
 
 
 def ensemble_core(ops: IntOps, model: FxModel, x: Sequence[Any]) -> tuple[Any, list[Any]]:
@@ -221,7 +223,7 @@ def event_core(ops: IntOps, model: FxModel, ctx: Sequence[Any], ev: Sequence[Any
     # rule 3: an RTT decision (its counts are the context's: RTT events do not count)
     rate = w[fmt.CTX_RATE]
     rtt_ns = (ts - ev[fmt.EV_RTT_REQ_SEND_TS]) & _U32
-    current = features_core(ops, model, rtt_ns, rate, _as_int32(ops, w[fmt.CTX_PREV_FACTOR]), cnp, nack)
+    current = features_core(ops, spec, c, rtt_ns, rate, _as_int32(ops, w[fmt.CTX_PREV_FACTOR]), cnp, nack)
     nf, k = spec.n_features, spec.history
     valid = (w[fmt.CTX_FLAGS] & fmt.CTX_FLAG_HISTORY_VALID) != 0
     steps = [current] + [
@@ -258,7 +260,8 @@ def event_core(ops: IntOps, model: FxModel, ctx: Sequence[Any], ev: Sequence[Any
 
 
 def step_features(
-    model: FxModel,
+    spec: ObservationSpec,
+    constants: FxConstants,
     rtt_ns: np.ndarray,
     rate: np.ndarray,
     prev_factor: np.ndarray,
@@ -269,7 +272,8 @@ def step_features(
     rate = np.asarray(rate, dtype=np.int64)
     cols = features_core(
         NUMPY,
-        model,
+        spec,
+        constants,
         np.asarray(rtt_ns, dtype=np.int64),
         rate,
         np.asarray(prev_factor, dtype=np.int64),
@@ -279,9 +283,8 @@ def step_features(
     return np.stack([np.broadcast_to(v, rate.shape) for v in cols], axis=-1)
 
 
-def window_inputs(model: FxModel, current: np.ndarray, history: np.ndarray) -> np.ndarray:
+def window_inputs(spec: ObservationSpec, current: np.ndarray, history: np.ndarray) -> np.ndarray:
     """Policy input vectors (N, width) from the current step (N, F) and history (N, k-1, F)."""
-    spec = model.spec
     steps = np.concatenate([current[:, None, :], history], axis=1)  # index 0 = current
     x = np.empty((len(current), spec.input_width), dtype=np.int64)
     for ago in range(spec.history):

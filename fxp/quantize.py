@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from rlcc import formats as fmt
-from rlcc.distill.tree_ir import FloatEnsemble
+from rlcc.tree_ir import FloatEnsemble
 from rlcc.errors import BadInputError
 from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxConstants, FxModel, Split, Tree
 from rlcc.spec import ObservationSpec
@@ -139,8 +139,3 @@ def quantize(
         provenance=dict(provenance or {}),
     )
     return model, QuantizeStats(float(worst), float(acc), n_true, n_false)
-
-
-def empty_model(spec: ObservationSpec, probe_timeout_ns: int = fmt.PROBE_TIMEOUT_NS_DEFAULT) -> FxModel:
-    """A tree-less model: the golden step-feature computation without any policy."""
-    return FxModel(spec=spec, constants=FxConstants.from_spec(spec, probe_timeout_ns), trees=(), bias=LEAF_ONE)

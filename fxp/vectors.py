@@ -137,7 +137,8 @@ def _realistic_ctx(model: FxModel, rng: np.random.Generator, n: int) -> np.ndarr
     nf, k = model.spec.n_features, model.spec.history
     for s in range(k - 1):
         feats = golden.step_features(
-            model,
+            model.spec,
+            model.constants,
             _realistic_rtt(model, rng, n),
             ctx[:, fmt.CTX_RATE],
             rng.integers(c.clamp_min_q16, c.clamp_max_q16 + 1, n),
@@ -166,7 +167,7 @@ def _search_rtt(model: FxModel, f: int, target: np.ndarray, ctx: np.ndarray) -> 
     prev = ctx[:, fmt.CTX_PREV_FACTOR].astype(np.int32).astype(np.int64)
 
     def feat(rtt: np.ndarray) -> np.ndarray:
-        return golden.step_features(model, rtt, ctx[:, fmt.CTX_RATE], prev, counts & 0xFFFF, counts >> 16)[:, f]
+        return golden.step_features(model.spec, model.constants, rtt, ctx[:, fmt.CTX_RATE], prev, counts & 0xFFFF, counts >> 16)[:, f]
 
     sign = 1 if model.spec.features[f].name == "rtt_inflation" else -1  # delta falls as RTT grows
     lo = np.zeros(len(target), dtype=np.int64)
@@ -219,7 +220,7 @@ def _set_current(model: FxModel, rng: np.random.Generator, f: int, target: np.nd
 def _feature_at(model: FxModel, f: int, rtt: np.ndarray, ctx: np.ndarray) -> np.ndarray:
     counts = ctx[:, fmt.CTX_COUNTS].astype(np.int64)
     prev = ctx[:, fmt.CTX_PREV_FACTOR].astype(np.int32).astype(np.int64)
-    return golden.step_features(model, rtt, ctx[:, fmt.CTX_RATE], prev, counts & 0xFFFF, counts >> 16)[:, f]
+    return golden.step_features(model.spec, model.constants, rtt, ctx[:, fmt.CTX_RATE], prev, counts & 0xFFFF, counts >> 16)[:, f]
 
 
 # ---- generators --------------------------------------------------------------------------

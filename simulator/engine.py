@@ -376,7 +376,7 @@ def simulate(
     is called with the number of steps completed since its previous call.
 
     ``block_steps``: decisions of batchable controllers (``FactorController`` /
-    ``PolicyController`` and the compiled-model controllers of ``rlcc.fxp.controller`` without
+    ``PolicyController`` and the compiled-model controllers of ``rlcc.simulator.controllers.compiled`` without
     CNP/NACK features, the distillation sampler around them) are computed in blocks of this many steps
     with one controller call per block (default and maximum: floor(base RTT / dt)).
     Results do not depend on it (see ``rlcc.simulator.blocks``); 0 forces the step-by-step loop.

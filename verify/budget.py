@@ -10,8 +10,7 @@ import tempfile
 from pathlib import Path
 
 from rlcc.codegen import generate
-from rlcc.distill.fit import FitsBudget
-from rlcc.distill.tree_ir import FloatEnsemble
+from rlcc.tree_ir import FitsBudget, FloatEnsemble
 from rlcc.emulator.cycle_model import load_profile
 from rlcc.fxp.quantize import quantize
 from rlcc.fxp.vectors import boundary_vectors, concat, random_vectors

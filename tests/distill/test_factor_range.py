@@ -11,7 +11,7 @@ from rlcc import formats as fmt
 from rlcc.cli.compile import compile_command
 from rlcc.distill.evaluate import factor_clamp, fixed_factor
 from rlcc.distill.factor_range import ANALYTIC, SAMPLED, teacher_factor_range
-from rlcc.distill.tree_ir import FloatEnsemble, FloatSplit, FloatTree
+from rlcc.tree_ir import FloatEnsemble, FloatSplit, FloatTree
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.quantize import quantize
 from rlcc.policy import OnnxPolicy, probe_inputs

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rlcc import formats as fmt
-from rlcc.distill.tree_ir import FloatEnsemble, FloatSplit, FloatTree
+from rlcc.tree_ir import FloatEnsemble, FloatSplit, FloatTree
 from rlcc.fxp import golden
 from rlcc.fxp.model import INT32_MAX, INT32_MIN
 from rlcc.fxp.quantize import device_inputs_to_float, device_scaled, input_affine, integer_split, quantize, to_q16

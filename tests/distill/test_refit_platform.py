@@ -21,7 +21,7 @@ PROBE = """
 import hashlib
 import numpy as np
 from rlcc.distill.fit import refit_leaves
-from rlcc.distill.tree_ir import FloatEnsemble, FloatSplit, FloatTree
+from rlcc.tree_ir import FloatEnsemble, FloatSplit, FloatTree
 
 rng = np.random.default_rng(0)
 trees = tuple(FloatTree(tuple(FloatSplit(int(rng.integers(4)), float(np.float32(rng.normal()))) for _ in range(4)),

@@ -13,7 +13,7 @@ from rlcc.distill.fit import fit_student
 from rlcc.distill.sampling import closed_loop, float_inputs, parse_scenarios, perturb, split_holdout
 from rlcc.errors import BadInputError
 from rlcc.fxp import golden
-from rlcc.fxp.controller import FloatTreesController, GoldenController
+from rlcc.simulator.controllers.compiled import FloatTreesController, GoldenController
 from rlcc.fxp.quantize import device_inputs_to_float, quantize
 from rlcc.policy import OnnxPolicy
 from rlcc.simulator.controllers import FactorController

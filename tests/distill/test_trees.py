@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rlcc.distill.fit import FitConfig, fit_student
-from rlcc.distill.tree_ir import FloatEnsemble, FloatSplit, FloatTree, from_catboost_json
+from rlcc.tree_ir import FloatEnsemble, FloatSplit, FloatTree, from_catboost_json
 from rlcc.distill.treelite_ref import gtil_predict
 from rlcc.errors import BadInputError
 

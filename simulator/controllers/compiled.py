@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from rlcc import formats as fmt
-from rlcc.distill.tree_ir import FloatEnsemble
+from rlcc.tree_ir import FloatEnsemble
 from rlcc.fxp import golden
 from rlcc.fxp.model import FxModel
 from rlcc.simulator.controllers.base import Decision, DecisionBatch

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -114,3 +114,8 @@ def from_catboost_json(data: Mapping[str, Any], n_inputs: int) -> FloatEnsemble:
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise BadInputError(f"malformed CatBoost JSON model ({type(exc).__name__}: {exc})") from None
     return FloatEnsemble(n_inputs=n_inputs, trees=tuple(trees), bias=bias)
+
+
+# A predicate on a candidate ensemble (e.g. "its firmware fits a cycle budget"); the fitter keeps
+# the longest prefix of the boosted ensemble for which it holds.
+FitsBudget = Callable[[FloatEnsemble], bool]
