@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from rlcc import formats as fmt
+from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES
 from rlcc.cli.common import POSITIVE_FLOAT, atomic_output_dir, check_output_dir, guarded
 from rlcc.codegen import generate
 from rlcc.distill import report as report_mod
@@ -54,7 +55,7 @@ OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force r
               help=f"RTT-probe timeout in us: a TX event re-requests a probe (rtt_req = 1) when the last request is this old "
                    f"(lost probe) [default: {fmt.PROBE_TIMEOUT_NS_DEFAULT / 1000:g}]. Stored in the model; host-settable on the device.")
 @click.option("--verify/--no-verify", "run_verify", default=True, show_default=True, help="Verify the C in the RISC-V emulator (as rlcc-verify does).")
-@click.option("--target", type=click.Choice(["rv64imac", "rv32imc"]), default="rv64imac", show_default=True, help="Verification target.")
+@click.option("--target", type=click.Choice(TARGET_NAMES), default=DEFAULT_TARGET.name, show_default=True, help="Verification target.")
 @click.option("--budget-ns", type=POSITIVE_FLOAT, default=None, help="Verification decision budget in ns [default: 2000].")
 @click.option("--budget-cycles", type=int, default=None,
               help="Cycle budget per event on the target: keep the largest tree prefix whose firmware fits it (measured in the emulator), and verify against it.")

@@ -9,14 +9,16 @@ import click
 
 from rlcc.cli.common import POSITIVE_FLOAT, check_writable_file, guarded
 from rlcc.errors import ExitCode
+from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES, TARGETS
 from rlcc.verify.check import DEFAULT_PROVE_TIMEOUT_S, DEFAULT_RANDOM_VECTORS
 
 
 @click.command("verify")
 @click.argument("firmware", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--manifest", type=click.Path(dir_okay=False, path_type=Path), help="Firmware manifest (default: FIRMWARE with .rlcc.json).")
-@click.option("--target", type=click.Choice(["rv64imac", "rv32imc"]), default="rv64imac", show_default=True, help="RISC-V target to cross-compile for.")
-@click.option("--profile", help="Cycle-model profile name or JSON file (default: dpa for rv64imac, generic5 for rv32imc).")
+@click.option("--target", type=click.Choice(TARGET_NAMES), default=DEFAULT_TARGET.name, show_default=True, help="RISC-V target to cross-compile for.")
+@click.option("--profile", help="Cycle-model profile name or JSON file (default: "
+              + ", ".join(f"{t.default_profile} for {t.name}" for t in TARGETS.values()) + ").")
 @click.option("--cc", help="Cross-compiler command (default: clang from the ziglang wheel), e.g. riscv64-unknown-elf-gcc.")
 @click.option("--budget-cycles", type=int, help="Fail if any event takes more cycles than this.")
 @click.option("--budget-ns", type=POSITIVE_FLOAT, help="Fail if any event takes longer than this at the profile clock (default 2000 ns).")

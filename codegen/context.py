@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from rlcc import __version__
+from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.errors import BadInputError
 from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxModel, Split
@@ -149,7 +150,7 @@ def _split(model: FxModel, t: int, k: int, s: Split, input_macros: list[str]) ->
     spec = model.spec
     names = spec.input_names()
     feat = spec.features[s.input % spec.n_features]
-    bits = fmt.FEATURE_FRAC_BITS[feat.name]
+    bits = vocab.get(feat.name).frac_bits
     raw = (s.border - feat.offset) / feat.scale
     macro = f"THR_{t}_{k}"
     comment = (f"{names[s.input]} {s.op} {s.threshold} (Q{bits}): scaled border {s.border!r} -> raw "
@@ -195,7 +196,7 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
     disabled = [e for e in sorted(fmt.EVENT_NAMES) if e not in enabled]
     features = [
         {"index": i, "name": f.name, "macro": "F_" + f.name.upper(), "scale": repr(f.scale), "offset": repr(f.offset),
-         "frac_bits": fmt.FEATURE_FRAC_BITS[f.name]}
+         "frac_bits": vocab.get(f.name).frac_bits}
         for i, f in enumerate(spec.features)
     ]
     return {
@@ -232,8 +233,8 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "fmt": _formats(),
         "num": {k: getattr(fmt, k) for k in ("FACTOR_FRAC_BITS", "RATE_FRAC_BITS")},
         "leaf_frac_bits": fmt.LEAF_FRAC_BITS,
-        "cnp_shift": 0,
-        "nack_shift": fmt.COUNT_MAX.bit_length(),
+        "cnp_shift": fmt.CNP_SHIFT,
+        "nack_shift": fmt.NACK_SHIFT,
     }
 
 

@@ -44,6 +44,8 @@ TX_FLAG_ACK_EXPECTED = 1 << 0
 TX_FLAG_OVERLOADED = 1 << 1
 TX_FLAG_RTT_REQ_SENT = 1 << 2
 
+EVENT_TYPE_MASK = 0xFF  # the event type is the low byte of the attribute word
+
 # Event record: 8 little-endian uint32 words (32 bytes).
 #   word 0: attribute {type:8, subtype:8, port:8, flags:8} (type in the low byte)
 #   word 1: flow tag, word 2: sequence number, word 3: timestamp (ns, wraps mod 2^32)
@@ -60,6 +62,9 @@ EV_RTT_REQ_RECV_TS = EV_U1
 EV_RTT_RESP_SEND_TS = EV_U2
 EV_COALESCED = EV_U2
 
+# CNP/ACK/NACK events carry how many events the hardware coalesced into this one (low 16 bits).
+COALESCED_MASK = 0xFFFF
+
 # Algorithm attribute word passed to user_algo: slot in bits 0..3, overload flag bit 4.
 ATTR_SLOT_MASK = 0xF
 ATTR_OVERLOAD_BIT = 1 << 4
@@ -68,17 +73,9 @@ ATTR_OVERLOAD_BIT = 1 << 4
 RESULT_WORDS = 2
 
 # ---- Policy features on the device -------------------------------------------------------
-# Integer format of each spec feature as the firmware computes it (fractional bits of a
-# signed 32-bit value). The spec's affine scale/offset is never computed on the device: it is
+# Each feature's integer format (fractional bits of a signed 32-bit value) is declared with the
+# feature in rlcc.features. The spec's affine scale/offset is never computed on the device: it is
 # folded into the integer split thresholds at compile time.
-FEATURE_FRAC_BITS = {
-    "prev_action": FACTOR_FRAC_BITS,  # Q16.16 factor applied at the previous decision
-    "rtt_inflation": 16,  # Q16.16 RTT / base RTT
-    "rate": RATE_FRAC_BITS,  # rate as the SDK keeps it
-    "delta": 16,  # Q16.16
-    "cnp_count": 0,  # plain counts
-    "nack_count": 0,
-}
 # RTT inflation is computed without a division: infl_q16 = (rtt_ns * INV_BASE_RTT) >> INV_BASE_RTT_SHIFT
 # with INV_BASE_RTT = round(2^(16 + INV_BASE_RTT_SHIFT) / base_rtt_ns).
 INV_BASE_RTT_SHIFT = 16
@@ -87,7 +84,10 @@ SQRT_RATE_FRAC_BITS = RATE_FRAC_BITS
 # Every feature saturates to this range so a threshold of INT32_MIN means "always true".
 FEATURE_MIN = -(2**31) + 1
 FEATURE_MAX = 2**31 - 1
-COUNT_MAX = 0xFFFF  # CNP/NACK counters are 16 bits each in the context
+COUNT_BITS = 16  # CNP/NACK counters are 16 bits each in the context's counts word
+COUNT_MAX = (1 << COUNT_BITS) - 1
+CNP_SHIFT = 0  # CNP count: low half of the counts word
+NACK_SHIFT = COUNT_BITS  # NACK count: high half
 
 # Per-flow context layout (word indices into the 12 x uint32 context) used by generated firmware.
 CTX_RATE = 0  # current rate, RATE_FRAC_BITS; 0 = new flow (the runtime zeroes new contexts)

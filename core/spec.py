@@ -20,21 +20,12 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from rlcc import features as vocab
 from rlcc.errors import BadInputError
 
 SPEC_VERSION = 1
 METADATA_KEY = "rlcc.spec"
 
-# The feature vocabulary: each is computable on the NIC at an RTT event from event data and
-# the per-flow context.
-FEATURES: dict[str, str] = {
-    "prev_action": "multiplicative rate factor applied at the flow's previous decision (1.0 at the first)",
-    "rtt_inflation": "RTT / base RTT of the probe that triggered this decision",
-    "rate": "current rate as a fraction of line rate (before this decision)",
-    "delta": "target - max(rtt_inflation - beta, 0) * sqrt(rate)",
-    "cnp_count": "CNPs received since the previous decision",
-    "nack_count": "NACKs received since the previous decision",
-}
 STEP_ORDERS = ("oldest_first", "newest_first")
 ACTION_TYPES = ("factor", "tanh")
 TANH_MAPS = ("linear", "asymmetric")
@@ -113,6 +104,12 @@ class ObservationSpec:
     def feature_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.features)
 
+    @property
+    def uses_counters(self) -> bool:
+        """Whether a feature reads the CNP/NACK counters (else each decision depends only on its
+        own window, and the simulator may decide blocks of steps at once)."""
+        return any(vocab.get(name).counts for name in self.feature_names)
+
     def input_index(self, steps_ago: int, feature: int) -> int:
         """Index in the input vector of ``feature`` at ``steps_ago`` (0 = current step)."""
         if not 0 <= steps_ago < self.history or not 0 <= feature < self.n_features:
@@ -145,21 +142,10 @@ class ObservationSpec:
         cnp_count: np.ndarray | None = None,
         nack_count: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Raw (unscaled) vocabulary values, shape (N, n_features), float64."""
-        prev_action = np.asarray(prev_action, dtype=np.float64)
-        inflation = np.asarray(rtt_ns, dtype=np.float64) / float(self.reward.base_rtt_ns)
-        rate = np.asarray(rate, dtype=np.float64)
-        zeros = np.zeros_like(rate)
-        values = {
-            "prev_action": prev_action,
-            "rtt_inflation": inflation,
-            "rate": rate,
-            "delta": self.reward.target
-            - np.maximum(inflation - self.reward.beta, 0.0) * np.sqrt(np.maximum(rate, 0.0)),
-            "cnp_count": zeros if cnp_count is None else np.asarray(cnp_count, dtype=np.float64),
-            "nack_count": zeros if nack_count is None else np.asarray(nack_count, dtype=np.float64),
-        }
-        return np.stack([np.broadcast_to(values[f.name], rate.shape) for f in self.features], axis=-1)
+        """Raw (unscaled) vocabulary values, shape (N, n_features), float64 (``rlcc.features``)."""
+        step = vocab.FloatStep(self.reward, prev_action, rtt_ns, rate, cnp_count, nack_count)
+        return np.stack([np.broadcast_to(vocab.get(f.name).float_value(step), step.rate.shape)
+                         for f in self.features], axis=-1)
 
     def scale_step(self, raw: np.ndarray) -> np.ndarray:
         """Apply each feature's affine map to raw step values (..., n_features)."""
@@ -283,10 +269,10 @@ def _build(kind: type, data: Any, where: str) -> Any:
 
 def _validate(spec: ObservationSpec) -> None:
     for i, f in enumerate(spec.features):
-        if f.name not in FEATURES:
+        if f.name not in vocab.REGISTRY:
             raise BadInputError(
                 f"invalid spec: unknown feature {f.name!r} in features[{i}] "
-                f"(known: {', '.join(FEATURES)})"
+                f"(known: {', '.join(vocab.known())})"
             )
         if f.scale == 0 or not math.isfinite(f.scale) or not math.isfinite(f.offset):
             raise BadInputError(f"invalid spec: feature {f.name!r} needs a finite non-zero scale")

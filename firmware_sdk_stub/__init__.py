@@ -14,12 +14,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from rlcc.errors import BadInputError
+from rlcc.targets import TARGET_NAMES
 
 SDK_DIR: Path = Path(__file__).resolve().parent
 INCLUDE_DIR: Path = SDK_DIR
 EXAMPLES_DIR: Path = SDK_DIR / "examples"
 
-BARE_METAL_TARGETS: tuple[str, ...] = ("rv32imc", "rv64imac")
+BARE_METAL_TARGETS: tuple[str, ...] = TARGET_NAMES
 HOST_TARGET = "host"
 TARGETS: tuple[str, ...] = BARE_METAL_TARGETS + (HOST_TARGET,)
 

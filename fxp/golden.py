@@ -51,6 +51,7 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 
+from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.fxp.model import FxConstants, FxModel
 from rlcc.spec import ObservationSpec
@@ -146,18 +147,6 @@ def isqrt(n: np.ndarray) -> np.ndarray:
     return np.where((r + 1) * (r + 1) <= n, r + 1, r)
 
 
-def _min(ops: IntOps, a: Any, b: Any) -> Any:
-    return ops.where(a < b, a, b)
-
-
-def _max(ops: IntOps, a: Any, b: Any) -> Any:
-    return ops.where(a > b, a, b)
-
-
-def _clip(ops: IntOps, v: Any, lo: Any, hi: Any) -> Any:
-    return _min(ops, _max(ops, v, lo), hi)
-
-
 def _as_int32(ops: IntOps, word: Any) -> Any:
     """Two's-complement reading of a 32-bit word held as 0 .. 2^32 - 1."""
     return ops.where(word > 0x7FFFFFFF, word - (1 << 32), word)
@@ -165,20 +154,10 @@ def _as_int32(ops: IntOps, word: Any) -> Any:
 
 def features_core(ops: IntOps, spec: ObservationSpec, c: FxConstants, rtt_ns: Any, rate: Any, prev_factor: Any,
                   cnp: Any, nack: Any) -> list[Any]:
-    """Integer features of one step in spec order (rule 3's inflation, delta and the rest); they
-    depend on the spec and its constants only, not on the trees."""
-    inflation = _min(ops, ((rtt_ns & _U32) * c.inv_base_rtt) >> fmt.INV_BASE_RTT_SHIFT, fmt.FEATURE_MAX)
-    excess = _max(ops, inflation - c.beta_q16, 0)
-    delta = c.target_q16 - ops.mul_shr(excess, ops.sqrt_rate(rate), fmt.SQRT_RATE_FRAC_BITS)
-    values = {
-        "prev_action": prev_factor,
-        "rtt_inflation": inflation,
-        "rate": rate,
-        "delta": _clip(ops, delta, fmt.FEATURE_MIN, fmt.FEATURE_MAX),
-        "cnp_count": cnp,
-        "nack_count": nack,
-    }
-    return [values[f.name] for f in spec.features]
+    """Integer features of one step in spec order, by the registry's formulas (``rlcc.features``);
+    they depend on the spec and its constants only, not on the trees."""
+    step = vocab.DeviceStep(ops, c, rtt_ns, rate, prev_factor, cnp, nack)
+    return [vocab.get(f.name).device_value(step) for f in spec.features]
 
 
 def ensemble_core(ops: IntOps, model: FxModel, x: Sequence[Any]) -> tuple[Any, list[Any]]:
@@ -199,19 +178,19 @@ def event_core(ops: IntOps, model: FxModel, ctx: Sequence[Any], ev: Sequence[Any
     """The module docstring's rules 1-5 for one event: ``ctx``/``ev`` words are 0 .. 2^32 - 1."""
     spec, c = model.spec, model.constants
     ts = ev[fmt.EV_TIMESTAMP]
-    etype = ev[fmt.EV_ATTR] & 0xFF
+    etype = ev[fmt.EV_ATTR] & fmt.EVENT_TYPE_MASK
     new_flow = ctx[fmt.CTX_RATE] == 0
     fresh = [0] * fmt.CTX_WORDS
     fresh[fmt.CTX_RATE], fresh[fmt.CTX_PREV_FACTOR], fresh[fmt.CTX_PROBE_TS] = c.rate_initial, fmt.FACTOR_ONE, ts
     w = [ops.where(new_flow, fresh[i], ctx[i]) for i in range(fmt.CTX_WORDS)]
 
     counts = w[fmt.CTX_COUNTS]
-    cnp, nack = counts & 0xFFFF, (counts >> 16) & 0xFFFF
-    bump = _max(ops, ev[fmt.EV_COALESCED] & 0xFFFF, 1)
+    cnp, nack = (counts >> fmt.CNP_SHIFT) & fmt.COUNT_MAX, (counts >> fmt.NACK_SHIFT) & fmt.COUNT_MAX
+    bump = vocab.imax(ops, ev[fmt.EV_COALESCED] & fmt.COALESCED_MASK, 1)
     counted = list(w)
     counted[fmt.CTX_COUNTS] = (
-        ops.where(etype == fmt.EVENT_CNP, _min(ops, cnp + bump, fmt.COUNT_MAX), cnp)
-        | (ops.where(etype == fmt.EVENT_NACK, _min(ops, nack + bump, fmt.COUNT_MAX), nack) << 16)
+        (ops.where(etype == fmt.EVENT_CNP, vocab.imin(ops, cnp + bump, fmt.COUNT_MAX), cnp) << fmt.CNP_SHIFT)
+        | (ops.where(etype == fmt.EVENT_NACK, vocab.imin(ops, nack + bump, fmt.COUNT_MAX), nack) << fmt.NACK_SHIFT)
     )
     due = ops.both(
         ops.both(etype == fmt.EVENT_TX, ops.negate(new_flow)),
@@ -235,8 +214,8 @@ def event_core(ops: IntOps, model: FxModel, ctx: Sequence[Any], ev: Sequence[Any
         for f in range(nf):
             x[spec.input_index(ago, f)] = steps[ago][f]
     total, leaves = ensemble_core(ops, model, x)
-    factor = _clip(ops, total, c.clamp_min_q16, c.clamp_max_q16)
-    new_rate = _clip(ops, ops.mul_shr(rate, factor, fmt.FACTOR_FRAC_BITS), c.rate_min, fmt.RATE_MAX)
+    factor = vocab.iclip(ops, total, c.clamp_min_q16, c.clamp_max_q16)
+    new_rate = vocab.iclip(ops, ops.mul_shr(rate, factor, fmt.FACTOR_FRAC_BITS), c.rate_min, fmt.RATE_MAX)
     decided = list(w)
     decided[fmt.CTX_RATE] = new_rate
     decided[fmt.CTX_PREV_FACTOR] = factor & _U32
@@ -334,10 +313,10 @@ def make_events(etype: np.ndarray, timestamp: np.ndarray, u0: np.ndarray | None 
     """Event records (N, EVENT_WORDS) uint32: type, timestamp, RTT request-send ts / coalesced count."""
     etype = np.asarray(etype, dtype=np.int64)
     ev = np.zeros((len(etype), fmt.EVENT_WORDS), dtype=np.int64)
-    ev[:, fmt.EV_ATTR] = etype & 0xFF
+    ev[:, fmt.EV_ATTR] = etype & fmt.EVENT_TYPE_MASK
     ev[:, fmt.EV_TIMESTAMP] = np.asarray(timestamp, dtype=np.int64) & _U32
     if u0 is not None:
         ev[:, fmt.EV_RTT_REQ_SEND_TS] = np.asarray(u0, dtype=np.int64) & _U32
     if coalesced is not None:
-        ev[:, fmt.EV_COALESCED] = np.asarray(coalesced, dtype=np.int64) & 0xFFFF
+        ev[:, fmt.EV_COALESCED] = np.asarray(coalesced, dtype=np.int64) & fmt.COALESCED_MASK
     return ev.astype(np.uint32)

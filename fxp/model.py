@@ -10,6 +10,7 @@ import dataclasses
 import json
 from typing import Any
 
+from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.errors import BadInputError
 from rlcc.spec import ObservationSpec
@@ -117,7 +118,7 @@ class FxModel:
 
     @property
     def feature_frac_bits(self) -> tuple[int, ...]:
-        return tuple(fmt.FEATURE_FRAC_BITS[f.name] for f in self.spec.features)
+        return tuple(vocab.get(f.name).frac_bits for f in self.spec.features)
 
     @property
     def input_frac_bits(self) -> tuple[int, ...]:

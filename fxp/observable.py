@@ -34,6 +34,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.errors import BadInputError
 from rlcc.fxp import golden
@@ -44,9 +45,6 @@ U32_MAX = 0xFFFFFFFF
 LIMIT = 1 << 14  # assignments enumerated exhaustively per target; larger searches sample + greedy
 SAMPLE = 1 << 11  # random assignments a non-exhaustive search starts from
 _PENALTY = float(2**40)  # subtracted from the score of an assignment that does not qualify
-_RTT_FEATURES = ("rtt_inflation", "delta")
-_TYPICAL = {"prev_action": fmt.FACTOR_ONE, "rtt_inflation": 2 * fmt.FACTOR_ONE, "rate": 300007,
-            "delta": 0, "cnp_count": 0, "nack_count": 0}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,16 +62,9 @@ class ObservableSet:
 def input_domain(model: FxModel, inp: int) -> tuple[int, int]:
     """Range of values policy input ``inp`` can take (exact bounds; inflation values are sparse)."""
     ago, f = model.spec.locate_input(inp)
-    name = model.spec.features[f].name
-    if ago > 0 or name == "prev_action":
+    if ago > 0:
         return INT32_MIN, INT32_MAX  # raw context words
-    return {
-        "rate": (1, U32_MAX),  # 0 would be a new flow
-        "cnp_count": (0, fmt.COUNT_MAX),
-        "nack_count": (0, fmt.COUNT_MAX),
-        "rtt_inflation": (0, fmt.FEATURE_MAX),
-        "delta": (fmt.FEATURE_MIN, min(model.constants.target_q16, fmt.FEATURE_MAX)),
-    }[name]
+    return vocab.get(model.spec.features[f].name).device_range(model.constants)
 
 
 def _upper(s: Split) -> int:
@@ -134,14 +125,10 @@ def _rtt_events(rtt: np.ndarray, req: np.ndarray) -> np.ndarray:
     return ev.astype(np.uint32)
 
 
-def _isqrt(n: np.ndarray) -> np.ndarray:
-    r = np.floor(np.sqrt(n.astype(np.float64))).astype(np.int64)
-    r = np.where(r * r > n, r - 1, r)
-    return np.where((r + 1) * (r + 1) <= n, r + 1, r)
-
-
-def _ceil_div(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
-    return -(-a // b)
+def _rtt_monotone(name: str) -> bool:
+    """An RTT-driven feature that rises with the RTT alone: its inverse is exact at any rate."""
+    feat = vocab.get(name)
+    return feat.rtt_driven and not feat.rate_dependent and feat.rtt_direction == 1
 
 
 class _Rtt:
@@ -171,35 +158,20 @@ class _Rtt:
     def feature(self, name: str, rtt: np.ndarray, rate: np.ndarray) -> np.ndarray:
         return self.features(rtt, np.broadcast_to(rate, np.shape(rtt)))[:, self.col[name]]
 
-    def infl_rtt(self, value: np.ndarray) -> np.ndarray:
-        """Smallest RTT whose inflation is >= value (inflation is non-decreasing in the RTT)."""
-        v = np.maximum(np.asarray(value, dtype=np.int64), 0)
-        return _ceil_div(v << 16, self.model.constants.inv_base_rtt)
-
-    def delta_rtt(self, value: np.ndarray, rate: np.ndarray) -> np.ndarray:
-        """RTT giving exactly ``delta == value`` at ``rate`` if one exists (else a non-hit).
-
-        delta = target - floor(excess * s / 2^20) with s fixed by the rate: the smallest
-        achievable excess >= ceil(m 2^20 / s) gives the smallest product >= m 2^20, so it hits
-        m exactly iff any RTT does at this rate.
-        """
-        c = self.model.constants
-        v, rate = np.broadcast_arrays(np.asarray(value, dtype=np.int64), np.asarray(rate, dtype=np.int64))
-        s = _isqrt(rate << fmt.RATE_FRAC_BITS)
-        m = np.maximum(c.target_q16 - v, 0)
-        need = c.beta_q16 + _ceil_div(m << fmt.SQRT_RATE_FRAC_BITS, s)
-        need = np.minimum(need, fmt.FEATURE_MAX + 1)
-        return np.where(m == 0, 0, _ceil_div(need << 16, c.inv_base_rtt))
+    def rtt_for(self, name: str, value: np.ndarray, rate: np.ndarray | int = 0) -> np.ndarray:
+        """The registry's inverse of RTT-driven feature ``name``: the RTT reaching ``value`` at ``rate``."""
+        value = np.asarray(value, dtype=np.int64)
+        return vocab.get(name).rtt_inverse(self.model.constants, value, np.broadcast_to(rate, value.shape))
 
     def solve(self, name: str, values: np.ndarray, rates: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rtt, rate, ok): for each value of current-step feature ``name``, the first rate (in
         preference order) at which some RTT hits it exactly."""
         values = np.asarray(values, dtype=np.int64)
         rates = self.rates if rates is None else np.asarray(rates, dtype=np.int64)
-        if name == "rtt_inflation":
+        if not vocab.get(name).rate_dependent:
             rates = rates[:1]
         vv, rr = np.meshgrid(values, rates, indexing="ij")
-        rtt = self.infl_rtt(vv) if name == "rtt_inflation" else self.delta_rtt(vv, rr)
+        rtt = self.rtt_for(name, vv, rr)
         fits = (rtt >= 0) & (rtt <= U32_MAX)
         rtt = np.where(fits, rtt, 0)
         got = self.feature(name, rtt.ravel(), rr.ravel()).reshape(rtt.shape) if rtt.size else rtt
@@ -209,16 +181,18 @@ class _Rtt:
         return rtt[rows, first], rr[rows, first], hit[rows, first]
 
     def interval_feasible(self, inp: int, lo: int, hi: int) -> bool:
-        """Whether input ``inp`` can take a value in [lo, hi] (exact except for current delta)."""
+        """Whether input ``inp`` can take a value in [lo, hi] (exact except for current-step
+        rate-dependent RTT features such as delta)."""
         dlo, dhi = input_domain(self.model, inp)
         lo, hi = max(lo, dlo), min(hi, dhi)
         if lo > hi:
             return False
-        if inp in self.current and self.name_of[inp] == "rtt_inflation":
-            rtt = int(self.infl_rtt(np.array([lo]))[0])
+        name = self.name_of[inp]
+        if inp in self.current and _rtt_monotone(name):
+            rtt = int(self.rtt_for(name, np.array([lo]))[0])
             if rtt > U32_MAX:
                 return False
-            return int(self.feature("rtt_inflation", np.array([rtt]), np.array([1]))[0]) <= hi
+            return int(self.feature(name, np.array([rtt]), np.array([1]))[0]) <= hi
         return True
 
 
@@ -272,7 +246,9 @@ class _Search:
     def _make_slots(self) -> list[_Slot]:
         spec, solver = self.model.spec, self.solver
         cur = {solver.name_of[i]: i for i in solver.current}
-        names = [n for n in _RTT_FEATURES if n in cur] + (["rate"] if "delta" in cur and "rate" in cur else [])
+        rtt_names = [n for n in vocab.known() if n in cur and vocab.get(n).rtt_driven]
+        rate_too = "rate" in cur and any(vocab.get(n).rate_dependent for n in rtt_names)
+        names = rtt_names + (["rate"] if rate_too else [])
         slots = []
         if names:
             slot = _Slot(tuple(cur[n] for n in names), tuple(names), rtt_slot=True)
@@ -284,7 +260,7 @@ class _Search:
                 name = solver.name_of[inp]
                 slot = _Slot((inp,), (name,))
                 for lo, hi in self.intervals(inp):
-                    slot.values.append((int(np.clip(_TYPICAL[name], lo, hi)),))
+                    slot.values.append((int(np.clip(vocab.get(name).typical, lo, hi)),))
                     slot.real.append((0, 0))
                 slot.n_base = len(slot.values)
                 slots.append(slot)
@@ -293,21 +269,22 @@ class _Search:
     def _rtt_options(self, slot: _Slot) -> None:
         """Base options of the current-step RTT slot: one realized point per reachable interval combination."""
         solver = self.solver
-        if slot.names == ("rtt_inflation",):
+        only = slot.names[0] if len(slot.names) == 1 else None
+        if only is not None and _rtt_monotone(only):
             inp = slot.inputs[0]
             for lo, hi in self.intervals(inp):
-                for want in (int(np.clip(_TYPICAL["rtt_inflation"], lo, hi)), lo):
-                    rtt = int(solver.infl_rtt(np.array([want]))[0])
+                for want in (int(np.clip(vocab.get(only).typical, lo, hi)), lo):
+                    rtt = int(solver.rtt_for(only, np.array([want]))[0])
                     if rtt <= U32_MAX:
-                        got = int(solver.feature("rtt_inflation", np.array([rtt]), np.array([1]))[0])
+                        got = int(solver.feature(only, np.array([rtt]), np.array([1]))[0])
                         if lo <= got <= hi:
                             slot.values.append((got,))
                             slot.real.append((rtt, 0))
                             break
-        elif slot.names == ("delta",):
+        elif only is not None:  # one rate-dependent RTT feature (delta): search the rates
             for lo, hi in self.intervals(slot.inputs[0]):
-                want = np.array([np.clip(_TYPICAL["delta"], lo, hi), hi, lo, (lo + hi) // 2], dtype=np.int64)
-                rtt, rate, ok = solver.solve("delta", want)
+                want = np.array([np.clip(vocab.get(only).typical, lo, hi), hi, lo, (lo + hi) // 2], dtype=np.int64)
+                rtt, rate, ok = solver.solve(only, want)
                 if ok.any():
                     j = int(np.argmax(ok))
                     slot.values.append((int(want[j]),))
@@ -323,18 +300,22 @@ class _Search:
         """Candidate (rtt, rate) pairs for a joint RTT slot, with ``fixed`` member values hit exactly."""
         solver = self.solver
         reps = {n: [fixed[n]] if n in fixed else sorted({v for lo, hi in self.intervals(i)
-                                                         for v in (int(np.clip(_TYPICAL[n], lo, hi)), lo, hi)})
+                                                         for v in (int(np.clip(vocab.get(n).typical, lo, hi)), lo, hi)})
                 for n, i in zip(slot.names, slot.inputs)}
         rates = np.array(reps["rate"], dtype=np.int64) if "rate" in reps else solver.rates
         rtts, rr = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
-        if "rtt_inflation" in reps:
-            g_rate, g_rtt = np.meshgrid(rates, solver.infl_rtt(np.array(reps["rtt_inflation"])), indexing="ij")
-            rtts.append(g_rtt.ravel())
-            rr.append(g_rate.ravel())
-        if "delta" in reps and "rtt_inflation" not in fixed:
-            d_rate, d_val = np.meshgrid(rates, np.array(reps["delta"], dtype=np.int64), indexing="ij")
-            rtts.append(solver.delta_rtt(d_val.ravel(), d_rate.ravel()))
-            rr.append(d_rate.ravel())
+        rtt_fixed = any(_rtt_monotone(n) for n in fixed)  # a fixed monotone feature pins the RTT
+        for n in slot.names:
+            if n == "rate":
+                continue
+            if _rtt_monotone(n):
+                g_rate, g_rtt = np.meshgrid(rates, solver.rtt_for(n, np.array(reps[n])), indexing="ij")
+                rtts.append(g_rtt.ravel())
+                rr.append(g_rate.ravel())
+            elif not rtt_fixed:
+                d_rate, d_val = np.meshgrid(rates, np.array(reps[n], dtype=np.int64), indexing="ij")
+                rtts.append(solver.rtt_for(n, d_val.ravel(), d_rate.ravel()))
+                rr.append(d_rate.ravel())
         rtt, rate = np.concatenate(rtts), np.concatenate(rr)
         keep = (rtt >= 0) & (rtt <= U32_MAX)
         return rtt[keep], rate[keep]
@@ -389,9 +370,9 @@ class _Search:
             if ok[0]:
                 slot.values.append((v,))
                 slot.real.append((int(rtt[0]), int(rate[0])))
-            exact = name == "rtt_inflation"  # inflation is monotone in the RTT: no hit is a proof
-        elif name == "rtt_inflation" and not self.solver.solve(name, np.array([v]))[2][0]:
-            exact = True  # no RTT gives this inflation, whatever the rate
+            exact = _rtt_monotone(name)  # monotone in the RTT alone: no hit is a proof
+        elif _rtt_monotone(name) and not self.solver.solve(name, np.array([v]))[2][0]:
+            exact = True  # no RTT gives this value, whatever the rate
         else:
             self._add_rtt_candidates(slot, *self._rtt_grid(slot, {name: v}), fixed={name: v})
             exact = False
@@ -472,16 +453,11 @@ class _Search:
     def _place(self, ctx: np.ndarray, inp: int, v: np.ndarray) -> None:
         spec = self.model.spec
         ago, f = spec.locate_input(inp)
-        name = spec.features[f].name
+        fld = vocab.get(spec.features[f].name).context_field
         if ago > 0:
             ctx[:, fmt.CTX_HISTORY + (ago - 1) * spec.n_features + f] = v & U32_MAX
-        elif name == "prev_action":
-            ctx[:, fmt.CTX_PREV_FACTOR] = v & U32_MAX
-        elif name == "rate":
-            ctx[:, fmt.CTX_RATE] = v
-        elif name in ("cnp_count", "nack_count"):
-            shift = 0 if name == "cnp_count" else 16
-            ctx[:, fmt.CTX_COUNTS] = (ctx[:, fmt.CTX_COUNTS] & (0xFFFF << (16 - shift))) | (v << shift)
+        elif fld is not None:  # RTT-driven features are realized by the RTT instead
+            ctx[:, fld.word] = fld.store(ctx[:, fld.word], v)
 
 
 # ---- mutants ---------------------------------------------------------------------------------

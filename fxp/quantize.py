@@ -1,7 +1,7 @@
 """Quantize the float tree IR into an exact fixed-point model (``FxModel``).
 
 The device never computes the spec's affine map: a split ``scaled_input > border`` on input j
-(feature f, F = FEATURE_FRAC_BITS[f], spec scale a, offset b) is rewritten on the device
+(feature f, F = its registry frac_bits, spec scale a, offset b) is rewritten on the device
 integer q of that feature. The float semantics of q is defined as
 
     device_scaled(q) = float32(float64(a) * (float64(q) / 2^F) + float64(b))
@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.tree_ir import FloatEnsemble
 from rlcc.errors import BadInputError
@@ -40,7 +41,7 @@ LEAF_ONE = 1 << fmt.LEAF_FRAC_BITS
 def input_affine(spec: ObservationSpec, j: int) -> tuple[float, float, int]:
     """(scale, offset, frac bits) of policy input ``j``."""
     feat = spec.features[j % spec.n_features]
-    return feat.scale, feat.offset, fmt.FEATURE_FRAC_BITS[feat.name]
+    return feat.scale, feat.offset, vocab.get(feat.name).frac_bits
 
 
 def device_scaled(q: np.ndarray | int, scale: float, offset: float, frac_bits: int) -> np.ndarray:

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.errors import BadInputError
 from rlcc.fxp import golden
@@ -131,7 +132,7 @@ def _realistic_ctx(model: FxModel, rng: np.random.Generator, n: int) -> np.ndarr
     lo, hi = np.log(c.rate_min), np.log(fmt.RATE_MAX)
     ctx[:, fmt.CTX_RATE] = np.clip(np.round(np.exp(rng.uniform(lo, hi, n))), c.rate_min, fmt.RATE_MAX)
     ctx[:, fmt.CTX_PREV_FACTOR] = rng.integers(c.clamp_min_q16, c.clamp_max_q16 + 1, n)
-    ctx[:, fmt.CTX_COUNTS] = rng.integers(0, 4, n) | (rng.integers(0, 3, n) << 16)
+    ctx[:, fmt.CTX_COUNTS] = (rng.integers(0, 4, n) << fmt.CNP_SHIFT) | (rng.integers(0, 3, n) << fmt.NACK_SHIFT)
     ctx[:, fmt.CTX_FLAGS] = fmt.CTX_FLAG_HISTORY_VALID
     ctx[:, fmt.CTX_PROBE_TS] = rng.integers(0, 1 << 32, n)
     nf, k = model.spec.n_features, model.spec.history
@@ -159,7 +160,7 @@ def _rtt_events(rng: np.random.Generator, rtt_ns: np.ndarray) -> np.ndarray:
 def _search_rtt(model: FxModel, f: int, target: np.ndarray, ctx: np.ndarray) -> np.ndarray:
     """RTT (ns) whose current-step feature ``f`` is nearest to ``target`` for each context.
 
-    The RTT features (inflation, delta) are monotone in the RTT: binary search for the first
+    RTT-driven features are monotone in the RTT (registry ``rtt_direction``): binary search for the first
     RTT crossing the target, then keep whichever neighbour lands closer.
     """
     target = np.asarray(target, dtype=np.int64)
@@ -167,9 +168,9 @@ def _search_rtt(model: FxModel, f: int, target: np.ndarray, ctx: np.ndarray) -> 
     prev = ctx[:, fmt.CTX_PREV_FACTOR].astype(np.int32).astype(np.int64)
 
     def feat(rtt: np.ndarray) -> np.ndarray:
-        return golden.step_features(model.spec, model.constants, rtt, ctx[:, fmt.CTX_RATE], prev, counts & 0xFFFF, counts >> 16)[:, f]
+        return golden.step_features(model.spec, model.constants, rtt, ctx[:, fmt.CTX_RATE], prev, (counts >> fmt.CNP_SHIFT) & fmt.COUNT_MAX, (counts >> fmt.NACK_SHIFT) & fmt.COUNT_MAX)[:, f]
 
-    sign = 1 if model.spec.features[f].name == "rtt_inflation" else -1  # delta falls as RTT grows
+    sign = vocab.get(model.spec.features[f].name).rtt_direction  # +1: rises with the RTT
     lo = np.zeros(len(target), dtype=np.int64)
     hi = np.full(len(target), U32_MAX, dtype=np.int64)
     for _ in range(33):
@@ -184,23 +185,18 @@ def _search_rtt(model: FxModel, f: int, target: np.ndarray, ctx: np.ndarray) -> 
 
 def _set_current(model: FxModel, rng: np.random.Generator, f: int, target: np.ndarray, ctx: np.ndarray) -> np.ndarray:
     """Set the inputs of current-step feature ``f`` to (near) ``target``; returns RTT events."""
-    name = model.spec.features[f].name
+    feat = vocab.get(model.spec.features[f].name)
     n = len(target)
     ctx64 = ctx.astype(np.int64)
-    if name == "prev_action":
-        ctx64[:, fmt.CTX_PREV_FACTOR] = target & U32_MAX
-    elif name == "rate":
-        ctx64[:, fmt.CTX_RATE] = np.clip(target, 1, U32_MAX)
-    elif name in ("cnp_count", "nack_count"):
-        shift = 0 if name == "cnp_count" else 16
-        keep = ctx64[:, fmt.CTX_COUNTS] & (0xFFFF << (16 - shift))
-        ctx64[:, fmt.CTX_COUNTS] = keep | (np.clip(target, 0, fmt.COUNT_MAX) << shift)
+    if feat.context_field is not None:  # the feature is a context field: write the value there
+        fld = feat.context_field
+        ctx64[:, fld.word] = fld.store(ctx64[:, fld.word], np.clip(target, *feat.device_range(model.constants)))
     ctx[:] = _u32(ctx64)
-    if name in ("rtt_inflation", "delta"):
+    if feat.rtt_driven:
         rtt = np.zeros(n, dtype=np.int64)
         best = np.full(n, np.iinfo(np.int64).max)
-        # delta also depends on the rate: try several rates, keep the closest hit
-        rates = [ctx64[:, fmt.CTX_RATE]] + ([] if name == "rtt_inflation" else [
+        # a rate-dependent feature (delta): try several rates, keep the closest hit
+        rates = [ctx64[:, fmt.CTX_RATE]] + ([] if not feat.rate_dependent else [
             rng.integers(model.constants.rate_min, fmt.RATE_MAX + 1, n) for _ in range(15)
         ])
         chosen = ctx64[:, fmt.CTX_RATE].copy()
@@ -220,7 +216,7 @@ def _set_current(model: FxModel, rng: np.random.Generator, f: int, target: np.nd
 def _feature_at(model: FxModel, f: int, rtt: np.ndarray, ctx: np.ndarray) -> np.ndarray:
     counts = ctx[:, fmt.CTX_COUNTS].astype(np.int64)
     prev = ctx[:, fmt.CTX_PREV_FACTOR].astype(np.int32).astype(np.int64)
-    return golden.step_features(model.spec, model.constants, rtt, ctx[:, fmt.CTX_RATE], prev, counts & 0xFFFF, counts >> 16)[:, f]
+    return golden.step_features(model.spec, model.constants, rtt, ctx[:, fmt.CTX_RATE], prev, (counts >> fmt.CNP_SHIFT) & fmt.COUNT_MAX, (counts >> fmt.NACK_SHIFT) & fmt.COUNT_MAX)[:, f]
 
 
 # ---- generators --------------------------------------------------------------------------
@@ -292,7 +288,7 @@ def _edge_vectors(model: FxModel, rng: np.random.Generator) -> Vectors:
     held = np.array([0, 0, 0xFFFE, 0, 0x8000, 0xFFFF, 0xFFFF, 0xFFFF], dtype=np.int64)
     for etype in (fmt.EVENT_CNP, fmt.EVENT_NACK):
         ctx = _realistic_ctx(model, rng, len(coal))
-        ctx[:, fmt.CTX_COUNTS] = _u32(held | (held << 16))
+        ctx[:, fmt.CTX_COUNTS] = _u32((held << fmt.CNP_SHIFT) | (held << fmt.NACK_SHIFT))
         ev = golden.make_events(np.full(len(coal), etype), rng.integers(0, 1 << 32, len(coal)), None, coal)
         ev[:, fmt.EV_COALESCED] |= np.uint32(0xABCD0000)  # upper half of the word is not the count
         parts.append(expected(model, ctx, ev, _attrs(rng, len(coal))))

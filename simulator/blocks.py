@@ -33,6 +33,7 @@ from typing import Callable
 
 import numpy as np
 
+from rlcc import features as vocab
 from rlcc.simulator.controllers.base import Decision, DecisionBatch
 
 MIN_RATE = 1e-9
@@ -84,23 +85,9 @@ class BlockLoop:
         F, W, M = spec.n_features, spec.input_width, len(due)
         if cols is None:
             cols = self._wcols = [np.zeros(self.n) for _ in range(W)]
-            self._feat = [(f.name, f.scale, f.offset) for f in spec.features]
-        rw = spec.reward
-        step = []
-        infl = None
-        for name, scale, offset in self._feat:
-            if name == "prev_action":
-                raw = self.prev_action[due]
-            elif name == "rate":
-                raw = rate
-            else:
-                if infl is None:
-                    infl = rtt / float(rw.base_rtt_ns)
-                if name == "rtt_inflation":
-                    raw = infl
-                else:  # delta
-                    raw = rw.target - np.maximum(infl - rw.beta, 0.0) * np.sqrt(np.maximum(rate, 0.0))
-            step.append(raw * scale + offset)
+            self._feat = [(vocab.get(f.name).float_value, f.scale, f.offset) for f in spec.features]
+        raw_step = vocab.FloatStep(spec.reward, self.prev_action[due], rtt, rate)  # count-free: no counters
+        step = [value(raw_step) * scale + offset for value, scale, offset in self._feat]
         # slot c of the new window: oldest_first shifts left by F and appends the step
         if spec.step_order == "oldest_first":
             new = [cols[c + F][due] for c in range(W - F)] + step

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,7 @@ import numpy as np
 
 from rlcc import formats as fmt
 from rlcc.codegen import manifest as manifest_io
-from rlcc.emulator.cycle_model import Profile, load_profile
+from rlcc.emulator.cycle_model import Profile
 from rlcc.errors import BadInputError
 from rlcc.firmware_sdk_stub import harness_layout as hl
 from rlcc.fxp import golden
@@ -19,14 +18,13 @@ from rlcc.fxp.model import FxModel
 from rlcc.fxp.observable import coverage as observable_coverage
 from rlcc.fxp.vectors import Vectors, concat, verification_set
 from rlcc.progress import Stage
-from rlcc.verify.build import build_harness_elf, firmware_footprint
+from rlcc.targets import DEFAULT_TARGET
+from rlcc.verify.firmware_run import firmware_build, resolve
 from rlcc.verify.runner import HarnessRunner, records_from_vectors
 
 DEFAULT_BUDGET_NS = 2000.0  # the RL-CC paper's decision-time bound (~2 us; RTT ~10 us)
 DEFAULT_RANDOM_VECTORS = 100_000  # on top of the observable, boundary and manifest vectors
 DEFAULT_PROVE_TIMEOUT_S = 120.0
-DEFAULT_PROFILE = {"rv64imac": "dpa", "rv32imc": "generic5"}
-TARGET_XLEN = {"rv64imac": 64, "rv32imc": 32}
 MAX_EXAMPLES = 5
 
 
@@ -189,7 +187,7 @@ def _worst_case(model: FxModel, v: Vectors, out: np.ndarray) -> dict[str, Any]:
 def verify_firmware(
     firmware_c: Path,
     manifest: Path | None = None,
-    target: str = "rv64imac",
+    target: str = DEFAULT_TARGET.name,
     profile: str | None = None,
     cc: str | None = None,
     budget_cycles: int | None = None,
@@ -211,13 +209,11 @@ def verify_firmware(
     firmware_c = Path(firmware_c)
     if not firmware_c.is_file():
         raise BadInputError(f"{firmware_c}: no such file")
-    if target not in TARGET_XLEN:
-        raise BadInputError(f"unknown target {target!r}; expected one of {', '.join(TARGET_XLEN)}")
+    target_rec, prof, zbb = resolve(target, profile)
     manifest = Path(manifest) if manifest else manifest_path_for(firmware_c)
     if not manifest.is_file():
         raise BadInputError(f"{manifest}: no firmware manifest beside {firmware_c.name} (pass --manifest)")
     raw, model, shipped = manifest_io.load(str(manifest))
-    prof = load_profile(profile or DEFAULT_PROFILE[target])
     if budget_cycles is not None and budget_cycles <= 0 or budget_ns is not None and budget_ns <= 0:
         raise BadInputError("budgets must be positive")
     if random_count < 0:
@@ -229,13 +225,12 @@ def verify_firmware(
     stage.add(5)
     vectors = concat(shipped, verification_set(model, seed, random_count)[0])
     stage.advance(1)
-    zbb = prof.zbb and target == "rv64imac"
-    with tempfile.TemporaryDirectory(prefix="rlcc-verify-") as work:
-        elf = build_harness_elf(firmware_c, target, Path(work), cc=cc, zbb=zbb)
+    with firmware_build(firmware_c, target_rec, prof, cc) as fw:
+        elf = fw.elf
         stage.advance(1)
-        size = firmware_footprint(firmware_c, target, Path(work), cc=cc, zbb=zbb)
+        size = fw.footprint()
         stage.advance(1)
-        runner = HarnessRunner(elf, TARGET_XLEN[target], prof, zbb=zbb)
+        runner = fw.runner()
         out = runner.run(records_from_vectors(vectors))
         stage.advance(1)
         mask = _disable_mask(runner)

@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from rlcc.errors import BuildError
+from rlcc.errors import BadInputError, BuildError
+from rlcc.targets import DEFAULT_TARGET, get_target
 
-TARGETS = ("rv64imac", "rv32imc")
 COMMON_FLAGS = ("-O2", "-ffreestanding", "-Wall", "-Wextra", "-Werror", "-g0")
 
 
@@ -44,26 +44,11 @@ def host_compiler() -> list[str]:
 
 
 def target_flags(target: str, zbb: bool = False, gcc_style: bool = False) -> list[str]:
-    """Architecture flags for ``target`` ("rv64imac" | "rv32imc"), zig/clang or gcc style."""
-    if target not in TARGETS:
-        raise BuildError(f"unknown target {target!r}; expected one of {', '.join(TARGETS)}")
-    rv64 = target == "rv64imac"
-    if gcc_style:
-        march = target + ("_zbb" if zbb else "")
-        flags = [f"-march={march}", f"-mabi={'lp64' if rv64 else 'ilp32'}"]
-        return flags + (["-mcmodel=medany"] if rv64 else [])
-    if rv64:
-        mcpu = "generic_rv64+m+a+c"
-        flags = ["-target", "riscv64-freestanding-none"]
-    else:
-        mcpu = "generic_rv32+m+c"
-        flags = ["-target", "riscv32-freestanding-none"]
-    if zbb:
-        mcpu += "+zbb"
-    flags.append(f"-mcpu={mcpu}")
-    if rv64:
-        flags.append("-mcmodel=medany")
-    return flags
+    """Architecture flags for ``target`` (a name of ``rlcc.targets``), zig/clang or gcc style."""
+    try:
+        return get_target(target).compiler_flags(zbb, gcc_style)
+    except BadInputError as e:
+        raise BuildError(str(e)) from None
 
 
 def _first_error(text: str) -> str:
@@ -76,7 +61,7 @@ def _first_error(text: str) -> str:
 
 def compile_riscv(
     sources: Sequence[str | Path],
-    target: str = "rv64imac",
+    target: str = DEFAULT_TARGET.name,
     include_dirs: Iterable[str | Path] = (),
     linker_script: str | Path | None = None,
     out_path: str | Path = "a.elf",

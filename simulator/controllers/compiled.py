@@ -120,4 +120,4 @@ class FloatTreesController:
 
 
 def _count_free(spec: ObservationSpec) -> bool:
-    return not {"cnp_count", "nack_count"} & set(spec.feature_names)
+    return not spec.uses_counters

@@ -31,7 +31,7 @@ class FactorController:
         self.initial_rate = spec.rate.initial
         # Decisions depend only on each row of obs (no CNP/NACK inputs, no per-call state), so
         # the engine may batch the decisions of several steps into one call (engine.blocks).
-        self.batchable = not {"cnp_count", "nack_count"} & set(spec.feature_names)
+        self.batchable = not spec.uses_counters
 
     def reset(self, n_flows: int, network: Network, rng: np.random.Generator) -> None:
         """Stateless: the engine keeps the observation windows."""

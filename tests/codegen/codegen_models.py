@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.fxp.model import FxConstants, FxModel, Split, Tree
 from rlcc.spec import Action, Feature, ObservationSpec, RateLimits, Reward
@@ -39,7 +40,7 @@ def _threshold(spec: ObservationSpec, inp: int, border: float) -> tuple[str, int
     """Integer threshold for ``scaled > border`` on the device feature (op flips if scale < 0)."""
     f = spec.features[inp % spec.n_features]
     raw = (border - f.offset) / f.scale
-    value = raw * (1 << fmt.FEATURE_FRAC_BITS[f.name])
+    value = raw * (1 << vocab.get(f.name).frac_bits)
     if f.scale > 0:
         return ">", int(np.floor(value))
     return "<", int(np.ceil(value))
