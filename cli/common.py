@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
 import click
-
 from rlcc.errors import BadInputError, ExitCode, RlccError
 
 F = TypeVar("F", bound=Callable)

@@ -14,23 +14,27 @@ import time
 from pathlib import Path
 
 import click
-
 from rlcc import formats as fmt
-from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES
 from rlcc.cli.common import POSITIVE_FLOAT, atomic_output_dir, check_output_dir, guarded
 from rlcc.codegen import generate
 from rlcc.distill import report as report_mod
+from rlcc.distill.fit import DEFAULT_BUDGET_OPS, DEFAULT_DEPTH, DEFAULT_TREES
 from rlcc.distill.parallel import default_jobs
-from rlcc.distill.pipeline import CompileOptions, compile_policy
+from rlcc.distill.pipeline import (
+    DEFAULT_SAMPLES,
+    QUICK_SAMPLES,
+    CompileOptions,
+    compile_policy,
+)
 from rlcc.errors import BadInputError, BuildError, EmulationError, ExitCode
 from rlcc.fxp.model import check_fits_context
 from rlcc.policy import OnnxPolicy
 from rlcc.progress import bars, silent
 from rlcc.spec import ObservationSpec
+from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES
 from rlcc.verify.budget import cycle_budget
-from rlcc.verify.check import verify_firmware
+from rlcc.verify.check import DEFAULT_BUDGET_NS, verify_firmware
 from rlcc.verify.report import summary, write_json
-
 
 OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force replaces only such directories
 
@@ -39,10 +43,10 @@ OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force r
 @click.argument("model", type=click.Path(path_type=Path))
 @click.option("-o", "--out", "out", type=click.Path(path_type=Path), required=True, help="Output directory (written atomically).")
 @click.option("--spec", "spec_file", type=click.Path(path_type=Path), help="Observation spec JSON (overrides the one in the ONNX metadata).")
-@click.option("--trees", type=int, default=10, show_default=True, help="Maximum number of trees.")
-@click.option("--depth", type=int, default=4, show_default=True, help="Depth of each oblivious tree.")
-@click.option("--budget-ops", type=int, default=150, show_default=True, help="Operations budget (comparisons + additions); caps the tree count.")
-@click.option("--samples", type=int, default=None, help="Closed-loop decisions to sample [default: 30000, --quick 6000].")
+@click.option("--trees", type=int, default=DEFAULT_TREES, show_default=True, help="Maximum number of trees.")
+@click.option("--depth", type=int, default=DEFAULT_DEPTH, show_default=True, help="Depth of each oblivious tree.")
+@click.option("--budget-ops", type=int, default=DEFAULT_BUDGET_OPS, show_default=True, help="Operations budget (comparisons + additions); caps the tree count.")
+@click.option("--samples", type=int, default=None, help=f"Closed-loop decisions to sample [default: {DEFAULT_SAMPLES}, --quick {QUICK_SAMPLES}].")
 @click.option("--scenarios", default=None, help="Sampling mix, comma list of kind:size[:duration_ms] (kinds: many-to-one, all-to-all, long-short).")
 @click.option("--dagger-rounds", type=int, default=0, show_default=True, help="DAgger rounds: the fixed-point model drives, the teacher labels.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of sampling and training; same seed, same bytes.")
@@ -56,7 +60,7 @@ OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force r
                    f"(lost probe) [default: {fmt.PROBE_TIMEOUT_NS_DEFAULT / 1000:g}]. Stored in the model; host-settable on the device.")
 @click.option("--verify/--no-verify", "run_verify", default=True, show_default=True, help="Verify the C in the RISC-V emulator (as rlcc-verify does).")
 @click.option("--target", type=click.Choice(TARGET_NAMES), default=DEFAULT_TARGET.name, show_default=True, help="Verification target.")
-@click.option("--budget-ns", type=POSITIVE_FLOAT, default=None, help="Verification decision budget in ns [default: 2000].")
+@click.option("--budget-ns", type=POSITIVE_FLOAT, default=None, help=f"Verification decision budget in ns [default: {DEFAULT_BUDGET_NS:g}].")
 @click.option("--budget-cycles", type=int, default=None,
               help="Cycle budget per event on the target: keep the largest tree prefix whose firmware fits it (measured in the emulator), and verify against it.")
 @click.option("--jobs", type=click.IntRange(1, 64), default=None,

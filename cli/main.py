@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import click
-
 from rlcc import __version__
 from rlcc.cli.compile import compile_command
 from rlcc.cli.simulate import simulate_command
 from rlcc.cli.train import train_command
 from rlcc.cli.verify import verify_command
+from rlcc.errors import EXIT_CODE_MEANINGS
 
-EXIT_CODES_HELP = """\b
-Exit codes:
-  0  success
-  1  internal error (a bug in rlcc)
-  2  bad command line
-  3  bad input (model, spec, scenario, manifest, file)
-  4  verification mismatch (firmware != golden model)
-  5  decision-latency budget exceeded
-  6  firmware build (cross-compilation) failed
-  7  firmware faulted in the emulator"""
+EXIT_CODES_HELP = "\b\nExit codes:\n" + "\n".join(f"  {int(code)}  {text}" for code, text in EXIT_CODE_MEANINGS.items())
 
 
 class _AliasGroup(click.Group):

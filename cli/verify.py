@@ -6,11 +6,14 @@ import sys
 from pathlib import Path
 
 import click
-
 from rlcc.cli.common import POSITIVE_FLOAT, check_writable_file, guarded
 from rlcc.errors import ExitCode
 from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES, TARGETS
-from rlcc.verify.check import DEFAULT_PROVE_TIMEOUT_S, DEFAULT_RANDOM_VECTORS
+from rlcc.verify.check import (
+    DEFAULT_BUDGET_NS,
+    DEFAULT_PROVE_TIMEOUT_S,
+    DEFAULT_RANDOM_VECTORS,
+)
 
 
 @click.command("verify")
@@ -21,7 +24,7 @@ from rlcc.verify.check import DEFAULT_PROVE_TIMEOUT_S, DEFAULT_RANDOM_VECTORS
               + ", ".join(f"{t.default_profile} for {t.name}" for t in TARGETS.values()) + ").")
 @click.option("--cc", help="Cross-compiler command (default: clang from the ziglang wheel), e.g. riscv64-unknown-elf-gcc.")
 @click.option("--budget-cycles", type=int, help="Fail if any event takes more cycles than this.")
-@click.option("--budget-ns", type=POSITIVE_FLOAT, help="Fail if any event takes longer than this at the profile clock (default 2000 ns).")
+@click.option("--budget-ns", type=POSITIVE_FLOAT, help=f"Fail if any event takes longer than this at the profile clock (default {DEFAULT_BUDGET_NS:g} ns).")
 @click.option("--full-load", is_flag=True, help="Budget in time with every hardware thread of the core busy.")
 @click.option("--random", "random_count", type=int, default=DEFAULT_RANDOM_VECTORS, show_default=True, help="Random-extreme vectors on top of the observable, boundary and manifest vectors.")
 @click.option("--prove", is_flag=True, help="Also prove equivalence with the golden model for all inputs (z3; symbolic execution of the ELF).")

@@ -18,6 +18,18 @@ class ExitCode(enum.IntEnum):
     EMULATION = 7  # the firmware faulted in the emulator (illegal instruction, bad access, hang)
 
 
+EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
+    ExitCode.OK: "success",
+    ExitCode.INTERNAL: "internal error (a bug in rlcc)",
+    ExitCode.USAGE: "bad command line",
+    ExitCode.BAD_INPUT: "bad input (model, spec, scenario, manifest, file)",
+    ExitCode.MISMATCH: "verification mismatch (firmware != golden model)",
+    ExitCode.BUDGET: "decision-latency budget exceeded",
+    ExitCode.BUILD: "firmware build (cross-compilation) failed",
+    ExitCode.EMULATION: "firmware faulted in the emulator",
+}
+
+
 class RlccError(Exception):
     """An error with a one-line message and the exit code the CLI should use."""
 

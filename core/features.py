@@ -25,7 +25,6 @@ import functools
 from typing import Any, Callable, Protocol
 
 import numpy as np
-
 from rlcc import formats as fmt
 
 U32 = 0xFFFFFFFF

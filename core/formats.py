@@ -1,7 +1,7 @@
 """Fixed-point formats and device constants: the single source of truth.
 
 Python (golden model, quantizer, verifier), the Jinja templates (which receive these values)
-and the SDK stub header (checked against this module by tests/test_formats_header.py) all use
+and the SDK stub header (checked against this module by tests/core/test_formats_header.py) all use
 these numbers; nothing else may restate them.
 """
 

@@ -12,23 +12,33 @@ import functools
 from typing import Any, Callable
 
 import numpy as np
-
 from rlcc import formats as fmt
 from rlcc.distill import evaluate, sampling
 from rlcc.distill.factor_range import FactorRange, teacher_factor_range
-from rlcc.distill.fit import DEFAULT_BUDGET_OPS, DEFAULT_DEPTH, DEFAULT_TREES, FitConfig, FitResult, fit_student
+from rlcc.distill.fit import (
+    DEFAULT_BUDGET_OPS,
+    DEFAULT_DEPTH,
+    DEFAULT_TREES,
+    FitConfig,
+    FitResult,
+    fit_student,
+)
 from rlcc.distill.parallel import Runner
 from rlcc.distill.sampling import ORIGIN_DAGGER, Samples
-from rlcc.tree_ir import FitsBudget, FloatEnsemble
 from rlcc.errors import BadInputError
-from rlcc.simulator.controllers.compiled import FloatTreesController, GoldenController
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.quantize import QuantizeStats, quantize
 from rlcc.policy import OnnxPolicy
 from rlcc.progress import Progress, Stage, silent
 from rlcc.simulator.controllers import FactorController
+from rlcc.simulator.controllers.compiled import FloatTreesController, GoldenController
+from rlcc.tree_ir import FitsBudget, FloatEnsemble
 
 Log = Callable[[str], None]
+
+
+DEFAULT_SAMPLES = 30000  # closed-loop decisions sampled (--samples)
+QUICK_SAMPLES = 6000  # the same with --quick
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,7 +46,7 @@ class CompileOptions:
     trees: int = DEFAULT_TREES
     depth: int = DEFAULT_DEPTH
     budget_ops: int = DEFAULT_BUDGET_OPS
-    samples: int = 30000
+    samples: int = DEFAULT_SAMPLES
     perturb_fraction: float = 0.25
     holdout_fraction: float = 0.2
     scenarios: str = sampling.DEFAULT_SCENARIOS
@@ -66,7 +76,7 @@ class CompileOptions:
     @classmethod
     def quick(cls, **overrides: Any) -> "CompileOptions":
         """Small and short: for tests and smoke runs (fidelity numbers are rougher)."""
-        base = dict(samples=6000, scenarios="many-to-one:2,many-to-one:64,long-short:8",
+        base = dict(samples=QUICK_SAMPLES, scenarios="many-to-one:2,many-to-one:64,long-short:8",
                     duration_scale=0.4, eval_flows=(64,), eval_duration_ms=60.0,
                     onpolicy_rounds=1, onpolicy_samples=3000, onpolicy_duration_ms=20.0, steady_duration_ms=6.0)
         base.update(overrides)
