@@ -7,7 +7,12 @@ reachable leaves +-1, bias, clamp and probe-timeout defaults +-1, inclusive comp
 rounding shifts, history-shift word errors, probe-timeout test) with zig cc and replays the
 default verification vectors (manifest + boundary + 100k random) in rlcc's emulator.
 
-    python bench/bench_mutants.py [FIRMWARE_DIR ...] [--targets rv64imac,rv32imc] [--jobs 2] [--prove]
+    python bench/bench_mutants.py [FIRMWARE_DIR ...] [--compile-seeds 1,2,3,4] [--targets rv64imac,rv32imc]
+                                  [--jobs 2] [--prove]
+
+``--compile-seeds`` compiles the example policy with those seeds first (``rlcc-compile
+examples/rlcc_mlp.onnx --seed N --no-verify``, into a temporary directory); the bundled example
+itself is the default seed's compile (``.ci/run`` checks it byte for byte).
 
 Writes bench/results/mutants.json (``runs``: one entry per firmware and target).
 """
@@ -20,6 +25,7 @@ import json
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,6 +34,7 @@ from benchlib import machine, shown
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 DEFAULT_DIRS = [ROOT / "examples" / "firmware"]
+POLICY = ROOT / "examples" / "rlcc_mlp.onnx"
 TARGETS = ("rv64imac", "rv32imc")
 
 
@@ -35,6 +42,25 @@ def cpu_seconds() -> float:
     """User + system time of this process and its finished children (the compilers)."""
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def compile_seed(seed: int, out: Path) -> Path:
+    """The example policy compiled with ``seed`` into ``out`` (no verification: the bench does it)."""
+    subprocess.run(["rlcc-compile", str(POLICY), "-o", str(out), "--seed", str(seed), "--no-verify", "-q"], check=True)
+    return out
+
+
+def compile_seed_of(fw_dir: Path) -> int | None:
+    """The compile seed of a firmware directory: its report.json's, or the CLI default for the
+    bundled example (which .ci/run proves is the default compile)."""
+    report = fw_dir / "report.json"
+    if report.is_file():
+        return json.loads(report.read_text()).get("options", {}).get("seed")
+    if fw_dir.resolve() == DEFAULT_DIRS[0].resolve():
+        from rlcc.distill.pipeline import CompileOptions
+
+        return CompileOptions().seed
+    return None
 
 
 def bench_one(fw_dir: Path, target: str, jobs: int, prover) -> dict:
@@ -47,8 +73,11 @@ def bench_one(fw_dir: Path, target: str, jobs: int, prover) -> dict:
     report = run_mutation_analysis(c_file, None, target, prover=prover, jobs=jobs)
     wall, cpu = time.perf_counter() - cpu0[0], cpu_seconds() - cpu0[1]
     d = report.to_dict()
+    seed = compile_seed_of(fw_dir)
+    inside = shown(c_file) != str(c_file)
     return {
-        "firmware": shown(c_file),
+        "firmware": shown(c_file) if inside else f"rlcc-compile {shown(POLICY)} --seed {seed}",
+        "seed": seed,
         "firmware_c_sha256": hashlib.sha256(c_file.read_bytes()).hexdigest(),
         "tree_style": raw.get("tree_style"),
         "trees": len(model.trees),
@@ -78,6 +107,7 @@ def table(runs: list[dict]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dirs", nargs="*", type=Path, help="firmware directories (firmware.c/.h/.rlcc.json)")
+    ap.add_argument("--compile-seeds", default="", help="comma list: compile the example policy with these seeds too")
     ap.add_argument("--targets", default=",".join(TARGETS))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--prove", action="store_true", help="send survivors to rlcc.verify.prove.prove_firmware")
@@ -89,7 +119,10 @@ def main() -> int:
 
     t_start = time.perf_counter()
     runs = []
-    for fw_dir in args.dirs or DEFAULT_DIRS:
+    scratch = tempfile.TemporaryDirectory(prefix="rlcc-bench-seeds-")
+    dirs = list(args.dirs or DEFAULT_DIRS)
+    dirs += [compile_seed(int(n), Path(scratch.name) / f"seed{n}") for n in args.compile_seeds.split(",") if n]
+    for fw_dir in dirs:
         for target in args.targets.split(","):
             runs.append(bench_one(fw_dir, target, args.jobs, prover))
             r = runs[-1]

@@ -144,7 +144,7 @@ def mutants() -> str:
     doc = load(RESULTS / "mutants.json")
     rows = []
     for r in doc["runs"]:
-        name = f"`{r['firmware']}`" + (f" (seed {r['seed']})" if r.get("seed") is not None else "")
+        name = f"`{r['firmware']}`" + (f" (seed {r['seed']})" if r.get("seed") is not None and "--seed" not in r["firmware"] else "")
         if _stale(r):
             name += " (an earlier build)"
         rows.append([name, f"{r['target']} / {r['profile']}", f"{r['vectors']:,}", str(r["mutants"]), str(r["killed"]),
