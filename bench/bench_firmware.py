@@ -147,7 +147,9 @@ def build_rlcc_driver(fw_dir: Path, target: str, tmp: Path, zbb: bool) -> Path:
         linker_script=sdk.linker_script(target),
         out_path=tmp / f"rlcc_driver.{target}.elf",
         zbb=zbb,
-        extra_flags=["-DRLCC_HARNESS_MAX_RECORDS=16"],
+        # the driver names the model's functions unprefixed; generated firmware prefixes them with its name
+        extra_flags=["-DRLCC_HARNESS_MAX_RECORDS=16", "-Deval_ensemble=firmware_eval_ensemble",
+                     "-DN_INPUTS=FIRMWARE_N_INPUTS"],
     )
 
 
@@ -288,7 +290,7 @@ def bench_target(target: str, fw_dir: Path, model, ensemble, tmp: Path) -> dict:
     syms = func_symbols(drv.path)
     leaf_bytes = 4 * sum(len(t.leaves) for t in model.trees)
     res["rlcc_trees"] = {**stats(cyc), "instructions": stats(ins), "matches_golden": bool(np.all(y == total)),
-                         "code_bytes": syms.get("bench_predict", 0) + syms.get("eval_ensemble", 0), "leaf_table_bytes": leaf_bytes,
+                         "code_bytes": syms.get("bench_predict", 0) + syms.get("firmware_eval_ensemble", 0), "leaf_table_bytes": leaf_bytes,
                          "source": "rdcycle around a noinline call of eval_ensemble (fixtures/rlcc_driver.c)"}
     res["call_overhead"] = {"cycles": int(np.median(ecyc)), "instructions": int(np.median(eins)),
                             "note": "same measurement around an empty noinline function; included in the"

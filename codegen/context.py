@@ -24,9 +24,12 @@ U32_MAX = 0xFFFFFFFF
 
 # Out-of-line functions of the generated C, one per golden primitive (``fxp.golden.IntOps``).
 # ``rlcc-verify --prove`` abstracts each in the handler proof and checks it on its own.
-SQRT_FUNCTION = "sqrt_rate"
-PENALTY_FUNCTION = "penalty_product"  # (excess * sqrt_rate) >> SQRT_RATE_FRAC_BITS
-RATE_PRODUCT_FUNCTION = "scaled_rate"  # (rate * factor) >> FACTOR_FRAC_BITS
+# They live in the runtime header ``firmware_sdk_stub/rlcc_runtime.h`` (tests/sdk checks the names).
+SQRT_FUNCTION = "rlcc_sqrt_rate"
+PENALTY_FUNCTION = "rlcc_penalty_product"  # (excess * sqrt_rate) >> SQRT_RATE_FRAC_BITS
+RATE_PRODUCT_FUNCTION = "rlcc_scaled_rate"  # (rate * factor) >> FACTOR_FRAC_BITS
+RUNTIME_HEADER = "rlcc_runtime.h"
+LEAVES_PER_ROW = 4
 PRODUCT_SHIFTS = {PENALTY_FUNCTION: fmt.SQRT_RATE_FRAC_BITS, RATE_PRODUCT_FUNCTION: fmt.FACTOR_FRAC_BITS}
 
 
@@ -146,22 +149,27 @@ def _clamp_provenance(model: FxModel, side: str) -> str:
             f"{spec_value!r} -> round({fr[side]!r} * 2^{q})")
 
 
-def _split(model: FxModel, t: int, k: int, s: Split, input_macros: list[str]) -> CSplit:
+def _decimal(value: int, frac_bits: int, digits: int = 6) -> str:
+    """A fixed-point value as a short readable real number (``digits`` significant digits)."""
+    return f"{value / 2**frac_bits:.{digits}g}"
+
+
+def _split(model: FxModel, t: int, k: int, s: Split, input_macros: list[str], prefix: str) -> CSplit:
     spec = model.spec
     names = spec.input_names()
     feat = spec.features[s.input % spec.n_features]
     bits = vocab.get(feat.name).frac_bits
-    raw = (s.border - feat.offset) / feat.scale
-    macro = f"THR_{t}_{k}"
-    comment = (f"{names[s.input]} {s.op} {s.threshold} (Q{bits}): scaled border {s.border!r} -> raw "
-               f"({s.border!r} - {feat.offset!r}) / {feat.scale!r} = {raw!r} -> * 2^{bits} = {raw * 2**bits!r}")
+    macro = f"{prefix}THR_{t}_{k}"
+    # one readable real value (the raw feature value of the integer threshold); the full provenance
+    # (scaled border, affine map, rounding) is in the manifest
+    comment = f"{names[s.input]} {s.op} {_decimal(s.threshold, bits)}"
     cond = f"(x[{input_macros[s.input]}] {s.op} {macro})"
     return CSplit(k, f"{names[s.input]} {s.op} {s.threshold}", macro, c_int32(s.threshold), cond, comment)
 
 
-def _input_macros(model: FxModel) -> list[str]:
+def _input_macros(model: FxModel, prefix: str) -> list[str]:
     names = model.spec.input_names()
-    return ["IN_" + re.sub(r"\W+", "_", n).strip("_").upper() for n in names]
+    return [prefix + "IN_" + re.sub(r"\W+", "_", n).strip("_").upper() for n in names]
 
 
 def _inputs(model: FxModel, macros: list[str]) -> list[dict[str, Any]]:
@@ -175,8 +183,18 @@ def _inputs(model: FxModel, macros: list[str]) -> list[dict[str, Any]]:
     return sorted(out, key=lambda d: d["index"])
 
 
-def _row_chunks(values: tuple[int, ...], per_row: int = 8) -> tuple[str, ...]:
-    return tuple(", ".join(str(v) for v in values[i : i + per_row]) for i in range(0, len(values), per_row))
+def _leaf_rows(values: tuple[int, ...], per_row: int = LEAVES_PER_ROW) -> tuple[str, ...]:
+    """Leaf initializer rows, each with its values' decimals in a trailing comment, laid out as
+    clang-format's column layout of a braced list does (column width: the widest cell + 1)."""
+    cells = [f"{v}," for v in values]
+    rows = [cells[i : i + per_row] for i in range(0, len(cells), per_row)]
+    widths = [max(len(r[j]) for r in rows if j < len(r)) for j in range(len(rows[0]))] if rows else []
+    out = []
+    for i, row in enumerate(rows):
+        text = " ".join(cell.ljust(widths[j]) if j < len(row) - 1 else cell for j, cell in enumerate(row))
+        dec = " ".join(_decimal(v, fmt.LEAF_FRAC_BITS, 4) for v in values[i * per_row : (i + 1) * per_row])
+        out.append(f"{text} /* {dec} */")
+    return tuple(out)
 
 
 def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[str, Any]) -> dict[str, Any]:
@@ -185,17 +203,18 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         raise BadInputError(f"tree_style must be one of {', '.join(TREE_STYLES)}, got {tree_style!r}")
     spec = model.spec
     ident = c_ident(name)
+    prefix, macro_prefix = ident + "_", ident.upper() + "_"
     uses = _feature_uses(model)
-    macros = _input_macros(model)
+    macros = _input_macros(model, macro_prefix)
     trees = []
     for t, tree in enumerate(model.trees):
-        splits = tuple(_split(model, t, k, s, macros) for k, s in enumerate(tree.splits))
-        trees.append(CTree(t, tree.depth, splits, f"LEAVES_{t}", tree.leaves, _row_chunks(tree.leaves)))
+        splits = tuple(_split(model, t, k, s, macros, macro_prefix) for k, s in enumerate(tree.splits))
+        trees.append(CTree(t, tree.depth, splits, f"{prefix}leaves_{t}", tree.leaves, _leaf_rows(tree.leaves)))
     params = _params(model, uses)
     enabled = [fmt.EVENT_TX, fmt.EVENT_RTT] + ([fmt.EVENT_CNP] if uses["cnp"] else []) + ([fmt.EVENT_NACK] if uses["nack"] else [])
     disabled = [e for e in sorted(fmt.EVENT_NAMES) if e not in enabled]
     features = [
-        {"index": i, "name": f.name, "macro": "F_" + f.name.upper(), "scale": repr(f.scale), "offset": repr(f.offset),
+        {"index": i, "name": f.name, "macro": macro_prefix + "F_" + f.name.upper(), "scale": repr(f.scale), "offset": repr(f.offset),
          "frac_bits": vocab.get(f.name).frac_bits}
         for i, f in enumerate(spec.features)
     ]
@@ -203,6 +222,11 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "name": name,
         "ident": ident,
         "IDENT": ident.upper(),
+        "p": prefix,  # prefix of the model's file-scope identifiers
+        "P": macro_prefix,  # ... and of its macros and enumerators
+        "runtime_version": runtime_version(),
+        "runtime_text": None,  # the runtime header's text when it is inlined (render_sources)
+        "wrap_call": wrap_call,
         "rlcc_version": __version__,
         "tree_style": tree_style,
         "model_sha256": model_sha256(model),
@@ -222,11 +246,13 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "leaf_bytes": 4 * sum(len(t.leaves) for t in model.trees),
         "bias": c_int32(model.bias),
         "bias_value": model.bias,
+        "bias_decimal": _decimal(model.bias, fmt.LEAF_FRAC_BITS),
         "params": params,
         "param": {p.key: p for p in params},
         "event_names": fmt.EVENT_NAMES,
         "enabled_events": [fmt.EVENT_NAMES[e] for e in enabled],
         "disabled_events": [fmt.EVENT_NAMES[e] for e in disabled],
+        "disable_mask": c_uint32(sum(1 << e for e in disabled)),
         "sqrt": _sqrt_plan(),
         "fn": {"sqrt": SQRT_FUNCTION, "penalty": PENALTY_FUNCTION, "rate_product": RATE_PRODUCT_FUNCTION},
         "input_type": "int64_t" if "rate" in spec.feature_names else "int32_t",
@@ -236,6 +262,41 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "cnp_shift": fmt.CNP_SHIFT,
         "nack_shift": fmt.NACK_SHIFT,
     }
+
+
+def wrap_call(head: str, args: list[str], tail: str, indent: int = 0, limit: int = 120) -> str:
+    """``head(arg, arg...)tail`` as clang-format lays it out: one line if it fits, else the
+    arguments bin-packed and aligned after the opening parenthesis."""
+    pad = " " * indent
+    one = f"{pad}{head}({', '.join(args)}){tail}"
+    if len(one) <= limit:
+        return one
+    col = len(pad) + len(head) + 1
+    lines, cur = [], pad + head + "("
+    for i, arg in enumerate(args):
+        piece = arg + ("," if i < len(args) - 1 else ")" + tail)
+        if cur.endswith("(") or len(cur) + 1 + len(piece) <= limit:
+            cur = cur + piece if cur.endswith("(") else f"{cur} {piece}"
+        else:
+            lines.append(cur)
+            cur = " " * col + piece
+    lines.append(cur)
+    return "\n".join(lines)
+
+
+def runtime_header_text() -> str:
+    """The runtime header every generated firmware uses (``rlcc.firmware_sdk_stub``)."""
+    from rlcc.firmware_sdk_stub import runtime_header
+
+    return runtime_header().read_text(encoding="utf-8")
+
+
+def runtime_version() -> int:
+    """``RLCC_RUNTIME_VERSION`` of the runtime header."""
+    m = re.search(r"^#define RLCC_RUNTIME_VERSION (\d+)u$", runtime_header_text(), re.M)
+    if m is None:
+        raise BadInputError("rlcc_runtime.h has no RLCC_RUNTIME_VERSION")
+    return int(m.group(1))
 
 
 def _sqrt_plan() -> dict:

@@ -6,30 +6,39 @@ from pathlib import Path
 from typing import Any
 
 from rlcc.codegen import manifest
-from rlcc.codegen.context import build_context
+from rlcc.codegen.context import build_context, runtime_header_text
 from rlcc.codegen.render import render
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.vectors import Vectors, default_vectors
 
 
 def render_sources(model: FxModel, name: str = "firmware", tree_style: str = "oblivious",
-                   source_info: dict[str, Any] | None = None) -> tuple[dict[str, str], dict[str, Any]]:
-    """The C sources as text ({"c": ..., "h": ...}) and the template context used."""
+                   source_info: dict[str, Any] | None = None,
+                   inline_runtime: bool = False) -> tuple[dict[str, str], dict[str, Any]]:
+    """The C sources as text ({"c": ..., "h": ...}) and the template context used.
+
+    By default ``<name>.c`` includes the runtime header ``rlcc_runtime.h`` (SDK include
+    directory: ``rlcc.firmware_sdk_stub.include_dirs()``); ``inline_runtime`` expands that include
+    at render time from the same header file, giving one self-contained ``.c``.
+    """
     context = build_context(model, name, tree_style, source_info or {})
+    if inline_runtime:
+        context["runtime_text"] = runtime_header_text().rstrip("\n")
     return {"c": render("firmware.c.j2", context), "h": render("firmware.h.j2", context)}, context
 
 
 def generate(model: FxModel, out_dir: str | Path, name: str = "firmware", tree_style: str = "oblivious",
-             vectors: Vectors | None = None, source_info: dict[str, Any] | None = None) -> dict[str, Path]:
+             vectors: Vectors | None = None, source_info: dict[str, Any] | None = None,
+             inline_runtime: bool = False) -> dict[str, Path]:
     """Write ``<name>.c``, ``<name>.h`` and ``<name>.rlcc.json`` into ``out_dir``.
 
     ``vectors`` defaults to :func:`rlcc.fxp.vectors.default_vectors`; ``source_info`` (e.g. the
     source policy's path and hash) is copied into the C header comment and the manifest.
-    Output is byte-identical for identical inputs. Returns {"c", "h", "manifest"} -> path.
+    ``inline_runtime``: see :func:`render_sources`. Output is byte-identical for identical inputs. Returns {"c", "h", "manifest"} -> path.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    texts, context = render_sources(model, name, tree_style, source_info)
+    texts, context = render_sources(model, name, tree_style, source_info, inline_runtime)
     if vectors is None:
         vectors = default_vectors(model)
     files = {"c": (f"{name}.c", texts["c"]), "h": (f"{name}.h", texts["h"])}

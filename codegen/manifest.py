@@ -6,6 +6,8 @@ Schema (format ``rlcc.firmware``, version 1)::
      "tree_style": "oblivious" | "ifelse",
      "files": {"c": {"path": "<name>.c", "sha256": hex}, "h": {"path": "<name>.h", "sha256": hex}},
      "model_sha256": hex of the FxModel JSON, "spec": ObservationSpec dict, "model": FxModel dict,
+     "runtime": {"header", "version", "sha256", "inlined"} of rlcc_runtime.h,
+     "threshold_provenance": per tree and level, scaled border -> raw -> device integer,
      "parameters": [{"id", "name", "default", "provenance", "valid"}],
      "events": {"enabled": [names], "disabled": [names], "disable_event_mask": int},
      "source_info": {str: str},
@@ -24,10 +26,12 @@ import hashlib
 import json
 from typing import Any
 
+from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.errors import BadInputError
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.vectors import Vectors
+from rlcc.codegen.context import RUNTIME_HEADER, runtime_header_text
 
 FORMAT = "rlcc.firmware"
 VERSION = 1
@@ -48,6 +52,9 @@ def build(model: FxModel, context: dict[str, Any], files: dict[str, tuple[str, s
         "tree_style": context["tree_style"],
         "files": {k: {"path": path, "sha256": sha256_text(text)} for k, (path, text) in sorted(files.items())},
         "model_sha256": context["model_sha256"],
+        "runtime": {"header": RUNTIME_HEADER, "version": context["runtime_version"],
+                    "sha256": sha256_text(runtime_header_text()), "inlined": context["runtime_text"] is not None},
+        "threshold_provenance": threshold_provenance(model),
         "spec": model.spec.to_dict(),
         "model": model.to_dict(),
         "parameters": [
@@ -62,6 +69,23 @@ def build(model: FxModel, context: dict[str, Any], files: dict[str, tuple[str, s
         "source_info": dict(context["source_info"]),
         "vectors": vectors.to_dict(),
     }
+
+
+def threshold_provenance(model: FxModel) -> list[list[str]]:
+    """Per tree and level, where the integer threshold comes from (the C shows only its real value)."""
+    spec = model.spec
+    names = spec.input_names()
+    out = []
+    for tree in model.trees:
+        rows = []
+        for s in tree.splits:
+            feat = spec.features[s.input % spec.n_features]
+            bits = vocab.get(feat.name).frac_bits
+            raw = (s.border - feat.offset) / feat.scale
+            rows.append(f"{names[s.input]} {s.op} {s.threshold} (Q{bits}): scaled border {s.border!r} -> raw "
+                        f"({s.border!r} - {feat.offset!r}) / {feat.scale!r} = {raw!r} -> * 2^{bits} = {raw * 2**bits!r}")
+        out.append(rows)
+    return out
 
 
 def dumps(manifest: dict[str, Any]) -> str:

@@ -1,6 +1,7 @@
 """rlcc.firmware_sdk_stub: a PCC-style NIC congestion-control firmware SDK stub.
 
 C side (package data in this folder): ``pcc_sdk.h`` (API, includes ``pcc_fxp.h``),
+``rlcc_runtime.h`` (the model-independent runtime of rlcc-generated firmware),
 ``pcc_runtime.c`` (parameter/counter storage, service stubs), the table-driven harness
 (``pcc_harness.h`` layout, ``harness_core.c`` loop, ``harness.c`` + ``crt0.S`` + ``link.ld``
 for bare-metal RISC-V, ``harness_host.c`` for a hosted build) and ``examples/rtt_template.c``.
@@ -37,6 +38,11 @@ def _check_target(target: str) -> None:
 def header_path() -> Path:
     """The SDK header user algorithms include (``#include "pcc_sdk.h"``)."""
     return SDK_DIR / "pcc_sdk.h"
+
+
+def runtime_header() -> Path:
+    """The runtime of rlcc-generated firmware (``#include "rlcc_runtime.h"``; RLCC_RUNTIME_VERSION)."""
+    return SDK_DIR / "rlcc_runtime.h"
 
 
 def include_dirs() -> list[Path]:
@@ -79,6 +85,7 @@ __all__ = [
     "HOST_TARGET",
     "TARGETS",
     "header_path",
+    "runtime_header",
     "include_dirs",
     "runtime_sources",
     "linker_script",

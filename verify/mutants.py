@@ -32,8 +32,10 @@ from typing import Any
 
 import numpy as np
 
+from rlcc import firmware_sdk_stub as sdk
 from rlcc import formats as fmt
 from rlcc.codegen import manifest as manifest_io
+from rlcc.codegen.context import RUNTIME_HEADER
 from rlcc.emulator.cycle_model import load_profile
 from rlcc.errors import BadInputError, BuildError, EmulationError, ExitCode, RlccError
 from rlcc.fxp import golden
@@ -382,7 +384,12 @@ def run_mutation_analysis(
     v = default_vectors(model, shipped) if vectors is None else vectors
 
     sources = {"c": firmware_c.read_text(encoding="utf-8"), "h": header.read_text(encoding="utf-8")}
-    mutants = generate_mutants(sources["c"], sources["h"], model, kinds)
+    names = {"c": firmware_c.name, "h": header.name}
+    runtime = firmware_c.with_name(RUNTIME_HEADER)
+    if f'#include "{RUNTIME_HEADER}"' in sources["c"]:  # not inlined: the runtime's mutants edit a copy
+        sources["rt"] = (runtime if runtime.is_file() else sdk.runtime_header()).read_text(encoding="utf-8")
+        names["rt"] = RUNTIME_HEADER
+    mutants = generate_mutants(sources["c"], sources["h"], model, kinds, rt_text=sources.get("rt"))
     with tempfile.TemporaryDirectory(prefix="rlcc-mutants-") as tmp:
         elf = build_harness_elf(firmware_c, target, Path(tmp), cc=cc, zbb=zbb)
         reason, example = _replay(HarnessRunner(elf, TARGET_XLEN[target], prof, zbb=zbb), v)
@@ -390,7 +397,7 @@ def run_mutation_analysis(
         raise RlccError(f"{firmware_c.name} itself fails verification on {target} ({reason} differ; e.g. {example}): "
                         "mutation analysis of wrong firmware is meaningless", ExitCode.MISMATCH)
 
-    job = _Job(sources, {"c": firmware_c.name, "h": header.name}, target, prof, cc, zbb, model, v, _Targeting(model, v), prover,
+    job = _Job(sources, names, target, prof, cc, zbb, model, v, _Targeting(model, v), prover,
                _unobservable_edits(model, mutants) if golden_equivalence else {})
     if jobs <= 1:
         results = [_evaluate(m, job) for m in _progress(mutants, len(mutants), progress, target)]

@@ -33,16 +33,18 @@ U32_MAX = 0xFFFFFFFF
 KINDS = ("thr", "leaf", "bias", "clamp", "op", "round", "hist", "probe")
 
 _INT32 = r"(INT32_C\((-?\d+)\)|\(-INT32_C\(2147483647\) - 1\))"
-_THR_RE = re.compile(r"^#define THR_(\d+)_(\d+) " + _INT32)
-_BIAS_RE = re.compile(r"^#define BIAS " + _INT32)
-_LEAVES_RE = re.compile(r"^static const int32_t LEAVES_(\d+)\[(\d+)\] = \{")
+# Model identifiers carry the firmware's name as prefix (``FIRMWARE_THR_3_2``, ``firmware_leaves_5``).
+_THR_RE = re.compile(r"^#define \w*?THR_(\d+)_(\d+) " + _INT32)
+_BIAS_RE = re.compile(r"^#define \w*?BIAS " + _INT32)
+_LEAVES_RE = re.compile(r"^static const int32_t \w*?(?:LEAVES|leaves)_(\d+)\[(\d+)\] = \{")
 _NUM_RE = re.compile(r"-?\d+")
-_COND_RE = re.compile(r"x\[(IN_\w+)\] (>=|<=|>|<) THR_(\d+)_(\d+)\b")
+_COMMENT_RE = re.compile(r"/\*.*?\*/")
+_COND_RE = re.compile(r"x\[(\w*?IN_\w+)\] (>=|<=|>|<) \w*?THR_(\d+)_(\d+)\b")
 _DEFAULT_RE = re.compile(r"^#define (\w+)_DEF_(CLAMP_MIN_Q16|CLAMP_MAX_Q16|PROBE_TIMEOUT_NS) UINT32_C\((\d+)\)")
-_ENUM_ITEM_RE = re.compile(r"^\s*((?:IN|F)_\w+) = (\d+),")
-_HIST_STORE_RE = re.compile(r"^(\s*c\[)(HIST_WORD\((\d+)u, (F_\w+)\))(\] = \(uint32_t\)x\[IN_\w+\];.*)$")
-_SHIFT_CALL_RE = re.compile(r"^(\s*)shift_history\(c, x\);")
-_PROBE_RE = re.compile(r"^(\s*if \(now - c\[RLCC_CTX_PROBE_TS\]) >= (param\(.*)$")
+_ENUM_ITEM_RE = re.compile(r"^\s*(\w*?(?:IN|F)_\w+) = (\d+),")
+_HIST_STORE_RE = re.compile(r"^(\s*c\[)(\w*?HIST_WORD\((\d+)u, (\w*?F_\w+)\))(\] = \(uint32_t\)x\[\w*?IN_\w+\];.*)$")
+_SHIFT_CALL_RE = re.compile(r"^(\s*)(\w*shift_history)\(c, x\);")
+_PROBE_RE = re.compile(r"^(\s*if \(now - c\[RLCC_CTX_PROBE_TS\]) >= (\w.*)$")
 _FLIP = {">": ">=", "<": "<=", ">=": ">", "<=": "<"}
 
 
@@ -50,7 +52,7 @@ _FLIP = {">": ">=", "<": "<=", ">=": ">", "<=": "<"}
 class Mutant:
     """One single-line edit of the firmware sources.
 
-    ``file`` is "c" or "h"; ``line`` is 1-based. ``tree``/``level``/``leaf``/``input``/``threshold``
+    ``file`` is "c", "h" or "rt" (the runtime header); ``line`` is 1-based. ``tree``/``level``/``leaf``/``input``/``threshold``
     locate tree mutants in the model so a runner can pick the vectors that exercise them.
     """
 
@@ -83,11 +85,11 @@ def _int32_value(m: re.Match[str], group: int) -> int:
 
 def _enum_values(text: str, prefix: str) -> dict[str, int]:
     found = (m for m in map(_ENUM_ITEM_RE.match, text.splitlines()) if m)
-    return {m.group(1): int(m.group(2)) for m in found if m.group(1).startswith(prefix)}
+    return {m.group(1): int(m.group(2)) for m in found if re.match(rf"(?:\w*_)?{prefix}", m.group(1))}
 
 
 def _feature_name(macro: str) -> str:
-    return macro[2:].lower()
+    return macro.split("F_", 1)[1].lower() if "F_" in macro else macro.lower()
 
 
 # ---- reachability ------------------------------------------------------------------------
@@ -190,7 +192,8 @@ def _tree_constants(c_lines: Sequence[str], inputs: dict[str, int], reachable: l
             if line.strip().startswith("};"):
                 leaves_of = None
                 continue
-            for tok in _NUM_RE.finditer(line):
+            code = _COMMENT_RE.sub(lambda c: " " * len(c.group()), line)  # decimal values in comments
+            for tok in _NUM_RE.finditer(code):
                 t, i, v = leaves_of, leaf_no, int(tok.group())
                 leaf_no += 1
                 if reachable is not None and (t >= len(reachable) or i not in reachable[t]):
@@ -223,7 +226,7 @@ def _operators(c_lines: Sequence[str], inputs: dict[str, int]) -> list[Mutant]:
     return out
 
 
-def _rounding(c_lines: Sequence[str]) -> list[Mutant]:
+def _rounding(c_lines: Sequence[str], file: str = "c") -> list[Mutant]:
     """Truncating right shifts that round to nearest / up instead."""
     def half(shift: str) -> str:
         return f"(UINT64_C(1) << ({shift} - 1u))"
@@ -245,7 +248,7 @@ def _rounding(c_lines: Sequence[str]) -> list[Mutant]:
                 continue
             for mid, add, how in variants:
                 new = f"{m.group(1)}({m.group(2)} + {add}) >> {shift};{line[m.end():]}"
-                out.append(Mutant(mid, "round", f"{what}: truncating >> {shift} rounds ({how})", "c", n, line, new))
+                out.append(Mutant(mid, "round", f"{what}: truncating >> {shift} rounds ({how})", file, n, line, new))
             break
     return out
 
@@ -270,14 +273,14 @@ def _history(c_lines: Sequence[str], features: dict[str, int]) -> list[Mutant]:
                                       "c", n, line, m.group(1) + expr + m.group(5)))
         elif (m := _SHIFT_CALL_RE.match(line)) is not None:
             out.append(Mutant("hist:drop", "hist", "history shift dropped (stored window never advances)", "c", n, line,
-                              f"{m.group(1)}(void)shift_history; /* mutant: history shift dropped */"))
+                              f"{m.group(1)}(void){m.group(2)}; /* mutant: history shift dropped */"))
     return out
 
 
-def _probe(c_lines: Sequence[str]) -> list[Mutant]:
+def _probe(c_lines: Sequence[str], file: str = "c") -> list[Mutant]:
     for n, line in enumerate(c_lines, 1):
         if (m := _PROBE_RE.match(line)) is not None:
-            return [Mutant("probe:gt", "probe", "probe timeout test '>=' -> '>' (re-request one ns late)", "c", n, line,
+            return [Mutant("probe:gt", "probe", "probe timeout test '>=' -> '>' (re-request one ns late)", file, n, line,
                            f"{m.group(1)} > {m.group(2)}")]
     return []
 
@@ -298,8 +301,12 @@ def _defaults(h_lines: Sequence[str]) -> list[Mutant]:
 
 
 def generate_mutants(c_text: str, h_text: str, model: FxModel | None = None, kinds: Iterable[str] | None = None,
-                     reachable: list[frozenset[int]] | None = None) -> list[Mutant]:
+                     reachable: list[frozenset[int]] | None = None, rt_text: str | None = None) -> list[Mutant]:
     """Every mutant of the firmware sources, in source order per kind.
+
+    ``rt_text``: the runtime header ``rlcc_runtime.h`` when the C includes it (not inlined): the
+    runtime's rounding and probe mutants are then edits of that file (``file`` "rt"), built as a
+    copy beside the mutated firmware.c, which the quoted include finds first.
 
     With a ``model`` only reachable leaves are mutated (``reachable`` overrides the
     computation); without one, every leaf. ``kinds`` selects a subset of :data:`KINDS`.
@@ -313,7 +320,11 @@ def generate_mutants(c_text: str, h_text: str, model: FxModel | None = None, kin
     c_lines, h_lines = c_text.splitlines(), h_text.splitlines()
     inputs, features = _enum_values(c_text, "IN_"), _enum_values(c_text, "F_")
     found = _tree_constants(c_lines, inputs, reachable) + _operators(c_lines, inputs)
-    found += _rounding(c_lines) + _history(c_lines, features) + _probe(c_lines) + _defaults(h_lines)
+    rt_found = _rounding(c_lines) + _probe(c_lines)
+    if not rt_found and rt_text is not None:
+        rt_lines = rt_text.splitlines()
+        rt_found = _rounding(rt_lines, "rt") + _probe(rt_lines, "rt")
+    found += _history(c_lines, features) + _defaults(h_lines) + rt_found
     mutants = [m for m in found if m.kind in wanted]
     ids = [m.id for m in mutants]
     if len(set(ids)) != len(ids):

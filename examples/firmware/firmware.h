@@ -34,11 +34,15 @@ enum firmware_param {
 #define FIRMWARE_DEF_TARGET_Q16 UINT32_C(4194) /* target = 0.064 -> round(0.064 * 2^16) */
 #define FIRMWARE_DEF_BETA_Q16 UINT32_C(98304) /* beta = 1.5 -> round(1.5 * 2^16) */
 #define FIRMWARE_DEF_INV_BASE_RTT UINT32_C(536871) /* base RTT = 8000 ns -> round(2^32 / 8000) */
-#define FIRMWARE_DEF_CLAMP_MIN_Q16 UINT32_C(54613) /* teacher's lowest factor 0.8333333333333334 (analytic: Tanh output [-1, 1] through the asymmetric map (gain 0.2)), inside clamp_min = 0.8 -> round(0.8333333333333334 * 2^16) */
-#define FIRMWARE_DEF_CLAMP_MAX_Q16 UINT32_C(78643) /* teacher's highest factor 1.2 (analytic: Tanh output [-1, 1] through the asymmetric map (gain 0.2)), inside clamp_max = 1.25 -> round(1.2 * 2^16) */
+/* teacher's lowest factor 0.8333333333333334 (analytic: Tanh output [-1, 1] through the asymmetric map (gain 0.2)), inside clamp_min = 0.8 -> round(0.8333333333333334 * 2^16) */
+#define FIRMWARE_DEF_CLAMP_MIN_Q16 UINT32_C(54613)
+/* teacher's highest factor 1.2 (analytic: Tanh output [-1, 1] through the asymmetric map (gain 0.2)), inside clamp_max = 1.25 -> round(1.2 * 2^16) */
+#define FIRMWARE_DEF_CLAMP_MAX_Q16 UINT32_C(78643)
 #define FIRMWARE_DEF_RATE_INITIAL UINT32_C(1048576) /* initial rate = 1.0 of line rate -> round(1.0 * 2^20) */
-#define FIRMWARE_DEF_RATE_MIN UINT32_C(64) /* minimum rate = 6.103515625e-05 of line rate -> round(6.103515625e-05 * 2^20) */
-#define FIRMWARE_DEF_PROBE_TIMEOUT_NS UINT32_C(4000000) /* RTT-probe timeout of TX events = 4000000 ns (rlcc.formats.PROBE_TIMEOUT_NS_DEFAULT) */
+/* minimum rate = 6.103515625e-05 of line rate -> round(6.103515625e-05 * 2^20) */
+#define FIRMWARE_DEF_RATE_MIN UINT32_C(64)
+/* RTT-probe timeout of TX events = 4000000 ns (rlcc.formats.PROBE_TIMEOUT_NS_DEFAULT) */
+#define FIRMWARE_DEF_PROBE_TIMEOUT_NS UINT32_C(4000000)
 
 _Static_assert(FIRMWARE_P_NUM <= PCC_NUM_PARAMS, "parameters must fit the slot's parameter array");
 

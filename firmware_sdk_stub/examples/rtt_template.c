@@ -16,9 +16,12 @@
  *     decrease, backoff++ (capped at MAX_BACKOFF), request a new probe. While the core is
  *     overloaded (attr overload bit) TX events skip the timeout check;
  *   - ACK (and the deprecated FW/NULL) events are disabled in user_init.
- * Factors are Q16.16 (pcc_fxp_mult), rates have 20 fractional bits.
+ * Factors are Q16.16 (pcc_fxp_mult), rates have 20 fractional bits. Parameter storage and commit,
+ * context clearing and the rate clamp come from rlcc_runtime.h, the runtime rlcc-generated
+ * firmware uses too.
  */
 #include "pcc_sdk.h"
+#include "rlcc_runtime.h"
 
 /* ---- parameters (per slot; ids are indices into pcc_params[slot]) ---- */
 enum rtt_tmpl_param {
@@ -75,12 +78,7 @@ static const uint32_t rtt_tmpl_defaults[RTT_P_NUM] = {
 
 void user_init(uint32_t *disable_event_bitmask)
 {
-    uint32_t s, p;
-    for (s = 0; s < PCC_NUM_SLOTS; s++) {
-        for (p = 0; p < PCC_NUM_PARAMS; p++) {
-            pcc_params[s][p] = p < RTT_P_NUM ? rtt_tmpl_defaults[p] : 0u;
-        }
-    }
+    rlcc_init_params(rtt_tmpl_defaults, RTT_P_NUM);
     *disable_event_bitmask = (UINT32_C(1) << PCC_EVENT_NULL) | (UINT32_C(1) << PCC_EVENT_FW) |
                              (UINT32_C(1) << PCC_EVENT_ACK);
 }
@@ -97,38 +95,16 @@ static bool rtt_tmpl_params_valid(const uint32_t *p)
            p[RTT_P_RTT_TIMEOUT] > 0u && p[RTT_P_MAX_BACKOFF] <= 15u;
 }
 
+/* validates the whole resulting set (cross-parameter rules), then commits it atomically */
 int user_set_algo_params(uint32_t port, uint32_t slot, uint32_t param_id_base, uint32_t n,
                          const uint32_t *new_values, uint32_t *params)
 {
-    uint32_t tmp[RTT_P_NUM];
-    uint32_t i;
-    if (port >= PCC_NUM_PORTS || slot >= PCC_NUM_SLOTS || params == NULL ||
-        param_id_base > RTT_P_NUM || n > RTT_P_NUM - param_id_base ||
-        (n != 0u && new_values == NULL)) {
-        return PCC_FAIL;
-    }
-    /* validate the whole resulting set (cross-parameter rules), then commit atomically */
-    for (i = 0; i < RTT_P_NUM; i++) {
-        tmp[i] = params[i];
-    }
-    for (i = 0; i < n; i++) {
-        tmp[param_id_base + i] = new_values[i];
-    }
-    if (!rtt_tmpl_params_valid(tmp)) {
-        return PCC_FAIL;
-    }
-    for (i = 0; i < n; i++) {
-        params[param_id_base + i] = new_values[i];
-    }
-    return PCC_OK;
+    return rlcc_set_params(port, slot, param_id_base, n, new_values, params, RTT_P_NUM, rtt_tmpl_params_valid);
 }
 
 static uint32_t clamp_rate(uint32_t rate, uint32_t min_rate)
 {
-    if (rate < min_rate) {
-        return min_rate;
-    }
-    return rate > PCC_MAX_RATE ? PCC_MAX_RATE : rate;
+    return rlcc_clamp_rate(rate, min_rate);
 }
 
 void user_algo(pcc_ctx_t *ctx, const pcc_event_t *ev, pcc_attr_t attr, pcc_results_t *results)
@@ -140,10 +116,7 @@ void user_algo(pcc_ctx_t *ctx, const pcc_event_t *ev, pcc_attr_t attr, pcc_resul
     uint32_t rtt_req = 0;
 
     if (rate == 0u) { /* new flow */
-        uint32_t i;
-        for (i = 0; i < PCC_CTX_WORDS; i++) {
-            c[i] = 0u;
-        }
+        rlcc_ctx_clear(c);
         rate = clamp_rate(pcc_param(attr, RTT_P_NEW_FLOW_RATE), min_rate);
         c[CTX_FLAGS] = CTXF_PROBE_OUT;
         c[CTX_PROBE_TS] = now;

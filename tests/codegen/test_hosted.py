@@ -71,17 +71,17 @@ def test_perturbed_threshold_is_caught(generated, tmp_path):
     model = MODELS["tiny"]
     src = generated("tiny")["c"].read_text()
     thr = model.trees[0].splits[0].threshold
-    line = f"#define THR_0_0 INT32_C({thr})"
+    line = f"#define TINY_OBLIVIOUS_THR_0_0 INT32_C({thr})"
     assert line in src
     bad_c = tmp_path / "tiny_oblivious.c"
-    bad_c.write_text(src.replace(line, f"#define THR_0_0 INT32_C({thr + 1})"))
+    bad_c.write_text(src.replace(line, f"#define TINY_OBLIVIOUS_THR_0_0 INT32_C({thr + 1})"))
     (tmp_path / "tiny_oblivious.h").write_text(generated("tiny")["h"].read_text())
     exe = build_host(bad_c, tmp_path / "perturbed")
     vec = V.boundary_vectors(model)
     assert len(mismatches(run_host(exe, vec, tmp_path), vec)) > 0
 
 
-PROBE_RULE = "if (now - c[RLCC_CTX_PROBE_TS] >= param(attr, TINY_OBLIVIOUS_P_PROBE_TIMEOUT_NS)) {"
+PROBE_RULE = "if (now - c[RLCC_CTX_PROBE_TS] >= timeout_ns) {"  # in rlcc_runtime.h, inlined here
 
 
 @pytest.mark.parametrize("mutant", ["off_by_one", "removed", "no_restart_on_rtt"])
@@ -91,14 +91,14 @@ def test_altered_probe_timeout_rule_is_caught(mutant, generated, tmp_path):
     from rlcc.verify.check import verify_firmware
 
     model = MODELS["tiny"]
-    paths = generated("tiny")
+    paths = generate(model, tmp_path / "inlined", name="tiny_oblivious", inline_runtime=True)
     src = paths["c"].read_text()
-    assert src.count(PROBE_RULE) == 1
-    restart = "        c[RLCC_CTX_PROBE_TS] = now;      /* request the next probe */\n"
+    assert src.count(PROBE_RULE) == 1 and '#include "rlcc_runtime.h"' not in src
+    restart = "        c[RLCC_CTX_PROBE_TS] = now; /* request the next probe */\n"
     assert src.count(restart) == 1
     bad_src = {
         "off_by_one": src.replace(PROBE_RULE, PROBE_RULE.replace(">=", ">")),
-        "removed": src.replace(PROBE_RULE, "if (0) {\n        (void)now;\n        (void)attr;"),
+        "removed": src.replace(PROBE_RULE, "if (0) {\n        (void)now;\n        (void)timeout_ns;"),
         "no_restart_on_rtt": src.replace(restart, ""),
     }[mutant]
     assert bad_src != src

@@ -17,7 +17,9 @@ from codegen_models import MODELS, SYNTHETIC_SPEC, random_model, tiny_model
 from elftools.elf.elffile import ELFFile
 
 from rlcc import firmware_sdk_stub as sdk
-from rlcc.codegen import TREE_STYLES, generate, render_sources
+from rlcc import features as vocab
+from rlcc.codegen import TREE_STYLES, generate, manifest, render_sources
+from rlcc.fxp.vectors import default_vectors
 from rlcc.errors import BadInputError
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -74,22 +76,25 @@ def test_warnings_as_errors_system_compilers(cc, generated, tmp_path):
 def test_source_is_freestanding_and_documented():
     texts, ctx = render_sources(MODELS["all_features"], name="fw")
     c = texts["c"]
-    assert set(re.findall(r'#include [<"]([^>"]+)[>"]', c)) == {"stdbool.h", "stdint.h", "pcc_sdk.h", "fw.h"}
+    assert set(re.findall(r'#include [<"]([^>"]+)[>"]', c)) == {"rlcc_runtime.h", "fw.h"}
     code = re.sub(r"/\*.*?\*/", "", c, flags=re.S)
     assert not re.search(r"\b(float|double|malloc|free)\b", code)
     assert ctx["model_sha256"] in c and "rlcc " in c
-    for tree in MODELS["all_features"].trees:
-        for s in tree.splits:
-            assert f"{s.op} {s.threshold} (Q" in c and repr(s.border) in c
-    assert "_Static_assert(RLCC_CTX_HISTORY + HISTORY_WORDS <= RLCC_CTX_WORDS" in c
+    data = manifest.build(MODELS["all_features"], ctx, {}, default_vectors(MODELS["all_features"]))
+    for t, tree in enumerate(MODELS["all_features"].trees):
+        for k, s in enumerate(tree.splits):  # the C shows the real value, the manifest the provenance
+            bits = vocab.get(MODELS["all_features"].spec.features[s.input % 6].name).frac_bits
+            assert f"#define FW_THR_{t}_{k} INT32_C({s.threshold}) /* " in c and f"{s.threshold / 2**bits:.6g} */" in c
+            assert f"{s.op} {s.threshold} (Q" in data["threshold_provenance"][t][k] and repr(s.border) in data["threshold_provenance"][t][k]
+    assert "_Static_assert(RLCC_CTX_HISTORY + FW_HISTORY_WORDS <= RLCC_CTX_WORDS" in c
     assert "round(2^32 / 12000)" in texts["h"] and "beta = 1.25 -> round(1.25 * 2^16)" in texts["h"]
 
 
 def test_oblivious_form_is_branch_free():
     texts, _ = render_sources(random_model(SYNTHETIC_SPEC, n_trees=4, depth=5), name="fw")
-    body = texts["c"].split("static inline int32_t eval_ensemble", 1)[1].split("\n}\n", 1)[0]
+    body = texts["c"].split("static inline int32_t fw_eval_ensemble", 1)[1].split("\n}\n", 1)[0]
     assert "if" not in re.sub(r"/\*.*?\*/", "", body) and "?" not in body
-    assert body.count("idx |= (uint32_t)(x[") == 20
+    assert body.count("idx |= (uint32_t)(x[") + body.count("idx = (uint32_t)(x[") == 20
 
 
 def test_bad_arguments():

@@ -19,7 +19,7 @@ import pytest
 from rlcc import formats as fmt
 from rlcc.codegen import generate, manifest as manifest_io
 from rlcc.errors import BuildError, ExitCode, RlccError
-from rlcc.firmware_sdk_stub import include_dirs
+from rlcc.firmware_sdk_stub import include_dirs, runtime_header
 from rlcc.fxp import golden
 from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxConstants, FxModel, Split, Tree
 from rlcc.fxp.vectors import expected
@@ -40,7 +40,11 @@ def example_model() -> FxModel:
 
 
 def sources(c: Path, h: Path) -> dict[str, str]:
-    return {"c": c.read_text(), "h": h.read_text()}
+    """The firmware's sources, with the runtime header it includes (its rounding/probe mutants)."""
+    return {"c": c.read_text(), "h": h.read_text(), "rt": runtime_header().read_text()}
+
+
+NAMES = {"rt": "rlcc_runtime.h"}
 
 
 def brute_force_reachable(model: FxModel) -> list[set[int]]:
@@ -94,7 +98,7 @@ def test_reachable_leaves_match_brute_force():
 def test_example_mutant_counts_and_one_line_edits(tmp_path):
     model = example_model()
     src = sources(EXAMPLE / "firmware.c", EXAMPLE / "firmware.h")
-    mutants = generate_mutants(src["c"], src["h"], model)
+    mutants = generate_mutants(src["c"], src["h"], model, rt_text=src["rt"])
     counts = Counter(m.kind for m in mutants)
     n_splits = sum(t.depth for t in model.trees)
     assert counts == {"thr": 2 * n_splits, "op": n_splits, "leaf": 2 * sum(map(len, brute_force_reachable(model))),
@@ -108,21 +112,21 @@ def test_example_mutant_counts_and_one_line_edits(tmp_path):
         assert m.description and m.kind in KINDS
     first_per_kind = {m.kind: m for m in reversed(mutants)}
     for m in first_per_kind.values():
-        compiles(m.apply(src), {"c": "firmware.c", "h": "firmware.h"}, tmp_path / m.id.replace(":", "_"))
+        compiles(m.apply(src), {"c": "firmware.c", "h": "firmware.h", **NAMES}, tmp_path / m.id.replace(":", "_"))
 
 
 @pytest.mark.parametrize("style, n_op", [("oblivious", 4), ("ifelse", 6)])
 def test_golden_tiny_mutants_all_compile(style, n_op, tmp_path):
     """Both tree styles parse the same; the if-else form repeats a level-1 split per node."""
     src = sources(GOLDEN / f"tiny_{style}.c", GOLDEN / f"tiny_{style}.h")
-    mutants = generate_mutants(src["c"], src["h"])  # no model: every leaf
+    mutants = generate_mutants(src["c"], src["h"], rt_text=src["rt"])  # no model: every leaf
     assert Counter(m.kind for m in mutants) == {"thr": 8, "leaf": 16, "op": n_op, **FIXED_KINDS}
     if style == "ifelse":
         assert {"op:t0:l0", "op:t0:l1:n0", "op:t0:l1:n1"} <= {m.id for m in mutants}
     for m in mutants:
         after = m.apply(src)
         assert one_line_diff(src, after) == [(m.file, m.line)], m.id
-        compiles(after, {"c": "tiny.c", "h": "tiny.h"}, tmp_path / m.id.replace(":", "_"))
+        compiles(after, {"c": "tiny.c", "h": "tiny.h", **NAMES}, tmp_path / m.id.replace(":", "_"))
 
 
 def test_int32_extreme_thresholds_stay_in_range():
@@ -169,7 +173,7 @@ def test_weak_vectors_leave_reported_survivors(example_copy):
     assert d["killed"] + d["survived"] + d["equivalent"] + d["stillborn"] == 9
     assert {s["id"] for s in d["survivors"]} >= {"probe:gt", "probe_timeout:+1", "probe_timeout:-1"}
     for s in d["survivors"]:
-        assert s["file"] in ("firmware.c", "firmware.h") and s["line"] > 0 and s["description"]
+        assert s["file"] in ("firmware.c", "firmware.h", "rlcc_runtime.h") and s["line"] > 0 and s["description"]
     assert sum(k["mutants"] for k in d["by_kind"].values()) == 9
     assert "9 mutants" in weak.summary() and "survived" in weak.summary()
     assert strong.passed and strong.kill_rate == 1.0, strong.to_dict()["survivors"]
@@ -185,8 +189,8 @@ class FakeProver:
     def __call__(self, elf: Path, model: FxModel, target: str):
         self.calls += 1
         assert elf.is_file() and target == "rv64imac" and model == self.model
-        c, h = (elf.parent / "firmware.c").read_text(), (elf.parent / "firmware.h").read_text()
-        if "] > param(" in c:  # probe:gt
+        h, rt = (elf.parent / "firmware.h").read_text(), (elf.parent / "rlcc_runtime.h").read_text()
+        if "PROBE_TS] > timeout_ns" in rt:  # probe:gt (a runtime header edit, built beside firmware.c)
             return SimpleNamespace(status="proven", counterexample=None)
         if "UINT32_C(4000001)" in h:  # a TX event exactly one timeout after the last probe
             return SimpleNamespace(status="counterexample", counterexample=self.tx_at(4_000_000))
@@ -223,7 +227,7 @@ def test_golden_level_equivalence_only_for_exhaustively_unobservable_edits():
     pytest.importorskip("rlcc.fxp.observable")
     model = example_model()
     src = sources(EXAMPLE / "firmware.c", EXAMPLE / "firmware.h")
-    by_id = {m.id: m for m in generate_mutants(src["c"], src["h"], model)}
+    by_id = {m.id: m for m in generate_mutants(src["c"], src["h"], model, rt_text=src["rt"])}
     edits = _unobservable_edits(model, list(by_id.values()))
     assert set(edits) == {f"leaf:t{t}:{i}:{d}1" for t, i in ((2, 5), (3, 5), (3, 7)) for d in "+-"}
     assert "saturates the factor clamp" in edits["leaf:t2:5:+1"]

@@ -107,8 +107,8 @@ def test_wrong_square_root_is_found(example_model, tmp_path):
 def test_history_shift_bug_yields_a_counterexample_that_reproduces(example_model, tmp_path):
     """Storing the wrong feature into the history: the solver's input, replayed in the emulator,
     differs from the golden model."""
-    wrong = ("c[HIST_WORD(1u, F_PREV_ACTION)] = (uint32_t)x[IN_PREV_ACTION_T];",
-             "c[HIST_WORD(1u, F_PREV_ACTION)] = (uint32_t)x[IN_PREV_ACTION_T_1];")
+    wrong = ("c[FIRMWARE_HIST_WORD(1u, FIRMWARE_F_PREV_ACTION)] = (uint32_t)x[FIRMWARE_IN_PREV_ACTION_T];",
+             "c[FIRMWARE_HIST_WORD(1u, FIRMWARE_F_PREV_ACTION)] = (uint32_t)x[FIRMWARE_IN_PREV_ACTION_T_1];")
     elf = _elf(example_model, tmp_path, "rv64imac", wrong)
     img = P._load_after_init(elf, 64, "dpa", True)
     part, cex = P._prove_handler(img, example_model, 64, timeout_s=120.0)

@@ -37,8 +37,10 @@ enum tiny_param {
 #define TINY_DEF_CLAMP_MIN_Q16 UINT32_C(52429) /* clamp_min = 0.8 -> round(0.8 * 2^16) */
 #define TINY_DEF_CLAMP_MAX_Q16 UINT32_C(81920) /* clamp_max = 1.25 -> round(1.25 * 2^16) */
 #define TINY_DEF_RATE_INITIAL UINT32_C(1048576) /* initial rate = 1.0 of line rate -> round(1.0 * 2^20) */
-#define TINY_DEF_RATE_MIN UINT32_C(64) /* minimum rate = 6.103515625e-05 of line rate -> round(6.103515625e-05 * 2^20) */
-#define TINY_DEF_PROBE_TIMEOUT_NS UINT32_C(4000000) /* RTT-probe timeout of TX events = 4000000 ns (rlcc.formats.PROBE_TIMEOUT_NS_DEFAULT) */
+/* minimum rate = 6.103515625e-05 of line rate -> round(6.103515625e-05 * 2^20) */
+#define TINY_DEF_RATE_MIN UINT32_C(64)
+/* RTT-probe timeout of TX events = 4000000 ns (rlcc.formats.PROBE_TIMEOUT_NS_DEFAULT) */
+#define TINY_DEF_PROBE_TIMEOUT_NS UINT32_C(4000000)
 
 _Static_assert(TINY_P_NUM <= PCC_NUM_PARAMS, "parameters must fit the slot's parameter array");
 
