@@ -39,7 +39,6 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "bench" / "fixtures"
 RESULTS = ROOT / "bench" / "results"
 EXAMPLE = ROOT / "examples" / "rlcc_mlp.onnx"
-TARGETS = {"rv64imac": ("dpa", 64), "rv32imc": ("generic5", 32)}
 
 
 def stats(v: np.ndarray) -> dict:
@@ -90,18 +89,13 @@ def harness_decisions(fw: Path, model, target: str, tmp: Path):
     """Run the verify vector set (shipped + boundary + 20k random) through the harness."""
     from rlcc import formats as fmt
     from rlcc.codegen import manifest as manifest_io
-    from rlcc.emulator.cycle_model import load_profile
     from rlcc.fxp.vectors import boundary_vectors, concat, random_vectors
-    from rlcc.verify.build import build_harness_elf
-    from rlcc.verify.runner import HarnessRunner, records_from_vectors
+    from rlcc.verify.firmware_run import build_in
 
-    profile, xlen = TARGETS[target]
-    prof = load_profile(profile)
-    zbb = prof.zbb and target == "rv64imac"
     _, _, shipped = manifest_io.load(str(fw.with_name("firmware.rlcc.json")))
     vectors = concat(shipped, boundary_vectors(model, 0), random_vectors(model, 20000, 1))
-    elf = build_harness_elf(fw, target, tmp, zbb=zbb)
-    out = HarnessRunner(elf, xlen, prof, zbb=zbb).run(records_from_vectors(vectors))
+    build = build_in(tmp, fw, target)
+    elf, out = build.elf, build.run(vectors)
     ok = bool(
         np.all(out["rate"] == vectors.rate)
         and np.all(out["rtt_req"] == vectors.rtt_req)
@@ -221,8 +215,10 @@ def worst_case_mix(harness_elf: Path, drv: Driver, vectors, idx: int, model, tar
     from rlcc.emulator import Machine
     from rlcc.firmware_sdk_stub import harness_layout as hl
     from rlcc.fxp import golden
+    from rlcc.targets import get_target
 
-    profile, xlen = TARGETS[target]
+    t = get_target(target)
+    profile, xlen = t.default_profile, t.xlen
 
     def measured(m, fn, *args):
         m.reset_counters()
@@ -256,13 +252,12 @@ def worst_case_mix(harness_elf: Path, drv: Driver, vectors, idx: int, model, tar
 
 
 def bench_target(target: str, fw_dir: Path, model, ensemble, tmp: Path) -> dict:
-    from rlcc.emulator.cycle_model import load_profile
     from rlcc.fxp import golden
     from rlcc.verify.build import firmware_footprint
+    from rlcc.verify.firmware_run import resolve
 
-    profile, xlen = TARGETS[target]
-    prof = load_profile(profile)
-    zbb = prof.zbb and target == "rv64imac"
+    t, prof, zbb = resolve(target)
+    profile, xlen = prof.name, t.xlen
     fw = fw_dir / "firmware.c"
     res: dict = {"target": target, "profile": profile, "clock_hz": prof.clock_hz, "zbb": zbb}
 

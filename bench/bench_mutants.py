@@ -31,11 +31,12 @@ from pathlib import Path
 
 from benchlib import machine, shown
 
+from rlcc.targets import TARGET_NAMES
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 DEFAULT_DIRS = [ROOT / "examples" / "firmware"]
 POLICY = ROOT / "examples" / "rlcc_mlp.onnx"
-TARGETS = ("rv64imac", "rv32imc")
 
 
 def cpu_seconds() -> float:
@@ -108,7 +109,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dirs", nargs="*", type=Path, help="firmware directories (firmware.c/.h/.rlcc.json)")
     ap.add_argument("--compile-seeds", default="", help="comma list: compile the example policy with these seeds too")
-    ap.add_argument("--targets", default=",".join(TARGETS))
+    ap.add_argument("--targets", default=",".join(TARGET_NAMES))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--prove", action="store_true", help="send survivors to rlcc.verify.prove.prove_firmware")
     ap.add_argument("--results", type=Path, default=RESULTS)

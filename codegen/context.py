@@ -89,26 +89,33 @@ class CTree:
     leaf_rows: tuple[str, ...]  # leaves formatted 8 per line
 
 
-def _feature_uses(model: FxModel) -> dict[str, bool]:
-    names = set(model.spec.feature_names)
+def _feature_uses(model: FxModel) -> dict[str, Any]:
+    """What the model's features need from the runtime (``rlcc.features``): the shared RTT
+    inflation, host parameters and counted event types."""
+    defs = [vocab.get(n) for n in model.spec.feature_names]
     return {
-        "inflation": bool(names & {"rtt_inflation", "delta"}),
-        "delta": "delta" in names,
-        "cnp": "cnp_count" in names,
-        "nack": "nack_count" in names,
+        "inflation": any(d.needs_inflation for d in defs),
+        "params": {p for d in defs for p in d.params},
+        "events": sorted({e for d in defs for e in d.events}),
     }
+
+
+def _input_type(model: FxModel) -> str:
+    """int32_t, or int64_t when a current-step feature can exceed int32 (the unsigned rate)."""
+    wide = any(vocab.get(n).device_range(model.constants)[1] > INT32_MAX for n in model.spec.feature_names)
+    return "int64_t" if wide else "int32_t"
 
 
 def _params(model: FxModel, uses: dict[str, bool]) -> list[Param]:
     spec, c = model.spec, model.constants
     q = fmt.FACTOR_FRAC_BITS
     items: list[tuple[str, int, str, str]] = []
-    if uses["delta"]:
+    if {"TARGET_Q16", "BETA_Q16"} & uses["params"]:
         items.append(("TARGET_Q16", c.target_q16, f"target = {spec.reward.target!r} -> round({spec.reward.target!r} * 2^{q})",
                       "1 .. INT32_MAX"))
         items.append(("BETA_Q16", c.beta_q16, f"beta = {spec.reward.beta!r} -> round({spec.reward.beta!r} * 2^{q})",
                       "0 .. INT32_MAX"))
-    if uses["inflation"]:
+    if "INV_BASE_RTT" in uses["params"]:
         sh = 16 + fmt.INV_BASE_RTT_SHIFT
         items.append(("INV_BASE_RTT", c.inv_base_rtt,
                       f"base RTT = {spec.reward.base_rtt_ns} ns -> round(2^{sh} / {spec.reward.base_rtt_ns})",
@@ -211,11 +218,13 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         splits = tuple(_split(model, t, k, s, macros, macro_prefix) for k, s in enumerate(tree.splits))
         trees.append(CTree(t, tree.depth, splits, f"{prefix}leaves_{t}", tree.leaves, _leaf_rows(tree.leaves)))
     params = _params(model, uses)
-    enabled = [fmt.EVENT_TX, fmt.EVENT_RTT] + ([fmt.EVENT_CNP] if uses["cnp"] else []) + ([fmt.EVENT_NACK] if uses["nack"] else [])
+    enabled = [fmt.EVENT_TX, fmt.EVENT_RTT] + uses["events"]
     disabled = [e for e in sorted(fmt.EVENT_NAMES) if e not in enabled]
+    param_reads = {name: f"p[{macro_prefix}P_{name}]" for name in uses["params"]}
     features = [
         {"index": i, "name": f.name, "macro": macro_prefix + "F_" + f.name.upper(), "scale": repr(f.scale), "offset": repr(f.offset),
-         "frac_bits": vocab.get(f.name).frac_bits}
+         "frac_bits": vocab.get(f.name).frac_bits,
+         "c_code": vocab.get(f.name).c_code(prefix + "input_t", param_reads)}
         for i, f in enumerate(spec.features)
     ]
     return {
@@ -255,7 +264,7 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "disable_mask": c_uint32(sum(1 << e for e in disabled)),
         "sqrt": _sqrt_plan(),
         "fn": {"sqrt": SQRT_FUNCTION, "penalty": PENALTY_FUNCTION, "rate_product": RATE_PRODUCT_FUNCTION},
-        "input_type": "int64_t" if "rate" in spec.feature_names else "int32_t",
+        "input_type": _input_type(model),
         "fmt": _formats(),
         "num": {k: getattr(fmt, k) for k in ("FACTOR_FRAC_BITS", "RATE_FRAC_BITS")},
         "leaf_frac_bits": fmt.LEAF_FRAC_BITS,

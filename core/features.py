@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Mapping, Protocol
 
 import numpy as np
 from rlcc import formats as fmt
@@ -134,13 +134,26 @@ class FeatureDef:
     rtt_inverse: Callable[[DeviceConstants, np.ndarray, np.ndarray], np.ndarray] | None = None
     rtt_direction: int = 0
     rate_dependent: bool = False  # the RTT inverse also depends on the rate
-    counts: bool = False  # needs the CNP/NACK counters (so no block-mode simulation)
-    params: tuple[str, ...] = ()  # host parameters its C reads (codegen.context names them)
+    events: tuple[int, ...] = ()  # event types the firmware must count for it (CNP, NACK)
+    params: tuple[str, ...] = ()  # host parameters its C reads (codegen.context defines them)
     needs_inflation: bool = False  # its C reads the shared RTT inflation
+    # C expression of the device value, over the runtime (rlcc_runtime.h) and the decision's
+    # locals: ``c`` (context words), ``inflation``; ``{input_t}`` is the model's input type and
+    # ``{param[NAME]}`` reads host parameter NAME
+    c_expr: str = ""
 
     @property
     def rtt_driven(self) -> bool:
         return self.rtt_inverse is not None
+
+    @property
+    def counts(self) -> bool:
+        """Whether it reads the CNP/NACK counters (so the simulator cannot decide in blocks)."""
+        return bool(self.events)
+
+    def c_code(self, input_t: str, param: Mapping[str, str]) -> str:
+        """The C expression with the model's input type and parameter reads filled in."""
+        return self.c_expr.format(input_t=input_t, param=param)
 
 
 REGISTRY: dict[str, FeatureDef] = {}
@@ -214,25 +227,28 @@ _FULL = (-(2**31), 2**31 - 1)  # a raw context word read as int32
 register(FeatureDef(
     "prev_action", "multiplicative rate factor applied at the flow's previous decision (1.0 at the first)",
     fmt.FACTOR_FRAC_BITS, lambda s: s.prev_action, lambda d: d.prev_factor, lambda c: _FULL, fmt.FACTOR_ONE,
-    context_field=ContextField(fmt.CTX_PREV_FACTOR)))
+    context_field=ContextField(fmt.CTX_PREV_FACTOR), c_expr="rlcc_as_int32(c[RLCC_CTX_PREV_FACTOR])"))
 register(FeatureDef(
     "rtt_inflation", "RTT / base RTT of the probe that triggered this decision",
     16, lambda s: s.inflation, lambda d: d.inflation, lambda c: (0, fmt.FEATURE_MAX), 2 * fmt.FACTOR_ONE,
-    rtt_inverse=_inflation_rtt, rtt_direction=1, params=("INV_BASE_RTT",), needs_inflation=True))
+    rtt_inverse=_inflation_rtt, rtt_direction=1, params=("INV_BASE_RTT",), needs_inflation=True, c_expr="inflation"))
 register(FeatureDef(
     "rate", "current rate as a fraction of line rate (before this decision)",
     fmt.RATE_FRAC_BITS, lambda s: s.rate, lambda d: d.rate, lambda c: (1, U32), 300007,  # 0 = a new flow
-    context_field=ContextField(fmt.CTX_RATE)))
+    context_field=ContextField(fmt.CTX_RATE), c_expr="({input_t})c[RLCC_CTX_RATE]"))  # unsigned, not saturated
 register(FeatureDef(
     "delta", "target - max(rtt_inflation - beta, 0) * sqrt(rate)",
     16, _delta_float, _delta_device, lambda c: (fmt.FEATURE_MIN, min(c.target_q16, fmt.FEATURE_MAX)), 0,
     rtt_inverse=_delta_rtt, rtt_direction=-1, rate_dependent=True,
-    params=("TARGET_Q16", "BETA_Q16", "INV_BASE_RTT"), needs_inflation=True))
+    params=("TARGET_Q16", "BETA_Q16", "INV_BASE_RTT"), needs_inflation=True,
+    c_expr="rlcc_delta(inflation, c[RLCC_CTX_RATE], {param[TARGET_Q16]}, {param[BETA_Q16]})"))
 register(FeatureDef(
     "cnp_count", "CNPs received since the previous decision",
     0, lambda s: s.cnp_count, lambda d: d.cnp, lambda c: (0, fmt.COUNT_MAX), 0,
-    context_field=ContextField(fmt.CTX_COUNTS, fmt.CNP_SHIFT, fmt.COUNT_BITS), counts=True))
+    context_field=ContextField(fmt.CTX_COUNTS, fmt.CNP_SHIFT, fmt.COUNT_BITS), events=(fmt.EVENT_CNP,),
+    c_expr="({input_t})rlcc_count(c, RLCC_CNP_SHIFT)"))
 register(FeatureDef(
     "nack_count", "NACKs received since the previous decision",
     0, lambda s: s.nack_count, lambda d: d.nack, lambda c: (0, fmt.COUNT_MAX), 0,
-    context_field=ContextField(fmt.CTX_COUNTS, fmt.NACK_SHIFT, fmt.COUNT_BITS), counts=True))
+    context_field=ContextField(fmt.CTX_COUNTS, fmt.NACK_SHIFT, fmt.COUNT_BITS), events=(fmt.EVENT_NACK,),
+    c_expr="({input_t})rlcc_count(c, RLCC_NACK_SHIFT)"))

@@ -36,19 +36,16 @@ from rlcc import firmware_sdk_stub as sdk
 from rlcc import formats as fmt
 from rlcc.codegen import manifest as manifest_io
 from rlcc.codegen.context import RUNTIME_HEADER
-from rlcc.emulator.cycle_model import load_profile
 from rlcc.errors import BadInputError, BuildError, EmulationError, ExitCode, RlccError
 from rlcc.fxp import golden
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.vectors import Vectors, boundary_vectors, concat, expected, random_vectors
-from rlcc.verify.build import build_harness_elf
+from rlcc.verify.firmware_run import build_in, firmware_build, resolve
 from rlcc.verify.mutate import KINDS, Mutant, generate_mutants
 from rlcc.verify.runner import HarnessRunner, records_from_vectors
 
 SCHEMA = "rlcc.mutants/1"
 DEFAULT_RANDOM = 100_000
-DEFAULT_PROFILE = {"rv64imac": "dpa", "rv32imc": "generic5"}
-TARGET_XLEN = {"rv64imac": 64, "rv32imc": 32}
 TARGETED_MAX = 1024  # vectors in a mutant's first, targeted run
 OUTPUTS = ("rate", "rtt_req", "ctx_out")
 STATUSES = ("killed", "equivalent", "survived", "stillborn")
@@ -269,10 +266,10 @@ def _evaluate(m: Mutant, job: _Job) -> MutantResult:
         for key, text in m.apply(job.sources).items():
             (work / job.names[key]).write_text(text, encoding="utf-8")
         try:
-            elf = build_harness_elf(work / job.names["c"], job.target, work, cc=job.cc, zbb=job.zbb)
+            fw = build_in(work, work / job.names["c"], job.target, job.profile, job.cc)
         except BuildError as exc:
             return MutantResult(m, "stillborn", str(exc), seconds=time.perf_counter() - t0)
-        runner = HarnessRunner(elf, TARGET_XLEN[job.target], job.profile, zbb=job.zbb)
+        elf, runner = fw.elf, fw.runner()
         for phase, idx in (("targeted", job.targeting.select(m)), ("full", None)):
             reason, _ = _replay(runner, job.vectors if idx is None else _take(job.vectors, idx))
             if reason:
@@ -369,8 +366,7 @@ def run_mutation_analysis(
     firmware_c = Path(firmware_c)
     if not firmware_c.is_file():
         raise BadInputError(f"{firmware_c}: no such file")
-    if target not in TARGET_XLEN:
-        raise BadInputError(f"unknown target {target!r}; expected one of {', '.join(TARGET_XLEN)}")
+    _, prof, zbb = resolve(target, profile)
     manifest = Path(manifest) if manifest else firmware_c.with_name(firmware_c.stem + ".rlcc.json")
     if not manifest.is_file():
         raise BadInputError(f"{manifest}: no firmware manifest beside {firmware_c.name}")
@@ -378,8 +374,6 @@ def run_mutation_analysis(
     header = firmware_c.with_name(raw.get("files", {}).get("h", {}).get("path") or firmware_c.stem + ".h")
     if not header.is_file():
         raise BadInputError(f"{header}: the firmware header is missing")
-    prof = load_profile(profile or DEFAULT_PROFILE[target])
-    zbb = bool(prof.zbb and target == "rv64imac")
     cc = direct_compiler(cc)
     v = default_vectors(model, shipped) if vectors is None else vectors
 
@@ -390,9 +384,8 @@ def run_mutation_analysis(
         sources["rt"] = (runtime if runtime.is_file() else sdk.runtime_header()).read_text(encoding="utf-8")
         names["rt"] = RUNTIME_HEADER
     mutants = generate_mutants(sources["c"], sources["h"], model, kinds, rt_text=sources.get("rt"))
-    with tempfile.TemporaryDirectory(prefix="rlcc-mutants-") as tmp:
-        elf = build_harness_elf(firmware_c, target, Path(tmp), cc=cc, zbb=zbb)
-        reason, example = _replay(HarnessRunner(elf, TARGET_XLEN[target], prof, zbb=zbb), v)
+    with firmware_build(firmware_c, target, prof, cc) as fw:
+        reason, example = _replay(fw.runner(), v)
     if reason:
         raise RlccError(f"{firmware_c.name} itself fails verification on {target} ({reason} differ; e.g. {example}): "
                         "mutation analysis of wrong firmware is meaningless", ExitCode.MISMATCH)

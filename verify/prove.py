@@ -42,6 +42,7 @@ from rlcc import formats as fmt
 from rlcc.codegen.context import PRODUCT_SHIFTS, SQRT_FUNCTION
 from rlcc.emulator import Machine
 from rlcc.emulator.cycle_model import load_profile
+from rlcc.targets import get_target
 from rlcc.firmware_sdk_stub import harness_layout as hl
 from rlcc.fxp import golden
 from rlcc.fxp.model import FxModel
@@ -195,8 +196,9 @@ def prove_firmware(elf: Path, model: FxModel, target: str, timeout_s: float = 12
                    zbb: bool | None = None, sampled_rates: int = SAMPLED_RATES, seed: int = 0, jobs: int = 2) -> ProofResult:
     """Prove (or refute) that ``elf``'s ``user_algo`` computes ``golden.step`` for all inputs."""
     t0 = time.monotonic()
-    xlen = 64 if target == "rv64imac" else 32
-    img = _load_after_init(Path(elf), xlen, profile or ("dpa" if xlen == 64 else "generic5"), zbb if xlen == 64 else False)
+    t = get_target(target)
+    xlen = t.xlen
+    img = _load_after_init(Path(elf), xlen, profile or t.default_profile, bool(zbb) and t.zbb_capable)
     parts: list[ProofPart] = []
     if SQRT_FUNCTION not in img.symbols or HANDLER_SYMBOL not in img.symbols:
         missing = SQRT_FUNCTION if HANDLER_SYMBOL in img.symbols else HANDLER_SYMBOL
