@@ -50,16 +50,9 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
     rv_dinsn *const dc = s->dc;
     uint64_t cycles = s->cycles, instret = s->instret, cyc0 = cycles;
     uint64_t cls_cost[CLS_COUNT];
-    cls_cost[CLS_ALU] = s->cost[COST_ALU];
-    cls_cost[CLS_BRANCH] = s->cost[COST_BRANCH_NOT_TAKEN];
-    cls_cost[CLS_JUMP] = s->cost[COST_JUMP];
-    cls_cost[CLS_LOAD] = s->cost[COST_LOAD];
-    cls_cost[CLS_STORE] = s->cost[COST_STORE];
-    cls_cost[CLS_MUL] = s->cost[COST_MUL];
-    cls_cost[CLS_DIV] = s->cost[COST_DIV];
-    cls_cost[CLS_CSR] = s->cost[COST_CSR];
-    cls_cost[CLS_ATOMIC] = s->cost[COST_ATOMIC];
-    cls_cost[CLS_SYSTEM] = s->cost[COST_ALU];
+#define CLS_COST(c, name, key) cls_cost[CLS_##c] = s->cost[key];
+    RV_CLASSES(CLS_COST)
+#undef CLS_COST
     const uint64_t taken_delta = (uint64_t)((int64_t)s->cost[COST_BRANCH_TAKEN] - (int64_t)s->cost[COST_BRANCH_NOT_TAKEN]);
     const uint64_t stall = s->cost[COST_LOAD_USE_STALL];
     uint64_t cls_count[CLS_COUNT];
