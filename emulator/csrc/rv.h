@@ -1,5 +1,5 @@
-/* Shared definitions of the rlcc RISC-V interpreter core: decoded-instruction form, opcodes,
- * cycle classes, halt/fault codes and the machine state. */
+/* Shared definitions of the rlcc RISC-V interpreter core: decoded-instruction form, halt/fault
+ * codes, cost keys and the machine state. Ops, cycle classes and operand formats: rv_ops.h. */
 #ifndef RLCC_RV_H
 #define RLCC_RV_H
 
@@ -13,82 +13,60 @@
 #define RV_SINK 32
 #define RV_NREGS 33
 
-/* Cycle classes: index into the cost table handed over from the JSON profile (cycle_model.py).
- * Branches are charged branch_not_taken; a taken branch adds (branch_taken - branch_not_taken). */
-enum rv_cls {
-    CLS_ALU = 0,
-    CLS_BRANCH,
-    CLS_JUMP,
-    CLS_LOAD,
-    CLS_STORE,
-    CLS_MUL,
-    CLS_DIV,
-    CLS_CSR,
-    CLS_ATOMIC,
-    CLS_SYSTEM, /* ecall, ebreak, fence: charged like alu */
-    CLS_COUNT
-};
+#include "rv_ops.h"
 
-/* Order of the cost tuple passed to Core.set_costs (exported as _rvcore.COST_KEYS). */
-enum rv_cost {
-    COST_ALU = 0,
-    COST_BRANCH_TAKEN,
-    COST_BRANCH_NOT_TAKEN,
-    COST_JUMP,
-    COST_LOAD,
-    COST_LOAD_USE_STALL,
-    COST_STORE,
-    COST_MUL,
-    COST_DIV,
-    COST_CSR,
-    COST_ATOMIC,
-    COST_COUNT
-};
+/* Order of the cost tuple passed to Core.set_costs (exported as _rvcore.COST_KEYS): X(KEY, "name"). */
+#define RV_COSTS(X)                            \
+    X(ALU, "alu")                              \
+    X(BRANCH_TAKEN, "branch_taken")            \
+    X(BRANCH_NOT_TAKEN, "branch_not_taken")    \
+    X(JUMP, "jump")                            \
+    X(LOAD, "load")                            \
+    X(LOAD_USE_STALL, "load_use_stall")        \
+    X(STORE, "store")                          \
+    X(MUL, "mul")                              \
+    X(DIV, "div")                              \
+    X(CSR, "csr")                              \
+    X(ATOMIC, "atomic")
 
-enum rv_halt { HALT_NONE = 0, HALT_ECALL, HALT_EBREAK, HALT_FAULT, HALT_LIMIT };
+/* Halt codes of rv_run32/64 (exported as _rvcore.HALT_NAMES). */
+#define RV_HALTS(X) X(NONE, "none") X(ECALL, "ecall") X(EBREAK, "ebreak") X(FAULT, "fault") X(LIMIT, "limit")
 
-enum rv_fault {
-    FAULT_NONE = 0,
-    FAULT_FETCH_OUT_OF_RANGE,
-    FAULT_FETCH_MISALIGNED,
-    FAULT_ILLEGAL_INSTRUCTION,
-    FAULT_LOAD_OUT_OF_RANGE,
-    FAULT_LOAD_MISALIGNED,
-    FAULT_STORE_OUT_OF_RANGE,
-    FAULT_STORE_MISALIGNED,
-    FAULT_AMO_OUT_OF_RANGE,
-    FAULT_AMO_MISALIGNED,
-    FAULT_JUMP_OUT_OF_RANGE,
-    FAULT_STACK_OVERFLOW, /* a load/store/AMO executed while sp was below stack_lo */
-    FAULT_COUNT
-};
+/* Fault kinds (exported as _rvcore.FAULT_NAMES). */
+#define RV_FAULTS(X)                                \
+    X(NONE, "none")                                 \
+    X(FETCH_OUT_OF_RANGE, "fetch_out_of_range")     \
+    X(FETCH_MISALIGNED, "fetch_misaligned")         \
+    X(ILLEGAL_INSTRUCTION, "illegal_instruction")   \
+    X(LOAD_OUT_OF_RANGE, "load_out_of_range")       \
+    X(LOAD_MISALIGNED, "load_misaligned")           \
+    X(STORE_OUT_OF_RANGE, "store_out_of_range")     \
+    X(STORE_MISALIGNED, "store_misaligned")         \
+    X(AMO_OUT_OF_RANGE, "amo_out_of_range")         \
+    X(AMO_MISALIGNED, "amo_misaligned")             \
+    X(JUMP_OUT_OF_RANGE, "jump_out_of_range")       \
+    X(STACK_OVERFLOW, "stack_overflow") /* a load/store/AMO executed while sp was below stack_lo */
 
-enum rv_op {
-    OP_UNDECODED = 0,
-    OP_ILLEGAL,
-    /* RV32I / RV64I */
-    OP_LUI, OP_AUIPC, OP_JAL, OP_JALR,
-    OP_BEQ, OP_BNE, OP_BLT, OP_BGE, OP_BLTU, OP_BGEU,
-    OP_LB, OP_LH, OP_LW, OP_LD, OP_LBU, OP_LHU, OP_LWU,
-    OP_SB, OP_SH, OP_SW, OP_SD,
-    OP_ADDI, OP_SLTI, OP_SLTIU, OP_XORI, OP_ORI, OP_ANDI, OP_SLLI, OP_SRLI, OP_SRAI,
-    OP_ADD, OP_SUB, OP_SLL, OP_SLT, OP_SLTU, OP_XOR, OP_SRL, OP_SRA, OP_OR, OP_AND,
-    OP_ADDIW, OP_SLLIW, OP_SRLIW, OP_SRAIW, OP_ADDW, OP_SUBW, OP_SLLW, OP_SRLW, OP_SRAW,
-    OP_FENCE, OP_ECALL, OP_EBREAK, OP_CSRR,
-    /* M */
-    OP_MUL, OP_MULH, OP_MULHSU, OP_MULHU, OP_DIV, OP_DIVU, OP_REM, OP_REMU,
-    OP_MULW, OP_DIVW, OP_DIVUW, OP_REMW, OP_REMUW,
-    /* A */
-    OP_LR_W, OP_SC_W, OP_AMOSWAP_W, OP_AMOADD_W, OP_AMOXOR_W, OP_AMOAND_W, OP_AMOOR_W,
-    OP_AMOMIN_W, OP_AMOMAX_W, OP_AMOMINU_W, OP_AMOMAXU_W,
-    OP_LR_D, OP_SC_D, OP_AMOSWAP_D, OP_AMOADD_D, OP_AMOXOR_D, OP_AMOAND_D, OP_AMOOR_D,
-    OP_AMOMIN_D, OP_AMOMAX_D, OP_AMOMINU_D, OP_AMOMAXU_D,
-    /* Zbb */
-    OP_ANDN, OP_ORN, OP_XNOR, OP_CLZ, OP_CTZ, OP_CPOP, OP_CLZW, OP_CTZW, OP_CPOPW,
-    OP_MAX, OP_MAXU, OP_MIN, OP_MINU, OP_SEXT_B, OP_SEXT_H, OP_ZEXT_H,
-    OP_ROL, OP_ROR, OP_RORI, OP_ROLW, OP_RORW, OP_RORIW, OP_REV8, OP_ORC_B,
-    OP_COUNT
-};
+#define RV_ENUM_COST(k, name) COST_##k,
+#define RV_ENUM_HALT(k, name) HALT_##k,
+#define RV_ENUM_FAULT(k, name) FAULT_##k,
+#define RV_ENUM_CLS(c, name, cost) CLS_##c,
+#define RV_ENUM_FMT(f, name, rs1, rs2, rd) FMT_##f,
+#define RV_ENUM_OP(o, name, cls, fmt) OP_##o,
+enum rv_cost { RV_COSTS(RV_ENUM_COST) COST_COUNT };
+enum rv_halt { RV_HALTS(RV_ENUM_HALT) HALT_COUNT };
+enum rv_fault { RV_FAULTS(RV_ENUM_FAULT) FAULT_COUNT };
+enum rv_cls { RV_CLASSES(RV_ENUM_CLS) CLS_COUNT };
+enum rv_fmt { RV_FORMATS(RV_ENUM_FMT) FMT_COUNT };
+enum rv_op { RV_OPS(RV_ENUM_OP) OP_COUNT };
+#undef RV_ENUM_COST
+#undef RV_ENUM_HALT
+#undef RV_ENUM_FAULT
+#undef RV_ENUM_CLS
+#undef RV_ENUM_FMT
+#undef RV_ENUM_OP
+_Static_assert(OP_UNDECODED == 0, "a zeroed decode-cache slot must read as undecoded");
+_Static_assert(OP_COUNT <= 256, "rv_dinsn.op is a uint8_t");
 
 /* CSR numbers of the user-level counters (Zicntr). */
 #define CSR_CYCLE 0xC00

@@ -9,29 +9,25 @@ static inline int32_t sext(uint32_t v, int bits) {
 static inline uint32_t bit(uint32_t v, int b) { return (v >> b) & 1u; }
 static inline uint32_t bits(uint32_t v, int hi, int lo) { return (v >> lo) & ((1u << (hi - lo + 1)) - 1u); }
 
-static const uint8_t op_cls[OP_COUNT] = {
-    [OP_JAL] = CLS_JUMP, [OP_JALR] = CLS_JUMP,
-    [OP_BEQ] = CLS_BRANCH, [OP_BNE] = CLS_BRANCH, [OP_BLT] = CLS_BRANCH,
-    [OP_BGE] = CLS_BRANCH, [OP_BLTU] = CLS_BRANCH, [OP_BGEU] = CLS_BRANCH,
-    [OP_LB] = CLS_LOAD, [OP_LH] = CLS_LOAD, [OP_LW] = CLS_LOAD, [OP_LD] = CLS_LOAD,
-    [OP_LBU] = CLS_LOAD, [OP_LHU] = CLS_LOAD, [OP_LWU] = CLS_LOAD,
-    [OP_SB] = CLS_STORE, [OP_SH] = CLS_STORE, [OP_SW] = CLS_STORE, [OP_SD] = CLS_STORE,
-    [OP_FENCE] = CLS_SYSTEM, [OP_ECALL] = CLS_SYSTEM, [OP_EBREAK] = CLS_SYSTEM,
-    [OP_ILLEGAL] = CLS_SYSTEM, [OP_CSRR] = CLS_CSR,
-    [OP_MUL] = CLS_MUL, [OP_MULH] = CLS_MUL, [OP_MULHSU] = CLS_MUL, [OP_MULHU] = CLS_MUL,
-    [OP_MULW] = CLS_MUL,
-    [OP_DIV] = CLS_DIV, [OP_DIVU] = CLS_DIV, [OP_REM] = CLS_DIV, [OP_REMU] = CLS_DIV,
-    [OP_DIVW] = CLS_DIV, [OP_DIVUW] = CLS_DIV, [OP_REMW] = CLS_DIV, [OP_REMUW] = CLS_DIV,
-    [OP_LR_W] = CLS_ATOMIC, [OP_SC_W] = CLS_ATOMIC, [OP_AMOSWAP_W] = CLS_ATOMIC,
-    [OP_AMOADD_W] = CLS_ATOMIC, [OP_AMOXOR_W] = CLS_ATOMIC, [OP_AMOAND_W] = CLS_ATOMIC,
-    [OP_AMOOR_W] = CLS_ATOMIC, [OP_AMOMIN_W] = CLS_ATOMIC, [OP_AMOMAX_W] = CLS_ATOMIC,
-    [OP_AMOMINU_W] = CLS_ATOMIC, [OP_AMOMAXU_W] = CLS_ATOMIC,
-    [OP_LR_D] = CLS_ATOMIC, [OP_SC_D] = CLS_ATOMIC, [OP_AMOSWAP_D] = CLS_ATOMIC,
-    [OP_AMOADD_D] = CLS_ATOMIC, [OP_AMOXOR_D] = CLS_ATOMIC, [OP_AMOAND_D] = CLS_ATOMIC,
-    [OP_AMOOR_D] = CLS_ATOMIC, [OP_AMOMIN_D] = CLS_ATOMIC, [OP_AMOMAX_D] = CLS_ATOMIC,
-    [OP_AMOMINU_D] = CLS_ATOMIC, [OP_AMOMAXU_D] = CLS_ATOMIC,
-    /* everything else (0) is CLS_ALU */
-};
+/* Per-op facts the decoder attaches to the decoded form, generated from rv_ops.h. */
+#define CLS_OF(o, name, cls, fmt) [OP_##o] = CLS_##cls,
+static const uint8_t op_cls[OP_COUNT] = {RV_OPS(CLS_OF)};
+#undef CLS_OF
+#define FMT_OF(o, name, cls, fmt) [OP_##o] = FMT_##fmt,
+static const uint8_t op_fmt[OP_COUNT] = {RV_OPS(FMT_OF)};
+#undef FMT_OF
+#define USES(f, name, rs1, rs2, rd) [FMT_##f] = {rs1, rs2, rd},
+static const uint8_t fmt_uses[FMT_COUNT][3] = {RV_FORMATS(USES)}; /* reads rs1, reads rs2, writes rd */
+#undef USES
+
+/* The RV64 atomics are decoded as their .w op plus this distance. */
+#define W_TO_D (OP_LR_D - OP_LR_W)
+_Static_assert(OP_SC_D - OP_SC_W == W_TO_D && OP_AMOSWAP_D - OP_AMOSWAP_W == W_TO_D &&
+               OP_AMOADD_D - OP_AMOADD_W == W_TO_D && OP_AMOXOR_D - OP_AMOXOR_W == W_TO_D &&
+               OP_AMOAND_D - OP_AMOAND_W == W_TO_D && OP_AMOOR_D - OP_AMOOR_W == W_TO_D &&
+               OP_AMOMIN_D - OP_AMOMIN_W == W_TO_D && OP_AMOMAX_D - OP_AMOMAX_W == W_TO_D &&
+               OP_AMOMINU_D - OP_AMOMINU_W == W_TO_D && OP_AMOMAXU_D - OP_AMOMAXU_W == W_TO_D,
+               "rv_ops.h: the .d atomics must follow the .w ones in the same order");
 
 #define SET(o, d_, s1, s2, im) do { d->op = (o); d->rd = (uint8_t)(d_); d->rs1 = (uint8_t)(s1); \
     d->rs2 = (uint8_t)(s2); d->imm = (int32_t)(im); } while (0)
@@ -199,7 +195,7 @@ static void decode32(uint32_t w, int xlen, int zbb, rv_dinsn *d) {
         case 0x1c: o = OP_AMOMAXU_W; break;
         default: ILLEGAL();
         }
-        if (dbl) o = (uint8_t)(o + (OP_LR_D - OP_LR_W));
+        if (dbl) o = (uint8_t)(o + W_TO_D);
         SET(o, rd, rs1, rs2, 0); return;
     }
     default:
@@ -332,11 +328,9 @@ void rv_decode(uint32_t raw, int xlen, int zbb, rv_dinsn *d) {
         d->len = 2;
         decode16(raw & 0xffff, xlen, d);
     }
-    if (d->op == OP_ILLEGAL) {
-        d->rd = 0;
-        d->rs1 = 0;
-        d->rs2 = 0;
-    }
-    if (d->rd == 0) d->rd = RV_SINK;
+    const uint8_t *use = fmt_uses[op_fmt[d->op]]; /* fields the op does not use read as x0 */
+    if (!use[0]) d->rs1 = 0;
+    if (!use[1]) d->rs2 = 0;
+    if (!use[2] || d->rd == 0) d->rd = RV_SINK;
     d->cls = op_cls[d->op];
 }

@@ -35,9 +35,31 @@
     if (RV_UNLIKELY(o_ > size - (n))) FAULT(FAULT_AMO_OUT_OF_RANGE, a_); \
     if (RV_UNLIKELY(a_ & ((n) - 1))) FAULT(FAULT_AMO_MISALIGNED, a_)
 /* Read-modify-write: old value -> rd, f(old, rs2) -> memory. T is the signed memory type. */
-#define AMO(T, UT, n, expr) do { AMO_EA(n); T old; memcpy(&old, mem + o_, n); T src = (T)RS2; \
+#define AMO(T, n, expr) do { AMO_EA(n); T old; memcpy(&old, mem + o_, n); T src = (T)RS2; \
     T nv = (expr); (void)src; memcpy(mem + o_, &nv, n); INVAL(o_, n); x[d->rd] = (ureg_t)(sreg_t)old; \
     NEXT(); } while (0)
+/* LR/SC (single hart): sc succeeds iff the reservation is for this address and the memory still
+ * holds the value lr read; every sc clears the reservation. UT is the unsigned memory type. */
+#define LR(T, UT, n) do { AMO_EA(n); T v_; memcpy(&v_, mem + o_, n); \
+    s->resv_valid = 1; s->resv_addr = a_; s->resv_val = (UT)v_; x[d->rd] = (ureg_t)(sreg_t)v_; NEXT(); } while (0)
+#define SC(UT, n) do { AMO_EA(n); UT cur_; memcpy(&cur_, mem + o_, n); \
+    if (s->resv_valid && s->resv_addr == a_ && s->resv_val == cur_) { \
+        UT v_ = (UT)RS2; memcpy(mem + o_, &v_, n); INVAL(o_, n); x[d->rd] = 0; \
+    } else x[d->rd] = 1; \
+    s->resv_valid = 0; NEXT(); } while (0)
+/* The cases of one width of the A extension: SFX W or D, T/UT the signed/unsigned memory type. */
+#define ATOMIC_CASES(SFX, T, UT, n) \
+    case OP_LR_##SFX: LR(T, UT, n); break; \
+    case OP_SC_##SFX: SC(UT, n); break; \
+    case OP_AMOSWAP_##SFX: AMO(T, n, src); break; \
+    case OP_AMOADD_##SFX: AMO(T, n, (T)((UT)old + (UT)src)); break; \
+    case OP_AMOXOR_##SFX: AMO(T, n, old ^ src); break; \
+    case OP_AMOAND_##SFX: AMO(T, n, old & src); break; \
+    case OP_AMOOR_##SFX: AMO(T, n, old | src); break; \
+    case OP_AMOMIN_##SFX: AMO(T, n, old < src ? old : src); break; \
+    case OP_AMOMAX_##SFX: AMO(T, n, old > src ? old : src); break; \
+    case OP_AMOMINU_##SFX: AMO(T, n, (UT)old < (UT)src ? old : src); break; \
+    case OP_AMOMAXU_##SFX: AMO(T, n, (UT)old > (UT)src ? old : src); break;
 
 int RUN_FN(rv_state *s, uint64_t max_instret) {
     ureg_t x[RV_NREGS];
@@ -50,16 +72,9 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
     rv_dinsn *const dc = s->dc;
     uint64_t cycles = s->cycles, instret = s->instret, cyc0 = cycles;
     uint64_t cls_cost[CLS_COUNT];
-    cls_cost[CLS_ALU] = s->cost[COST_ALU];
-    cls_cost[CLS_BRANCH] = s->cost[COST_BRANCH_NOT_TAKEN];
-    cls_cost[CLS_JUMP] = s->cost[COST_JUMP];
-    cls_cost[CLS_LOAD] = s->cost[COST_LOAD];
-    cls_cost[CLS_STORE] = s->cost[COST_STORE];
-    cls_cost[CLS_MUL] = s->cost[COST_MUL];
-    cls_cost[CLS_DIV] = s->cost[COST_DIV];
-    cls_cost[CLS_CSR] = s->cost[COST_CSR];
-    cls_cost[CLS_ATOMIC] = s->cost[COST_ATOMIC];
-    cls_cost[CLS_SYSTEM] = s->cost[COST_ALU];
+#define CLS_COST(c, name, key) cls_cost[CLS_##c] = s->cost[key];
+    RV_CLASSES(CLS_COST)
+#undef CLS_COST
     const uint64_t taken_delta = (uint64_t)((int64_t)s->cost[COST_BRANCH_TAKEN] - (int64_t)s->cost[COST_BRANCH_NOT_TAKEN]);
     const uint64_t stall = s->cost[COST_LOAD_USE_STALL];
     uint64_t cls_count[CLS_COUNT];
@@ -180,27 +195,7 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
         }
         case OP_REMU: x[d->rd] = RS2 == 0 ? RS1 : RS1 % RS2; NEXT(); break;
         /* A (W forms; valid on both XLENs) */
-        case OP_LR_W: {
-            AMO_EA(4); int32_t v; memcpy(&v, mem + o_, 4);
-            s->resv_valid = 1; s->resv_addr = a_; s->resv_val = (uint32_t)v;
-            x[d->rd] = SX32(v); NEXT(); break;
-        }
-        case OP_SC_W: {
-            AMO_EA(4); uint32_t cur; memcpy(&cur, mem + o_, 4);
-            if (s->resv_valid && s->resv_addr == a_ && s->resv_val == cur) {
-                uint32_t v = (uint32_t)RS2; memcpy(mem + o_, &v, 4); INVAL(o_, 4); x[d->rd] = 0;
-            } else x[d->rd] = 1;
-            s->resv_valid = 0; NEXT(); break;
-        }
-        case OP_AMOSWAP_W: AMO(int32_t, uint32_t, 4, src); break;
-        case OP_AMOADD_W: AMO(int32_t, uint32_t, 4, (int32_t)((uint32_t)old + (uint32_t)src)); break;
-        case OP_AMOXOR_W: AMO(int32_t, uint32_t, 4, old ^ src); break;
-        case OP_AMOAND_W: AMO(int32_t, uint32_t, 4, old & src); break;
-        case OP_AMOOR_W: AMO(int32_t, uint32_t, 4, old | src); break;
-        case OP_AMOMIN_W: AMO(int32_t, uint32_t, 4, old < src ? old : src); break;
-        case OP_AMOMAX_W: AMO(int32_t, uint32_t, 4, old > src ? old : src); break;
-        case OP_AMOMINU_W: AMO(int32_t, uint32_t, 4, (uint32_t)old < (uint32_t)src ? old : src); break;
-        case OP_AMOMAXU_W: AMO(int32_t, uint32_t, 4, (uint32_t)old > (uint32_t)src ? old : src); break;
+        ATOMIC_CASES(W, int32_t, uint32_t, 4)
         /* Zbb */
         case OP_ANDN: x[d->rd] = RS1 & ~RS2; NEXT(); break;
         case OP_ORN: x[d->rd] = RS1 | ~RS2; NEXT(); break;
@@ -253,27 +248,7 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
         }
         case OP_REMUW: { uint32_t a = (uint32_t)RS1, b = (uint32_t)RS2;
             x[d->rd] = b == 0 ? SX32(a) : SX32(a % b); NEXT(); break; }
-        case OP_LR_D: {
-            AMO_EA(8); uint64_t v; memcpy(&v, mem + o_, 8);
-            s->resv_valid = 1; s->resv_addr = a_; s->resv_val = v;
-            x[d->rd] = v; NEXT(); break;
-        }
-        case OP_SC_D: {
-            AMO_EA(8); uint64_t cur; memcpy(&cur, mem + o_, 8);
-            if (s->resv_valid && s->resv_addr == a_ && s->resv_val == cur) {
-                uint64_t v = RS2; memcpy(mem + o_, &v, 8); INVAL(o_, 8); x[d->rd] = 0;
-            } else x[d->rd] = 1;
-            s->resv_valid = 0; NEXT(); break;
-        }
-        case OP_AMOSWAP_D: AMO(int64_t, uint64_t, 8, src); break;
-        case OP_AMOADD_D: AMO(int64_t, uint64_t, 8, (int64_t)((uint64_t)old + (uint64_t)src)); break;
-        case OP_AMOXOR_D: AMO(int64_t, uint64_t, 8, old ^ src); break;
-        case OP_AMOAND_D: AMO(int64_t, uint64_t, 8, old & src); break;
-        case OP_AMOOR_D: AMO(int64_t, uint64_t, 8, old | src); break;
-        case OP_AMOMIN_D: AMO(int64_t, uint64_t, 8, old < src ? old : src); break;
-        case OP_AMOMAX_D: AMO(int64_t, uint64_t, 8, old > src ? old : src); break;
-        case OP_AMOMINU_D: AMO(int64_t, uint64_t, 8, (uint64_t)old < (uint64_t)src ? old : src); break;
-        case OP_AMOMAXU_D: AMO(int64_t, uint64_t, 8, (uint64_t)old > (uint64_t)src ? old : src); break;
+        ATOMIC_CASES(D, int64_t, uint64_t, 8)
         case OP_CLZW: { uint32_t v = (uint32_t)RS1; x[d->rd] = v ? (ureg_t)__builtin_clz(v) : 32; NEXT(); break; }
         case OP_CTZW: { uint32_t v = (uint32_t)RS1; x[d->rd] = v ? (ureg_t)__builtin_ctz(v) : 32; NEXT(); break; }
         case OP_CPOPW: x[d->rd] = (ureg_t)__builtin_popcount((uint32_t)RS1); NEXT(); break;
@@ -335,3 +310,6 @@ out:
 #undef STORE
 #undef AMO_EA
 #undef AMO
+#undef LR
+#undef SC
+#undef ATOMIC_CASES

@@ -356,38 +356,95 @@ static PyTypeObject CoreType = {
     .tp_as_buffer = &Core_as_buffer,
 };
 
+/* Python spelling of the decoded form of one instruction word, for tests and tools (instruction
+ * histograms, disassembly): decode(raw, xlen=64, zbb=False) -> (op, rd, rs1, rs2, imm, len). */
+static PyObject *rvcore_decode(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"raw", "xlen", "zbb", NULL};
+    unsigned long raw;
+    int xlen = 64, zbb = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "k|ip", kwlist, &raw, &xlen, &zbb)) return NULL;
+    if (xlen != 32 && xlen != 64) {
+        PyErr_SetString(PyExc_ValueError, "xlen must be 32 or 64");
+        return NULL;
+    }
+    if (raw > 0xffffffffUL || ((raw & 3) != 3 && raw > 0xffff)) {
+        PyErr_SetString(PyExc_ValueError, "raw must be a 32-bit word, or a 16-bit one for a compressed form");
+        return NULL;
+    }
+    rv_dinsn d;
+    memset(&d, 0, sizeof d);
+    rv_decode((uint32_t)raw, xlen, zbb, &d);
+    return Py_BuildValue("(iiiiii)", d.op, d.rd == RV_SINK ? 0 : d.rd, d.rs1, d.rs2, d.imm, d.len);
+}
+
+static PyMethodDef rvcore_functions[] = {
+    {"decode", (PyCFunction)(void (*)(void))rvcore_decode, METH_VARARGS | METH_KEYWORDS,
+     "decode(raw, xlen=64, zbb=False) -> (op, rd, rs1, rs2, imm, len): op indexes OP_NAMES; "
+     "registers a format does not use are 0 (FORMAT_FIELDS); raw < 0x10000 with low bits != 11 is a "
+     "compressed form"},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef rvcore_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "_rvcore",
     .m_doc = "RISC-V RV32IMC/RV64IMAC(+Zbb) interpreter core of rlcc.",
     .m_size = -1,
+    .m_methods = rvcore_functions,
 };
 
 static int add_names(PyObject *m, const char *name, const char *const *names, int n) {
     PyObject *t = PyTuple_New(n);
     if (!t) return -1;
-    for (int i = 0; i < n; i++) PyTuple_SET_ITEM(t, i, PyUnicode_FromString(names[i]));
-    return PyModule_AddObject(m, name, t);
+    for (int i = 0; i < n; i++) {
+        PyObject *v = PyUnicode_FromString(names[i]);
+        if (!v) { Py_DECREF(t); return -1; }
+        PyTuple_SET_ITEM(t, i, v);
+    }
+    if (PyModule_AddObject(m, name, t) < 0) { Py_DECREF(t); return -1; }
+    return 0;
 }
 
+/* FORMAT_FIELDS: {format name: the register fields it uses, a sub-tuple of ("rd", "rs1", "rs2")}. */
+static int add_format_fields(PyObject *m) {
+    static const struct { const char *name; int rd, rs1, rs2; } fmts[FMT_COUNT] = {
+#define FMT_ROW(f, name, rs1, rs2, rd) {name, rd, rs1, rs2},
+        RV_FORMATS(FMT_ROW)
+#undef FMT_ROW
+    };
+    PyObject *dict = PyDict_New();
+    if (!dict) return -1;
+    for (int i = 0; i < FMT_COUNT; i++) {
+        const char *f[3];
+        int n = 0;
+        if (fmts[i].rd) f[n++] = "rd";
+        if (fmts[i].rs1) f[n++] = "rs1";
+        if (fmts[i].rs2) f[n++] = "rs2";
+        PyObject *t = PyTuple_New(n);
+        for (int j = 0; t && j < n; j++) PyTuple_SET_ITEM(t, j, PyUnicode_FromString(f[j]));
+        if (!t || PyDict_SetItemString(dict, fmts[i].name, t) < 0) {
+            Py_XDECREF(t);
+            Py_DECREF(dict);
+            return -1;
+        }
+        Py_DECREF(t);
+    }
+    if (PyModule_AddObject(m, "FORMAT_FIELDS", dict) < 0) { Py_DECREF(dict); return -1; }
+    return 0;
+}
+
+#define NAME_OF(k, name, ...) name,
+#define CLS_NAME_OF_OP(o, name, cls, fmt) cls_names[CLS_##cls],
+#define FMT_NAME_OF_OP(o, name, cls, fmt) fmt_names[FMT_##fmt],
 PyMODINIT_FUNC PyInit__rvcore(void) {
-    static const char *const cost_keys[COST_COUNT] = {
-        [COST_ALU] = "alu", [COST_BRANCH_TAKEN] = "branch_taken", [COST_BRANCH_NOT_TAKEN] = "branch_not_taken",
-        [COST_JUMP] = "jump", [COST_LOAD] = "load", [COST_LOAD_USE_STALL] = "load_use_stall",
-        [COST_STORE] = "store", [COST_MUL] = "mul", [COST_DIV] = "div", [COST_CSR] = "csr",
-        [COST_ATOMIC] = "atomic"};
-    static const char *const cls_names[CLS_COUNT] = {
-        [CLS_ALU] = "alu", [CLS_BRANCH] = "branch", [CLS_JUMP] = "jump", [CLS_LOAD] = "load",
-        [CLS_STORE] = "store", [CLS_MUL] = "mul", [CLS_DIV] = "div", [CLS_CSR] = "csr",
-        [CLS_ATOMIC] = "atomic", [CLS_SYSTEM] = "system"};
-    static const char *const fault_names[FAULT_COUNT] = {
-        [FAULT_NONE] = "none", [FAULT_FETCH_OUT_OF_RANGE] = "fetch_out_of_range",
-        [FAULT_FETCH_MISALIGNED] = "fetch_misaligned", [FAULT_ILLEGAL_INSTRUCTION] = "illegal_instruction",
-        [FAULT_LOAD_OUT_OF_RANGE] = "load_out_of_range", [FAULT_LOAD_MISALIGNED] = "load_misaligned",
-        [FAULT_STORE_OUT_OF_RANGE] = "store_out_of_range", [FAULT_STORE_MISALIGNED] = "store_misaligned",
-        [FAULT_AMO_OUT_OF_RANGE] = "amo_out_of_range", [FAULT_AMO_MISALIGNED] = "amo_misaligned",
-        [FAULT_JUMP_OUT_OF_RANGE] = "jump_out_of_range", [FAULT_STACK_OVERFLOW] = "stack_overflow"};
-    static const char *const halt_names[] = {"none", "ecall", "ebreak", "fault", "limit"};
+    static const char *const cost_keys[COST_COUNT] = {RV_COSTS(NAME_OF)};
+    static const char *const cls_names[CLS_COUNT] = {RV_CLASSES(NAME_OF)};
+    static const char *const fault_names[FAULT_COUNT] = {RV_FAULTS(NAME_OF)};
+    static const char *const halt_names[HALT_COUNT] = {RV_HALTS(NAME_OF)};
+    static const char *const fmt_names[FMT_COUNT] = {RV_FORMATS(NAME_OF)};
+    static const char *const op_names[OP_COUNT] = {RV_OPS(NAME_OF)};
+    const char *op_cls_names[OP_COUNT] = {RV_OPS(CLS_NAME_OF_OP)};
+    const char *op_fmt_names[OP_COUNT] = {RV_OPS(FMT_NAME_OF_OP)};
     if (PyType_Ready(&CoreType) < 0) return NULL;
     PyObject *m = PyModule_Create(&rvcore_module);
     if (!m) return NULL;
@@ -396,9 +453,16 @@ PyMODINIT_FUNC PyInit__rvcore(void) {
         add_names(m, "COST_KEYS", cost_keys, COST_COUNT) < 0 ||
         add_names(m, "CLASS_NAMES", cls_names, CLS_COUNT) < 0 ||
         add_names(m, "FAULT_NAMES", fault_names, FAULT_COUNT) < 0 ||
-        add_names(m, "HALT_NAMES", halt_names, 5) < 0) {
+        add_names(m, "HALT_NAMES", halt_names, HALT_COUNT) < 0 ||
+        add_names(m, "OP_NAMES", op_names, OP_COUNT) < 0 ||
+        add_names(m, "OP_CLASSES", op_cls_names, OP_COUNT) < 0 ||
+        add_names(m, "OP_FORMATS", op_fmt_names, OP_COUNT) < 0 ||
+        add_format_fields(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }
     return m;
 }
+#undef NAME_OF
+#undef CLS_NAME_OF_OP
+#undef FMT_NAME_OF_OP
