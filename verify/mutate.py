@@ -28,6 +28,7 @@ from collections.abc import Iterable, Sequence
 from rlcc import formats as fmt
 from rlcc.codegen.context import c_int32
 from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxModel
+from rlcc.fxp.observable import input_domain
 
 U32_MAX = 0xFFFFFFFF
 KINDS = ("thr", "leaf", "bias", "clamp", "op", "round", "hist", "probe")
@@ -98,24 +99,11 @@ def _feature_name(macro: str) -> str:
 def input_domains(model: FxModel) -> list[tuple[int, int]]:
     """Feasible [lo, hi] of every policy input as the firmware computes it.
 
-    History inputs are context words (any int32). Current-step values are bounded by their
-    formula: delta <= target (the penalty is never negative), inflation >= 0, counters are
-    16 bits; prev_action and rate come from the context unchecked.
+    History inputs are context words (any int32); current-step values have their registry
+    feature's feasible range (``rlcc.features``: delta <= target, inflation >= 0, 16-bit counters,
+    rate >= 1 because 0 starts a new flow).
     """
-    c = model.constants
-    current = {
-        "delta": (fmt.FEATURE_MIN, min(c.target_q16, fmt.FEATURE_MAX)),
-        "rtt_inflation": (0, fmt.FEATURE_MAX),
-        "cnp_count": (0, fmt.COUNT_MAX),
-        "nack_count": (0, fmt.COUNT_MAX),
-        "rate": (INT32_MIN, U32_MAX),
-    }
-    out = []
-    for i in range(model.spec.input_width):
-        ago, f = model.spec.locate_input(i)
-        name = model.spec.features[f].name
-        out.append(current.get(name, (INT32_MIN, INT32_MAX)) if ago == 0 else (INT32_MIN, INT32_MAX))
-    return out
+    return [input_domain(model, i) for i in range(model.spec.input_width)]
 
 
 def _own_reachable_leaves(model: FxModel) -> list[frozenset[int]]:
