@@ -16,11 +16,10 @@ from rlcc import __version__
 from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.errors import BadInputError
-from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxModel, Split
+from rlcc.fxp.model import INT32_MAX, INT32_MIN, PARAM_RULE, U32_MAX, FxModel, Split, model_params
 
 TREE_STYLES = ("oblivious", "ifelse")
 SQRT_INDEX_BITS = 8  # isqrt seed table: top 8 bits of the normalized argument, 192 entries
-U32_MAX = 0xFFFFFFFF
 
 # Out-of-line functions of the generated C, one per golden primitive (``fxp.golden.IntOps``).
 # ``rlcc-verify --prove`` abstracts each in the handler proof and checks it on its own.
@@ -106,39 +105,53 @@ def _input_type(model: FxModel) -> str:
     return "int64_t" if wide else "int32_t"
 
 
-def _params(model: FxModel, uses: dict[str, bool]) -> list[Param]:
+def _bound_text(b: int | str) -> str:
+    return b if isinstance(b, str) else {INT32_MAX: "INT32_MAX", U32_MAX: "UINT32_MAX", fmt.RATE_MAX: "2^20"}.get(b, str(b))
+
+
+def _bound_c(b: int | str, macro_prefix: str) -> str:
+    if isinstance(b, str):
+        return f"p[{macro_prefix}P_{b}]"
+    return {INT32_MAX: "(uint32_t)INT32_MAX", fmt.RATE_MAX: "RLCC_RATE_MAX"}.get(b, f"{b}u")
+
+
+def _param_checks(keys: list[str], macro_prefix: str) -> list[str]:
+    """C conditions of ``PARAM_RULES`` for the model's parameters (a bound relating two
+    parameters once), for ``params_valid``."""
+    pairs: list[tuple[str, str]] = []  # (smaller, larger) C operands
+    for key in keys:
+        r, me = PARAM_RULE[key], f"p[{macro_prefix}P_{key}]"
+        if not (isinstance(r.lo, int) and r.lo <= 0):
+            pairs.append((_bound_c(r.lo, macro_prefix), me))
+        if not (isinstance(r.hi, int) and r.hi >= U32_MAX):
+            pairs.append((me, _bound_c(r.hi, macro_prefix)))
+    return [f"{a} <= {b}" if not a.endswith("u") else f"{b} >= {a}" for a, b in dict.fromkeys(pairs)]
+
+
+def _params(model: FxModel) -> list[Param]:
     spec, c = model.spec, model.constants
     q = fmt.FACTOR_FRAC_BITS
-    items: list[tuple[str, int, str, str]] = []
-    if {"TARGET_Q16", "BETA_Q16"} & uses["params"]:
-        items.append(("TARGET_Q16", c.target_q16, f"target = {spec.reward.target!r} -> round({spec.reward.target!r} * 2^{q})",
-                      "1 .. INT32_MAX"))
-        items.append(("BETA_Q16", c.beta_q16, f"beta = {spec.reward.beta!r} -> round({spec.reward.beta!r} * 2^{q})",
-                      "0 .. INT32_MAX"))
-    if "INV_BASE_RTT" in uses["params"]:
-        sh = 16 + fmt.INV_BASE_RTT_SHIFT
-        items.append(("INV_BASE_RTT", c.inv_base_rtt,
-                      f"base RTT = {spec.reward.base_rtt_ns} ns -> round(2^{sh} / {spec.reward.base_rtt_ns})",
-                      f"1 .. UINT32_MAX; = round(2^{sh} / base_rtt_ns)"))
+    sh = 16 + fmt.INV_BASE_RTT_SHIFT
     r = spec.rate
-    items += [
-        ("CLAMP_MIN_Q16", c.clamp_min_q16, _clamp_provenance(model, "min"), "1 .. CLAMP_MAX_Q16"),
-        ("CLAMP_MAX_Q16", c.clamp_max_q16, _clamp_provenance(model, "max"), "CLAMP_MIN_Q16 .. INT32_MAX"),
-        ("RATE_INITIAL", c.rate_initial,
-         f"initial rate = {r.initial!r} of line rate -> round({r.initial!r} * 2^{fmt.RATE_FRAC_BITS})",
-         "RATE_MIN .. 2^20"),
-        ("RATE_MIN", c.rate_min, f"minimum rate = {r.min!r} of line rate -> round({r.min!r} * 2^{fmt.RATE_FRAC_BITS})",
-         "1 .. RATE_INITIAL"),
-        ("PROBE_TIMEOUT_NS", c.probe_timeout_ns,
-         f"RTT-probe timeout of TX events = {c.probe_timeout_ns} ns ("
-         + ("rlcc.formats.PROBE_TIMEOUT_NS_DEFAULT)" if c.probe_timeout_ns == fmt.PROBE_TIMEOUT_NS_DEFAULT
-            else "rlcc-compile --probe-timeout-us)"),
-         "1 .. UINT32_MAX"),
-    ]
-    params = [Param(i, k, d, p, rule) for i, (k, d, p, rule) in enumerate(items)]
-    for p in params:
-        if not 0 <= p.default <= (U32_MAX if p.key in ("INV_BASE_RTT", "PROBE_TIMEOUT_NS") else INT32_MAX) or (p.key != "BETA_Q16" and p.default == 0):
-            raise BadInputError(f"fixed-point constant {p.key} = {p.default} is outside the firmware's range")
+    provenance = {
+        "TARGET_Q16": lambda: f"target = {spec.reward.target!r} -> round({spec.reward.target!r} * 2^{q})",
+        "BETA_Q16": lambda: f"beta = {spec.reward.beta!r} -> round({spec.reward.beta!r} * 2^{q})",
+        "INV_BASE_RTT": lambda: f"base RTT = {spec.reward.base_rtt_ns} ns -> round(2^{sh} / {spec.reward.base_rtt_ns})",
+        "CLAMP_MIN_Q16": lambda: _clamp_provenance(model, "min"),
+        "CLAMP_MAX_Q16": lambda: _clamp_provenance(model, "max"),
+        "RATE_INITIAL": lambda: f"initial rate = {r.initial!r} of line rate -> round({r.initial!r} * 2^{fmt.RATE_FRAC_BITS})",
+        "RATE_MIN": lambda: f"minimum rate = {r.min!r} of line rate -> round({r.min!r} * 2^{fmt.RATE_FRAC_BITS})",
+        "PROBE_TIMEOUT_NS": lambda: (
+            f"RTT-probe timeout of TX events = {c.probe_timeout_ns} ns ("
+            + ("rlcc.formats.PROBE_TIMEOUT_NS_DEFAULT)" if c.probe_timeout_ns == fmt.PROBE_TIMEOUT_NS_DEFAULT
+               else "rlcc-compile --probe-timeout-us)")),
+    }
+    note = {"INV_BASE_RTT": f"; = round(2^{sh} / base_rtt_ns)"}
+    params = []
+    for i, key in enumerate(model_params(spec)):
+        rule = PARAM_RULE[key]
+        params.append(Param(i, key, getattr(c, rule.field), provenance[key](),
+                            f"{_bound_text(rule.lo)} .. {_bound_text(rule.hi)}" + note.get(key, "")))
     return params
 
 
@@ -217,7 +230,7 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
     for t, tree in enumerate(model.trees):
         splits = tuple(_split(model, t, k, s, macros, macro_prefix) for k, s in enumerate(tree.splits))
         trees.append(CTree(t, tree.depth, splits, f"{prefix}leaves_{t}", tree.leaves, _leaf_rows(tree.leaves)))
-    params = _params(model, uses)
+    params = _params(model)
     enabled = [fmt.EVENT_TX, fmt.EVENT_RTT] + uses["events"]
     disabled = [e for e in sorted(fmt.EVENT_NAMES) if e not in enabled]
     param_reads = {name: f"p[{macro_prefix}P_{name}]" for name in uses["params"]}
@@ -258,6 +271,7 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "bias_decimal": _decimal(model.bias, fmt.LEAF_FRAC_BITS),
         "params": params,
         "param": {p.key: p for p in params},
+        "param_checks": _param_checks([p.key for p in params], macro_prefix),
         "event_names": fmt.EVENT_NAMES,
         "enabled_events": [fmt.EVENT_NAMES[e] for e in enabled],
         "disabled_events": [fmt.EVENT_NAMES[e] for e in disabled],

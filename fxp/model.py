@@ -59,6 +59,56 @@ class Tree:
 
 
 @dataclasses.dataclass(frozen=True)
+class ParamRule:
+    """Validity of one host-settable parameter: ``lo <= value <= hi`` (uint32), each bound a
+    number or another parameter's name. The one table behind FxModel.validate, the firmware's
+    ``params_valid`` C check and the parameter comments of the generated C."""
+
+    key: str  # C enum suffix (FIRMWARE_P_<key>)
+    field: str  # FxConstants attribute holding its compiled-in default
+    lo: int | str
+    hi: int | str
+
+
+U32_MAX = 0xFFFFFFFF
+PARAM_RULES: tuple[ParamRule, ...] = (
+    ParamRule("TARGET_Q16", "target_q16", 1, INT32_MAX),
+    ParamRule("BETA_Q16", "beta_q16", 0, INT32_MAX),
+    ParamRule("INV_BASE_RTT", "inv_base_rtt", 1, U32_MAX),
+    ParamRule("CLAMP_MIN_Q16", "clamp_min_q16", 1, "CLAMP_MAX_Q16"),
+    ParamRule("CLAMP_MAX_Q16", "clamp_max_q16", "CLAMP_MIN_Q16", INT32_MAX),
+    ParamRule("RATE_INITIAL", "rate_initial", "RATE_MIN", fmt.RATE_MAX),
+    ParamRule("RATE_MIN", "rate_min", 1, "RATE_INITIAL"),
+    ParamRule("PROBE_TIMEOUT_NS", "probe_timeout_ns", 1, fmt.PROBE_TIMEOUT_NS_MAX),
+)
+PARAM_RULE = {r.key: r for r in PARAM_RULES}
+
+
+ALWAYS_PARAMS = ("CLAMP_MIN_Q16", "CLAMP_MAX_Q16", "RATE_INITIAL", "RATE_MIN", "PROBE_TIMEOUT_NS")
+
+
+def model_params(spec: ObservationSpec) -> list[str]:
+    """The parameter keys a model's firmware has, in ``PARAM_RULES`` order: its features'
+    (``rlcc.features``) and the runtime's own."""
+    used = {p for n in spec.feature_names for p in vocab.get(n).params} | set(ALWAYS_PARAMS)
+    return [r.key for r in PARAM_RULES if r.key in used]
+
+
+def param_violations(values: dict[str, int]) -> list[str]:
+    """The rules of ``PARAM_RULES`` that ``values`` (key -> value, any subset) break."""
+    def bound(b: int | str) -> int | None:
+        return values.get(b) if isinstance(b, str) else b
+
+    bad = []
+    for key, v in values.items():
+        r = PARAM_RULE[key]
+        lo, hi = bound(r.lo), bound(r.hi)
+        if not 0 <= v <= U32_MAX or lo is not None and v < lo or hi is not None and v > hi:
+            bad.append(f"{key} = {v} outside {r.lo} .. {r.hi}")
+    return bad
+
+
+@dataclasses.dataclass(frozen=True)
 class FxConstants:
     """Integer constants of the per-event computation, each derived from the spec."""
 
@@ -138,14 +188,9 @@ class FxModel:
     def validate(self) -> None:
         check_fits_context(self.spec)
         c = self.constants
-        if not 0 < c.clamp_min_q16 <= c.clamp_max_q16 < 2**31:
-            raise BadInputError("fixed-point model: invalid factor clamp")
-        if not 0 < c.rate_min <= c.rate_initial <= fmt.RATE_MAX:
-            raise BadInputError("fixed-point model: invalid rate bounds")
-        if not 1 <= c.probe_timeout_ns <= fmt.PROBE_TIMEOUT_NS_MAX:
-            raise BadInputError(
-                f"fixed-point model: probe timeout {c.probe_timeout_ns} ns outside 1 .. {fmt.PROBE_TIMEOUT_NS_MAX} ns"
-            )
+        bad = param_violations({k: getattr(c, PARAM_RULE[k].field) for k in model_params(self.spec)})
+        if bad:
+            raise BadInputError("fixed-point model: invalid constant " + "; ".join(bad))
         bound = abs(self.bias)
         for i, t in enumerate(self.trees):
             if len(t.leaves) != 1 << t.depth:

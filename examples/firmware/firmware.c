@@ -174,14 +174,19 @@ static const uint32_t firmware_param_defaults[FIRMWARE_P_NUM] = {
 
 static bool firmware_params_valid(const uint32_t *p)
 {
-    bool ok = p[FIRMWARE_P_PROBE_TIMEOUT_NS] >= 1u && p[FIRMWARE_P_CLAMP_MIN_Q16] >= 1u;
-    ok = ok && p[FIRMWARE_P_TARGET_Q16] >= 1u && p[FIRMWARE_P_TARGET_Q16] <= (uint32_t)INT32_MAX;
+    bool ok = true;
+    ok = ok && p[FIRMWARE_P_TARGET_Q16] >= 1u;
+    ok = ok && p[FIRMWARE_P_TARGET_Q16] <= (uint32_t)INT32_MAX;
     ok = ok && p[FIRMWARE_P_BETA_Q16] <= (uint32_t)INT32_MAX;
     ok = ok && p[FIRMWARE_P_INV_BASE_RTT] >= 1u;
+    ok = ok && p[FIRMWARE_P_CLAMP_MIN_Q16] >= 1u;
     ok = ok && p[FIRMWARE_P_CLAMP_MIN_Q16] <= p[FIRMWARE_P_CLAMP_MAX_Q16];
     ok = ok && p[FIRMWARE_P_CLAMP_MAX_Q16] <= (uint32_t)INT32_MAX;
-    ok = ok && p[FIRMWARE_P_RATE_MIN] >= 1u && p[FIRMWARE_P_RATE_MIN] <= p[FIRMWARE_P_RATE_INITIAL];
-    return ok && p[FIRMWARE_P_RATE_INITIAL] <= RLCC_RATE_MAX;
+    ok = ok && p[FIRMWARE_P_RATE_MIN] <= p[FIRMWARE_P_RATE_INITIAL];
+    ok = ok && p[FIRMWARE_P_RATE_INITIAL] <= RLCC_RATE_MAX;
+    ok = ok && p[FIRMWARE_P_RATE_MIN] >= 1u;
+    ok = ok && p[FIRMWARE_P_PROBE_TIMEOUT_NS] >= 1u;
+    return ok;
 }
 
 void user_init(uint32_t *disable_event_bitmask)

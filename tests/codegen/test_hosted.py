@@ -16,6 +16,7 @@ from rlcc.codegen import generate
 from rlcc.codegen.manifest import load
 from rlcc.firmware_sdk_stub import harness_layout as hl
 from rlcc.fxp import vectors as V
+from rlcc.fxp.model import PARAM_RULE, param_violations
 
 
 def full_vectors(model, n_random: int, seed: int) -> V.Vectors:
@@ -158,6 +159,30 @@ def test_parameters_validated_and_applied(generated, host_exe, tmp_path):
     zero = [hl.ParamCmd(slot=1, param_id_base=ids["PROBE_TIMEOUT_NS"], values=[0]),
             hl.ParamCmd(slot=1, param_id_base=ids["PROBE_TIMEOUT_NS"], values=[0xFFFFFFFF])]
     assert run_host(host_exe(name), vec, tmp_path, param_cmds=zero).param_status == [hl.PARAM_FAIL, hl.PARAM_OK]
+
+
+@pytest.mark.parametrize("name", ["onnx_spec", "counts_h3"])
+def test_params_valid_in_c_is_the_python_rule_table(name, generated, host_exe, tmp_path):
+    """The firmware's params_valid and fxp.model.param_violations come from one table
+    (PARAM_RULES): single writes at and around every bound are accepted by the C exactly when
+    the Python rules accept them (each write on its own slot, the others at their defaults)."""
+    model = MODELS[name]
+    ids = _param_ids(generated(name))
+    defaults = {k: getattr(model.constants, PARAM_RULE[k].field) for k in ids}
+    writes = []
+    for key in ids:
+        r = PARAM_RULE[key]
+        for b in (r.lo, r.hi):
+            v = defaults[b] if isinstance(b, str) else b
+            writes += [(key, x) for x in (v - 1, v, v + 1) if 0 <= x <= 0xFFFFFFFF]
+        writes.append((key, 0))
+    vec = V.random_vectors(model, 8, seed=1)
+    for start in range(0, len(writes), hl.NUM_SLOTS):
+        batch = writes[start:start + hl.NUM_SLOTS]
+        cmds = [hl.ParamCmd(slot=i, param_id_base=ids[k], values=[v]) for i, (k, v) in enumerate(batch)]
+        got = run_host(host_exe(name), vec, tmp_path, param_cmds=cmds).param_status
+        want = [hl.PARAM_FAIL if param_violations({**defaults, k: v}) else hl.PARAM_OK for k, v in batch]
+        assert got == want, batch
 
 
 def test_generate_defaults_write_three_files(tmp_path):

@@ -75,14 +75,19 @@ static const uint32_t tiny_param_defaults[TINY_P_NUM] = {
 
 static bool tiny_params_valid(const uint32_t *p)
 {
-    bool ok = p[TINY_P_PROBE_TIMEOUT_NS] >= 1u && p[TINY_P_CLAMP_MIN_Q16] >= 1u;
-    ok = ok && p[TINY_P_TARGET_Q16] >= 1u && p[TINY_P_TARGET_Q16] <= (uint32_t)INT32_MAX;
+    bool ok = true;
+    ok = ok && p[TINY_P_TARGET_Q16] >= 1u;
+    ok = ok && p[TINY_P_TARGET_Q16] <= (uint32_t)INT32_MAX;
     ok = ok && p[TINY_P_BETA_Q16] <= (uint32_t)INT32_MAX;
     ok = ok && p[TINY_P_INV_BASE_RTT] >= 1u;
+    ok = ok && p[TINY_P_CLAMP_MIN_Q16] >= 1u;
     ok = ok && p[TINY_P_CLAMP_MIN_Q16] <= p[TINY_P_CLAMP_MAX_Q16];
     ok = ok && p[TINY_P_CLAMP_MAX_Q16] <= (uint32_t)INT32_MAX;
-    ok = ok && p[TINY_P_RATE_MIN] >= 1u && p[TINY_P_RATE_MIN] <= p[TINY_P_RATE_INITIAL];
-    return ok && p[TINY_P_RATE_INITIAL] <= RLCC_RATE_MAX;
+    ok = ok && p[TINY_P_RATE_MIN] <= p[TINY_P_RATE_INITIAL];
+    ok = ok && p[TINY_P_RATE_INITIAL] <= RLCC_RATE_MAX;
+    ok = ok && p[TINY_P_RATE_MIN] >= 1u;
+    ok = ok && p[TINY_P_PROBE_TIMEOUT_NS] >= 1u;
+    return ok;
 }
 
 void user_init(uint32_t *disable_event_bitmask)
