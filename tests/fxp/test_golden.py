@@ -184,7 +184,7 @@ def test_model_json_round_trip_and_validation():
     ok = FxModel(SPECS[0], FxConstants.from_spec(SPECS[0]), (), 0)
     assert ok.constants.probe_timeout_ns == fmt.PROBE_TIMEOUT_NS_DEFAULT
     for bad_timeout in (0, 2**32):
-        with pytest.raises(BadInputError, match="probe timeout"):
+        with pytest.raises(BadInputError, match="PROBE_TIMEOUT_NS"):
             FxModel(SPECS[0], FxConstants.from_spec(SPECS[0], bad_timeout), (), 0)
     six = ObservationSpec(features=tuple(Feature(n) for n in ("prev_action", "delta", "rate", "cnp_count", "nack_count",
                                                               "rtt_inflation")), history=2)

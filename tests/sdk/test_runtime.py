@@ -45,6 +45,7 @@ def test_out_of_line_functions_are_the_provers():
 
 def test_version_and_identifier_prefix():
     assert context.runtime_version() >= 1
-    names = re.findall(r"^(?:static [^(=]*?(\w+)\(|#define (\w+)|typedef [^(]*\(\*(\w+)\))", TEXT, re.M)
+    names = re.findall(r"^(?:static (?:__attribute__\(\([^)]*\)\) )?[^(=]*?(\w+)\(|#define (\w+)|typedef [^(]*\(\*(\w+)\))",
+                       TEXT, re.M)
     names = ["".join(n) for n in names]
     assert names and all(n.lower().startswith("rlcc_") for n in names), [n for n in names if not n.lower().startswith("rlcc_")]

@@ -11,6 +11,7 @@ import z3
 
 from rlcc import formats as fmt
 from rlcc.codegen import manifest
+from rlcc.codegen.context import PRODUCT_SHIFTS, RATE_PRODUCT_FUNCTION
 from rlcc.codegen.generate import generate
 from rlcc.fxp import golden
 from rlcc.fxp.vectors import random_vectors
@@ -30,7 +31,9 @@ def example_model():
 
 
 def _elf(model, tmp: Path, target: str, edit: tuple[str, str] | None = None) -> Path:
-    paths = generate(model, tmp / "src")
+    """The model's firmware built for ``target``; ``edit`` replaces a line of the C (the runtime
+    header inlined, so runtime functions can be edited too)."""
+    paths = generate(model, tmp / "src", inline_runtime=edit is not None)
     if edit:
         text = paths["c"].read_text()
         assert edit[0] in text
@@ -131,7 +134,7 @@ def test_product_parts_prove_right_and_refute_wrong_products(example_model, tmp_
     wrong = ("return ((uint64_t)rate * factor) >> RLCC_FACTOR_FRAC_BITS;",
              "return ((uint64_t)rate * factor) >> (RLCC_FACTOR_FRAC_BITS - 1u);")
     img = P._load_after_init(_elf(example_model, tmp_path / "wrong", target, wrong), xlen, profile, xlen == 64)
-    part = P._product_part(img, xlen, "scaled_rate", P.PRODUCT_SHIFTS["scaled_rate"])
+    part = P._product_part(img, xlen, RATE_PRODUCT_FUNCTION, PRODUCT_SHIFTS[RATE_PRODUCT_FUNCTION])
     assert part.status == "failed" and "result" in part.detail
 
 
