@@ -46,22 +46,6 @@ def stats(v: np.ndarray) -> dict:
     return {"min": int(v.min()), "mean": round(float(v.mean()), 2), "max": int(v.max()), "n": len(v)}
 
 
-def section_sizes(path: Path) -> dict[str, int]:
-    from elftools.elf.elffile import ELFFile
-
-    sizes = {"code": 0, "rodata": 0, "data": 0}
-    with open(path, "rb") as fh:
-        for sec in ELFFile(fh).iter_sections():
-            n = sec.name
-            if n.startswith(".text"):
-                sizes["code"] += sec["sh_size"]
-            elif n.startswith((".rodata", ".srodata")):
-                sizes["rodata"] += sec["sh_size"]
-            elif n.startswith((".data", ".sdata", ".bss", ".sbss")):
-                sizes["data"] += sec["sh_size"]
-    return sizes
-
-
 def func_symbols(path: Path) -> dict[str, int]:
     """{name: st_size} of FUNC symbols of an ELF."""
     from elftools.elf.elffile import ELFFile
@@ -253,7 +237,7 @@ def worst_case_mix(harness_elf: Path, drv: Driver, vectors, idx: int, model, tar
 
 def bench_target(target: str, fw_dir: Path, model, ensemble, tmp: Path) -> dict:
     from rlcc.fxp import golden
-    from rlcc.verify.build import firmware_footprint
+    from rlcc.verify.build import firmware_footprint, section_sizes
     from rlcc.verify.firmware_run import resolve
 
     t, prof, zbb = resolve(target)

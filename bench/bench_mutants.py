@@ -75,7 +75,7 @@ def bench_one(fw_dir: Path, target: str, jobs: int, prover) -> dict:
     wall, cpu = time.perf_counter() - cpu0[0], cpu_seconds() - cpu0[1]
     d = report.to_dict()
     seed = compile_seed_of(fw_dir)
-    inside = shown(c_file) != str(c_file)
+    inside = c_file.resolve().is_relative_to(ROOT)
     return {
         "firmware": shown(c_file) if inside else f"rlcc-compile {shown(POLICY)} --seed {seed}",
         "seed": seed,

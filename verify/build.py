@@ -49,8 +49,13 @@ def firmware_footprint(firmware_c: Path, target: str, workdir: Path, cc: str | N
         zbb=zbb,
         extra_flags=["-c"],
     )
+    return section_sizes(obj)
+
+
+def section_sizes(path: Path) -> dict[str, int]:
+    """Bytes of code (.text*), constants (.rodata*, .srodata*) and data (.data/.sdata/.bss/.sbss*) of an ELF."""
     sizes = {"code": 0, "rodata": 0, "data": 0}
-    with open(obj, "rb") as fh:
+    with open(path, "rb") as fh:
         for sec in ELFFile(fh).iter_sections():
             name = sec.name
             if name.startswith(".text"):
