@@ -41,17 +41,14 @@ PROGRESS_EVERY = 1000
 
 
 class BlockLoop:
-    """Mixin for ``engine._Run`` (uses its state arrays)."""
+    """Mixin for ``engine._Run``: per-flow state in its ``flows`` (``rlcc.simulator.flows``)."""
 
     def _run_blocks(self, progress: Callable[[int], None] | None) -> None:
         fab, B = self.fabric, self.block_steps
-        self._pos = np.full(self.n, -1, np.int64)
         self._offH = (np.arange(B)[:, None] * fab.n_hosts + fab.group_host[None, :]).ravel()
         self._offP = (np.arange(B)[:, None] * fab.n_ports + fab.group_port[None, :]).ravel()
         self._progress = progress
         self._unscaled = bool((fab.group_scale == 1.0).all())
-        self._acc_cols = [self.acc[:, c] for c in range(3)]  # views
-        self._last_cols = [self.last[:, c] for c in range(3)]
         k, dt = 0, self.dt
         while k < self.n_steps:
             e = min(k + B, self.n_steps)
@@ -76,17 +73,16 @@ class BlockLoop:
             self.snap_window = self.snap_end
 
     def _observe_window(self, due, rtt, rate, first) -> np.ndarray:
-        """``_observe`` for count-free specs (same values), windows kept as one 1-D array per input.
+        """``_observe`` for count-free specs (same values), the window read column by column.
 
         (Fancy indexing a (n, 4) array row-wise is ~10x slower than four 1-D gathers.)
         """
         spec = self.spec
-        cols = getattr(self, "_wcols", None)
+        cols = self.flows.window_cols  # contiguous views
         F, W, M = spec.n_features, spec.input_width, len(due)
-        if cols is None:
-            cols = self._wcols = [np.zeros(self.n) for _ in range(W)]
+        if getattr(self, "_feat", None) is None:
             self._feat = [(vocab.get(f.name).float_value, f.scale, f.offset) for f in spec.features]
-        raw_step = vocab.FloatStep(spec.reward, self.prev_action[due], rtt, rate)  # count-free: no counters
+        raw_step = vocab.FloatStep(spec.reward, self.flows.prev_action[due], rtt, rate)  # count-free: no counters
         step = [value(raw_step) * scale + offset for value, scale, offset in self._feat]
         # slot c of the new window: oldest_first shifts left by F and appends the step
         if spec.step_order == "oldest_first":
@@ -105,24 +101,24 @@ class BlockLoop:
     # ---- one block of steps [s, e) ----------------------------------------------------------
     def _block(self, s: int, e: int) -> None:
         dt, C, B = self.dt, self.C, e - s
-        fab = self.fabric
+        fab, fl = self.fabric, self.flows
         nG, nP = fab.n_groups, fab.n_ports
         edges = np.arange(s, e, dtype=np.float64) * dt + dt  # step k decides next_ret < k*dt + dt
-        due = np.flatnonzero(self.next_ret < edges[-1])
+        due = np.flatnonzero(fl.next_ret < edges[-1])
         pend = []
         while self.pending and self.pending[0][0] < e:
             pend.append(self.pending.popleft())
         inblock: list = []
         nd = len(due)
         if nd:
-            ret = self.next_ret[due]
+            ret = fl.next_ret[due]
             jd = np.searchsorted(edges, ret, side="right")
             if B > 1:
                 order = np.argsort(jd.astype(np.uint8 if B < 256 else np.uint16), kind="stable")  # radix sort
                 due, ret, jd = due[order], ret[order], jd[order]
-            rate = self.rate[due]
+            rate = fl.rate[due]
             if pend:  # a decided-but-not-yet-applied own rate change taking effect before the probe
-                pos = self._pos
+                pos = fl.slot
                 pos[due] = np.arange(nd)
                 for key, idx, new in pend:
                     p = pos[idx]
@@ -132,16 +128,15 @@ class BlockLoop:
                         ok = key <= s + jd[pp]
                         rate[pp[ok]] = nn[ok]
                 pos[due] = -1
-            rtt = np.rint(ret - self.probe_sent[due]).astype(np.int64)
-            first = self.n_dec[due] == 0
+            rtt = np.rint(ret - fl.probe_sent[due]).astype(np.int64)
+            first = fl.n_dec[due] == 0
             obs = self._observe_window(due, rtt, rate, first) if self.spec is not None else None
             out = self.ctl.decide(DecisionBatch(due, ret, rtt, rate, None, None, first, obs))
             rates, factors = out if isinstance(out, Decision) else (out, None)
             new = np.clip(np.asarray(rates, dtype=np.float64).reshape(nd), MIN_RATE, 1.0)
             if factors is None:
                 factors = new / rate
-            self.prev_action[due] = factors
-            self.n_dec[due] += 1
+            fl.record_decision(due, factors)
             rsum = int(rtt.sum())  # exact integer ns: independent of how decisions are grouped
             self.rtt_stats[0:2] += (rsum, nd)
             if s >= self.window_step:
@@ -158,7 +153,7 @@ class BlockLoop:
                     entry = (s + j + L, due[a:b], new[a:b])
                     (inblock if s + j + L < e else self.pending).append(entry)
             counted = self.recorder is not None or self.block_counts is not None
-            txd = self.tx[due] if counted else None
+            txd = fl.tx[due] if counted else None
 
         # ---- rate changes applied in this block, and the fabric's loads per step -------------
         entries = pend + inblock
@@ -170,7 +165,7 @@ class BlockLoop:
                 chg_idx = np.concatenate([x[1] for x in entries])
                 chg_new = np.concatenate([x[2] for x in entries])
                 chg_j = np.repeat(np.array([x[0] - s for x in entries]), [len(x[1]) for x in entries])
-            tx_old = self.tx[chg_idx]
+            tx_old = fl.tx[chg_idx]
             cg = self.group[chg_idx]
             dG = np.bincount(chg_j * nG + cg, weights=chg_new - tx_old, minlength=B * nG).reshape(B, nG)
             R = np.cumsum(np.concatenate([fab.group_rate[None, :], dG]), axis=0)[1:]
@@ -263,13 +258,13 @@ class BlockLoop:
             if k % series_every == 0:
                 while flushed < len(entries) and entries[flushed][0] <= k:
                     _, idx, new_r = entries[flushed]
-                    self.tx[idx] = new_r
-                    self.rate[idx] = new_r
+                    fl.tx[idx] = new_r
+                    fl.rate[idx] = new_r
                     flushed += 1
                 sr = self.series
                 sr["t_us"].append(k * dt / 1e3)
                 sr["queue_us"].append((q if single else float(fab.queue.sum())) / C / 1e3)
-                sr["rates"].append(self.tx[self.series_flows].copy())
+                sr["rates"].append(fl.tx[self.series_flows].copy())
                 sr["load"].append(float(loads[j].sum()))
             if progress is not None and k % PROGRESS_EVERY == PROGRESS_EVERY - 1:
                 progress(PROGRESS_EVERY)
@@ -316,9 +311,9 @@ class BlockLoop:
             Gc = integrals_at(chg_j, cg)
         if nd and counted:
             Gd = np.column_stack(integrals_at(jd, self.group[due]))
-            accd, lastd = self.acc[due], self.last[due]
+            accd, lastd = fl.acc[due], fl.last[due]
             if entries:
-                cpos = self._pos
+                cpos = fl.slot
                 cpos[chg_idx] = np.arange(len(chg_idx))
                 cp = cpos[due]
                 cpos[chg_idx] = -1
@@ -331,28 +326,15 @@ class BlockLoop:
                     lastd[early] = Gc2[ce]
                     txd[early] = chg_new[ce]
             acc_now = accd + (txd * C)[:, None] * (Gd - lastd)
-            packets = np.floor(acc_now[:, 1:] / self.pkt).astype(np.int64)
-            nack = packets[:, 0] - self.nack_seen[due]
-            cnp = packets[:, 1] - self.cnp_seen[due]
-            self.cnp_seen[due] += cnp
-            self.nack_seen[due] += nack
+            cnp, nack = fl.take_counts(due, acc_now[:, 1:], self.pkt)
             if self.block_counts is not None:
                 self.block_counts(cnp, nack)
             if self.recorder is not None:
-                delta = self.delta_spec.raw_step_features(self.prev_action[due], rtt, rate)[:, 0]
-                self.recorder.add(
-                    obs, flow_id=due, time_ns=np.rint(ret).astype(np.int64), rtt_ns=rtt, rate=rate,
-                    cnp_count=cnp, nack_count=nack, delta=delta, factor=factors, new_rate=new,
-                )
+                self._record(due, obs, ret, rtt, rate, cnp, nack, factors, new)
         if entries:
-            txc = tx_old * C
-            for c in range(3):  # per column: same arithmetic as settle(), 1-D gathers
-                acc_c, last_c = self._acc_cols[c], self._last_cols[c]
-                acc_c[chg_idx] = acc_c[chg_idx] + txc * (Gc[c] - last_c[chg_idx])
-                last_c[chg_idx] = Gc[c]
-            self.tx[chg_idx] = chg_new
-            self.rate[chg_idx] = chg_new
+            fl.settle_cols(chg_idx, Gc, tx_old * C)  # same arithmetic as settle(), 1-D gathers
+            fl.tx[chg_idx] = chg_new
+            fl.rate[chg_idx] = chg_new
         if nd:
             qd = Q[jd, 0] / C if single else Q[jd, self.port[due]] / C
-            self.probe_sent[due] = ret
-            self.next_ret[due] = ret + self.base + qd
+            fl.send_probes(due, ret, self.base, qd)

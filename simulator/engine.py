@@ -21,6 +21,7 @@ import numpy as np
 from rlcc.errors import BadInputError
 from rlcc.simulator.blocks import BlockLoop
 from rlcc.simulator.controllers.base import Controller, Decision, DecisionBatch, TickInfo
+from rlcc.simulator.flows import FlowState
 from rlcc.simulator.metrics import Snapshot, compute_metrics
 from rlcc.simulator.network import Fabric
 from rlcc.simulator.scenarios import Scenario
@@ -48,7 +49,9 @@ class SimResult:
 
 
 class _Run(BlockLoop):
-    """Mutable state of one simulation run (see ``simulate``)."""
+    """Mutable state of one simulation run (see ``simulate``); per-flow state in ``self.flows``."""
+
+    flow_state = FlowState  # class of ``self.flows`` (tests extend it)
 
     def __init__(
         self, scenario: Scenario, controller: Controller, trace: TraceConfig | None, block_steps: int | None = None
@@ -72,22 +75,10 @@ class _Run(BlockLoop):
         phase_rng, ctl_rng = root.spawn(2)
         controller.reset(n, self.net, ctl_rng)
 
-        self.rate = np.zeros(n)
-        self.tx = np.zeros(n)
-        self.active = np.zeros(n, bool)
-        self.done = np.zeros(n, bool)
-        # Column-major: per-column views (block path, ``_settle_all``) are contiguous, and row
-        # gathers of 3 columns are ~2x faster than in C order (measured at 8192 flows).
-        self.acc = np.zeros((n, 3), order="F")  # cumulative bytes sent, dropped, ECN-marked
-        self.last = np.zeros((n, 3), order="F")  # fabric integrals at each flow's last settle
-        self.cnp_seen = np.zeros(n, np.int64)
-        self.nack_seen = np.zeros(n, np.int64)
-        self.next_ret = np.full(n, np.inf)
-        self.probe_sent = np.zeros(n)
-        self.prev_action = np.ones(n)
-        self.n_dec = np.zeros(n, np.int64)
-        self.fct = np.full(n, np.nan)
-        self.phase = phase_rng.uniform(0.0, self.base, n)
+        self.spec: ObservationSpec | None = getattr(controller, "spec", None)
+        width = self.spec.input_width if self.spec else 0
+        self.flows = self.flow_state.new(n, width)
+        self.flows.phase[:] = phase_rng.uniform(0.0, self.base, n)
         self.start_order = np.argsort(self.table.start_ns, kind="stable")
         self.sorted_starts = self.table.start_ns[self.start_order]
         self.start_ptr = 0
@@ -95,12 +86,8 @@ class _Run(BlockLoop):
         self.finite_active = np.zeros(0, np.int64)
         self.pending: collections.deque = collections.deque()
 
-        self.spec: ObservationSpec | None = getattr(controller, "spec", None)
         reward = self.spec.reward if self.spec else Reward(base_rtt_ns=int(round(self.base)))
         self.delta_spec = ObservationSpec(features=(Feature("delta"),), reward=reward)
-        if self.spec is not None:
-            self.hist = np.zeros((n, self.spec.history, self.spec.n_features))
-        width = self.spec.input_width if self.spec else 0
         names = self.spec.input_names() if self.spec else []
         self.recorder = TraceRecorder(trace, width, names) if trace else None
         if self.recorder:
@@ -109,8 +96,6 @@ class _Run(BlockLoop):
         self.tick_ns = getattr(controller, "tick_ns", None)
         self.tick_counters = bool(getattr(controller, "tick_counters", True))
         self.next_tick = self.tick_ns if self.tick_ns else np.inf
-        self.tick_sent = np.zeros(n)
-        self.tick_mark = np.zeros(n)
 
         self.window_step = int(np.ceil(scenario.converged_from * self.n_steps))
         self.snap_start = Snapshot.zero(n)
@@ -148,40 +133,30 @@ class _Run(BlockLoop):
         if isinstance(idx, slice):
             self._settle_all()
             return
-        now = self.fabric.integrals(self.group[idx])
-        self.acc[idx] += (self.tx[idx] * self.C)[:, None] * (now - self.last[idx])
-        self.last[idx] = now
+        self.flows.settle_rows(idx, self.fabric.integrals(self.group[idx]), self.C)
 
     def _settle_all(self) -> None:
         """``settle`` of every flow (timer ticks): per-group integrals gathered column by column;
         the same float operations as ``settle``, without (N, 3) fancy indexing (~10x faster)."""
         gi = self.fabric.integrals(np.arange(self.fabric.n_groups))
-        w = self.tx * self.C
-        for c in range(3):
-            now = gi[:, c].take(self.group)
-            last = self.last[:, c]
-            self.acc[:, c] += w * (now - last)
-            last[:] = now
+        self.flows.settle_cols(None, [gi[:, c].take(self.group) for c in range(3)], self.flows.tx * self.C)
 
     @property
     def acc_sent(self) -> np.ndarray:
-        return self.acc[:, 0]
+        return self.flows.acc[:, 0]
 
     @property
     def acc_drop(self) -> np.ndarray:
-        return self.acc[:, 1]
+        return self.flows.acc[:, 1]
 
     @property
     def acc_mark(self) -> np.ndarray:
         """Cumulative ECN-marked packets (fluid)."""
-        return self.acc[:, 2] / self.pkt
+        return self.flows.acc[:, 2] / self.pkt
 
     def set_rates(self, idx: np.ndarray | slice, new: np.ndarray) -> None:
         self.settle(idx)
-        tx = np.where(self.active[idx], new, 0.0)
-        self.fabric.add_rates(self.group[idx], tx - self.tx[idx])
-        self.tx[idx] = tx
-        self.rate[idx] = new
+        self.fabric.add_rates(self.group[idx], self.flows.set_rates(idx, new))
 
     def queue_delay(self, idx: np.ndarray) -> np.ndarray | float:
         """Queueing delay (ns) a packet of each flow would see entering its egress port now."""
@@ -196,14 +171,13 @@ class _Run(BlockLoop):
             return
         idx = self.start_order[self.start_ptr : end]
         self.start_ptr = end
-        self.active[idx] = True
+        fl = self.flows
+        fl.active[idx] = True
         override = self.sc.initial_rate
         init = np.asarray(self.ctl.initial_rate if override is None else override, dtype=np.float64)
         self.set_rates(idx, np.full(len(idx), float(init)) if init.ndim == 0 else init[idx])
         start = self.table.start_ns[idx]
-        send = np.where(start == 0.0, self.phase[idx], start)
-        self.probe_sent[idx] = send
-        self.next_ret[idx] = send + self.base + self.queue_delay(idx)
+        fl.send_probes(idx, np.where(start == 0.0, fl.phase[idx], start), self.base, self.queue_delay(idx))
         fin = idx[self.finite[idx]]
         if len(fin):
             self.finite_active = np.concatenate([self.finite_active, fin])
@@ -211,87 +185,90 @@ class _Run(BlockLoop):
     def apply_pending(self, k: int) -> None:
         while self.pending and self.pending[0][0] <= k:
             _, idx, new = self.pending.popleft()
-            live = self.active[idx]
+            live = self.flows.active[idx]
             if not live.all():
                 idx, new = idx[live], new[live]
             self.set_rates(idx, new)
 
     def decide(self, k: int, t_end: float) -> None:
-        due = np.flatnonzero(self.next_ret < t_end)
+        fl = self.flows
+        due = np.flatnonzero(fl.next_ret < t_end)
         if len(due) == 0:
             return
-        ret = self.next_ret[due]
-        rtt = np.rint(ret - self.probe_sent[due]).astype(np.int64)
+        ret = fl.next_ret[due]
+        rtt = np.rint(ret - fl.probe_sent[due]).astype(np.int64)
         self.settle(due)
-        packets = np.floor(self.acc[due, 1:] / self.pkt).astype(np.int64)
-        nack = packets[:, 0] - self.nack_seen[due]
-        cnp = packets[:, 1] - self.cnp_seen[due]
-        self.cnp_seen[due] += cnp
-        self.nack_seen[due] += nack
-        rate = self.rate[due]
-        first = self.n_dec[due] == 0
+        cnp, nack = fl.take_counts(due, fl.acc[due, 1:], self.pkt)
+        rate = fl.rate[due]
+        first = fl.n_dec[due] == 0
         obs = self._observe(due, rtt, rate, cnp, nack, first) if self.spec is not None else None
         out = self.ctl.decide(DecisionBatch(due, ret, rtt, rate, cnp, nack, first, obs))
         rates, factors = out if isinstance(out, Decision) else (out, None)
         new = np.clip(np.asarray(rates, dtype=np.float64).reshape(len(due)), MIN_RATE, 1.0)
         if factors is None:
             factors = new / rate
-        self.prev_action[due] = factors
-        self.n_dec[due] += 1
+        fl.record_decision(due, factors)
         if self.latency_steps == 0:
             self.set_rates(due, new)
         else:
             self.pending.append((k + self.latency_steps, due, new))
-        self.probe_sent[due] = ret
-        self.next_ret[due] = ret + self.base + self.queue_delay(due)
+        fl.send_probes(due, ret, self.base, self.queue_delay(due))
         rsum = int(rtt.sum())
         self.rtt_stats[0:2] += (rsum, len(due))
         if k >= self.window_step:
             self.rtt_stats[2:4] += (rsum, len(due))
         if self.recorder is not None:
-            delta = self.delta_spec.raw_step_features(self.prev_action[due], rtt, rate)[:, 0]
-            self.recorder.add(
-                obs, flow_id=due, time_ns=np.rint(ret).astype(np.int64), rtt_ns=rtt, rate=rate,
-                cnp_count=cnp, nack_count=nack, delta=delta, factor=factors, new_rate=new,
-            )
+            self._record(due, obs, ret, rtt, rate, cnp, nack, factors, new)
+
+    def _record(self, due, obs, ret, rtt, rate, cnp, nack, factors, new) -> None:
+        """Trace the decisions (after ``record_decision``: ``delta`` uses the new factor)."""
+        delta = self.delta_spec.raw_step_features(self.flows.prev_action[due], rtt, rate)[:, 0]
+        self.recorder.add(
+            obs, flow_id=due, time_ns=np.rint(ret).astype(np.int64), rtt_ns=rtt, rate=rate,
+            cnp_count=cnp, nack_count=nack, delta=delta, factor=factors, new_rate=new,
+        )
 
     def _observe(self, due, rtt, rate, cnp, nack, first) -> np.ndarray:
-        """Shift the flows' observation windows and return the exact policy inputs."""
-        spec = self.spec
-        step = spec.scale_step(spec.raw_step_features(self.prev_action[due], rtt, rate, cnp, nack))
-        h = self.hist[due]
-        h[:, 1:] = h[:, :-1]
-        h[:, 0] = step
+        """Shift the flows' observation windows (kept in input order) by one step and return
+        the exact policy inputs."""
+        spec, window = self.spec, self.flows.window
+        F, W = spec.n_features, spec.input_width
+        step = spec.scale_step(spec.raw_step_features(self.flows.prev_action[due], rtt, rate, cnp, nack))
+        if spec.step_order == "oldest_first":
+            new = np.concatenate([window[due, F:], step], axis=1)
+        else:
+            new = np.concatenate([step, window[due, : W - F]], axis=1)
         if first.any():
-            h[first] = step[first][:, None, :]
-        self.hist[due] = h
-        return spec.assemble(h)
+            new[first] = np.tile(step[first], spec.history)
+        window[due] = new
+        return new.astype(np.float32)
 
     def tick(self, t: float) -> None:
         if self.tick_counters:
-            self.settle(slice(None) if self.active.all() else np.flatnonzero(self.active))
-            mark, sent = self.acc_mark, self.acc_sent
-            marked, sent_d = mark - self.tick_mark, sent - self.tick_sent
-            self.tick_mark, self.tick_sent = mark.copy(), sent.copy()
+            active = self.flows.active
+            self.settle(slice(None) if active.all() else np.flatnonzero(active))
+            fl, mark, sent = self.flows, self.acc_mark, self.acc_sent
+            marked, sent_d = mark - fl.tick_mark, sent - fl.tick_sent
+            fl.tick_mark[:], fl.tick_sent[:] = mark, sent
         else:
             marked = sent_d = None
         info = TickInfo(
             time_ns=t,
             marked_packets=marked,
             sent_bytes=sent_d,
-            rate=self.rate.copy(),
-            active=self.active.copy(),
+            rate=self.flows.rate.copy(),
+            active=self.flows.active.copy(),
             queue_delay_ns=self.port_delays(),
         )
         new = self.ctl.on_tick(info)  # type: ignore[attr-defined]
         if new is not None:
             new = np.clip(np.asarray(new, dtype=np.float64), MIN_RATE, 1.0)
-            change = self.active & (new != self.rate)
+            change = self.flows.active & (new != self.flows.rate)
             n_changed = int(np.count_nonzero(change))
             if n_changed > self.n // 8:
                 # Many flows change (Swift re-pacing): settle and update every flow with whole-array
                 # operations (unchanged flows get a zero rate change), ~10x cheaper than gathers.
-                self.set_rates(slice(None), np.where(change, new, self.rate))
+                self.set_rates(slice(None), np.where(change, new, self.flows.rate))
             elif n_changed:
                 changed = np.flatnonzero(change)
                 self.set_rates(changed, new[changed])
@@ -310,11 +287,9 @@ class _Run(BlockLoop):
             return
         fin = idx[done]
         self.finite_active = idx[~done]
-        self.fct[fin] = t - self.table.start_ns[fin] + self.base / 2 + self.queue_delay(fin)
+        fct = t - self.table.start_ns[fin] + self.base / 2 + self.queue_delay(fin)
         self.set_rates(fin, np.zeros(len(fin)))
-        self.active[fin] = False
-        self.done[fin] = True
-        self.next_ret[fin] = np.inf
+        self.flows.finish(fin, fct)
 
     def snapshot(self, k: int) -> Snapshot:
         self.settle(np.arange(self.n))
@@ -329,7 +304,7 @@ class _Run(BlockLoop):
             s = self.series
             s["t_us"].append(k * self.dt / 1e3)
             s["queue_us"].append(self.fabric.total_queue() / self.C / 1e3)
-            s["rates"].append(self.tx[self.series_flows].copy())
+            s["rates"].append(self.flows.tx[self.series_flows].copy())
             s["load"].append(float(self.fabric.port_load.sum()))
 
     # ---- main loop -----------------------------------------------------------------------------
@@ -404,9 +379,9 @@ def simulate(
         "window_rate": ((b.sent - b.dropped) - (a.sent - a.dropped)) / (run.C * span),
         "sent_bytes": run.acc_sent.copy(),
         "dropped_bytes": run.acc_drop.copy(),
-        "fct_ns": run.fct,
-        "decisions": run.n_dec,
-        "final_rate": run.rate,
+        "fct_ns": run.flows.fct,
+        "decisions": run.flows.n_dec,
+        "final_rate": run.flows.rate,
     }
     name = getattr(controller, "name", type(controller).__name__)
     tr = run.recorder.finish() if run.recorder else None

@@ -70,7 +70,7 @@ def compute_metrics(run: "_Run", a: Snapshot, b: Snapshot, rtt_stats: np.ndarray
     if run.finite.any():
         out["long_flow_bw"] = float(good[0] / (net.bytes_per_ns * span)) if span > 0 and not run.finite[0] else float("nan")
         short = run.finite
-        fct = run.fct[short]
+        fct = run.flows.fct[short]
         ideal = run.table.size_bytes[short] / net.bytes_per_ns + net.base_rtt_ns
         slow = (fct / ideal)[np.isfinite(fct)]
         out["short_completed"] = float(np.isfinite(fct).mean())
