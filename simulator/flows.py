@@ -47,7 +47,7 @@ class FlowState:
     slot: np.ndarray = per_flow(-1, np.int64)  # scratch: row in the current batch, -1 outside
 
     @classmethod
-    def new(cls, n: int, window: int = 0) -> "FlowState":
+    def new(cls, n: int, window: int = 0) -> FlowState:
         """State of ``n`` flows before any starts; ``window``: policy input width (0: none)."""
         arrays = {}
         for f in dataclasses.fields(cls):
