@@ -19,9 +19,13 @@ from rlcc.cli.common import POSITIVE_FLOAT, atomic_output_dir, check_output_dir,
 from rlcc.codegen import generate
 from rlcc.distill import report as report_mod
 from rlcc.distill.fit import DEFAULT_BUDGET_OPS, DEFAULT_DEPTH, DEFAULT_TREES
+from rlcc.distill.gate import FidelityBar
+from rlcc.distill.select import CANDIDATE_GRID
 from rlcc.distill.parallel import default_jobs
 from rlcc.distill.pipeline import (
+    DEFAULT_CANDIDATES,
     DEFAULT_SAMPLES,
+    QUICK_CANDIDATES,
     QUICK_SAMPLES,
     CompileOptions,
     compile_policy,
@@ -49,6 +53,19 @@ OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force r
 @click.option("--samples", type=int, default=None, help=f"Closed-loop decisions to sample [default: {DEFAULT_SAMPLES}, --quick {QUICK_SAMPLES}].")
 @click.option("--scenarios", default=None, help="Sampling mix, comma list of kind:size[:duration_ms] (kinds: many-to-one, all-to-all, long-short).")
 @click.option("--dagger-rounds", type=int, default=0, show_default=True, help="DAgger rounds: the fixed-point model drives, the teacher labels.")
+@click.option("--candidates", type=click.IntRange(1, len(CANDIDATE_GRID)), default=None,
+              help=f"Candidate students ranked in closed loop on validation incasts; 1 = no selection "
+                   f"[default: {DEFAULT_CANDIDATES}, --quick {QUICK_CANDIDATES}].")
+@click.option("--max-goodput-diff", type=float, default=FidelityBar.goodput, show_default=True,
+              help="Fidelity gate: largest goodput difference, firmware vs teacher (fraction of line rate).")
+@click.option("--max-steady-pct", type=float, default=FidelityBar.steady_pct, show_default=True,
+              help="Fidelity gate: largest mean-RTT and queue-delay difference in steady state, % of the teacher's.")
+@click.option("--max-transient-pct", type=float, default=FidelityBar.transient_pct, show_default=True,
+              help="Fidelity gate: the same in the startup transient.")
+@click.option("--max-drop-diff", type=float, default=FidelityBar.drop_margin, show_default=True,
+              help="Fidelity gate: largest difference of the dropped fraction of offered bytes.")
+@click.option("--accept-fidelity", is_flag=True,
+              help=f"Exit 0 even if the firmware misses the fidelity bar (otherwise exit {int(ExitCode.FIDELITY)}; the output is written either way).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of sampling and training; same seed, same bytes.")
 @click.option("--quick", is_flag=True, help="Few samples and short simulations (smoke runs, tests).")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
@@ -70,7 +87,9 @@ OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force r
               help="Progress bars on stderr [default: when stderr is a terminal and not --quiet].")
 @guarded("rlcc-compile")
 def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, depth: int, budget_ops: int,
-                    samples: int | None, scenarios: str | None, dagger_rounds: int, seed: int, quick: bool, force: bool,
+                    samples: int | None, scenarios: str | None, dagger_rounds: int, candidates: int | None,
+                    max_goodput_diff: float, max_steady_pct: float, max_transient_pct: float, max_drop_diff: float,
+                    accept_fidelity: bool, seed: int, quick: bool, force: bool,
                     name: str, tree_style: str, probe_timeout_us: float | None, run_verify: bool, target: str,
                     budget_ns: float | None, budget_cycles: int | None, jobs: int | None, quiet: bool,
                     show_progress: bool | None) -> None:
@@ -81,14 +100,18 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
     stub and verifies it bit for bit in the RISC-V emulator. OUT holds the C, its manifest,
     the fixed-point model, report.md/report.json and verify.json. Errors before the C exists
     write nothing; once it exists, a failed verification still writes OUT (to inspect the
-    firmware) and exits 4 (mismatch), 5 (budget), 6 (build) or 7 (emulator fault).
+    firmware) and exits 4 (mismatch), 5 (budget), 6 (build) or 7 (emulator fault). Firmware that
+    verifies but misses the closed-loop fidelity bar vs the teacher exits 8 (--accept-fidelity: 0).
     """
     start = time.perf_counter()
     check_output_dir(out, force, "-o", marker=OUT_MARKER)  # seconds now, not after minutes of compiling
     spec = ObservationSpec.from_file(str(spec_file)) if spec_file else None
     policy = OnnxPolicy(model, spec)
     check_fits_context(policy.spec)  # before minutes of sampling, not after
-    overrides = {k: v for k, v in (("samples", samples), ("scenarios", scenarios)) if v is not None}
+    overrides = {k: v for k, v in (("samples", samples), ("scenarios", scenarios), ("candidates", candidates))
+                 if v is not None}
+    overrides["bar"] = FidelityBar(goodput=max_goodput_diff, steady_pct=max_steady_pct, transient_pct=max_transient_pct,
+                                   drop_margin=max_drop_diff)
     if probe_timeout_us is not None:
         ns = probe_timeout_us * 1000.0
         if not math.isfinite(ns) or not 1 <= round(ns) <= fmt.PROBE_TIMEOUT_NS_MAX:
@@ -133,12 +156,18 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
             else:
                 verdict.firmware = f"{name}.c"
                 write_json(verdict, stage / "verify.json")
-    f, s = result.report["fidelity"], result.report["sizes"]
+    f, s, gate = result.report.fidelity, result.report.sizes, result.report.gate
     click.echo(
-        f"rlcc-compile: wrote {out}: {s['trees']} trees, {s['operations']} ops, state {s['state_bytes']} B; "
-        f"RMSE vs teacher {f['float_vs_teacher_rmse']:.4f}, quantization path changes "
-        f"{f['path_changed_fraction']:.4f} ({time.perf_counter() - start:.1f}s)"
+        f"rlcc-compile: wrote {out}: {s.trees} trees, {s.operations} ops, state {s.state_bytes} B; "
+        f"RMSE vs teacher {f.float_vs_teacher_rmse:.4f}, quantization path changes "
+        f"{f.path_changed_fraction:.4f} ({time.perf_counter() - start:.1f}s)"
     )
+    worst = gate.worst
+    if not quiet:
+        click.echo(f"rlcc-compile: fidelity gate {'passed' if gate.passed else 'FAILED'}: "
+                   + (f"worst {worst.scenario} {worst.metric} {worst.difference:+.3g}{worst.unit} "
+                      f"(bar {worst.tolerance:.3g}{worst.unit})" if worst else "no closed-loop checks")
+                   + ("" if gate.passed else f", {len(gate.failures)} of {len(gate.checks)} checks outside the bar"))
     if failure is not None:
         raise failure
     if verdict is not None:
@@ -150,3 +179,7 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
         if not verdict.within_budget:
             click.echo(f"rlcc-compile: error: worst-case event {verdict.cycles['max']} cycles > budget {verdict.budget.cycles}", err=True)
             sys.exit(int(ExitCode.BUDGET))
+    if not gate.passed and not accept_fidelity:
+        click.echo("rlcc-compile: error: the firmware misses the fidelity bar vs its teacher (report.md, "
+                   "'Fidelity gate'); --accept-fidelity to ship it anyway", err=True)
+        sys.exit(int(ExitCode.FIDELITY))

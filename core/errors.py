@@ -16,6 +16,7 @@ class ExitCode(enum.IntEnum):
     BUDGET = 5  # verification: decision latency exceeds the budget
     BUILD = 6  # cross-compilation of the firmware failed
     EMULATION = 7  # the firmware faulted in the emulator (illegal instruction, bad access, hang)
+    FIDELITY = 8  # rlcc-compile: the firmware misses the closed-loop fidelity bar vs its teacher
 
 
 EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
@@ -27,6 +28,7 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.BUDGET: "decision-latency budget exceeded",
     ExitCode.BUILD: "firmware build (cross-compilation) failed",
     ExitCode.EMULATION: "firmware faulted in the emulator",
+    ExitCode.FIDELITY: "firmware misses the closed-loop fidelity bar vs its teacher (rlcc-compile)",
 }
 
 

@@ -6,6 +6,7 @@ written from them is byte-identical across runs.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any, Callable, Sequence
 
@@ -13,6 +14,7 @@ import numpy as np
 
 from rlcc import formats as fmt
 from rlcc.distill.parallel import Runner, run_all
+from rlcc.distill.report_data import ClosedLoop, ControllerRow, Fidelity, Probe, Sizes
 from rlcc.distill.sampling import NACK, PREV, RATE, RTT, CNP, RAW_FIELDS, Samples, float_inputs
 from rlcc.tree_ir import FloatEnsemble
 from rlcc.fxp import golden
@@ -52,7 +54,7 @@ def fixed_factor(model: FxModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return np.clip(total, c.clamp_min_q16, c.clamp_max_q16), leaves
 
 
-def fidelity(model: FxModel, ensemble: FloatEnsemble, samples: Samples) -> dict[str, Any]:
+def fidelity(model: FxModel, ensemble: FloatEnsemble, samples: Samples) -> Fidelity:
     """Float trees vs teacher, fixed point vs float trees (LSB), decision-path changes."""
     spec, clamp = model.spec, factor_clamp(model)
     teacher = samples.label
@@ -63,22 +65,18 @@ def fidelity(model: FxModel, ensemble: FloatEnsemble, samples: Samples) -> dict[
     f_dev = float_factor(ensemble, spec, x_dev, clamp)
     lsb = float(fmt.FACTOR_ONE)
     err = f_obs - teacher
-    return {
-        "samples": int(len(samples)),
-        "float_vs_teacher_rmse": _r(np.sqrt(np.mean(err**2))),
-        "float_vs_teacher_max_abs": _r(np.max(np.abs(err))),
-        "fixed_vs_teacher_rmse": _r(np.sqrt(np.mean((fx / lsb - teacher) ** 2))),
-        "fixed_vs_teacher_max_abs": _r(np.max(np.abs(fx / lsb - teacher))),
-        # Threshold/leaf quantization alone: the same device integers through both models.
-        "fixed_vs_float_max_lsb": _r(np.max(np.abs(fx - f_dev * lsb))),
-        "path_changed_fraction": _r(np.mean(np.any(fx_leaves != ensemble.leaf_indices(x_dev), axis=1))),
-        # End to end: device integer features vs the spec's float features of the same state.
-        "fixed_vs_float_end_to_end_max_lsb": _r(np.max(np.abs(fx - f_obs * lsb))),
-        "fixed_vs_float_end_to_end_mean_lsb": _r(np.mean(np.abs(fx - f_obs * lsb))),
-        "path_changed_fraction_end_to_end": _r(
-            np.mean(np.any(fx_leaves != ensemble.leaf_indices(samples.obs), axis=1))
-        ),
-    }
+    return Fidelity(
+        samples=int(len(samples)),
+        float_vs_teacher_rmse=_r(np.sqrt(np.mean(err**2))),
+        float_vs_teacher_max_abs=_r(np.max(np.abs(err))),
+        fixed_vs_teacher_rmse=_r(np.sqrt(np.mean((fx / lsb - teacher) ** 2))),
+        fixed_vs_teacher_max_abs=_r(np.max(np.abs(fx / lsb - teacher))),
+        fixed_vs_float_max_lsb=_r(np.max(np.abs(fx - f_dev * lsb))),
+        path_changed_fraction=_r(np.mean(np.any(fx_leaves != ensemble.leaf_indices(x_dev), axis=1))),
+        fixed_vs_float_end_to_end_max_lsb=_r(np.max(np.abs(fx - f_obs * lsb))),
+        fixed_vs_float_end_to_end_mean_lsb=_r(np.mean(np.abs(fx - f_obs * lsb))),
+        path_changed_fraction_end_to_end=_r(np.mean(np.any(fx_leaves != ensemble.leaf_indices(samples.obs), axis=1))),
+    )
 
 
 STARTUP, STEADY = "startup", "steady"
@@ -100,11 +98,11 @@ def closed_loop(
     duration_ms: float,
     seed: int,
     mode: str = STARTUP,
-    teacher_rows: dict[str, Any] | None = None,
+    teacher_rows: dict[str, ControllerRow] | None = None,
     controllers: Sequence[str] = ("float_trees", "fixed_point"),
     runner: Runner | None = None,
     stage: Stage | None = None,
-) -> dict[str, Any]:
+) -> ClosedLoop:
     """Teacher vs float trees vs fixed point on many-to-one incasts (the paper's Table III),
     measured over the simulator's converged window (the second half of the run).
     ``teacher_rows`` reuses earlier teacher runs of the same scenarios."""
@@ -120,18 +118,20 @@ def closed_loops(
     checks: Sequence[dict[str, Any]],
     runner: Runner | None = None,
     stage: Stage | None = None,
-) -> list[dict[str, Any]]:
-    """Several ``closed_loop`` checks (each a dict of its keyword arguments) with all their
-    simulations in one ``runner.map``, so worker processes stay busy across checks.
+) -> list[ClosedLoop]:
+    """Several ``closed_loop`` checks (each a dict of its keyword arguments, optionally with its
+    own ``ensemble`` and ``model``) with all their simulations in one ``runner.map``, so worker
+    processes stay busy across checks.
     ``teacher`` must be picklable for a multi-process runner (e.g. ``OnnxPolicy.factor``)."""
     spec = model.spec
-    factories = {
-        "teacher": functools.partial(FactorController, teacher, spec, "teacher"),
-        "float_trees": functools.partial(FloatTreesController, ensemble, spec, clamp=factor_clamp(model)),
-        "fixed_point": functools.partial(GoldenController, model),
-    }
     tasks, costs, slots = [], [], []
     for c, check in enumerate(checks):
+        e, m = check.get("ensemble", ensemble), check.get("model", model)
+        factories = {
+            "teacher": functools.partial(FactorController, teacher, spec, "teacher"),
+            "float_trees": functools.partial(FloatTreesController, e, spec, clamp=factor_clamp(m)),
+            "fixed_point": functools.partial(GoldenController, m),
+        }
         for n in check["flows"]:
             scenario = eval_scenario(n, check["duration_ms"], check["seed"], check.get("mode", STARTUP))
             reused = check.get("teacher_rows") or {}
@@ -150,27 +150,24 @@ def closed_loops(
         rows = {}
         for n in check["flows"]:
             name = f"many-to-one:{n}"
-            row = {}
-            for key in ("teacher", *controllers):
-                if (c, n, key) not in measured:
-                    row[key] = dict(check["teacher_rows"][name])
-                    continue
-                m = measured[(c, n, key)]
-                row[key] = {
-                    "goodput": _r(m["goodput"]),
-                    "mean_latency_us": _r(m["mean_rtt_inflation"] * base_us),
-                    "queue_delay_mean_us": _r(m["queue_delay_mean_us"]),
-                    "drop_fraction": _r(m["drop_fraction"]),
-                }
-            t = row["teacher"]
+            m = measured.get((c, n, "teacher"))
+            t = _row(m, base_us) if m else check["teacher_rows"][name]
+            row = {"teacher": t}
             for key in controllers:
-                row[key]["goodput_diff"] = _r(row[key]["goodput"] - t["goodput"])
-                row[key]["latency_rel_diff"] = _r(row[key]["mean_latency_us"] / t["mean_latency_us"] - 1.0)
-                row[key]["queue_diff_us"] = _r(row[key]["queue_delay_mean_us"] - t["queue_delay_mean_us"])
+                s = _row(measured[(c, n, key)], base_us)
+                row[key] = dataclasses.replace(
+                    s, goodput_diff=_r(s.goodput - t.goodput),
+                    latency_rel_diff=_r(s.mean_latency_us / t.mean_latency_us - 1.0),
+                    queue_diff_us=_r(s.queue_delay_mean_us - t.queue_delay_mean_us))
             rows[name] = row
         window_from = eval_scenario(1, check["duration_ms"], check["seed"], mode).converged_from if check["flows"] else 0.5
-        out.append({"mode": mode, "duration_ms": check["duration_ms"], "window_from": window_from, "scenarios": rows})
+        out.append(ClosedLoop(mode, check["duration_ms"], window_from, rows))
     return out
+
+
+def _row(m: dict[str, float], base_us: float) -> ControllerRow:
+    return ControllerRow(goodput=_r(m["goodput"]), mean_latency_us=_r(m["mean_rtt_inflation"] * base_us),
+                         queue_delay_mean_us=_r(m["queue_delay_mean_us"]), drop_fraction=_r(m["drop_fraction"]))
 
 
 # Relative simulation cost per simulated ms (measured: the golden model's integer event is the
@@ -212,7 +209,7 @@ def probe_windows(spec: ObservationSpec) -> tuple[list[tuple[str, str]], np.ndar
     return pairs, np.array(raws)
 
 
-def explainability(teacher: FactorFn, ensemble: FloatEnsemble, model: FxModel) -> list[dict[str, Any]]:
+def explainability(teacher: FactorFn, ensemble: FloatEnsemble, model: FxModel) -> list[Probe]:
     from rlcc.distill.sampling import device_inputs
 
     spec = model.spec
@@ -221,30 +218,27 @@ def explainability(teacher: FactorFn, ensemble: FloatEnsemble, model: FxModel) -
     t = np.asarray(teacher(obs), dtype=np.float64)
     f = float_factor(ensemble, spec, obs, factor_clamp(model))
     fx, _ = fixed_factor(model, device_inputs(spec, raw))
-    return [
-        {"previous": p, "current": c, "teacher": _r(t[i]), "float_trees": _r(f[i]), "fixed_point": _r(fx[i] / fmt.FACTOR_ONE)}
-        for i, (p, c) in enumerate(pairs)
-    ]
+    return [Probe(p, c, _r(t[i]), _r(f[i]), _r(fx[i] / fmt.FACTOR_ONE)) for i, (p, c) in enumerate(pairs)]
 
 
-def sizes(model: FxModel) -> dict[str, Any]:
+def sizes(model: FxModel) -> Sizes:
     """Per-flow state and constant-table bytes (packed tables: int32 thresholds and leaves,
     one byte per split input index and op) and the paper's operation count."""
     n_splits = sum(t.depth for t in model.trees)
     n_leaves = sum(len(t.leaves) for t in model.trees)
     state_words = fmt.CTX_HISTORY + model.history_words
-    return {
-        "state_bytes": state_words * 4,
-        "context_bytes": fmt.CTX_BYTES,
-        "state_fits_context": state_words * 4 <= fmt.CTX_BYTES,
-        "model_constant_bytes": n_splits * (4 + 1 + 1) + n_leaves * 4 + 4 + 7 * 4,
-        "trees": len(model.trees),
-        "depths": sorted({t.depth for t in model.trees}),
-        "splits": n_splits,
-        "leaves": n_leaves,
-        "operations": model.n_operations,
-        "paper_operations": PAPER_OPS,
-    }
+    return Sizes(
+        state_bytes=state_words * 4,
+        context_bytes=fmt.CTX_BYTES,
+        state_fits_context=state_words * 4 <= fmt.CTX_BYTES,
+        model_constant_bytes=n_splits * (4 + 1 + 1) + n_leaves * 4 + 4 + 7 * 4,
+        trees=len(model.trees),
+        depths=sorted({t.depth for t in model.trees}),
+        splits=n_splits,
+        leaves=n_leaves,
+        operations=model.n_operations,
+        paper_operations=PAPER_OPS,
+    )
 
 
 def _r(v: float) -> float:

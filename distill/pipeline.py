@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 from rlcc import formats as fmt
-from rlcc.distill import evaluate, sampling
+from rlcc.distill import evaluate, sampling, select
 from rlcc.distill.factor_range import FactorRange, teacher_factor_range
 from rlcc.distill.fit import (
     DEFAULT_BUDGET_OPS,
@@ -23,8 +23,21 @@ from rlcc.distill.fit import (
     FitResult,
     fit_student,
 )
+from rlcc.distill.gate import FidelityBar, judge
 from rlcc.distill.parallel import Runner
+from rlcc.distill.report_data import (
+    ClosedLoop,
+    CompileReport,
+    Dagger,
+    Dataset,
+    Fit,
+    Helped,
+    Round,
+    Selection,
+    Teacher,
+)
 from rlcc.distill.sampling import ORIGIN_DAGGER, Samples
+from rlcc.distill.select import CANDIDATE_GRID, CandidateSetting
 from rlcc.errors import BadInputError
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.quantize import QuantizeStats, quantize
@@ -39,6 +52,8 @@ Log = Callable[[str], None]
 
 DEFAULT_SAMPLES = 30000  # closed-loop decisions sampled (--samples)
 QUICK_SAMPLES = 6000  # the same with --quick
+DEFAULT_CANDIDATES = 4  # candidate students ranked in closed loop (--candidates)
+QUICK_CANDIDATES = 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,9 +81,13 @@ class CompileOptions:
     onpolicy_duration_ms: float = 60.0
     # Steady-state closed-loop check: flows start at 1/N; measured over the second half.
     steady_duration_ms: float = 10.0
-    # After boosting, refit all leaves jointly, each sample weighted by the time its decision
-    # governs (its RTT inflation; see fit.py): closes most of the startup-transient gap.
-    time_weighted_leaves: bool = True
+    # Candidate students fitted on the final training set (the first N of select.CANDIDATE_GRID:
+    # learning rate, time-weight powers), ranked by the fidelity gate's measure on a validation
+    # suite disjoint from the report's closed-loop tables.
+    candidates: int = DEFAULT_CANDIDATES
+    validation_startup_ms: float = 150.0
+    # The fidelity gate's bar (rlcc.distill.gate): judged on the report's closed-loop tables.
+    bar: FidelityBar = FidelityBar()
     # Device setting carried in the model (FxConstants.probe_timeout_ns): TX events re-request
     # an RTT probe this long after the last request. Does not affect sampling or the trees.
     probe_timeout_ns: int = fmt.PROBE_TIMEOUT_NS_DEFAULT
@@ -78,7 +97,8 @@ class CompileOptions:
         """Small and short: for tests and smoke runs (fidelity numbers are rougher)."""
         base = dict(samples=QUICK_SAMPLES, scenarios="many-to-one:2,many-to-one:64,long-short:8",
                     duration_scale=0.4, eval_flows=(64,), eval_duration_ms=60.0,
-                    onpolicy_rounds=1, onpolicy_samples=3000, onpolicy_duration_ms=20.0, steady_duration_ms=6.0)
+                    onpolicy_rounds=1, onpolicy_samples=3000, onpolicy_duration_ms=20.0, steady_duration_ms=6.0,
+                    candidates=QUICK_CANDIDATES, validation_startup_ms=40.0)
         base.update(overrides)
         return cls(**base)
 
@@ -91,6 +111,9 @@ class CompileOptions:
             raise BadInputError("invalid anchor fraction")
         if not 0 <= self.perturb_fraction <= 4 or not 0 < self.holdout_fraction < 1:
             raise BadInputError("invalid perturbation or hold-out fraction")
+        if not 1 <= self.candidates <= len(CANDIDATE_GRID):
+            raise BadInputError(f"--candidates must be in 1..{len(CANDIDATE_GRID)}, got {self.candidates}")
+        self.bar.validate()
         if not 1 <= self.probe_timeout_ns <= fmt.PROBE_TIMEOUT_NS_MAX:
             raise BadInputError(f"--probe-timeout-us must give 1 .. {fmt.PROBE_TIMEOUT_NS_MAX} ns, got {self.probe_timeout_ns} ns")
         FitConfig(trees=self.trees, depth=self.depth, budget_ops=self.budget_ops).max_trees()
@@ -102,7 +125,7 @@ class CompileResult:
     ensemble: FloatEnsemble
     fit: FitResult
     stats: QuantizeStats
-    report: dict[str, Any]
+    report: CompileReport
 
 
 def compile_policy(
@@ -149,11 +172,12 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
 
     log(f"fitting <= {config.max_trees()} trees of depth {config.depth} on {len(train)} samples")
     summary_flows = (options.eval_flows[len(options.eval_flows) // 2],)
+    base = CANDIDATE_GRID[0]
     with progress("fitting the trees", "step") as stage:
-        fit, model, stats = _fit_quantize(train, spec, config, fits, policy, options, factor_range, stage)
+        fit, model, stats = _fit_quantize(train, spec, config, base, fits, policy, options, factor_range, stage)
     round0 = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
                                   options.seed, evaluate.STEADY, None, ("float_trees",), runner)
-    teacher_steady = {name: row["teacher"] for name, row in round0["scenarios"].items()}  # reused below
+    teacher_steady = {name: row["teacher"] for name, row in round0.scenarios.items()}  # reused below
     rounds = [_round_summary(0, "initial fit", fit.ensemble, model, held, None, round0)]
     onpolicy = _onpolicy_scenarios(options)
     n_rounds = options.onpolicy_rounds + options.dagger_rounds
@@ -173,10 +197,18 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
         on_policy = evaluate.fidelity(model, fit.ensemble, visited_by_student)
         train = Samples.concat([train, visited_by_student])
         with progress(f"round {r}/{n_rounds}: refitting the trees", "step") as stage:
-            fit, model, stats = _fit_quantize(train, spec, config, fits, policy, options, factor_range, stage)
+            fit, model, stats = _fit_quantize(train, spec, config, base, fits, policy, options, factor_range, stage)
         summary = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
                                        options.seed, evaluate.STEADY, teacher_steady, ("float_trees",), runner)
         rounds.append(_round_summary(r, kind, fit.ensemble, model, held, on_policy, summary))
+
+    selection = None
+    if options.candidates > 1:
+        log(f"selecting among {options.candidates} candidate students in closed loop (validation incasts "
+            f"{list(select.VALIDATION_FLOWS)})")
+        with progress("candidate students: fit and closed-loop validation", "step") as stage:
+            (fit, model, stats), selection = _select(train, spec, config, fits, policy, options, factor_range,
+                                                     (fit, model, stats), runner, stage)
 
     log(f"closed loop: teacher vs float trees vs fixed point on many-to-one {list(options.eval_flows)}")
     with progress("closed loop: teacher vs float trees vs fixed point", "sim-ms") as stage:
@@ -185,39 +217,37 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
             {"flows": options.eval_flows, "duration_ms": options.steady_duration_ms, "seed": options.seed,
              "mode": evaluate.STEADY, "teacher_rows": teacher_steady},
         ], runner, stage)
-    report = {
-        "teacher": {
-            "path": policy.path.name,
-            "input_names": spec.input_names(),
-            "clamped_fraction": clamped,
-            "factor_range": {**factor_range.to_dict(), "spec_clamp": [spec.action.clamp_min, spec.action.clamp_max],
-                             "clamp_q16": [model.constants.clamp_min_q16, model.constants.clamp_max_q16]},
-        },
-        "options": {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(options).items()},
-        "dataset": _dataset_summary(train, held),
-        "fit": {
-            "trees_requested": fit.trees_requested,
-            "trees_budget": fit.trees_budget,
-            "trees": len(fit.ensemble.trees),
-            "depth": options.depth,
-            "budget_ops": options.budget_ops,
-            "constant_teacher": fit.constant_teacher,
-        },
-        "quantization": stats.to_dict(),
-        "fidelity": evaluate.fidelity(model, fit.ensemble, held),
-        "closed_loop": closed_loop,
-        "closed_loop_steady": closed_loop_steady,
-        "explainability": evaluate.explainability(teacher, fit.ensemble, model),
-        "sizes": evaluate.sizes(model),
-        "dagger": {"rounds": rounds, "helped": _dagger_helped(rounds)},
-    }
+    report = CompileReport(
+        teacher=Teacher(
+            path=policy.path.name,
+            input_names=spec.input_names(),
+            clamped_fraction=clamped,
+            factor_range={**factor_range.to_dict(), "spec_clamp": [spec.action.clamp_min, spec.action.clamp_max],
+                          "clamp_q16": [model.constants.clamp_min_q16, model.constants.clamp_max_q16]},
+        ),
+        options={k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(options).items()},
+        dataset=_dataset_summary(train, held),
+        fit=Fit(trees_requested=fit.trees_requested, trees_budget=fit.trees_budget, trees=len(fit.ensemble.trees),
+                depth=options.depth, budget_ops=options.budget_ops, constant_teacher=fit.constant_teacher),
+        quantization=stats,
+        fidelity=evaluate.fidelity(model, fit.ensemble, held),
+        closed_loop=closed_loop,
+        closed_loop_steady=closed_loop_steady,
+        explainability=evaluate.explainability(teacher, fit.ensemble, model),
+        sizes=evaluate.sizes(model),
+        dagger=Dagger(rounds, _dagger_helped(rounds)),
+        selection=selection,
+        gate=judge([closed_loop_steady, closed_loop], options.bar),
+    )
     return CompileResult(model, fit.ensemble, fit, stats, report)
 
 
-def _fit_quantize(train: Samples, spec, config: FitConfig, fits: FitsBudget | None, policy: OnnxPolicy,
-                  options: CompileOptions, factor_range: FactorRange, stage: Stage | None = None):
-    leaf_weights = sampling.time_weights(spec, train.raw) if options.time_weighted_leaves else None
-    fit = fit_student(train.obs, train.label, config, fits, leaf_weights=leaf_weights, stage=stage)
+def _fit_quantize(train: Samples, spec, config: FitConfig, setting: CandidateSetting, fits: FitsBudget | None,
+                  policy: OnnxPolicy, options: CompileOptions, factor_range: FactorRange, stage: Stage | None = None):
+    time = sampling.time_weights(spec, train.raw)
+    boost = time ** setting.boost_power if setting.boost_power else None
+    fit = fit_student(train.obs, train.label, dataclasses.replace(config, learning_rate=setting.learning_rate), fits,
+                      weights=boost, leaf_weights=time ** setting.leaf_power, stage=stage)
     provenance = {
         "source": policy.path.name,
         "source_sha256": _sha256(policy.model_bytes),
@@ -227,9 +257,35 @@ def _fit_quantize(train: Samples, spec, config: FitConfig, fits: FitsBudget | No
         "seed": config.seed,
         "samples": len(train),
         "factor_range": factor_range.to_dict(),
+        "candidate": setting.name,
     }
     model, stats = quantize(fit.ensemble, spec, provenance, options.probe_timeout_ns, (factor_range.min, factor_range.max))
     return fit, model, stats
+
+
+def _select(train: Samples, spec, config: FitConfig, fits: FitsBudget | None, policy: OnnxPolicy,
+            options: CompileOptions, factor_range: FactorRange, first: tuple, runner: Runner,
+            stage: Stage) -> tuple[tuple, Selection]:
+    """Fit the candidates (the first is ``first``, already fitted), validate each in closed loop,
+    keep the best (``rlcc.distill.select``)."""
+    settings = CANDIDATE_GRID[:options.candidates]
+    stage.add(len(settings) + 1)
+    fitted = [first]
+    for setting in settings[1:]:
+        fitted.append(_fit_quantize(train, spec, config, setting, fits, policy, options, factor_range))
+        stage.advance(1)
+    checks = select.validation_checks(options.seed, options.steady_duration_ms, options.validation_startup_ms)
+    # Teacher rows from the first candidate's run, then every other candidate in one batch.
+    tables = [evaluate.closed_loops(policy.factor, first[0].ensemble, first[1], checks, runner)]
+    teacher_rows = [{name: row["teacher"] for name, row in t.scenarios.items()} for t in tables[0]]
+    batch = [{**c, "teacher_rows": rows, "ensemble": f.ensemble, "model": m}
+             for f, m, _ in fitted[1:] for c, rows in zip(checks, teacher_rows)]
+    flat = evaluate.closed_loops(policy.factor, first[0].ensemble, first[1], batch, runner) if batch else []
+    tables += [flat[i:i + len(checks)] for i in range(0, len(flat), len(checks))]
+    stage.advance(len(settings))
+    candidates = [select.describe(s, t, options.bar) for s, t in zip(settings, tables)]
+    best = select.choose(candidates)
+    return fitted[best], Selection(select.suite_names(checks), candidates, candidates[best].name)
 
 
 def _onpolicy_scenarios(options: CompileOptions) -> list[sampling.ScenarioEntry]:
@@ -243,36 +299,30 @@ def _onpolicy_scenarios(options: CompileOptions) -> list[sampling.ScenarioEntry]
     return out
 
 
-def _round_summary(r: int, kind: str, ensemble, model, held: Samples, on_policy, closed_loop) -> dict[str, Any]:
+def _round_summary(r: int, kind: str, ensemble, model, held: Samples, on_policy, closed_loop: ClosedLoop) -> Round:
     """Fidelity on held-out teacher states, on the states the student visited, and one
     steady-state closed loop of the float trees (cheap; the teacher run is shared)."""
-    return {"round": r, "kind": kind, "held_out": evaluate.fidelity(model, ensemble, held),
-            "on_policy_before_refit": on_policy, "closed_loop": closed_loop}
+    return Round(r, kind, evaluate.fidelity(model, ensemble, held), on_policy, closed_loop)
 
 
-def _dagger_helped(rounds: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _dagger_helped(rounds: list[Round]) -> Helped | None:
     if len(rounds) < 2:
         return None
     first, last = rounds[0], rounds[-1]
-    (name, row0), = first["closed_loop"]["scenarios"].items()
-    row1 = last["closed_loop"]["scenarios"][name]
-    gap0 = abs(row0["float_trees"]["latency_rel_diff"]) + abs(row0["float_trees"]["goodput_diff"])
-    gap1 = abs(row1["float_trees"]["latency_rel_diff"]) + abs(row1["float_trees"]["goodput_diff"])
-    return {
-        "scenario": name,
-        "closed_loop_gap_round0": evaluate._r(gap0),
-        "closed_loop_gap_final": evaluate._r(gap1),
-        "held_out_rmse_round0": first["held_out"]["float_vs_teacher_rmse"],
-        "held_out_rmse_final": last["held_out"]["float_vs_teacher_rmse"],
-        "closed_loop_improved": bool(gap1 < gap0),
-    }
+    (name, row0), = first.closed_loop.scenarios.items()
+    row1 = last.closed_loop.scenarios[name]
+    gap0 = abs(row0["float_trees"].latency_rel_diff) + abs(row0["float_trees"].goodput_diff)
+    gap1 = abs(row1["float_trees"].latency_rel_diff) + abs(row1["float_trees"].goodput_diff)
+    return Helped(scenario=name, closed_loop_gap_round0=evaluate._r(gap0), closed_loop_gap_final=evaluate._r(gap1),
+                  held_out_rmse_round0=first.held_out.float_vs_teacher_rmse,
+                  held_out_rmse_final=last.held_out.float_vs_teacher_rmse, closed_loop_improved=bool(gap1 < gap0))
 
 
-def _dataset_summary(train: Samples, held: Samples) -> dict[str, Any]:
+def _dataset_summary(train: Samples, held: Samples) -> Dataset:
     origins = sampling.ORIGIN_NAMES
     per_origin = {origins[o]: int(np.sum(train.origin == o)) for o in origins}
     per_scenario = {n: int(np.sum(train.scenario == i)) for i, n in enumerate(train.scenario_names)}
-    return {"train": len(train), "held_out": len(held), "train_by_origin": per_origin, "train_by_scenario": per_scenario}
+    return Dataset(len(train), len(held), per_origin, per_scenario)
 
 
 def _clamp_report(policy: OnnxPolicy, samples: Samples) -> float:

@@ -1,40 +1,79 @@
-"""``report.json`` (sorted keys, deterministic) and ``report.md`` (readable) for rlcc-compile."""
+"""``report.json`` (sorted keys, deterministic) and ``report.md`` (readable) of a
+:class:`~rlcc.distill.report_data.CompileReport`."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-REPORT_VERSION = 1
+from rlcc.distill.gate import FidelityVerdict
+from rlcc.distill.report_data import ClosedLoop, CompileReport, Selection
+
+REPORT_VERSION = 2  # 2: candidate selection and the fidelity gate; rows carry null diffs for the teacher
 
 
-def to_json(report: dict[str, Any]) -> str:
-    return json.dumps({"rlcc_report": REPORT_VERSION, **report}, sort_keys=True, indent=1, allow_nan=True) + "\n"
+def to_json(report: CompileReport) -> str:
+    return json.dumps({"rlcc_report": REPORT_VERSION, **report.to_dict()}, sort_keys=True, indent=1, allow_nan=True) + "\n"
 
 
 def _f(v: Any, digits: int = 4) -> str:
     return f"{v:.{digits}f}" if isinstance(v, float) else str(v)
 
 
-def _closed_loop_table(cl: dict[str, Any], title: str, what: str) -> list[str]:
+def _closed_loop_table(cl: ClosedLoop, title: str, what: str) -> list[str]:
     out = [
         "",
-        f"## {title} (many-to-one, {_f(cl['duration_ms'], 0)} ms, measured from {_f(100 * cl['window_from'], 0)}% of the run)",
+        f"## {title} (many-to-one, {_f(cl.duration_ms, 0)} ms, measured from {_f(100 * cl.window_from, 0)}% of the run)",
         "",
         f"{what[0].upper()}{what[1:]}.",
         "",
         "| scenario | controller | goodput | mean latency (us) | queue (us) | drop fraction | goodput diff | latency diff | queue diff (us) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for name, row in cl["scenarios"].items():
+    for name, row in cl.scenarios.items():
         for key in ("teacher", "float_trees", "fixed_point"):
             m = row[key]
-            diffs = (f"{m['goodput_diff']:+.4f} | {100 * m['latency_rel_diff']:+.1f}% | {m['queue_diff_us']:+.1f}"
+            diffs = (f"{m.goodput_diff:+.4f} | {100 * m.latency_rel_diff:+.1f}% | {m.queue_diff_us:+.1f}"
                      if key != "teacher" else "- | - | -")
             out.append(
-                f"| {name} | {key} | {_f(m['goodput'])} | {_f(m['mean_latency_us'], 2)} | "
-                f"{_f(m['queue_delay_mean_us'], 2)} | {_f(m['drop_fraction'])} | {diffs} |"
+                f"| {name} | {key} | {_f(m.goodput)} | {_f(m.mean_latency_us, 2)} | "
+                f"{_f(m.queue_delay_mean_us, 2)} | {_f(m.drop_fraction)} | {diffs} |"
             )
+    return out
+
+
+def _gate_section(gate: FidelityVerdict) -> list[str]:
+    bar = gate.bar
+    verdict = "PASSED" if gate.passed else f"FAILED ({len(gate.failures)} of {len(gate.checks)} checks outside the bar)"
+    out = ["", f"## Fidelity gate: {verdict}", "",
+           (f"Firmware (fixed point) vs teacher on the closed-loop tables below: goodput within {bar.goodput:g}; mean RTT "
+            f"and queue delay within {bar.steady_pct:g}% (steady state) and {bar.transient_pct:g}% (startup transient) "
+            f"of the teacher's, queue never tighter than {bar.queue_floor_us:g} us; dropped fraction within "
+            f"{bar.drop_margin:g}. Options --max-goodput-diff, --max-steady-pct, --max-transient-pct, --max-drop-diff; "
+            "--accept-fidelity writes the firmware and exits 0 anyway."), ""]
+    shown = gate.failures or ((gate.worst,) if gate.worst else ())
+    if shown:
+        out += ["| scenario | measure | teacher | firmware | difference | tolerance |", "|---|---|---|---|---|---|"]
+        out += [f"| {c.scenario} | {c.metric} | {_f(c.teacher)} | {_f(c.firmware)} | {c.difference:+.4g}{c.unit} | "
+                f"{c.tolerance:.4g}{c.unit} |" for c in shown]
+        if gate.passed:
+            out += ["", "(the check closest to the bar)"]
+    return out
+
+
+def _selection_section(sel: Selection | None) -> list[str]:
+    if sel is None:
+        return []
+    out = ["", "## Candidate selection", "",
+           ("Candidate students fitted on the final training set, each scored in closed loop by the fidelity gate's "
+            "measure (worst difference / tolerance, float trees vs teacher) on validation incasts disjoint from the "
+            f"tables below: {'; '.join(sel.suite)}. Kept: **{sel.chosen}**."), "",
+           "| candidate | learning rate | leaf time-weight power | boosting time-weight power | score | worst check |",
+           "|---|---|---|---|---|---|"]
+    for c in sel.candidates:
+        st = c.settings
+        out.append(f"| {c.name}{' (kept)' if c.name == sel.chosen else ''} | {st['learning_rate']:g} | "
+                   f"{st['leaf_power']:g} | {st['boost_power']:g} | {c.score:.3f} | {c.worst} |")
     return out
 
 
@@ -49,56 +88,58 @@ def _clamp_line(fr: dict[str, Any] | None) -> list[str]:
     return [line]
 
 
-def to_markdown(report: dict[str, Any]) -> str:
-    t, fit, q, fid, sz = report["teacher"], report["fit"], report["quantization"], report["fidelity"], report["sizes"]
-    ds, opts = report["dataset"], report.get("options", {})
+def to_markdown(report: CompileReport) -> str:
+    t, fit, q, fid, sz = report.teacher, report.fit, report.quantization, report.fidelity, report.sizes
+    ds = report.dataset
     out = [
-        f"# rlcc-compile report: {t['path']}",
+        f"# rlcc-compile report: {t.path}",
         "",
-        (f"Inputs: {', '.join(t['input_names'])}. Teacher output outside the factor clamp on "
-        f"{_f(100 * t['clamped_fraction'], 2)}% of visited states (clamped before distillation)."),
+        (f"Inputs: {', '.join(t.input_names)}. Teacher output outside the factor clamp on "
+        f"{_f(100 * t.clamped_fraction, 2)}% of visited states (clamped before distillation)."),
         "",
         "## Model",
         "",
-        f"- {fit['trees']} oblivious trees of depth {fit['depth']} (requested {fit['trees_requested']}, "
-        f"budget {fit['budget_ops']} operations allows {fit['trees_budget']})"
+        f"- {fit.trees} oblivious trees of depth {fit.depth} (requested {fit.trees_requested}, "
+        f"budget {fit.budget_ops} operations allows {fit.trees_budget})"
         + (" - the cycle budget kept the largest prefix that fits"
-           if not fit["constant_teacher"] and fit["trees"] < min(fit["trees_requested"], fit["trees_budget"]) else "")
-        + (" - constant teacher: tree-less model, bias only" if fit["constant_teacher"] else ""),
-        f"- operations (comparisons + additions): {sz['operations']} (paper: {sz['paper_operations']})",
-        *_clamp_line(t.get("factor_range")),
-        (f"- per-flow state: {sz['state_bytes']} of {sz['context_bytes']} context bytes "
-        f"({'fits' if sz['state_fits_context'] else 'DOES NOT FIT'}); model tables if packed: {sz['model_constant_bytes']} bytes "
+           if not fit.constant_teacher and fit.trees < min(fit.trees_requested, fit.trees_budget) else "")
+        + (" - constant teacher: tree-less model, bias only" if fit.constant_teacher else ""),
+        f"- operations (comparisons + additions): {sz.operations} (paper: {sz.paper_operations})",
+        *_clamp_line(t.factor_range),
+        (f"- per-flow state: {sz.state_bytes} of {sz.context_bytes} context bytes "
+        f"({'fits' if sz.state_fits_context else 'DOES NOT FIT'}); model tables if packed: {sz.model_constant_bytes} bytes "
         "(target-independent estimate; rlcc-verify measures the compiled firmware's read-only data)"),
-        (f"- leaf rounding: worst leaf {_f(q['max_leaf_error_lsb'], 3)} LSB, accumulated worst case "
-        f"{_f(q['max_accumulated_error_lsb'], 3)} LSB of Q16.16; always-true/false splits "
-        f"{q['always_true_splits']}/{q['always_false_splits']}"),
+        (f"- leaf rounding: worst leaf {_f(q.max_leaf_error_lsb, 3)} LSB, accumulated worst case "
+        f"{_f(q.max_accumulated_error_lsb, 3)} LSB of Q16.16; always-true/false splits "
+        f"{q.always_true_splits}/{q.always_false_splits}"),
         "",
-        f"Training set: {ds['train']} samples ({', '.join(f'{k} {v}' for k, v in sorted(ds['train_by_origin'].items()))}); "
-        f"held out: {ds['held_out']} closed-loop samples (whole flows)."
-        + (" Leaves refitted jointly after boosting, each sample weighted by the time its decision governs "
-           "(its RTT inflation)." if opts.get("time_weighted_leaves") else ""),
+        f"Training set: {ds.train} samples ({', '.join(f'{k} {v}' for k, v in sorted(ds.train_by_origin.items()))}); "
+        f"held out: {ds.held_out} closed-loop samples (whole flows)."
+        + (" Leaves refitted jointly after boosting, each sample weighted by a power of the time its decision governs "
+           "(its RTT inflation; the power is the candidate's, below)."),
         "",
         "## Fidelity (held-out simulator states)",
         "",
         "| measure | value |",
         "|---|---|",
-        f"| float trees vs teacher: RMSE / max abs | {_f(fid['float_vs_teacher_rmse'], 5)} / {_f(fid['float_vs_teacher_max_abs'], 5)} |",
-        f"| fixed point vs teacher: RMSE / max abs | {_f(fid['fixed_vs_teacher_rmse'], 5)} / {_f(fid['fixed_vs_teacher_max_abs'], 5)} |",
-        f"| fixed vs float trees, same device integers: max LSB | {_f(fid['fixed_vs_float_max_lsb'], 3)} |",
-        f"| decision paths changed by threshold quantization | {_f(100 * fid['path_changed_fraction'], 4)}% |",
+        f"| float trees vs teacher: RMSE / max abs | {_f(fid.float_vs_teacher_rmse, 5)} / {_f(fid.float_vs_teacher_max_abs, 5)} |",
+        f"| fixed point vs teacher: RMSE / max abs | {_f(fid.fixed_vs_teacher_rmse, 5)} / {_f(fid.fixed_vs_teacher_max_abs, 5)} |",
+        f"| fixed vs float trees, same device integers: max LSB | {_f(fid.fixed_vs_float_max_lsb, 3)} |",
+        f"| decision paths changed by threshold quantization | {_f(100 * fid.path_changed_fraction, 4)}% |",
         (f"| fixed (device features) vs float (spec features): max / mean LSB | "
-        f"{_f(fid['fixed_vs_float_end_to_end_max_lsb'], 1)} / {_f(fid['fixed_vs_float_end_to_end_mean_lsb'], 3)} |"),
-        f"| decision paths changed by device feature rounding | {_f(100 * fid['path_changed_fraction_end_to_end'], 4)}% |",
-        "",
+        f"{_f(fid.fixed_vs_float_end_to_end_max_lsb, 1)} / {_f(fid.fixed_vs_float_end_to_end_mean_lsb, 3)} |"),
+        f"| decision paths changed by device feature rounding | {_f(100 * fid.path_changed_fraction_end_to_end, 4)}% |",
     ]
+    out += _gate_section(report.gate)
+    out += _selection_section(report.selection)
+    out += [""]
     out += _closed_loop_table(
-        report["closed_loop_steady"],
+        report.closed_loop_steady,
         "Closed loop, steady state",
         "flows start at their fair share 1/N, so this measures the equilibrium each controller settles at",
     )
     out += _closed_loop_table(
-        report["closed_loop"],
+        report.closed_loop,
         "Closed loop, startup transient",
         "flows start at line rate into the 32 MB buffer (the paper's setting); at large N even the teacher is "
         "still draining the buffer at the end, so this compares transients",
@@ -118,26 +159,26 @@ def to_markdown(report: dict[str, Any]) -> str:
         "| previous | current | teacher | float trees | fixed point |",
         "|---|---|---|---|---|",
     ]
-    for p in report["explainability"]:
-        out.append(f"| {p['previous']} | {p['current']} | {_f(p['teacher'])} | {_f(p['float_trees'])} | {_f(p['fixed_point'])} |")
-    dagger = report["dagger"]
-    if len(dagger["rounds"]) > 1:
+    for p in report.explainability:
+        out.append(f"| {p.previous} | {p.current} | {_f(p.teacher)} | {_f(p.float_trees)} | {_f(p.fixed_point)} |")
+    dagger = report.dagger
+    if len(dagger.rounds) > 1:
         drivers = {"on-policy": "in an on-policy round the float trees drive short incasts at the evaluation sizes",
                    "dagger": "in a DAgger round (--dagger-rounds) the fixed-point model drives the sampling mix"}
-        said = "; ".join(v for k, v in drivers.items() if any(r.get("kind", "").startswith(k) for r in dagger["rounds"]))
+        said = "; ".join(v for k, v in drivers.items() if any(r.kind.startswith(k) for r in dagger.rounds))
         out += ["", "## On-policy (DAgger) rounds", "",
                 (f"{said[:1].upper()}{said[1:]}; the teacher labels the states visited and the ensemble is refitted. "
                  "Closed loop: steady state, float trees vs teacher."), "",
                 "| round | kind | held-out RMSE | on-policy RMSE (before refit) | closed loop | goodput diff | latency diff |",
                 "|---|---|---|---|---|---|---|"]
-        for r in dagger["rounds"]:
-            (name, row), = r["closed_loop"]["scenarios"].items()
+        for r in dagger.rounds:
+            (name, row), = r.closed_loop.scenarios.items()
             fp = row["float_trees"]
-            on = r.get("on_policy_before_refit")
-            on_rmse = _f(on["fixed_vs_teacher_rmse"], 5) if on else "-"
-            out.append(f"| {r['round']} | {r.get('kind', '-')} | {_f(r['held_out']['float_vs_teacher_rmse'], 5)} | {on_rmse} | "
-                       f"{name} | {fp['goodput_diff']:+.4f} | {100 * fp['latency_rel_diff']:+.1f}% |")
-        h = dagger["helped"]
-        out += ["", (f"The rounds {'improved' if h['closed_loop_improved'] else 'did not improve'} the steady-state "
-                f"closed-loop gap on {h['scenario']}: {_f(h['closed_loop_gap_round0'])} -> {_f(h['closed_loop_gap_final'])}.")]
+            on = r.on_policy_before_refit
+            on_rmse = _f(on.fixed_vs_teacher_rmse, 5) if on else "-"
+            out.append(f"| {r.round} | {r.kind} | {_f(r.held_out.float_vs_teacher_rmse, 5)} | {on_rmse} | "
+                       f"{name} | {fp.goodput_diff:+.4f} | {100 * fp.latency_rel_diff:+.1f}% |")
+        h = dagger.helped
+        out += ["", (f"The rounds {'improved' if h.closed_loop_improved else 'did not improve'} the steady-state "
+                f"closed-loop gap on {h.scenario}: {_f(h.closed_loop_gap_round0)} -> {_f(h.closed_loop_gap_final)}.")]
     return "\n".join(out) + "\n"

@@ -9,16 +9,16 @@ import pytest
 from click.testing import CliRunner
 
 from rlcc.cli.compile import compile_command
-from rlcc.distill.pipeline import CompileOptions, compile_policy
+from rlcc.distill.pipeline import QUICK_CANDIDATES, CompileOptions, compile_policy
 from rlcc.errors import BadInputError
 from rlcc.fxp import golden
 from rlcc.fxp.model import FxModel
 from rlcc.policy import OnnxPolicy
 from rlcc.spec import Action, Feature, ObservationSpec
 
-TINY = ["--quick", "--samples", "1500", "--scenarios", "many-to-one:2:8,many-to-one:16:12", "--probe-timeout-us", "250.5"]
-REPORT_KEYS = {"closed_loop", "closed_loop_steady", "dagger", "dataset", "explainability", "fidelity", "fit", "options",
-               "quantization", "rlcc_report", "sizes", "teacher"}
+TINY = ["--accept-fidelity", "--quick", "--samples", "1500", "--scenarios", "many-to-one:2:8,many-to-one:16:12", "--probe-timeout-us", "250.5"]
+REPORT_KEYS = {"closed_loop", "closed_loop_steady", "dagger", "dataset", "explainability", "fidelity", "fit", "gate",
+               "options", "quantization", "rlcc_report", "selection", "sizes", "teacher"}
 
 
 def run(args):
@@ -62,6 +62,15 @@ def test_artifacts_and_report(compiled):
     assert "#define FIRMWARE_DEF_PROBE_TIMEOUT_NS UINT32_C(250500)" in (compiled / "firmware.h").read_text()
     md = (compiled / "report.md").read_text()
     assert "Closed loop, steady state" in md and "Closed loop, startup transient" in md
+    # The gate judged every closed-loop row of the firmware (4 measures x scenarios x 2 modes);
+    # the quick compile fits QUICK_CANDIDATES candidates and keeps the best validation score.
+    gate = report["gate"]
+    assert len(gate["checks"]) == 4 * 2 * len(report["closed_loop"]["scenarios"]) and gate["controller"] == "fixed_point"
+    assert gate["passed"] == all(c["passed"] for c in gate["checks"]) and "Fidelity gate: " in md
+    sel = report["selection"]
+    assert len(sel["candidates"]) == QUICK_CANDIDATES
+    assert sel["chosen"] == min(sel["candidates"], key=lambda c: c["score"])["name"]
+    assert json.loads((compiled / "model.rlcc.json").read_text())["provenance"]["candidate"] == sel["chosen"]
 
 
 def test_same_seed_byte_identical(compiled, tmp_path, example_policy):
@@ -103,7 +112,7 @@ def test_constant_teacher_gives_bias_only_model(build_policy):
     options = CompileOptions.quick(samples=600, scenarios="many-to-one:2:5", eval_flows=(2,), eval_duration_ms=5.0)
     result = compile_policy(OnnxPolicy(path), options)
     assert result.model.trees == () and result.model.bias == 65536
-    assert result.report["fit"]["constant_teacher"] and result.report["sizes"]["operations"] == 0
+    assert result.report.fit.constant_teacher and result.report.sizes.operations == 0
     ctx = np.zeros((1, 12), np.uint32)
     out = golden.step(result.model, ctx, golden.make_events([6], [20_000], u0=[0]))
     assert out.rate[0] == result.model.constants.rate_initial
@@ -115,7 +124,7 @@ def test_outputs_beyond_clamp_are_clamped_and_reported(build_policy):
     policy = OnnxPolicy(factor_policy(build_policy, "wide.onnx", 5.0, "Tanh", action))
     options = CompileOptions.quick(samples=600, scenarios="many-to-one:2:5", eval_flows=(2,), eval_duration_ms=5.0)
     result = compile_policy(policy, options)
-    assert result.report["teacher"]["clamped_fraction"] > 0.5
+    assert result.report.teacher.clamped_fraction > 0.5
     assert np.all(result.fit.ensemble.predict(np.zeros((1, 4), np.float32)) <= 1.1 + 1e-6)
     c = result.model.constants
     assert (c.clamp_min_q16, c.clamp_max_q16) == (round(0.9 * 65536), round(1.1 * 65536))

@@ -59,7 +59,7 @@ def test_clamp_constants_are_the_intersection_in_q16():
 def test_compiled_firmware_never_leaves_the_teacher_range(tmp_path, build_policy):
     policy = build_policy(spec=NARROW, weight_scale=2.0)
     out = tmp_path / "OUT"
-    args = [str(policy), "-o", str(out), "--quick", "--samples", "1200", "--scenarios", "many-to-one:2:8,many-to-one:16:8"]
+    args = [str(policy), "-o", str(out), "--accept-fidelity", "--quick", "--samples", "1200", "--scenarios", "many-to-one:2:8,many-to-one:16:8"]
     result = CliRunner().invoke(compile_command, args)
     assert result.exit_code == 0, result.output
     model = FxModel.from_file(str(out / "model.rlcc.json"))

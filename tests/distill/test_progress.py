@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from rlcc.cli.compile import compile_command
 from rlcc.progress import bars
 
-SMALL = ["--quick", "--samples", "600", "--scenarios", "many-to-one:2:4,many-to-one:8:4", "--trees", "3", "--depth", "2"]
+SMALL = ["--accept-fidelity", "--quick", "--samples", "600", "--scenarios", "many-to-one:2:4,many-to-one:8:4", "--trees", "3", "--depth", "2"]
 STAGES = ("sampling the teacher", "fitting the trees", "round 1/1: on-policy sampling", "round 1/1: refitting the trees",
           "closed loop: teacher vs float trees vs fixed point", "verifying firmware.c on rv64imac")
 

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from rlcc.cli.compile import compile_command
 from rlcc.fxp.model import FxModel
 
-QUICK = ["--quick", "--samples", "1500", "--scenarios", "many-to-one:2:8,many-to-one:16:12"]
+QUICK = ["--accept-fidelity", "--quick", "--samples", "1500", "--scenarios", "many-to-one:2:8,many-to-one:16:12"]
 
 
 def test_cycle_budget_shrinks_the_ensemble_to_fit(tmp_path, example_policy):

@@ -1,0 +1,127 @@
+"""The fidelity gate: does the compiled firmware behave like its teacher in closed loop?
+
+The bar follows the paper's Table III (the distilled trees within 0.01 goodput and a few percent
+latency of the MLP), stated separately for the equilibrium (flows start at their fair share) and
+for the startup transient (line-rate start into the buffer), where a distilled policy is
+expected to be rougher. Every check compares the fixed-point model (the shipped bits, through the
+golden model) with the teacher on the same scenario.
+
+The same normalized excess (a measured difference divided by its tolerance) ranks candidate
+models during distillation (``rlcc.distill.select``), so the compiler optimizes the quantity
+its gate judges.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Iterable
+
+from rlcc.errors import BadInputError
+
+if TYPE_CHECKING:  # report_data holds a FidelityVerdict; the gate only reads its rows' fields
+    from rlcc.distill.report_data import ClosedLoop, ControllerRow
+
+STEADY, STARTUP = "steady", "startup"
+
+
+@dataclasses.dataclass(frozen=True)
+class FidelityBar:
+    """Tolerances of firmware vs teacher. Percentages are of the teacher's value."""
+
+    goodput: float = 0.01  # absolute goodput difference (fraction of line rate), Table III
+    steady_pct: float = 3.0  # mean RTT and queue delay, equilibrium
+    transient_pct: float = 10.0  # mean RTT and queue delay, startup transient
+    drop_margin: float = 0.02  # absolute difference of the dropped fraction of offered bytes
+    queue_floor_us: float = 1.0  # queue tolerance never below this: a few packets at 100 Gb/s
+
+    def validate(self) -> None:
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if not v >= 0 or v == float("inf"):
+                raise BadInputError(f"{OPTION_NAMES.get(f.name, f.name)} (fidelity bar) must be a finite number >= 0, got {v}")
+
+    def pct(self, mode: str) -> float:
+        return self.steady_pct if mode == STEADY else self.transient_pct
+
+
+# The rlcc-compile options that set the bar (error messages name what the user typed).
+OPTION_NAMES = {"goodput": "--max-goodput-diff", "steady_pct": "--max-steady-pct", "transient_pct": "--max-transient-pct",
+                "drop_margin": "--max-drop-diff"}
+
+
+@dataclasses.dataclass(frozen=True)
+class GateCheck:
+    """One measured difference against its tolerance."""
+
+    scenario: str  # e.g. "steady many-to-one:512"
+    metric: str  # goodput | mean RTT | queue delay | drops
+    teacher: float
+    firmware: float
+    difference: float  # firmware - teacher, in the tolerance's unit (fraction, % or absolute)
+    tolerance: float
+    unit: str
+
+    @property
+    def excess(self) -> float:
+        """|difference| / tolerance: <= 1 passes."""
+        if self.tolerance == 0:
+            return 0.0 if self.difference == 0 else float("inf")
+        return abs(self.difference) / self.tolerance
+
+    @property
+    def passed(self) -> bool:
+        return self.excess <= 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class FidelityVerdict:
+    bar: FidelityBar
+    controller: str
+    checks: tuple[GateCheck, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    @property
+    def failures(self) -> tuple[GateCheck, ...]:
+        return tuple(c for c in self.checks if not c.passed)
+
+    @property
+    def worst(self) -> GateCheck | None:
+        return max(self.checks, key=lambda c: c.excess, default=None)
+
+    def to_dict(self) -> dict:
+        return {"bar": dataclasses.asdict(self.bar), "controller": self.controller, "passed": self.passed,
+                "checks": [{**dataclasses.asdict(c), "passed": c.passed} for c in self.checks]}
+
+
+def row_checks(name: str, mode: str, teacher: ControllerRow, student: ControllerRow, bar: FidelityBar) -> list[GateCheck]:
+    """The gate's four checks of one scenario (goodput, mean RTT, queue delay, drops)."""
+    pct = bar.pct(mode)
+    where = f"{mode} {name}"
+    q_tol = max(pct, 100.0 * bar.queue_floor_us / teacher.queue_delay_mean_us) if teacher.queue_delay_mean_us > 0 else pct
+    return [
+        GateCheck(where, "goodput", teacher.goodput, student.goodput, student.goodput - teacher.goodput, bar.goodput, ""),
+        GateCheck(where, "mean RTT", teacher.mean_latency_us, student.mean_latency_us,
+                  100.0 * _rel(student.mean_latency_us, teacher.mean_latency_us), pct, "%"),
+        GateCheck(where, "queue delay", teacher.queue_delay_mean_us, student.queue_delay_mean_us,
+                  100.0 * _rel(student.queue_delay_mean_us, teacher.queue_delay_mean_us), q_tol, "%"),
+        GateCheck(where, "drops", teacher.drop_fraction, student.drop_fraction,
+                  student.drop_fraction - teacher.drop_fraction, bar.drop_margin, ""),
+    ]
+
+
+def judge(checks: Iterable[ClosedLoop], bar: FidelityBar, controller: str = "fixed_point") -> FidelityVerdict:
+    """Every scenario of every closed-loop table, ``controller`` vs the teacher."""
+    out: list[GateCheck] = []
+    for table in checks:
+        for name, row in table.scenarios.items():
+            out += row_checks(name, table.mode, row["teacher"], row[controller], bar)
+    return FidelityVerdict(bar, controller, tuple(out))
+
+
+def _rel(value: float, reference: float) -> float:
+    if reference == 0:
+        return 0.0 if value == 0 else float("inf")
+    return value / reference - 1.0

@@ -1,0 +1,174 @@
+"""The compile report as typed records: what ``rlcc-compile`` measured, section by section.
+
+``rlcc.distill.pipeline`` fills them, ``rlcc.distill.report`` renders them (``report.json`` is
+their ``dataclasses.asdict``, ``report.md`` the readable view), the CLI prints from them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from rlcc.fxp.quantize import QuantizeStats
+
+from rlcc.distill.gate import FidelityVerdict
+
+
+@dataclasses.dataclass(frozen=True)
+class ControllerRow:
+    """One controller's converged-window metrics on one scenario; diffs are vs the teacher
+    (None on the teacher's own row)."""
+
+    goodput: float
+    mean_latency_us: float  # decision-weighted mean RTT
+    queue_delay_mean_us: float  # time-averaged port queue delay
+    drop_fraction: float  # dropped / offered bytes
+    goodput_diff: float | None = None
+    latency_rel_diff: float | None = None
+    queue_diff_us: float | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ClosedLoop:
+    """Teacher vs students on many-to-one incasts: ``scenarios[name][controller]``."""
+
+    mode: str  # "startup" | "steady" (rlcc.distill.evaluate)
+    duration_ms: float
+    window_from: float  # fraction of the run where the measured window starts
+    scenarios: dict[str, dict[str, ControllerRow]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Fidelity:
+    """Open-loop fidelity on a sample set (``rlcc.distill.evaluate.fidelity``)."""
+
+    samples: int
+    float_vs_teacher_rmse: float
+    float_vs_teacher_max_abs: float
+    fixed_vs_teacher_rmse: float
+    fixed_vs_teacher_max_abs: float
+    fixed_vs_float_max_lsb: float  # threshold/leaf quantization alone: same device integers
+    path_changed_fraction: float
+    fixed_vs_float_end_to_end_max_lsb: float  # device integer features vs the spec's float ones
+    fixed_vs_float_end_to_end_mean_lsb: float
+    path_changed_fraction_end_to_end: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Probe:
+    """One cell of the explainability probe: factor for (previous, current) network state."""
+
+    previous: str
+    current: str
+    teacher: float
+    float_trees: float
+    fixed_point: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Sizes:
+    state_bytes: int
+    context_bytes: int
+    state_fits_context: bool
+    model_constant_bytes: int
+    trees: int
+    depths: list[int]
+    splits: int
+    leaves: int
+    operations: int
+    paper_operations: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Teacher:
+    path: str
+    input_names: list[str]
+    clamped_fraction: float  # visited states whose factor the spec's clamp cut
+    factor_range: dict[str, Any] | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Fit:
+    trees_requested: int
+    trees_budget: int
+    trees: int
+    depth: int
+    budget_ops: int
+    constant_teacher: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Dataset:
+    train: int
+    held_out: int
+    train_by_origin: dict[str, int]
+    train_by_scenario: dict[str, int]
+
+
+@dataclasses.dataclass(frozen=True)
+class Round:
+    """One fit of the on-policy/DAgger sequence, with a cheap steady-state closed loop."""
+
+    round: int
+    kind: str
+    held_out: Fidelity
+    on_policy_before_refit: Fidelity | None
+    closed_loop: ClosedLoop
+
+
+@dataclasses.dataclass(frozen=True)
+class Helped:
+    scenario: str
+    closed_loop_gap_round0: float
+    closed_loop_gap_final: float
+    held_out_rmse_round0: float
+    held_out_rmse_final: float
+    closed_loop_improved: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Dagger:
+    rounds: list[Round]
+    helped: Helped | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    """One candidate model of the final fit and its closed-loop validation score."""
+
+    name: str
+    settings: dict[str, Any]
+    score: float  # worst normalized excess over the validation suite (<= 1: within the bar)
+    worst: str  # which check gave it
+
+
+@dataclasses.dataclass(frozen=True)
+class Selection:
+    suite: list[str]  # validation scenarios, disjoint from the closed-loop tables below
+    candidates: list[Candidate]
+    chosen: str
+
+
+@dataclasses.dataclass(frozen=True)
+class CompileReport:
+    teacher: Teacher
+    options: dict[str, Any]
+    dataset: Dataset
+    fit: Fit
+    quantization: QuantizeStats
+    fidelity: Fidelity
+    closed_loop: ClosedLoop  # startup transient
+    closed_loop_steady: ClosedLoop
+    explainability: list[Probe]
+    sizes: Sizes
+    dagger: Dagger
+    selection: Selection | None
+    gate: FidelityVerdict
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out = {k: v for k, v in out.items() if k != "gate"}
+        plain = {k: (dataclasses.asdict(v) if dataclasses.is_dataclass(v) else
+                     [dataclasses.asdict(p) for p in v] if isinstance(v, list) else v) for k, v in out.items()}
+        plain["gate"] = self.gate.to_dict()
+        return plain

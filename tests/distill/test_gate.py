@@ -1,0 +1,114 @@
+"""The fidelity gate and candidate selection: the bar's arithmetic, and a weak model rejected
+end to end with the documented exit code."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from rlcc.cli.compile import compile_command
+from rlcc.distill import evaluate, select
+from rlcc.distill.gate import OPTION_NAMES, STARTUP, STEADY, FidelityBar, judge, row_checks
+from rlcc.distill.report_data import Candidate, ClosedLoop, ControllerRow
+from rlcc.errors import BadInputError, ExitCode
+
+TEACHER = ControllerRow(goodput=1.0, mean_latency_us=20.0, queue_delay_mean_us=100.0, drop_fraction=0.10)
+
+
+def student(**kw) -> ControllerRow:
+    base = dict(goodput=1.0, mean_latency_us=20.0, queue_delay_mean_us=100.0, drop_fraction=0.10)
+    return ControllerRow(**{**base, **kw})
+
+
+def by_metric(checks):
+    return {c.metric: c for c in checks}
+
+
+def test_each_measure_is_judged_against_its_own_tolerance():
+    bar = FidelityBar()
+    ok = by_metric(row_checks("m", STEADY, TEACHER, student(goodput=0.995, mean_latency_us=20.5, queue_delay_mean_us=97.5,
+                                                           drop_fraction=0.115), bar))
+    assert all(c.passed for c in ok.values())
+    assert ok["mean RTT"].difference == pytest.approx(2.5) and ok["mean RTT"].tolerance == bar.steady_pct
+    bad = by_metric(row_checks("m", STEADY, TEACHER, student(goodput=0.98, mean_latency_us=21.0, queue_delay_mean_us=104.0,
+                                                            drop_fraction=0.13), bar))
+    assert not any(c.passed for c in bad.values())
+    assert bad["goodput"].excess == pytest.approx(2.0)
+    # The transient's wider tolerance accepts what the steady state rejects.
+    assert by_metric(row_checks("m", STARTUP, TEACHER, student(mean_latency_us=21.0), bar))["mean RTT"].passed
+
+
+def test_small_queues_get_the_absolute_floor():
+    tiny = ControllerRow(goodput=1.0, mean_latency_us=9.0, queue_delay_mean_us=5.0, drop_fraction=0.0)
+    q = by_metric(row_checks("m", STEADY, tiny, student(queue_delay_mean_us=5.8, drop_fraction=0.0), FidelityBar()))["queue delay"]
+    assert q.tolerance == pytest.approx(20.0) and q.passed  # 1 us of 5 us, not 3%
+
+
+def test_judge_covers_every_row_and_reports_failures():
+    rows = {"many-to-one:8": {"teacher": TEACHER, "fixed_point": student(mean_latency_us=30.0)},
+            "many-to-one:64": {"teacher": TEACHER, "fixed_point": student()}}
+    verdict = judge([ClosedLoop(STEADY, 10.0, 0.5, rows)], FidelityBar())
+    assert len(verdict.checks) == 8 and not verdict.passed
+    assert [(c.scenario, c.metric) for c in verdict.failures] == [("steady many-to-one:8", "mean RTT")]
+    assert verdict.worst.difference == pytest.approx(50.0)
+    assert json.loads(json.dumps(verdict.to_dict()))["passed"] is False
+
+
+@pytest.mark.parametrize("field", sorted(OPTION_NAMES))
+def test_bar_rejects_negative_and_nan(field):
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(BadInputError, match=OPTION_NAMES[field]):
+            FidelityBar(**{field: bad}).validate()
+
+
+def test_selection_prefers_lowest_score_then_earliest():
+    c = [Candidate("a", {}, 1.5, ""), Candidate("b", {}, 0.7, ""), Candidate("c", {}, 0.7, "")]
+    assert select.choose(c) == 1
+
+
+def test_validation_suite_is_disjoint_from_the_report_scenarios():
+    """Selection must not see the scenarios the report (and the gate) measure the chosen model on."""
+    from rlcc.distill.pipeline import CompileOptions
+
+    o = CompileOptions()
+    report = {(n, o.seed) for n in o.eval_flows}
+    for check in select.validation_checks(o.seed, o.steady_duration_ms, o.validation_startup_ms):
+        assert not report & {(n, check["seed"]) for n in check["flows"]}
+        assert not set(check["flows"]) & set(o.eval_flows)
+    scenarios = [evaluate.eval_scenario(n, 10.0, c["seed"], c["mode"])
+                 for c in select.validation_checks(0, 10.0, 20.0) for n in c["flows"]]
+    assert len({(s.flows, s.seed, s.initial_rate) for s in scenarios}) == len(scenarios)
+
+
+def test_candidate_grid_names_are_unique_and_first_is_default():
+    names = [s.name for s in select.CANDIDATE_GRID]
+    assert len(set(names)) == len(names)
+    assert select.CANDIDATE_GRID[0].boost_power == 0
+
+
+def test_weak_model_is_rejected_with_the_fidelity_exit_code(tmp_path, example_policy):
+    """One tree of depth 1 (two factors) cannot follow the teacher: exit 8, output written,
+    the report says why; --accept-fidelity ships it with exit 0."""
+    args = [str(example_policy), "--quick", "--samples", "1500", "--scenarios", "many-to-one:2:8,many-to-one:16:12",
+            "--trees", "1", "--depth", "1", "--candidates", "1", "--no-verify"]
+    out = tmp_path / "OUT"
+    result = CliRunner().invoke(compile_command, [*args, "-o", str(out)])
+    assert result.exit_code == int(ExitCode.FIDELITY), result.output
+    assert "fidelity gate FAILED" in result.output and "--accept-fidelity" in result.output
+    report = json.loads((out / "report.json").read_text())
+    assert report["gate"]["passed"] is False and "## Fidelity gate: FAILED" in (out / "report.md").read_text()
+    again = CliRunner().invoke(compile_command, [*args, "-o", str(tmp_path / "OK"), "--accept-fidelity"])
+    assert again.exit_code == 0, again.output
+    assert (tmp_path / "OK" / "firmware.c").exists()
+
+
+def test_bar_options_reach_the_gate(tmp_path, example_policy):
+    args = [str(example_policy), "--quick", "--samples", "1500", "--scenarios", "many-to-one:2:8", "--candidates", "1",
+            "--no-verify", "--max-steady-pct", "1e9", "--max-transient-pct", "1e9", "--max-goodput-diff", "1",
+            "--max-drop-diff", "1", "--trees", "1", "--depth", "1"]
+    result = CliRunner().invoke(compile_command, [*args, "-o", str(tmp_path / "OUT")])
+    assert result.exit_code == 0, result.output
+    bad = CliRunner().invoke(compile_command, [*args[:-4], "--max-drop-diff", "-1", "-o", str(tmp_path / "BAD")])
+    assert bad.exit_code == 3 and "--max-drop-diff" in bad.output and not (tmp_path / "BAD").exists()
