@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 EXAMPLE = ROOT / "examples" / "rlcc_mlp.onnx"
 LOG_LINE = re.compile(r"^rlcc-compile: (?:\[\s*[0-9.]+\s*s\]\s*)?(?P<msg>.+)$")
-STAGES = (("sampling", "sampling"), ("fitting", "fitting"), ("round ", None), ("closed loop", "closed loop"),
+STAGES = (("sampling", "sampling"), ("fitting", "fitting"), ("round ", None), ("selecting", "candidate selection"),
+          ("closed loop", "closed loop"),
           ("verifying", "verification"), ("wrote", "writing"))
 
 

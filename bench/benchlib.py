@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import sys
@@ -33,3 +34,17 @@ def shown(path: Path) -> str:
         return str(Path(path).resolve().relative_to(ROOT))
     except ValueError:
         return str(path)
+
+
+# The two policies the fidelity benchmarks compile: the trained example and one of a different
+# character (hand-designed, reacts to the change of delta).
+POLICIES = {"rlcc_mlp": ROOT / "examples" / "rlcc_mlp.onnx", "synthetic_mlp": ROOT / "examples" / "synthetic_mlp.onnx"}
+
+
+def seeds_and_policies(doc: str) -> argparse.Namespace:
+    """Command line of a per-seed, per-policy benchmark: --seeds, --policies, --jobs."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--seeds", default="0,1,2,3,4", type=lambda s: [int(x) for x in s.split(",")])
+    ap.add_argument("--policies", default=",".join(POLICIES), type=lambda s: s.split(","))
+    ap.add_argument("--jobs", type=int, default=2)
+    return ap.parse_args()

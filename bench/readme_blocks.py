@@ -194,6 +194,48 @@ def prove() -> str:
     ])
 
 
+def fidelity_seeds() -> str:
+    doc = load(RESULTS / "fidelity_seeds.json")
+    rows = []
+    for name, entry in doc["policies"].items():
+        for r in entry["runs"]:
+            rows.append([f"`{name}`", str(r["seed"]), f"{r['steady_goodput']:+.4f}", f"{r['steady_rtt']:+.1f}% / {r['steady_queue']:+.1f}%",
+                         f"{r['transient_goodput']:+.4f}", f"{r['transient_rtt']:+.1f}% / {r['transient_queue']:+.1f}%",
+                         f"{r['transient_drops']:+.3f}", "passed" if r["gate_passed"] else f"failed ({len(r['gate_failures'])})",
+                         f"{r['cpu_s']:.0f} s"])
+    n = sum(len(e["runs"]) for e in doc["policies"].values())
+    passed = sum(r["gate_passed"] for e in doc["policies"].values() for r in e["runs"])
+    return "\n".join([
+        para(f"Worst firmware-vs-teacher difference over the evaluation sizes, per compile seed "
+             f"(`bench/bench_fidelity_seeds.py`, default options; {cores(doc)} cores): the gate passed {passed} of {n} compiles."),
+        "",
+        table(["policy", "seed", "steady goodput", "steady RTT / queue", "transient goodput", "transient RTT / queue",
+               "transient drops", "gate", "compile CPU"], ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---", "---:"], rows),
+        "",
+    ])
+
+
+def distill_methods() -> str:
+    doc = load(RESULTS / "distill_methods.json")
+    rows = []
+    for name, entry in doc["policies"].items():
+        seeds = entry["seeds"]
+        for method in next(iter(seeds.values())):
+            worst = {k: max((seeds[s][method][k] for s in seeds), key=abs)
+                     for k in ("steady_rtt", "steady_queue", "startup_rtt", "startup_queue", "startup_drops")}
+            rows.append([f"`{name}`", method, f"{worst['steady_rtt']:+.1f}% / {worst['steady_queue']:+.1f}%",
+                         f"{worst['startup_rtt']:+.1f}% / {worst['startup_queue']:+.1f}%", f"{worst['startup_drops']:+.3f}"])
+    n = len(next(iter(doc["policies"].values()))["seeds"])
+    return "\n".join([
+        para(f"Distillation methods side by side (`bench/bench_distill_methods.py`: float trees vs teacher, 10 trees of "
+             f"depth 4, same training set per seed; worst over seeds 0..{n - 1} and the sizes 64/512/2048):"),
+        "",
+        table(["policy", "method", "steady RTT / queue", "transient RTT / queue", "transient drops"],
+              ["---", "---", "---:", "---:", "---:"], rows),
+        "",
+    ])
+
+
 # --- the example's committed outputs -----------------------------------------------------------
 def _eval() -> dict:
     return load(EXAMPLE / "training" / "eval.json")
@@ -271,6 +313,19 @@ def closed_loop() -> str:
                  ["---:"] * 4, body)
 
 
+def example_gate() -> str:
+    md = (EXAMPLE / "firmware" / "report.md").read_text()
+    m = re.search(r"^## Fidelity gate: (PASSED|FAILED)(?: \((\d+) of (\d+) checks outside the bar\))?$", md, re.M)
+    if not m:
+        raise SourceError("examples/firmware/report.md: no 'Fidelity gate' section")
+    if m.group(1) == "PASSED":
+        return "the bundled example passes the fidelity gate"
+    rows = re.findall(r"^\| (startup|steady) (many-to-one:\d+) \| ([^|]+) \|", md.split("## Fidelity gate")[1].split("##")[0], re.M)
+    what = ", ".join(f"{mode} {sc.split(':')[1]} flows {measure.strip()}" for mode, sc, measure in rows)
+    return (f"the bundled example misses the fidelity gate on {m.group(2)} of {m.group(3)} checks ({what}; "
+            "`examples/firmware/report.md`), so the command accepts it")
+
+
 def transient() -> str:
     head, rows = report_tables()["startup"]
     ms = re.search(r"([0-9.]+) ms", head).group(1)
@@ -309,4 +364,7 @@ BLOCKS: dict[str, tuple[Callable[[], str], bool]] = {
     "simulator": (simulator, True),
     "firmware": (firmware, True),
     "mutants": (mutants, True),
+    "fidelity-seeds": (fidelity_seeds, True),
+    "example-gate": (example_gate, False),
+    "distill-methods": (distill_methods, True),
 }

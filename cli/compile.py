@@ -63,7 +63,7 @@ OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force r
 @click.option("--max-transient-pct", type=float, default=FidelityBar.transient_pct, show_default=True,
               help="Fidelity gate: the same in the startup transient.")
 @click.option("--max-drop-diff", type=float, default=FidelityBar.drop_margin, show_default=True,
-              help="Fidelity gate: largest difference of the dropped fraction of offered bytes.")
+              help="Fidelity gate: the dropped fraction of offered bytes may differ by the mode's percentage of the teacher's, and at least this much.")
 @click.option("--accept-fidelity", is_flag=True,
               help=f"Exit 0 even if the firmware misses the fidelity bar (otherwise exit {int(ExitCode.FIDELITY)}; the output is written either way).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of sampling and training; same seed, same bytes.")

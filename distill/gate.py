@@ -31,7 +31,7 @@ class FidelityBar:
     goodput: float = 0.01  # absolute goodput difference (fraction of line rate), Table III
     steady_pct: float = 3.0  # mean RTT and queue delay, equilibrium
     transient_pct: float = 10.0  # mean RTT and queue delay, startup transient
-    drop_margin: float = 0.02  # absolute difference of the dropped fraction of offered bytes
+    drop_margin: float = 0.01  # dropped fraction of offered bytes: absolute floor of its tolerance (else the mode's %)
     queue_floor_us: float = 1.0  # queue tolerance never below this: a few packets at 100 Gb/s
 
     def validate(self) -> None:
@@ -101,6 +101,7 @@ def row_checks(name: str, mode: str, teacher: ControllerRow, student: Controller
     pct = bar.pct(mode)
     where = f"{mode} {name}"
     q_tol = max(pct, 100.0 * bar.queue_floor_us / teacher.queue_delay_mean_us) if teacher.queue_delay_mean_us > 0 else pct
+    d_tol = max(bar.drop_margin, pct / 100.0 * teacher.drop_fraction)
     return [
         GateCheck(where, "goodput", teacher.goodput, student.goodput, student.goodput - teacher.goodput, bar.goodput, ""),
         GateCheck(where, "mean RTT", teacher.mean_latency_us, student.mean_latency_us,
@@ -108,7 +109,7 @@ def row_checks(name: str, mode: str, teacher: ControllerRow, student: Controller
         GateCheck(where, "queue delay", teacher.queue_delay_mean_us, student.queue_delay_mean_us,
                   100.0 * _rel(student.queue_delay_mean_us, teacher.queue_delay_mean_us), q_tol, "%"),
         GateCheck(where, "drops", teacher.drop_fraction, student.drop_fraction,
-                  student.drop_fraction - teacher.drop_fraction, bar.drop_margin, ""),
+                  student.drop_fraction - teacher.drop_fraction, d_tol, ""),
     ]
 
 

@@ -48,8 +48,8 @@ def _gate_section(gate: FidelityVerdict) -> list[str]:
     out = ["", f"## Fidelity gate: {verdict}", "",
            (f"Firmware (fixed point) vs teacher on the closed-loop tables below: goodput within {bar.goodput:g}; mean RTT "
             f"and queue delay within {bar.steady_pct:g}% (steady state) and {bar.transient_pct:g}% (startup transient) "
-            f"of the teacher's, queue never tighter than {bar.queue_floor_us:g} us; dropped fraction within "
-            f"{bar.drop_margin:g}. Options --max-goodput-diff, --max-steady-pct, --max-transient-pct, --max-drop-diff; "
+            f"of the teacher's, queue never tighter than {bar.queue_floor_us:g} us; dropped fraction of offered bytes "
+            f"within the same percentage of the teacher's, never tighter than {bar.drop_margin:g}. Options --max-goodput-diff, --max-steady-pct, --max-transient-pct, --max-drop-diff; "
             "--accept-fidelity writes the firmware and exits 0 anyway."), ""]
     shown = gate.failures or ((gate.worst,) if gate.worst else ())
     if shown:

@@ -5,7 +5,7 @@
  * The model-independent runtime (per-event steps and their semantics, exact square root, clamps,
  * parameter commit) is rlcc_runtime.h, version 1.
  *
- * Source model sha256: 7688b6e15fc19452f091f427d26ad9e07f19078b6028aec331317dc57ad9a589
+ * Source model sha256: 260a025c54264839553599af4abeaf244c182ae69bf4efd7c8670c8863932534
  * policy: rlcc_mlp.onnx
  * policy_sha256: 4221a47813cba449ae20066a1bc9f2c5fcfbe735baf844797ebfc657da8c5e14
  * Spec: 2 step(s) of 2 feature(s), step order oldest_first; device value = integer
@@ -55,109 +55,109 @@ enum firmware_input {
 #define FIRMWARE_THR_0_2 INT32_C(-1009) /* delta[t] > -0.0153961 */
 #define FIRMWARE_THR_0_3 INT32_C(61382) /* prev_action[t-1] > 0.936615 */
 static const int32_t firmware_leaves_0[16] = {
-    -861, 6146, -873, -650, /* -0.01314 0.09378 -0.01332 -0.009918 */
-    0,    4322, 0,    2860, /* 0 0.06595 0 0.04364 */
-    -789, 2203, 144,  -2373, /* -0.01204 0.03362 0.002197 -0.03621 */
-    0,    4968, 0,    741, /* 0 0.07581 0 0.01131 */
+    -4090, 10728, -6106, -78, /* -0.06241 0.1637 -0.09317 -0.00119 */
+    0,     10328, 0,     5416, /* 0 0.1576 0 0.08264 */
+    -3216, 5118,  -5093, -2707, /* -0.04907 0.07809 -0.07771 -0.04131 */
+    0,     10413, 0,     2405, /* 0 0.1589 0 0.0367 */
 };
 
-#define FIRMWARE_THR_1_0 INT32_C(-12833) /* delta[t] > -0.195816 */
-#define FIRMWARE_THR_1_1 INT32_C(-13450) /* delta[t-1] > -0.205231 */
-#define FIRMWARE_THR_1_2 INT32_C(1408) /* delta[t] > 0.0214844 */
-#define FIRMWARE_THR_1_3 INT32_C(1313) /* delta[t-1] > 0.0200348 */
+#define FIRMWARE_THR_1_0 INT32_C(-765069) /* delta[t] > -11.674 */
+#define FIRMWARE_THR_1_1 INT32_C(1606) /* delta[t] > 0.0245056 */
+#define FIRMWARE_THR_1_2 INT32_C(1477) /* delta[t-1] > 0.0225372 */
+#define FIRMWARE_THR_1_3 INT32_C(-910716) /* delta[t-1] > -13.8964 */
 static const int32_t firmware_leaves_1[16] = {
-    236, 6494, 214,   -109, /* 0.003601 0.09909 0.003265 -0.001663 */
-    0,   2227, 0,     2990, /* 0 0.03398 0 0.04562 */
-    0,   0,    -1046, -1701, /* 0 0 -0.01596 -0.02596 */
-    0,   0,    0,     994, /* 0 0 0 0.01517 */
+    -214,  15025, 0, 0, /* -0.003265 0.2293 0 0 */
+    0,     0,     0, 0, /* 0 0 0 0 */
+    -888,  -312,  0, 2963, /* -0.01355 -0.004761 0 0.04521 */
+    -2112, -2463, 0, 135, /* -0.03223 -0.03758 0 0.00206 */
 };
 
-#define FIRMWARE_THR_2_0 INT32_C(-765069) /* delta[t] > -11.674 */
-#define FIRMWARE_THR_2_1 INT32_C(-910716) /* delta[t-1] > -13.8964 */
-#define FIRMWARE_THR_2_2 INT32_C(-417) /* delta[t] > -0.00636292 */
-#define FIRMWARE_THR_2_3 INT32_C(-415) /* delta[t-1] > -0.0063324 */
+#define FIRMWARE_THR_2_0 INT32_C(69908) /* prev_action[t] > 1.06671 */
+#define FIRMWARE_THR_2_1 INT32_C(-19386) /* delta[t] > -0.295807 */
+#define FIRMWARE_THR_2_2 INT32_C(-20437) /* delta[t-1] > -0.311844 */
+#define FIRMWARE_THR_2_3 INT32_C(359) /* delta[t] > 0.00547791 */
 static const int32_t firmware_leaves_2[16] = {
-    -1012, 13672, -1904, -1202, /* -0.01544 0.2086 -0.02905 -0.01834 */
-    0,     0,     0,     2033, /* 0 0 0 0.03102 */
-    0,     0,     -774,  -2219, /* 0 0 -0.01181 -0.03386 */
-    0,     0,     0,     -517, /* 0 0 0 -0.007889 */
+    -65,  15,   11520, 7744, /* -0.0009918 0.0002289 0.1758 0.1182 */
+    -673, -349, 311,   -1795, /* -0.01027 -0.005325 0.004745 -0.02739 */
+    0,    0,    -155,  152, /* 0 0 -0.002365 0.002319 */
+    0,    0,    1099,  -1065, /* 0 0 0.01677 -0.01625 */
 };
 
-#define FIRMWARE_THR_3_0 INT32_C(-3353) /* delta[t] > -0.0511627 */
-#define FIRMWARE_THR_3_1 INT32_C(62065) /* prev_action[t] > 0.947037 */
-#define FIRMWARE_THR_3_2 INT32_C(-2426831) /* delta[t] > -37.0305 */
-#define FIRMWARE_THR_3_3 INT32_C(-2712751) /* delta[t-1] > -41.3933 */
+#define FIRMWARE_THR_3_0 INT32_C(65428) /* prev_action[t-1] > 0.998352 */
+#define FIRMWARE_THR_3_1 INT32_C(-182530) /* delta[t] > -2.78519 */
+#define FIRMWARE_THR_3_2 INT32_C(-242587) /* delta[t-1] > -3.70158 */
+#define FIRMWARE_THR_3_3 INT32_C(-536) /* delta[t-1] > -0.00817871 */
 static const int32_t firmware_leaves_3[16] = {
-    -2284, 0,    -1467, 0, /* -0.03485 0 -0.02238 0 */
-    14274, 0,    8301,  0, /* 0.2178 0 0.1267 0 */
-    -2578, 0,    -2383, 0, /* -0.03934 0 -0.03636 0 */
-    -1225, 3188, -1653, 1448, /* -0.01869 0.04865 -0.02522 0.02209 */
+    -231, -222,  20387, 14081, /* -0.003525 -0.003387 0.3111 0.2149 */
+    -574, -1320, 1,     -913, /* -0.008759 -0.02014 1.526e-05 -0.01393 */
+    0,    0,     0,     0, /* 0 0 0 0 */
+    576,  -235,  -264,  -365, /* 0.008789 -0.003586 -0.004028 -0.005569 */
 };
 
-#define FIRMWARE_THR_4_0 INT32_C(2791) /* delta[t] > 0.0425873 */
-#define FIRMWARE_THR_4_1 INT32_C(67400) /* prev_action[t-1] > 1.02844 */
-#define FIRMWARE_THR_4_2 INT32_C(-25844) /* delta[t-1] > -0.394348 */
-#define FIRMWARE_THR_4_3 INT32_C(-24771) /* delta[t] > -0.377975 */
+#define FIRMWARE_THR_4_0 INT32_C(54707) /* prev_action[t] > 0.834763 */
+#define FIRMWARE_THR_4_1 INT32_C(-12833) /* delta[t] > -0.195816 */
+#define FIRMWARE_THR_4_2 INT32_C(-12748) /* delta[t-1] > -0.194519 */
+#define FIRMWARE_THR_4_3 INT32_C(-33378) /* delta[t-1] > -0.509308 */
 static const int32_t firmware_leaves_4[16] = {
-    -3279, 0,    -3342, 0, /* -0.05003 0 -0.05099 0 */
-    -1778, 0,    -1790, 0, /* -0.02713 0 -0.02731 0 */
-    11562, 3271, 8871,  2901, /* 0.1764 0.04991 0.1354 0.04427 */
-    -631,  289,  -2358, -496, /* -0.009628 0.00441 -0.03598 -0.007568 */
+    -405,  -776,  -3696, -1566, /* -0.00618 -0.01184 -0.0564 -0.0239 */
+    0,     0,     0,     0, /* 0 0 0 0 */
+    -1634, -2090, 8844,  6313, /* -0.02493 -0.03189 0.1349 0.09633 */
+    -754,  319,   4603,  957, /* -0.01151 0.004868 0.07024 0.0146 */
 };
 
-#define FIRMWARE_THR_5_0 INT32_C(70323) /* prev_action[t] > 1.07304 */
-#define FIRMWARE_THR_5_1 INT32_C(-10295) /* delta[t] > -0.157089 */
-#define FIRMWARE_THR_5_2 INT32_C(57554) /* prev_action[t-1] > 0.878204 */
-#define FIRMWARE_THR_5_3 INT32_C(-5442) /* delta[t] > -0.0830383 */
+#define FIRMWARE_THR_5_0 INT32_C(67400) /* prev_action[t-1] > 1.02844 */
+#define FIRMWARE_THR_5_1 INT32_C(3511) /* delta[t] > 0.0535736 */
+#define FIRMWARE_THR_5_2 INT32_C(-12748) /* delta[t-1] > -0.194519 */
+#define FIRMWARE_THR_5_3 INT32_C(-48317) /* delta[t] > -0.737259 */
 static const int32_t firmware_leaves_5[16] = {
-    44,  252,  3586,  -2190, /* 0.0006714 0.003845 0.05472 -0.03342 */
-    402, -225, -1141, -1920, /* 0.006134 -0.003433 -0.01741 -0.0293 */
-    0,   0,    2558,  123, /* 0 0 0.03903 0.001877 */
-    0,   0,    1151,  -570, /* 0 0 0.01756 -0.008698 */
+    -1355, -1234, 0,     0, /* -0.02068 -0.01883 0 0 */
+    240,   112,   0,     0, /* 0.003662 0.001709 0 0 */
+    2571,  1852,  -3300, -1989, /* 0.03923 0.02826 -0.05035 -0.03035 */
+    1247,  -249,  2251,  1544, /* 0.01903 -0.003799 0.03435 0.02356 */
 };
 
-#define FIRMWARE_THR_6_0 INT32_C(3396) /* delta[t] > 0.0518188 */
-#define FIRMWARE_THR_6_1 INT32_C(3167) /* delta[t-1] > 0.0483246 */
-#define FIRMWARE_THR_6_2 INT32_C(-5442) /* delta[t] > -0.0830383 */
-#define FIRMWARE_THR_6_3 INT32_C(-8089) /* delta[t-1] > -0.123428 */
+#define FIRMWARE_THR_6_0 INT32_C(-120548) /* delta[t-1] > -1.83942 */
+#define FIRMWARE_THR_6_1 INT32_C(-108787) /* delta[t] > -1.65996 */
+#define FIRMWARE_THR_6_2 INT32_C(-31739) /* delta[t] > -0.484299 */
+#define FIRMWARE_THR_6_3 INT32_C(-38546) /* delta[t-1] > -0.588165 */
 static const int32_t firmware_leaves_6[16] = {
-    335,   0,    0,     0, /* 0.005112 0 0 0 */
-    2228,  1933, 0,     0, /* 0.034 0.0295 0 0 */
-    -1472, 0,    862,   0, /* -0.02246 0 0.01315 0 */
-    146,   2478, -2682, 40, /* 0.002228 0.03781 -0.04092 0.0006104 */
+    -1170, -1763, 11213, -1377, /* -0.01785 -0.0269 0.1711 -0.02101 */
+    0,     0,     6270,  11014, /* 0 0 0.09567 0.1681 */
+    0,     -1326, 0,     -2612, /* 0 -0.02023 0 -0.03986 */
+    0,     0,     0,     -3501, /* 0 0 0 -0.05342 */
 };
 
-#define FIRMWARE_THR_7_0 INT32_C(74765) /* prev_action[t] > 1.14082 */
-#define FIRMWARE_THR_7_1 INT32_C(-2089) /* delta[t-1] > -0.0318756 */
-#define FIRMWARE_THR_7_2 INT32_C(-10295) /* delta[t] > -0.157089 */
-#define FIRMWARE_THR_7_3 INT32_C(-33378) /* delta[t-1] > -0.509308 */
+#define FIRMWARE_THR_7_0 INT32_C(80002) /* prev_action[t] > 1.22073 */
+#define FIRMWARE_THR_7_1 INT32_C(-468253) /* delta[t-1] > -7.14497 */
+#define FIRMWARE_THR_7_2 INT32_C(-375555) /* delta[t] > -5.73051 */
+#define FIRMWARE_THR_7_3 INT32_C(-5837) /* delta[t-1] > -0.0890656 */
 static const int32_t firmware_leaves_7[16] = {
-    1230,  1343,  0,    0, /* 0.01877 0.02049 0 0 */
-    -2164, -240,  0,    0, /* -0.03302 -0.003662 0 0 */
-    -1592, -1103, -379, 15, /* -0.02429 -0.01683 -0.005783 0.0002289 */
-    3402,  1659,  924,  -248, /* 0.05191 0.02531 0.0141 -0.003784 */
+    -1904, -1954, -2443, -2479, /* -0.02905 -0.02982 -0.03728 -0.03783 */
+    13342, 20103, -1531, -2344, /* 0.2036 0.3067 -0.02336 -0.03577 */
+    0,     0,     -186,  0, /* 0 0 -0.002838 0 */
+    0,     0,     1106,  -62, /* 0 0 0.01688 -0.000946 */
 };
 
-#define FIRMWARE_THR_8_0 INT32_C(54707) /* prev_action[t] > 0.834763 */
-#define FIRMWARE_THR_8_1 INT32_C(-15225) /* delta[t] > -0.232315 */
-#define FIRMWARE_THR_8_2 INT32_C(-18319) /* delta[t-1] > -0.279526 */
-#define FIRMWARE_THR_8_3 INT32_C(-6784) /* delta[t] > -0.103516 */
+#define FIRMWARE_THR_8_0 INT32_C(8) /* delta[t-1] > 0.00012207 */
+#define FIRMWARE_THR_8_1 INT32_C(20) /* delta[t] > 0.000305176 */
+#define FIRMWARE_THR_8_2 INT32_C(-7600) /* delta[t] > -0.115967 */
+#define FIRMWARE_THR_8_3 INT32_C(-20437) /* delta[t-1] > -0.311844 */
 static const int32_t firmware_leaves_8[16] = {
-    -642,  -577, 8031,  4990, /* -0.009796 -0.008804 0.1225 0.07614 */
-    -1163, -689, 1399,  -611, /* -0.01775 -0.01051 0.02135 -0.009323 */
-    0,     0,    -2536, 207, /* 0 0 -0.0387 0.003159 */
-    0,     0,    3291,  979, /* 0 0 0.05022 0.01494 */
+    1684,  0,     0,     0, /* 0.0257 0 0 0 */
+    -7018, 0,     -2580, 0, /* -0.1071 0 -0.03937 0 */
+    1931,  2658,  0,     0, /* 0.02946 0.04056 0 0 */
+    -152,  -1778, 1353,  -116, /* -0.002319 -0.02713 0.02065 -0.00177 */
 };
 
-#define FIRMWARE_THR_9_0 INT32_C(-344012) /* delta[t] > -5.24921 */
-#define FIRMWARE_THR_9_1 INT32_C(-404259) /* delta[t-1] > -6.1685 */
-#define FIRMWARE_THR_9_2 INT32_C(-260002) /* delta[t] > -3.96732 */
-#define FIRMWARE_THR_9_3 INT32_C(-242587) /* delta[t-1] > -3.70158 */
+#define FIRMWARE_THR_9_0 INT32_C(-18212542) /* delta[t] > -277.901 */
+#define FIRMWARE_THR_9_1 INT32_C(-896) /* delta[t-1] > -0.0136719 */
+#define FIRMWARE_THR_9_2 INT32_C(-4733) /* delta[t] > -0.0722198 */
+#define FIRMWARE_THR_9_3 INT32_C(-8089) /* delta[t-1] > -0.123428 */
 static const int32_t firmware_leaves_9[16] = {
-    -2236, 8623,  -2884, -3026, /* -0.03412 0.1316 -0.04401 -0.04617 */
-    0,     20665, 0,     4896, /* 0 0.3153 0 0.07471 */
-    0,     0,     -2782, -2920, /* 0 0 -0.04245 -0.04456 */
-    0,     0,     0,     -1546, /* 0 0 0 -0.02359 */
+    -1647, -245,  0, 0, /* -0.02513 -0.003738 0 0 */
+    0,     4150,  0, 0, /* 0 0.06332 0 0 */
+    0,     -2620, 0, -2015, /* 0 -0.03998 0 -0.03075 */
+    0,     3535,  0, 645, /* 0 0.05394 0 0.009842 */
 };
 
 /* ---- parameters ---- */
@@ -238,32 +238,32 @@ static inline int32_t firmware_eval_ensemble(const firmware_input_t x[FIRMWARE_N
     idx |= (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T_1] > FIRMWARE_THR_0_3) << 3;
     sum += firmware_leaves_0[idx];
     idx = (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_1_0);
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_1_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_1_2) << 2;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_1_1) << 1;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_1_2) << 2;
     idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_1_3) << 3;
     sum += firmware_leaves_1[idx];
-    idx = (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_2_0);
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_2_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_2_2) << 2;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_2_3) << 3;
+    idx = (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T] > FIRMWARE_THR_2_0);
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_2_1) << 1;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_2_2) << 2;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_2_3) << 3;
     sum += firmware_leaves_2[idx];
-    idx = (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_3_0);
-    idx |= (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T] > FIRMWARE_THR_3_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_3_2) << 2;
+    idx = (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T_1] > FIRMWARE_THR_3_0);
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_3_1) << 1;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_3_2) << 2;
     idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_3_3) << 3;
     sum += firmware_leaves_3[idx];
-    idx = (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_4_0);
-    idx |= (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T_1] > FIRMWARE_THR_4_1) << 1;
+    idx = (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T] > FIRMWARE_THR_4_0);
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_4_1) << 1;
     idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_4_2) << 2;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_4_3) << 3;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_4_3) << 3;
     sum += firmware_leaves_4[idx];
-    idx = (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T] > FIRMWARE_THR_5_0);
+    idx = (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T_1] > FIRMWARE_THR_5_0);
     idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_5_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T_1] > FIRMWARE_THR_5_2) << 2;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_5_2) << 2;
     idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_5_3) << 3;
     sum += firmware_leaves_5[idx];
-    idx = (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_6_0);
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_6_1) << 1;
+    idx = (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_6_0);
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_6_1) << 1;
     idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_6_2) << 2;
     idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_6_3) << 3;
     sum += firmware_leaves_6[idx];
@@ -272,10 +272,10 @@ static inline int32_t firmware_eval_ensemble(const firmware_input_t x[FIRMWARE_N
     idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_7_2) << 2;
     idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_7_3) << 3;
     sum += firmware_leaves_7[idx];
-    idx = (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T] > FIRMWARE_THR_8_0);
+    idx = (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_8_0);
     idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_8_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_8_2) << 2;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_8_3) << 3;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_8_2) << 2;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_8_3) << 3;
     sum += firmware_leaves_8[idx];
     idx = (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_9_0);
     idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_9_1) << 1;

@@ -29,15 +29,20 @@ def by_metric(checks):
 def test_each_measure_is_judged_against_its_own_tolerance():
     bar = FidelityBar()
     ok = by_metric(row_checks("m", STEADY, TEACHER, student(goodput=0.995, mean_latency_us=20.5, queue_delay_mean_us=97.5,
-                                                           drop_fraction=0.115), bar))
+                                                           drop_fraction=0.109), bar))
     assert all(c.passed for c in ok.values())
     assert ok["mean RTT"].difference == pytest.approx(2.5) and ok["mean RTT"].tolerance == bar.steady_pct
     bad = by_metric(row_checks("m", STEADY, TEACHER, student(goodput=0.98, mean_latency_us=21.0, queue_delay_mean_us=104.0,
-                                                            drop_fraction=0.13), bar))
+                                                            drop_fraction=0.112), bar))
     assert not any(c.passed for c in bad.values())
     assert bad["goodput"].excess == pytest.approx(2.0)
-    # The transient's wider tolerance accepts what the steady state rejects.
-    assert by_metric(row_checks("m", STARTUP, TEACHER, student(mean_latency_us=21.0), bar))["mean RTT"].passed
+    assert bad["drops"].tolerance == pytest.approx(0.01)  # the floor: 3% of 0.10 is less
+    # The transient's wider tolerance accepts what the steady state rejects; drops scale with it.
+    wide = by_metric(row_checks("m", STARTUP, TEACHER, student(mean_latency_us=21.0, drop_fraction=0.109), bar))
+    assert wide["mean RTT"].passed and wide["drops"].passed
+    deep = ControllerRow(goodput=1.0, mean_latency_us=80.0, queue_delay_mean_us=1300.0, drop_fraction=0.55)
+    drops = by_metric(row_checks("m", STARTUP, deep, student(drop_fraction=0.60), bar))["drops"]
+    assert drops.tolerance == pytest.approx(0.055) and drops.passed
 
 
 def test_small_queues_get_the_absolute_floor():

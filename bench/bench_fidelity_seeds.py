@@ -1,0 +1,91 @@
+"""Benchmark: closed-loop fidelity of compiled firmware vs its teacher across compile seeds.
+
+Runs the real ``rlcc-compile`` (default options; verification off: this measures distillation,
+not the emulator) for seeds 0..4 on the bundled trained policy and on a policy of a different
+character (the synthetic one, which reacts to the change of delta), and reads each report: the
+fixed-point model vs the teacher in steady state (flows start at 1/N) and in the startup
+transient (line-rate start into the buffer), at every evaluation size, and the fidelity gate's
+verdict. The issue's goal: steady goodput within 0.01 and RTT/queue within 3%; transient within
+0.01 and 10%.
+
+    python bench/bench_fidelity_seeds.py [--seeds 0,1,2,3,4] [--policies rlcc_mlp,synthetic_mlp] [--jobs 2]
+
+Writes bench/results/fidelity_seeds.json after every compile (a partial run keeps what it measured).
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from benchlib import POLICIES, machine, seeds_and_policies, shown
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results" / "fidelity_seeds.json"
+
+
+def worst(table: dict, metric: str) -> float:
+    """Largest |firmware - teacher| of one measure over a report's closed-loop table, signed."""
+    vals = []
+    for row in table["scenarios"].values():
+        t, f = row["teacher"], row["fixed_point"]
+        if metric == "goodput":
+            vals.append(f["goodput"] - t["goodput"])
+        elif metric == "drops":
+            vals.append(f["drop_fraction"] - t["drop_fraction"])
+        else:
+            key = "mean_latency_us" if metric == "rtt" else "queue_delay_mean_us"
+            vals.append(100.0 * (f[key] / t[key] - 1.0) if t[key] else 0.0)
+    return max(vals, key=abs) if vals else 0.0
+
+
+def measure(policy: Path, seed: int, jobs: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out"
+        cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        proc = subprocess.run(["rlcc-compile", str(policy), "-o", str(out), "--seed", str(seed), "--no-verify",
+                               "--accept-fidelity", "-q", "--jobs", str(jobs)], capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if proc.returncode != 0:
+            raise SystemExit(f"rlcc-compile failed (seed {seed}): {proc.stderr.strip()}")
+        report = json.loads((out / "report.json").read_text())
+    gate = report["gate"]
+    failures = [c for c in gate["checks"] if not c["passed"]]
+    return {
+        "seed": seed,
+        "wall_s": round(wall, 1),
+        "cpu_s": round(cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime, 1),
+        "chosen": (report.get("selection") or {}).get("chosen"),
+        "gate_passed": gate["passed"],
+        "gate_failures": [f"{c['scenario']} {c['metric']} {c['difference']:+.3g}{c['unit']}" for c in failures],
+        **{f"{mode}_{m}": round(worst(report[key], m), 4)
+           for mode, key in (("steady", "closed_loop_steady"), ("transient", "closed_loop"))
+           for m in ("goodput", "rtt", "queue", "drops")},
+        "eval_flows": sorted(int(n.split(":")[1]) for n in report["closed_loop"]["scenarios"]),
+    }
+
+
+def main() -> None:
+    args = seeds_and_policies(__doc__)
+    seeds = args.seeds
+    results = {"machine": machine(), "command": "rlcc-compile POLICY --seed S --no-verify --accept-fidelity",
+               "policies": {}}
+    for name in args.policies:
+        rows = results["policies"].setdefault(name, {"policy": shown(POLICIES[name]), "runs": []})["runs"]
+        for seed in seeds:
+            rows.append(measure(POLICIES[name], seed, args.jobs))
+            r = rows[-1]
+            print(f"{name} seed {seed}: steady rtt {r['steady_rtt']:+.1f}% queue {r['steady_queue']:+.1f}%, transient rtt "
+                  f"{r['transient_rtt']:+.1f}% queue {r['transient_queue']:+.1f}% drops {r['transient_drops']:+.3f}; gate "
+                  f"{'passed' if r['gate_passed'] else 'FAILED'}; {r['wall_s']} s", flush=True)
+            RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
