@@ -66,6 +66,9 @@ OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force r
               help="Fidelity gate: the dropped fraction of offered bytes may differ by the mode's percentage of the teacher's, and at least this much.")
 @click.option("--accept-fidelity", is_flag=True,
               help=f"Exit 0 even if the firmware misses the fidelity bar (otherwise exit {int(ExitCode.FIDELITY)}; the output is written either way).")
+@click.option("--derived", default="auto", show_default=True,
+              help="Derived student inputs (computed on the device from the window, rlcc.derived): auto (every one the "
+                   "spec's window supports), none, or a comma list of names.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of sampling and training; same seed, same bytes.")
 @click.option("--quick", is_flag=True, help="Few samples and short simulations (smoke runs, tests).")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
@@ -89,7 +92,7 @@ OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force r
 def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, depth: int, budget_ops: int,
                     samples: int | None, scenarios: str | None, dagger_rounds: int, candidates: int | None,
                     max_goodput_diff: float, max_steady_pct: float, max_transient_pct: float, max_drop_diff: float,
-                    accept_fidelity: bool, seed: int, quick: bool, force: bool,
+                    accept_fidelity: bool, derived: str, seed: int, quick: bool, force: bool,
                     name: str, tree_style: str, probe_timeout_us: float | None, run_verify: bool, target: str,
                     budget_ns: float | None, budget_cycles: int | None, jobs: int | None, quiet: bool,
                     show_progress: bool | None) -> None:
@@ -117,7 +120,8 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
         if not math.isfinite(ns) or not 1 <= round(ns) <= fmt.PROBE_TIMEOUT_NS_MAX:
             raise BadInputError(f"--probe-timeout-us must be between 0.001 and {fmt.PROBE_TIMEOUT_NS_MAX / 1000:g} us")
         overrides["probe_timeout_ns"] = int(round(ns))
-    common = dict(trees=trees, depth=depth, budget_ops=budget_ops, dagger_rounds=dagger_rounds, seed=seed, **overrides)
+    common = dict(trees=trees, depth=depth, budget_ops=budget_ops, dagger_rounds=dagger_rounds, seed=seed,
+                  derived=derived, **overrides)
     options = CompileOptions.quick(**common) if quick else CompileOptions(**common)
     options.validate()
 
@@ -133,7 +137,7 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
     if budget_cycles is not None:
         if budget_cycles <= 0:
             raise BadInputError("--budget-cycles must be positive")
-        fits = cycle_budget(policy.spec, budget_cycles, target)
+        fits = cycle_budget(options.student_spec(policy.spec), budget_cycles, target)
     result = compile_policy(policy, options, log, fits, jobs=jobs or default_jobs(), progress=progress)
     failure: BuildError | EmulationError | None = None
     with atomic_output_dir(out, overwrite=force, marker=OUT_MARKER) as stage:

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from rlcc import __version__
+from rlcc import derived as derived_vocab
 from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.errors import BadInputError
@@ -175,10 +176,8 @@ def _decimal(value: int, frac_bits: int, digits: int = 6) -> str:
 
 
 def _split(model: FxModel, t: int, k: int, s: Split, input_macros: list[str], prefix: str) -> CSplit:
-    spec = model.spec
-    names = spec.input_names()
-    feat = spec.features[s.input % spec.n_features]
-    bits = vocab.get(feat.name).frac_bits
+    names = model.spec.student_input_names()
+    bits = model.input_frac_bits[s.input]
     macro = f"{prefix}THR_{t}_{k}"
     # one readable real value (the raw feature value of the integer threshold); the full provenance
     # (scaled border, affine map, rounding) is in the manifest
@@ -188,7 +187,7 @@ def _split(model: FxModel, t: int, k: int, s: Split, input_macros: list[str], pr
 
 
 def _input_macros(model: FxModel, prefix: str) -> list[str]:
-    names = model.spec.input_names()
+    names = model.spec.student_input_names()
     return [prefix + "IN_" + re.sub(r"\W+", "_", n).strip("_").upper() for n in names]
 
 
@@ -199,7 +198,12 @@ def _inputs(model: FxModel, macros: list[str]) -> list[dict[str, Any]]:
     for i, name in enumerate(spec.input_names()):
         ago, f = model.spec.locate_input(i)
         out.append({"index": i, "macro": macros[i], "name": name, "ago": ago, "feature": f,
-                    "ctx_word": (ago - 1) * spec.n_features + f if ago else None})
+                    "ctx_word": (ago - 1) * spec.n_features + f if ago else None, "derived": None})
+    for k, name in enumerate(spec.derived):  # after the window: computed from two of its inputs
+        cur, prev = spec.derived_sources(k)
+        i = spec.input_width + k
+        out.append({"index": i, "macro": macros[i], "name": f"{name}[t]", "ago": None, "feature": None, "ctx_word": None,
+                    "derived": {"function": derived_vocab.get(name).c_function, "cur": macros[cur], "prev": macros[prev]}})
     return sorted(out, key=lambda d: d["index"])
 
 
@@ -258,7 +262,7 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "n_features": spec.n_features,
         "history": spec.history,
         "inputs": _inputs(model, macros),
-        "n_inputs": spec.input_width,
+        "n_inputs": spec.student_width,
         "history_words": model.history_words,
         "uses": uses,
         "trees": trees,

@@ -20,6 +20,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from rlcc import derived as derived_vocab
 from rlcc import features as vocab
 from rlcc.errors import BadInputError
 
@@ -87,6 +88,8 @@ class ObservationSpec:
     reward: Reward = Reward()
     action: Action = Action()
     rate: RateLimits = RateLimits()
+    # Student-only inputs after the window (``rlcc.derived``): the teacher never sees them.
+    derived: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -124,6 +127,33 @@ class ObservationSpec:
         slot, feature = divmod(index, self.n_features)
         steps_ago = self.history - 1 - slot if self.step_order == "oldest_first" else slot
         return steps_ago, feature
+
+    @property
+    def student_width(self) -> int:
+        """Inputs of a distilled student: the window, then the derived inputs."""
+        return self.input_width + len(self.derived)
+
+    def derived_sources(self, k: int) -> tuple[int, int]:
+        """(current, previous) window input indices derived input ``k`` reads."""
+        f = self.feature_names.index(derived_vocab.get(self.derived[k]).source)
+        return self.input_index(0, f), self.input_index(1, f)
+
+    def student_input_names(self) -> list[str]:
+        return self.input_names() + [f"{name}[t]" for name in self.derived]
+
+    def student_obs(self, obs: np.ndarray) -> np.ndarray:
+        """Float student inputs (N, student_width) float32 from the teacher's (N, input_width):
+        derived inputs from the unscaled window values they read."""
+        obs = np.asarray(obs)
+        if not self.derived:
+            return obs
+        cols = [obs]
+        for k, name in enumerate(self.derived):
+            d = derived_vocab.get(name)
+            feat = self.features[self.feature_names.index(d.source)]
+            cur, prev = (((obs[:, i].astype(np.float64) - feat.offset) / feat.scale) for i in self.derived_sources(k))
+            cols.append(d.float_value(cur, prev)[:, None])
+        return np.ascontiguousarray(np.concatenate(cols, axis=1), dtype=np.float32)
 
     def input_names(self) -> list[str]:
         """Readable name of every input, e.g. ``delta[t-1]``."""
@@ -185,6 +215,7 @@ class ObservationSpec:
             "reward": dataclasses.asdict(self.reward),
             "action": dataclasses.asdict(self.action),
             "rate": dataclasses.asdict(self.rate),
+            **({"derived": list(self.derived)} if self.derived else {}),
         }
 
     def to_json(self) -> str:
@@ -198,7 +229,7 @@ class ObservationSpec:
         version = data.get("rlcc_spec")
         if version != SPEC_VERSION:
             raise BadInputError(f"invalid spec: 'rlcc_spec' must be {SPEC_VERSION}, got {version!r}")
-        known = {"rlcc_spec", "features", "history", "step_order", "reward", "action", "rate"}
+        known = {"rlcc_spec", "features", "history", "step_order", "reward", "action", "rate", "derived"}
         _no_unknown_keys(data, known, "spec")
         feats = data.get("features")
         if not isinstance(feats, Sequence) or isinstance(feats, (str, bytes)) or not feats:
@@ -211,6 +242,7 @@ class ObservationSpec:
             reward=_build(Reward, data.get("reward", {}), "reward"),
             action=_build(Action, data.get("action", {}), "action"),
             rate=_build(RateLimits, data.get("rate", {}), "rate"),
+            derived=_names(data.get("derived", []), "derived"),
         )
 
     @classmethod
@@ -267,6 +299,12 @@ def _build(kind: type, data: Any, where: str) -> Any:
     return kind(**kwargs)
 
 
+def _names(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, Sequence) or isinstance(value, (str, bytes)) or not all(isinstance(v, str) for v in value):
+        raise BadInputError(f"invalid spec: '{where}' must be a list of names")
+    return tuple(value)
+
+
 def _validate(spec: ObservationSpec) -> None:
     for i, f in enumerate(spec.features):
         if f.name not in vocab.REGISTRY:
@@ -298,5 +336,13 @@ def _validate(spec: ObservationSpec) -> None:
         raise BadInputError("invalid spec: 'action.gain' must be in (0, 1)")
     if not 0 < a.clamp_min <= 1 <= a.clamp_max < 16:
         raise BadInputError("invalid spec: action clamp needs 0 < clamp_min <= 1 <= clamp_max < 16")
+    for name in spec.derived:
+        if name not in derived_vocab.REGISTRY:
+            raise BadInputError(f"invalid spec: unknown derived input {name!r} (known: {', '.join(derived_vocab.known())})")
+        src = derived_vocab.get(name).source
+        if src not in spec.feature_names or spec.history < 2:
+            raise BadInputError(f"invalid spec: derived input {name!r} needs feature {src!r} and history >= 2")
+    if len(set(spec.derived)) != len(spec.derived):
+        raise BadInputError("invalid spec: a derived input is listed twice")
     if not 0 < spec.rate.min <= spec.rate.initial <= 1:
         raise BadInputError("invalid spec: rate needs 0 < min <= initial <= 1")

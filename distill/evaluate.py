@@ -34,8 +34,10 @@ STATES = ("under-utilized", "on-target", "congested")
 
 def float_factor(ensemble: FloatEnsemble, spec: ObservationSpec, x: np.ndarray,
                  clamp: tuple[float, float] | None = None) -> np.ndarray:
-    """The float trees' factors, clamped to ``clamp`` (default: the spec's clamp)."""
+    """The float trees' factors on window inputs ``x`` (the spec's derived inputs appended here,
+    unless ``x`` already has them), clamped to ``clamp`` (default: the spec's clamp)."""
     lo, hi = clamp or (spec.action.clamp_min, spec.action.clamp_max)
+    x = spec.student_obs(x) if np.shape(x)[1] == spec.input_width else x
     return np.clip(ensemble.predict(x), lo, hi)
 
 
@@ -75,7 +77,8 @@ def fidelity(model: FxModel, ensemble: FloatEnsemble, samples: Samples) -> Fidel
         path_changed_fraction=_r(np.mean(np.any(fx_leaves != ensemble.leaf_indices(x_dev), axis=1))),
         fixed_vs_float_end_to_end_max_lsb=_r(np.max(np.abs(fx - f_obs * lsb))),
         fixed_vs_float_end_to_end_mean_lsb=_r(np.mean(np.abs(fx - f_obs * lsb))),
-        path_changed_fraction_end_to_end=_r(np.mean(np.any(fx_leaves != ensemble.leaf_indices(samples.obs), axis=1))),
+        path_changed_fraction_end_to_end=_r(np.mean(np.any(fx_leaves != ensemble.leaf_indices(spec.student_obs(samples.obs)),
+                                                            axis=1))),
     )
 
 

@@ -12,6 +12,7 @@ import functools
 from typing import Any, Callable
 
 import numpy as np
+from rlcc import derived as derived_vocab
 from rlcc import formats as fmt
 from rlcc.distill import evaluate, sampling, select
 from rlcc.distill.factor_range import FactorRange, teacher_factor_range
@@ -45,6 +46,7 @@ from rlcc.policy import OnnxPolicy
 from rlcc.progress import Progress, Stage, silent
 from rlcc.simulator.controllers import FactorController
 from rlcc.simulator.controllers.compiled import FloatTreesController, GoldenController
+from rlcc.spec import ObservationSpec
 from rlcc.tree_ir import FitsBudget, FloatEnsemble
 
 Log = Callable[[str], None]
@@ -88,6 +90,23 @@ class CompileOptions:
     validation_startup_ms: float = 150.0
     # The fidelity gate's bar (rlcc.distill.gate): judged on the report's closed-loop tables.
     bar: FidelityBar = FidelityBar()
+    # Derived student inputs (rlcc.derived): "auto" = every one the spec's window supports,
+    # "none", or a comma list of names.
+    derived: str = "auto"
+
+    def student_spec(self, spec: ObservationSpec) -> ObservationSpec:
+        """The teacher's spec with the student's derived inputs (BadInputError if unsupported)."""
+        if self.derived == "auto":
+            names = tuple(n for n in derived_vocab.known()
+                          if derived_vocab.get(n).source in spec.feature_names and spec.history >= 2)
+        elif self.derived == "none":
+            names = ()
+        else:
+            names = tuple(n.strip() for n in self.derived.split(",") if n.strip())
+        try:
+            return dataclasses.replace(spec, derived=names)
+        except BadInputError as exc:
+            raise BadInputError(f"--derived: {str(exc).removeprefix('invalid spec: ')}") from None
     # Device setting carried in the model (FxConstants.probe_timeout_ns): TX events re-request
     # an RTT probe this long after the last request. Does not affect sampling or the trees.
     probe_timeout_ns: int = fmt.PROBE_TIMEOUT_NS_DEFAULT
@@ -151,6 +170,7 @@ def compile_policy(
 def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBudget | None, runner: Runner,
              progress: Progress) -> CompileResult:
     spec, teacher = policy.spec, policy.factor
+    student = options.student_spec(spec)
     scenarios = sampling.parse_scenarios(options.scenarios, options.seed, options.duration_scale)
     config = FitConfig(trees=options.trees, depth=options.depth, budget_ops=options.budget_ops, seed=options.seed)
 
@@ -174,7 +194,7 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
     summary_flows = (options.eval_flows[len(options.eval_flows) // 2],)
     base = CANDIDATE_GRID[0]
     with progress("fitting the trees", "step") as stage:
-        fit, model, stats = _fit_quantize(train, spec, config, base, fits, policy, options, factor_range, stage)
+        fit, model, stats = _fit_quantize(train, student, config, base, fits, policy, options, factor_range, stage)
     round0 = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
                                   options.seed, evaluate.STEADY, None, ("float_trees",), runner)
     teacher_steady = {name: row["teacher"] for name, row in round0.scenarios.items()}  # reused below
@@ -187,7 +207,7 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
         driver_name = "the fixed-point model drives" if full else "the float trees drive"
         log(f"round {r}: {kind}: {driver_name}, the teacher labels")
         driver = (functools.partial(GoldenController, model) if full else
-                  functools.partial(FloatTreesController, fit.ensemble, spec, clamp=evaluate.factor_clamp(model)))
+                  functools.partial(FloatTreesController, fit.ensemble, student, clamp=evaluate.factor_clamp(model)))
         with progress(f"round {r}/{n_rounds}: {kind.split(' (')[0]} sampling", "sim-ms") as stage:
             visited_by_student = sampling.closed_loop(
                 driver, teacher, spec, scenarios if full else onpolicy,
@@ -197,7 +217,7 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
         on_policy = evaluate.fidelity(model, fit.ensemble, visited_by_student)
         train = Samples.concat([train, visited_by_student])
         with progress(f"round {r}/{n_rounds}: refitting the trees", "step") as stage:
-            fit, model, stats = _fit_quantize(train, spec, config, base, fits, policy, options, factor_range, stage)
+            fit, model, stats = _fit_quantize(train, student, config, base, fits, policy, options, factor_range, stage)
         summary = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
                                        options.seed, evaluate.STEADY, teacher_steady, ("float_trees",), runner)
         rounds.append(_round_summary(r, kind, fit.ensemble, model, held, on_policy, summary))
@@ -207,7 +227,7 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
         log(f"selecting among {options.candidates} candidate students in closed loop (validation incasts "
             f"{list(select.VALIDATION_FLOWS)})")
         with progress("candidate students: fit and closed-loop validation", "step") as stage:
-            (fit, model, stats), selection = _select(train, spec, config, fits, policy, options, factor_range,
+            (fit, model, stats), selection = _select(train, student, config, fits, policy, options, factor_range,
                                                      (fit, model, stats), runner, stage)
 
     log(f"closed loop: teacher vs float trees vs fixed point on many-to-one {list(options.eval_flows)}")
@@ -220,7 +240,7 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
     report = CompileReport(
         teacher=Teacher(
             path=policy.path.name,
-            input_names=spec.input_names(),
+            input_names=student.student_input_names(),
             clamped_fraction=clamped,
             factor_range={**factor_range.to_dict(), "spec_clamp": [spec.action.clamp_min, spec.action.clamp_max],
                           "clamp_q16": [model.constants.clamp_min_q16, model.constants.clamp_max_q16]},
@@ -246,7 +266,7 @@ def _fit_quantize(train: Samples, spec, config: FitConfig, setting: CandidateSet
                   policy: OnnxPolicy, options: CompileOptions, factor_range: FactorRange, stage: Stage | None = None):
     time = sampling.time_weights(spec, train.raw)
     boost = time ** setting.boost_power if setting.boost_power else None
-    fit = fit_student(train.obs, train.label, dataclasses.replace(config, learning_rate=setting.learning_rate), fits,
+    fit = fit_student(spec.student_obs(train.obs), train.label, dataclasses.replace(config, learning_rate=setting.learning_rate), fits,
                       weights=boost, leaf_weights=time ** setting.leaf_power, stage=stage)
     provenance = {
         "source": policy.path.name,

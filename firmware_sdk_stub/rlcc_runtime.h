@@ -332,6 +332,46 @@ static inline int32_t rlcc_delta(int32_t inflation, uint32_t rate, uint32_t targ
     return (int32_t)rlcc_clamp64((int64_t)target_q16 - (int64_t)penalty, RLCC_FEATURE_MIN, RLCC_FEATURE_MAX);
 }
 
+/* Mitchell log2(1 + m / 2^16) in Q16 for m <= 2^31 (rlcc.derived.mlog2_int): the leading one of
+ * u = m + 2^16 (bit 16..31) by a branch-free binary search, then exponent and 16 mantissa bits. */
+static inline int32_t rlcc_mlog2(uint32_t m)
+{
+    const uint32_t u = m + 0x10000u;
+    uint32_t v = u;
+    uint32_t msb = 0u;
+    uint32_t s;
+
+    s = (v >= 0x10000u) ? 16u : 0u;
+    v >>= s;
+    msb += s;
+    s = (v >= 0x100u) ? 8u : 0u;
+    v >>= s;
+    msb += s;
+    s = (v >= 0x10u) ? 4u : 0u;
+    v >>= s;
+    msb += s;
+    s = (v >= 0x4u) ? 2u : 0u;
+    v >>= s;
+    msb += s;
+    s = (v >= 0x2u) ? 1u : 0u;
+    msb += s;
+    return (int32_t)(((msb - 16u) << 16) + ((u - (1u << msb)) >> (msb - 16u)));
+}
+
+/* sign(d) * mlog2(1 + |d|) of a Q16 value; |d| <= 2^31 fits uint32_t. */
+static inline int32_t rlcc_slog(int32_t d)
+{
+    const uint32_t m = d < 0 ? 0u - (uint32_t)d : (uint32_t)d;
+    const int32_t lg = rlcc_mlog2(m);
+    return d < 0 ? -lg : lg;
+}
+
+/* Derived input delta_log_ratio: slog(cur) - slog(prev), |result| < 2^21 (rlcc.derived). */
+static inline int32_t rlcc_log_ratio(int32_t cur, int32_t prev)
+{
+    return rlcc_slog(cur) - rlcc_slog(prev);
+}
+
 /* The ensemble sum clamped to [lo, hi] (the factor clamp parameters). */
 static inline int32_t rlcc_clamp_factor(int32_t sum, uint32_t lo, uint32_t hi)
 {

@@ -51,6 +51,7 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 
+from rlcc import derived as derived_vocab
 from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.fxp.model import FxConstants, FxModel
@@ -213,6 +214,7 @@ def event_core(ops: IntOps, model: FxModel, ctx: Sequence[Any], ev: Sequence[Any
     for ago in range(k):
         for f in range(nf):
             x[spec.input_index(ago, f)] = steps[ago][f]
+    x += derived_core(ops, spec, x)
     total, leaves = ensemble_core(ops, model, x)
     factor = vocab.iclip(ops, total, c.clamp_min_q16, c.clamp_max_q16)
     new_rate = vocab.iclip(ops, ops.mul_shr(rate, factor, fmt.FACTOR_FRAC_BITS), c.rate_min, fmt.RATE_MAX)
@@ -262,13 +264,25 @@ def step_features(
     return np.stack([np.broadcast_to(v, rate.shape) for v in cols], axis=-1)
 
 
+def derived_core(ops: IntOps, spec: ObservationSpec, x: Sequence[Any]) -> list[Any]:
+    """The spec's derived student inputs (``rlcc.derived``) from the window inputs ``x``."""
+    out = []
+    for k, name in enumerate(spec.derived):
+        cur, prev = spec.derived_sources(k)
+        out.append(derived_vocab.get(name).device_value(ops, x[cur], x[prev]))
+    return out
+
+
 def window_inputs(spec: ObservationSpec, current: np.ndarray, history: np.ndarray) -> np.ndarray:
-    """Policy input vectors (N, width) from the current step (N, F) and history (N, k-1, F)."""
+    """Student input vectors (N, student_width) from the current step (N, F) and history
+    (N, k-1, F): the window, then the derived inputs."""
     steps = np.concatenate([current[:, None, :], history], axis=1)  # index 0 = current
-    x = np.empty((len(current), spec.input_width), dtype=np.int64)
+    x = np.empty((len(current), spec.student_width), dtype=np.int64)
     for ago in range(spec.history):
         for f in range(spec.n_features):
             x[:, spec.input_index(ago, f)] = steps[:, ago, f]
+    for k, v in enumerate(derived_core(NUMPY, spec, [x[:, i] for i in range(spec.input_width)])):
+        x[:, spec.input_width + k] = v
     return x
 
 
@@ -294,7 +308,7 @@ def step(model: FxModel, ctx: np.ndarray, events: np.ndarray, attr: np.ndarray |
     with np.errstate(over="ignore"):  # rows that are not RTT events may compute garbage; discarded
         o = event_core(NUMPY, model, [ctx[:, i] for i in range(fmt.CTX_WORDS)], [ev[:, i] for i in range(fmt.EVENT_WORDS)])
     is_rtt = np.asarray(o.is_rtt)
-    features = np.zeros((n, model.spec.input_width), dtype=np.int64)
+    features = np.zeros((n, model.spec.student_width), dtype=np.int64)
     for i, v in enumerate(o.inputs):
         features[:, i] = np.where(is_rtt, v, 0)
     leaf_index = np.zeros((n, len(model.trees)), dtype=np.int64)

@@ -10,6 +10,7 @@ import dataclasses
 import json
 from typing import Any
 
+from rlcc import derived as derived_vocab
 from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.errors import BadInputError
@@ -172,9 +173,10 @@ class FxModel:
 
     @property
     def input_frac_bits(self) -> tuple[int, ...]:
-        """Fractional bits of every policy input (its feature's device format)."""
+        """Fractional bits of every student input (its feature's or derived input's device format)."""
         bits = self.feature_frac_bits
-        return tuple(bits[i % self.spec.n_features] for i in range(self.spec.input_width))
+        window = tuple(bits[i % self.spec.n_features] for i in range(self.spec.input_width))
+        return window + tuple(derived_vocab.get(d).frac_bits for d in self.spec.derived)
 
     @property
     def history_words(self) -> int:
@@ -196,7 +198,7 @@ class FxModel:
             if len(t.leaves) != 1 << t.depth:
                 raise BadInputError(f"fixed-point model: tree {i} has {len(t.leaves)} leaves for depth {t.depth}")
             for s in t.splits:
-                if not 0 <= s.input < self.spec.input_width or s.op not in OPS:
+                if not 0 <= s.input < self.spec.student_width or s.op not in OPS:
                     raise BadInputError(f"fixed-point model: tree {i} has an invalid split {s}")
                 if not INT32_MIN <= s.threshold <= INT32_MAX:
                     raise BadInputError(f"fixed-point model: tree {i} threshold out of int32 range")

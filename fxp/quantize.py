@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from rlcc import derived as derived_vocab
 from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.tree_ir import FloatEnsemble
@@ -39,7 +40,10 @@ LEAF_ONE = 1 << fmt.LEAF_FRAC_BITS
 
 
 def input_affine(spec: ObservationSpec, j: int) -> tuple[float, float, int]:
-    """(scale, offset, frac bits) of policy input ``j``."""
+    """(scale, offset, frac bits) of student input ``j`` (a derived input is its device value
+    over 2^frac bits: the float student computes it from unscaled window values)."""
+    if j >= spec.input_width:
+        return 1.0, 0.0, derived_vocab.get(spec.derived[j - spec.input_width]).frac_bits
     feat = spec.features[j % spec.n_features]
     return feat.scale, feat.offset, vocab.get(feat.name).frac_bits
 
@@ -51,10 +55,10 @@ def device_scaled(q: np.ndarray | int, scale: float, offset: float, frac_bits: i
 
 
 def device_inputs_to_float(spec: ObservationSpec, q: np.ndarray) -> np.ndarray:
-    """Float32 policy inputs (N, width) that integer device inputs (N, width) stand for."""
+    """Float32 student inputs (N, student_width) that integer device inputs stand for."""
     q = np.asarray(q, dtype=np.int64)
     out = np.empty(q.shape, dtype=np.float32)
-    for j in range(spec.input_width):
+    for j in range(spec.student_width):
         out[:, j] = device_scaled(q[:, j], *input_affine(spec, j))
     return out
 
@@ -118,8 +122,8 @@ def quantize(
     model's constants; it does not affect the trees. ``factor_range`` (the teacher's achievable
     factors) narrows the factor clamp to its intersection with the spec's (``FxConstants``).
     """
-    if ensemble.n_inputs != spec.input_width:
-        raise BadInputError(f"ensemble has {ensemble.n_inputs} inputs, spec declares {spec.input_width}")
+    if ensemble.n_inputs != spec.student_width:
+        raise BadInputError(f"ensemble has {ensemble.n_inputs} inputs, spec declares {spec.student_width}")
     bias = to_q16(ensemble.bias)
     bias_err = abs(bias - ensemble.bias * LEAF_ONE)
     worst, acc, n_true, n_false = bias_err, bias_err, 0, 0

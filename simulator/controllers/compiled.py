@@ -95,7 +95,7 @@ class GoldenController:
 
 
 class FloatTreesController:
-    """The float ensemble on the engine-built spec inputs, clamped like the device (``clamp``:
+    """The float ensemble on the engine-built spec inputs (plus the spec's derived inputs), clamped like the device (``clamp``:
     the model's factor clamp in float, ``rlcc.distill.evaluate.factor_clamp``; default the spec's)."""
 
     def __init__(self, ensemble: FloatEnsemble, spec: ObservationSpec, name: str = "float-trees",
@@ -108,7 +108,7 @@ class FloatTreesController:
         self.clamp = clamp or (spec.action.clamp_min, spec.action.clamp_max)
 
     def factors(self, obs: np.ndarray) -> np.ndarray:
-        return np.clip(self.ensemble.predict(obs), *self.clamp)
+        return np.clip(self.ensemble.predict(self.spec.student_obs(obs)), *self.clamp)
 
     def reset(self, n_flows: int, network: Network, rng: np.random.Generator) -> None:
         """Stateless: the engine keeps the observation windows."""
