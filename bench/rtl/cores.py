@@ -33,7 +33,7 @@ class Core:
 
 
 def _picorv32_args(rtl: Path) -> list[str]:
-    return ["-GCOMPRESSED_ISA=1", "-GENABLE_FAST_MUL=1", "-GENABLE_DIV=1", "-GBARREL_SHIFTER=1",
+    return ["+define+RISCV_FORMAL", "-GCOMPRESSED_ISA=1", "-GENABLE_FAST_MUL=1", "-GENABLE_DIV=1", "-GBARREL_SHIFTER=1",
             "-GPROGADDR_RESET=32'h10000", str(rtl / "picorv32.v")]
 
 
@@ -43,7 +43,7 @@ def _ibex_args(rtl: Path) -> list[str]:
     packages = [shims / "prim_pkg.sv", *(prim / f"{p}.sv" for p in (
         "prim_util_pkg", "prim_mubi_pkg", "prim_count_pkg", "prim_cipher_pkg", "prim_ram_1p_pkg", "prim_secded_pkg")),
         rtl / "rtl/ibex_pkg.sv"]
-    return [f"+incdir+{prim}", f"+incdir+{rtl / 'vendor/lowrisc_ip/dv/sv/dv_utils'}",
+    return ["+define+RVFI", f"+incdir+{prim}", f"+incdir+{rtl / 'vendor/lowrisc_ip/dv/sv/dv_utils'}",
             "-y", str(rtl / "rtl"), "-y", str(shims), "-y", str(prim),
             "-y", str(rtl / "vendor/lowrisc_ip/ip/prim_generic/rtl"), *map(str, packages),
             str(HERE / "ibex_tb_top.sv")]

@@ -19,7 +19,9 @@ module ibex_tb_top (
   output logic [31:0] data_addr_o,
   output logic [31:0] data_wdata_o,
   input  logic [31:0] data_rdata_i,
-  output logic [159:0] crash_dump_o  // ibex_pkg::crash_dump_t: current/next pc, last data address, exception pc and mtval
+  output logic [159:0] crash_dump_o, // ibex_pkg::crash_dump_t: current/next pc, last data address, exception pc and mtval
+  output logic        rvfi_valid,   // built with +define+RVFI: one pulse per retired instruction
+  output logic [31:0] rvfi_pc_rdata
 );
   ibex_top #(
     .RV32M(ibex_pkg::RV32MFast),
@@ -52,6 +54,13 @@ module ibex_tb_top (
     .fetch_enable_i(ibex_pkg::IbexMuBiOn),
     .alert_minor_o(), .alert_major_internal_o(), .alert_major_bus_o(),
     .core_sleep_o(),
-    .scan_rst_ni(1'b1)
+    .scan_rst_ni(1'b1),
+    .rvfi_valid, .rvfi_pc_rdata,
+    .rvfi_order(), .rvfi_insn(), .rvfi_trap(), .rvfi_halt(), .rvfi_intr(), .rvfi_mode(), .rvfi_ixl(),
+    .rvfi_rs1_addr(), .rvfi_rs2_addr(), .rvfi_rs3_addr(), .rvfi_rs1_rdata(), .rvfi_rs2_rdata(), .rvfi_rs3_rdata(),
+    .rvfi_rd_addr(), .rvfi_rd_wdata(), .rvfi_pc_wdata(), .rvfi_mem_addr(), .rvfi_mem_rmask(), .rvfi_mem_wmask(),
+    .rvfi_mem_rdata(), .rvfi_mem_wdata(), .rvfi_ext_mip(), .rvfi_ext_nmi(), .rvfi_ext_nmi_int(), .rvfi_ext_debug_req(),
+    .rvfi_ext_debug_mode(), .rvfi_ext_rf_wr_suppress(), .rvfi_ext_mcycle(), .rvfi_ext_mhpmcounters(),
+    .rvfi_ext_mhpmcountersh(), .rvfi_ext_ic_scr_key_valid(), .rvfi_ext_irq_valid()
   );
 endmodule

@@ -16,6 +16,7 @@ int main(int argc, char **argv)
 {
     TbArgs a = tb_parse(argc, argv);
     TbMem mem(a);
+    TbTrace trace;
     VerilatedContext ctx;
     Vibex_tb_top top(&ctx);
     top.clk_i = 0;
@@ -60,6 +61,7 @@ int main(int argc, char **argv)
         top.clk_i = 1;
         top.eval();
         cycle++;
+        if (top.rvfi_valid) trace.retire(cycle, top.rvfi_pc_rdata);
     }
     mem.dump(a);
     std::printf("cycles %llu\n", (unsigned long long)cycle);

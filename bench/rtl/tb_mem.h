@@ -10,6 +10,8 @@
  *   FETCH_IMAGE what the instruction port reads instead of IMAGE (same length; for a core
  *               that names a counter CSR differently, see rtl_run.py); data accesses see IMAGE
  * Exit status: 0 done, 2 bad arguments or image, 3 cycle limit, 4 access outside RAM, 5 trap.
+ * With RLCC_TB_TRACE=<file> set, the testbench writes "<cycle> <pc>" (hex) per retired instruction
+ * (from the core's RVFI port) to <file>: per-instruction timing for diagnosing the cycle model.
  * Prints "cycles <n>" (clock cycles from reset release to the status store) on stdout.
  */
 #ifndef RLCC_TB_MEM_H
@@ -100,6 +102,17 @@ private:
     std::vector<uint8_t> bytes_, fetch_;
     uint32_t status_addr_;
     bool done_ = false;
+};
+
+/* Per-retirement trace (RLCC_TB_TRACE), or nothing when the variable is unset. */
+class TbTrace {
+public:
+    TbTrace() { const char *p = std::getenv("RLCC_TB_TRACE"); f_ = p ? std::fopen(p, "w") : nullptr; }
+    ~TbTrace() { if (f_) std::fclose(f_); }
+    void retire(uint64_t cycle, uint32_t pc) { if (f_) std::fprintf(f_, "%llx %x\n", (unsigned long long)cycle, pc); }
+
+private:
+    FILE *f_;
 };
 
 #endif

@@ -12,6 +12,7 @@ int main(int argc, char **argv)
 {
     TbArgs a = tb_parse(argc, argv);
     TbMem mem(a);
+    TbTrace trace;
     VerilatedContext ctx;
     Vpicorv32 top(&ctx);
     top.clk = 0;
@@ -38,6 +39,7 @@ int main(int argc, char **argv)
         top.clk = 1;
         top.eval();
         cycle++;
+        if (top.rvfi_valid) trace.retire(cycle, top.rvfi_pc_rdata);
     }
     mem.dump(a);
     std::printf("cycles %llu\n", (unsigned long long)cycle);

@@ -27,7 +27,15 @@
     X(MUL, "mul")                              \
     X(DIV, "div")                              \
     X(CSR, "csr")                              \
-    X(ATOMIC, "atomic")
+    X(ATOMIC, "atomic")                        \
+    X(MULH_EXTRA, "mulh_extra")                \
+    X(MISALIGNED_TARGET, "misaligned_target")  \
+    X(MISALIGNED_FETCH, "misaligned_fetch")    \
+    X(JALR_EXTRA, "jalr_extra")
+/* The last four are effects of validated cores (profiles without them charge 0): mulh_extra on
+ * mulh/mulhsu/mulhu on top of mul; jalr_extra on jalr on top of jump; misaligned_target when a taken branch or a jump
+ * lands on a 32-bit instruction at an address = 2 mod 4 (two fetch words before it can issue);
+ * misaligned_fetch on every 32-bit instruction at an address = 2 mod 4. */
 
 /* Halt codes of rv_run32/64 (exported as _rvcore.HALT_NAMES). */
 #define RV_HALTS(X) X(NONE, "none") X(ECALL, "ecall") X(EBREAK, "ebreak") X(FAULT, "fault") X(LIMIT, "limit")
@@ -104,6 +112,7 @@ typedef struct {
     uint64_t cls_count[CLS_COUNT];
     uint64_t n_taken, n_stalls;
     unsigned ld_rd; /* destination of the previous instruction if it was a load, else 0 */
+    int redirected; /* the previous instruction was a taken branch or a jump (misaligned_target) */
     int resv_valid;
     uint64_t resv_addr, resv_val;
     /* Stack guard: sp is sampled at every load/store/AMO; sp < stack_lo there is a stack
