@@ -31,9 +31,12 @@
     X(MULH_EXTRA, "mulh_extra")                \
     X(MISALIGNED_TARGET, "misaligned_target")  \
     X(MISALIGNED_FETCH, "misaligned_fetch")    \
-    X(JALR_EXTRA, "jalr_extra")
-/* The last four are effects of validated cores (profiles without them charge 0): mulh_extra on
- * mulh/mulhsu/mulhu on top of mul; jalr_extra on jalr on top of jump; misaligned_target when a taken branch or a jump
+    X(JALR_EXTRA, "jalr_extra")                \
+    X(DIV_BY_ZERO, "div_by_zero")
+/* The last five are effects of validated cores: mulh_extra on mulh/mulhsu/mulhu on top of mul;
+ * jalr_extra on jalr on top of jump; div_by_zero replaces div when the divisor (its low 32 bits
+ * for the *w forms) is zero (cycle_model.py sets it to div when a profile omits it, the others to
+ * 0: the model older profiles were written for); misaligned_target when a taken branch or a jump
  * lands on a 32-bit instruction at an address = 2 mod 4 (two fetch words before it can issue);
  * misaligned_fetch on every 32-bit instruction at an address = 2 mod 4. */
 

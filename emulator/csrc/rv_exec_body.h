@@ -80,6 +80,7 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
     const uint64_t mulh_extra = s->cost[COST_MULH_EXTRA], jalr_extra = s->cost[COST_JALR_EXTRA];
     const uint64_t mis_target = s->cost[COST_MISALIGNED_TARGET], mis_fetch = s->cost[COST_MISALIGNED_FETCH];
     int redirected = s->redirected, redirected_prev = 0;
+    const uint64_t divz_delta = (uint64_t)((int64_t)s->cost[COST_DIV_BY_ZERO] - (int64_t)s->cost[COST_DIV]);
     uint64_t cls_count[CLS_COUNT];
     for (int i = 0; i < CLS_COUNT; i++) cls_count[i] = s->cls_count[i];
     uint64_t n_taken = s->n_taken, n_stalls = s->n_stalls;
@@ -121,6 +122,11 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
         redirected_prev = redirected;
         if ((pc & 2) && d->len == 4) cycles += mis_fetch + (redirected ? mis_target : 0);
         redirected = 0;
+        if (RV_UNLIKELY(d->cls == CLS_DIV) && divz_delta) {
+            ureg_t b_ = x[d->rs2];
+            if (d->op == OP_DIVW || d->op == OP_DIVUW || d->op == OP_REMW || d->op == OP_REMUW) b_ = (uint32_t)b_;
+            if (b_ == 0) cycles += divz_delta;
+        }
 
         switch ((enum rv_op)d->op) {
         case OP_LUI: x[d->rd] = IMM; NEXT(); break;
