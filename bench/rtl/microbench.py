@@ -2,7 +2,8 @@
 block of ``REPEAT`` copies of that class's instruction(s), run through the same harness as the
 real firmware so the RTL and the emulator measure it the same way (the core's own cycle CSR
 around ``user_algo``). The per-class error is (emulator - RTL) / RTL of that record's cycles;
-``per_insn`` is the RTL's cycles per copy, (cycles - cycles of the empty body) / REPEAT.
+``rtl_cycles_per_copy`` is (RTL cycles - RTL cycles of the empty body) / REPEAT, which includes
+the few set-up instructions of the class once.
 """
 
 from __future__ import annotations
