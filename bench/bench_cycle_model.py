@@ -121,20 +121,25 @@ def _copy_example(dest: Path) -> Path:
 
 
 def microbenchmarks(core: cores.Core, exe: Path, work: Path, profile) -> dict:
-    """{class: {rtl, emulator, error_pct, rtl_cycles_per_copy}} of one record per class."""
+    """{class: {rtl, emulator, error_pct, rtl_/model_cycles_per_copy, body_error_pct}} of one record per
+    class; the body figures subtract the empty body's cycles (the harness's own overhead) first."""
     from rlcc.firmware_sdk_stub import harness_layout as hl
     from rlcc.verify.firmware_run import build_in
 
     work.mkdir(parents=True, exist_ok=True)
     recs = hl.new_records(2)  # the second record runs with warm state (the first pays nothing extra here)
-    out, empty = {}, None
+    out, empty, empty_emu = {}, None, None
     for name in microbench.CLASSES:
         fw = build_in(work, microbench.write_firmware(name, work), TARGET, profile)
         rtl = int(run_on_rtl(exe, fw.elf, recs, alias_counters=core.counter_csr_alias)[0]["cycles"][1])
         emu = int(fw.runner().run(recs)["cycles"][1])
-        empty = rtl if name == "empty" else empty
+        if name == "empty":
+            empty, empty_emu = rtl, emu
+        body_rtl, body_emu = rtl - empty, emu - empty_emu
         out[name] = {"rtl": rtl, "emulator": emu, "error_pct": round(100 * (emu - rtl) / rtl, 3),
-                     "rtl_cycles_per_copy": round((rtl - empty) / microbench.REPEAT, 3)}
+                     "rtl_cycles_per_copy": round(body_rtl / microbench.REPEAT, 3),
+                     "model_cycles_per_copy": round(body_emu / microbench.REPEAT, 3),
+                     "body_error_pct": round(100 * (body_emu - body_rtl) / body_rtl, 3) if body_rtl else 0.0}
     return out
 
 

@@ -78,11 +78,12 @@ def ensure_rtl(core: Core, source: str | Path | None, cache: Path) -> Path:
 
 
 def build(core: Core, rtl: Path, build_dir: Path, jobs: int = 1) -> tuple[Path, float]:
-    """Verilate and compile ``core``'s testbench; (executable, seconds). Reuses an up-to-date build."""
+    """Verilate and compile ``core``'s testbench from scratch; (executable, build seconds)."""
     if shutil.which("verilator") is None:
         raise RuntimeError("verilator not found: install the OS package (Debian/Ubuntu: apt-get install verilator)")
     mdir = build_dir / core.name
-    mdir.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(mdir, ignore_errors=True)  # a clean build, so the reported build time is real
+    mdir.mkdir(parents=True)
     exe = mdir / f"tb_{core.name}"
     t0 = time.perf_counter()
     cmd = ["verilator", "--cc", "--exe", "--build", "-O2", "-j", str(jobs), "-Wno-fatal", "-Wno-lint", "-Wno-style",
