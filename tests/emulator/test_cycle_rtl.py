@@ -90,3 +90,40 @@ def test_optional_costs_default_to_the_classic_model():
     p = profile_from_dict(doc)
     assert p.costs["div_by_zero"] == p.costs["div"]
     assert all(p.costs[k] == 0 for k in ("mulh_extra", "jalr_extra", "misaligned_target", "misaligned_fetch"))
+
+
+@pytest.mark.parametrize(
+    "mutate, field",
+    [
+        (lambda d: d["costs"].pop("alu"), "alu"),
+        (lambda d: d["costs"].update(jump=-1), "jump"),
+        (lambda d: d["costs"].update(branch=1), "branch"),
+        (lambda d: d.update(clock_hz=0), "clock_hz"),
+    ],
+)
+def test_rlcc_verify_bad_profile_exits_3_naming_the_field(tmp_path, mutate, field):
+    from click.testing import CliRunner
+
+    from rlcc.cli.verify import verify_command
+
+    doc = _doc()
+    mutate(doc)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    fw = Path(__file__).resolve().parents[2] / "examples" / "firmware" / "firmware.c"
+    for profile in (str(bad), f"dpa,{bad}"):  # also as a further profile of the list
+        r = CliRunner().invoke(verify_command, [str(fw), "--profile", profile, "--random", "0"])
+        assert r.exit_code == 3, r.output
+        assert field in r.output
+
+
+def test_rlcc_verify_names_profile_and_status_and_spread():
+    from click.testing import CliRunner
+
+    from rlcc.cli.verify import verify_command
+
+    fw = Path(__file__).resolve().parents[2] / "examples" / "firmware" / "firmware.c"
+    r = CliRunner().invoke(verify_command, [str(fw), "--profile", "dpa,ibex", "--random", "0", "--budget-ns", "1e6"])
+    assert r.exit_code == 0, r.output
+    assert "cycle model: profile dpa, not validated against RTL" in r.output
+    assert "ibex (rv32imc @ 0.50 GHz, validated against RTL):" in r.output
