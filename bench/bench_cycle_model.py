@@ -16,7 +16,7 @@ For each validated core (bench/rtl/cores.py: PicoRV32 and Ibex, profiles emulato
    input records, under tests/emulator/fixtures/ (checked on every CI run without Verilator by
    tests/emulator/test_cycle_rtl.py).
 
-    python bench/bench_cycle_model.py [--picorv32 PATH|URL] [--ibex PATH|URL] [--random 1000] [--fixture]
+    python bench/bench_cycle_model.py [--picorv32 PATH|URL] [--ibex PATH|URL] [--random 10000] [--fixture]
 
 Writes bench/results/cycle_model.json.
 """
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     for c in cores.CORES.values():
         ap.add_argument(f"--{c.name}", metavar="PATH|URL", help=f"RTL checkout or git URL (default {c.git_url} @ {c.commit[:12]})")
     ap.add_argument("--cores", default=",".join(cores.CORES), help="comma-separated cores to run")
-    ap.add_argument("--random", type=int, default=1000, help="random vectors on top of manifest/observable/boundary ones")
+    ap.add_argument("--random", type=int, default=10000, help="random vectors on top of manifest/observable/boundary ones")
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "rlcc-rtl", help="clones and builds")
     ap.add_argument("--jobs", type=int, default=1, help="parallel C++ compile jobs for Verilator")
     ap.add_argument("--fixture", action="store_true", help="also rewrite the CI fixture under tests/emulator/fixtures/")
