@@ -64,14 +64,15 @@ def run_on_rtl(tb_exe: Path, elf: Path, records: np.ndarray, alias_counters: boo
     {"cycles": total clock cycles, "wall_s": simulation seconds}; batches of the ELF's capacity,
     each from the pristine image like ``HarnessRunner.run``. ``alias_counters``: the core reads
     the counters through the machine CSRs (``alias_counter_reads``)."""
-    runner = HarnessRunner(elf, 32, "generic5")  # loads the ELF exactly as verification does
+    runner = HarnessRunner(elf, 32, "generic5")  # loads the ELF exactly as verification does (costs unused)
     m = runner.machine
+    pristine = m.read_mem(m.mem_base, m.mem_size)
     outs, total, wall = [], 0, 0.0
     with tempfile.TemporaryDirectory(prefix="rlcc-rtl-") as work:
         for start in range(0, len(records), runner.capacity):
             batch = records[start:start + runner.capacity]
             table = hl.pack_input(batch)
-            image = bytearray(runner._image)
+            image = bytearray(pristine)
             off = runner.in_addr - m.mem_base
             image[off:off + len(table)] = table
             end = max(off + len(table), _last_nonzero(image))
