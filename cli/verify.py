@@ -23,7 +23,7 @@ from rlcc.verify.check import (
 @click.option("--profile", help="Cycle-model profile name or JSON file (default: "
               + ", ".join(f"{t.default_profile} for {t.name}" for t in TARGETS.values())
               + "); a comma-separated list also reports the worst case under the others (each on its own"
-              " XLEN's target), e.g. dpa,ibex,picorv32. The first profile gates the budget.")
+              " XLEN's target), e.g. dpa,ibex,cv32e40p,picorv32. The first profile gates the budget.")
 @click.option("--cc", help="Cross-compiler command (default: clang from the ziglang wheel), e.g. riscv64-unknown-elf-gcc.")
 @click.option("--budget-cycles", type=int, help="Fail if any event takes more cycles than this.")
 @click.option("--budget-ns", type=POSITIVE_FLOAT, help=f"Fail if any event takes longer than this at the profile clock (default {DEFAULT_BUDGET_NS:g} ns).")

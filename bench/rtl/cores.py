@@ -49,6 +49,18 @@ def _ibex_args(rtl: Path) -> list[str]:
             str(HERE / "ibex_tb_top.sv")]
 
 
+def _cv32e40p_args(rtl: Path) -> list[str]:
+    r = rtl / "rtl"
+    files = [r / "include" / f for f in ("cv32e40p_apu_core_pkg.sv", "cv32e40p_fpu_pkg.sv", "cv32e40p_pkg.sv")]
+    files += [r / f"cv32e40p_{m}.sv" for m in (
+        "if_stage", "cs_registers", "register_file_ff", "load_store_unit", "id_stage", "aligner", "decoder",
+        "compressed_decoder", "fifo", "prefetch_buffer", "hwloop_regs", "mult", "int_controller", "ex_stage",
+        "alu_div", "alu", "ff_one", "popcnt", "apu_disp", "controller", "obi_interface", "prefetch_controller",
+        "sleep_unit", "core", "top")]
+    files.append(rtl / "bhv" / "cv32e40p_sim_clock_gate.sv")
+    return ["-Wno-BLKANDNBLK", f"+incdir+{r / 'include'}", *map(str, files), str(HERE / "cv32e40p_tb_top.sv")]
+
+
 CORES: dict[str, Core] = {c.name: c for c in (
     Core("picorv32", "https://github.com/YosysHQ/picorv32", "87c89acc18994c8cf9a2311e871818e87d304568",
          "picorv32 (native memory interface) with COMPRESSED_ISA, ENABLE_FAST_MUL, ENABLE_DIV, BARREL_SHIFTER, "
@@ -58,6 +70,10 @@ CORES: dict[str, Core] = {c.name: c for c in (
          "ibex_top, 2-stage pipeline, RV32IMC, RV32MFast multiplier, BranchTargetALU=0, WritebackStage=0, "
          "no icache; OBI memories with grant in the request cycle and response one cycle later",
          _ibex_args, "ibex_tb_top", "tb_ibex.cpp", True),
+    Core("cv32e40p", "https://github.com/openhwgroup/cv32e40p", "6033d2b1be3295ec774d17ac4cf226faacfdeb08",
+         "cv32e40p_top, 4-stage pipeline, RV32IMC, COREV_PULP=0, FPU=0; OBI memories with grant in the request "
+         "cycle and response one cycle later",
+         _cv32e40p_args, "cv32e40p_tb_top", "tb_cv32e40p.cpp", False),
 )}
 
 
@@ -89,5 +105,8 @@ def build(core: Core, rtl: Path, build_dir: Path, jobs: int = 1) -> tuple[Path, 
     cmd = ["verilator", "--cc", "--exe", "--build", "-O2", "-j", str(jobs), "-Wno-fatal", "-Wno-lint", "-Wno-style",
            "--top-module", core.top, *core.verilator_args(rtl), str(HERE / core.testbench),
            "-CFLAGS", f"-I{HERE}", "--Mdir", str(mdir), "-o", exe.name]
-    subprocess.run(cmd, check=True, capture_output=True, text=True, env={**os.environ, "MAKEFLAGS": f"-j{jobs}"})
+    proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "MAKEFLAGS": f"-j{jobs}"})
+    if proc.returncode != 0:
+        errors = [ln for ln in (proc.stderr + proc.stdout).splitlines() if "rror" in ln][:10]
+        raise RuntimeError(f"verilator build of {core.name} failed:\n" + "\n".join(errors))
     return exe, time.perf_counter() - t0
