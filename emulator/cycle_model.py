@@ -2,9 +2,8 @@
 
 A profile gives per-class cycle costs (the C core charges ``costs[class]`` per retired instruction,
 ``branch_taken`` / ``branch_not_taken`` per branch outcome and ``load_use_stall`` extra cycles when an
-instruction reads the destination of the load just before it; optionally ``mulh_extra``,
-``jalr_extra``, ``jalr_dep_stall``, ``jalr_dep_link_extra``, ``div_by_zero``, ``div_clz``, ``misaligned_target`` and ``misaligned_fetch``, see ``csrc/rv.h``), the clock, the hardware thread
-count and the ISA string, and says in ``validation`` whether and how its numbers were checked
+instruction reads the destination of the load just before it; optionally ``OPTIONAL_COST_KEYS``,
+see ``csrc/rv.h``), the clock, the hardware thread count and the ISA string, and says in ``validation`` whether and how its numbers were checked
 against RTL simulation. ``rdtime`` returns ``cycles * timebase_hz // clock_hz``.
 """
 
@@ -22,10 +21,10 @@ from . import _rvcore
 
 PROFILE_DIR = Path(__file__).resolve().parent / "profiles"
 COST_KEYS: tuple[str, ...] = tuple(_rvcore.COST_KEYS)
-# Fetch and operand effects measured on RTL (bench/bench_cycle_model.py): a profile may omit them,
-# they then cost 0, which is the model the older profiles were written for.
-OPTIONAL_COST_KEYS: tuple[str, ...] = ("mulh_extra", "jalr_extra", "jalr_dep_stall", "jalr_dep_link_extra", "div_by_zero", "div_clz",
-                                       "misaligned_target", "misaligned_fetch")
+# Fetch, hazard and operand effects measured on RTL (bench/bench_cycle_model.py): a profile may omit
+# them; they then cost 0 (div_by_zero: div), which is the model the older profiles were written for.
+OPTIONAL_COST_KEYS: tuple[str, ...] = ("mulh_extra", "jalr_extra", "jalr_dep_stall", "jalr_dep_link_extra",
+                                       "div_by_zero", "div_clz", "misaligned_target", "misaligned_fetch")
 NOT_VALIDATED = "not validated against RTL"
 _REQUIRED = ("name", "isa", "clock_hz", "hw_threads", "costs", "sources_assumptions")
 _ISA_RE = re.compile(r"^rv(32|64)([a-z]+)((?:_[a-z0-9]+)*)$")
