@@ -143,7 +143,8 @@ def template_context(choice: SdkChoice, ident: str, params: list[Any], runtime_v
     descs = [{"key": p.key, "name": f"{ident}_param_desc_{p.id}", "text": f"{p.key}, valid {p.rule}",
               "min": f"{_numeric_bound(p.key, 'lo')}u", "max": f"{_numeric_bound(p.key, 'hi')}u"} for p in params]
     doca = {"algo_desc": f"rlcc {ident}, model sha256 {model_sha256[:16]}", "param_descs": descs,
-            "algo_id": f"{DOCA_ALGO_ID:#06x}", "major": runtime_version, "minor": 0}
+            "algo_id": f"{DOCA_ALGO_ID:#06x}", "major": runtime_version, "minor": 0,
+            "desc_bytes": max(len(d["text"]) for d in descs) + 1}
     return {"sdk": sdk, "doca": doca}
 
 
