@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -117,13 +118,19 @@ def from_manifest(data: dict[str, Any]) -> SdkChoice:
         raise BadInputError(f"malformed manifest 'sdk' entry ({type(exc).__name__}: {exc})") from None
 
 
+# The provenance line firmware_doca.c.j2 writes; read only where no manifest is at hand.
+_DOCA_SOURCE_LINE = re.compile(r"^ \* DOCA PCC: algorithm index (\d+) in slot (\d+) of every port", re.M)
+
+
 def for_firmware(firmware_c: str | Path) -> SdkChoice:
-    """The flavour of ``firmware_c`` from the manifest beside it (``<stem>.rlcc.json``); the stub
-    when there is none (a bare C file, e.g. a hand-written algorithm against the stub)."""
+    """The flavour of ``firmware_c`` from the manifest beside it (``<stem>.rlcc.json``). Without
+    one (a copy of generated C, e.g. a mutant built in a scratch directory) the DOCA flavour's
+    header comment says which slot; any other C is the stub's (e.g. a hand-written algorithm)."""
     path = Path(firmware_c)
     manifest = path.with_name(path.stem + ".rlcc.json")
     if not manifest.is_file():
-        return choose(STUB)
+        found = _DOCA_SOURCE_LINE.search(path.read_text(encoding="utf-8", errors="replace")) if path.is_file() else None
+        return choose(DOCA, int(found.group(2))) if found else choose(STUB)
     try:
         data = json.loads(manifest.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:

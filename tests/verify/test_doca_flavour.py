@@ -63,3 +63,13 @@ def test_doca_build_is_proven(flavours, target):
     _, _, _, doca = flavours
     result = verify_firmware(doca["c"], target=target, random_count=0, prove=True, prove_timeout_s=600)
     assert result.proof is not None and result.proof["status"] == "proven", result.proof
+
+
+def test_flavour_of_a_copy_without_manifest(flavours, tmp_path):
+    """A copy of the C without its manifest (as mutation analysis builds it) keeps its flavour."""
+    _, _, stub, doca = flavours
+    for paths, want in ((doca, fl.choose("doca", 5)), (stub, fl.choose("stub"))):
+        copy = tmp_path / paths["c"].parent.name / "copy.c"
+        copy.parent.mkdir()
+        copy.write_text(paths["c"].read_text())
+        assert fl.for_firmware(copy) == want
