@@ -79,7 +79,7 @@ def run_compile(model: Path, out: Path) -> dict:
     """Run rlcc-compile, timing each progress line's stage; returns the measurement."""
     kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(["rlcc-compile", str(model), "-o", str(out)], stdout=subprocess.PIPE,
+    proc = subprocess.Popen(["rlcc-compile", str(model), "-o", str(out), "--accept-fidelity"], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     marks: list[tuple[str, str, float, float | None]] = []
     assert proc.stdout is not None

@@ -30,42 +30,15 @@ int main(int argc, char **argv)
     top.data_rvalid_i = 0;
     top.eval();
     top.rst_ni = 0;
-    for (int i = 0; i < 4; i++) { top.clk_i = 1; top.eval(); top.clk_i = 0; top.eval(); }
-    top.rst_ni = 1;
-    bool i_pending = false, d_pending = false;
-    uint32_t i_data = 0, d_data = 0;
-    uint64_t cycle = 0;
-    while (!mem.done()) {
-        if (cycle >= a.max_cycles) { std::fprintf(stderr, "cycle limit %llu reached\n", (unsigned long long)a.max_cycles); return 3; }
-        top.clk_i = 0;
-        top.instr_rvalid_i = i_pending;
-        top.instr_rdata_i = i_data;
-        top.data_rvalid_i = d_pending;
-        top.data_rdata_i = d_data;
-        top.eval();
-        top.instr_gnt_i = top.instr_req_o;
-        top.data_gnt_i = top.data_req_o;
-        top.eval();
-        i_pending = top.instr_req_o;
-        if (i_pending) {
-            uint32_t addr = top.instr_addr_o & ~3u;
+    return tb_run_obi(
+        top, mem, a,
+        [&](uint32_t addr, uint64_t cycle, uint32_t &word) {
             if (addr < kBootAddr) { /* mtvec and the debug addresses sit below the boot ROM: a trap */
                 std::fprintf(stderr, "trap: fetch from 0x%08x at cycle %llu\n", addr, (unsigned long long)cycle);
-                return 5;
+                return false;
             }
-            i_data = addr >= a.base ? mem.fetch(addr) : addr - kBootAddr < 8 ? kBootRom[(addr - kBootAddr) / 4] : kNop;
-        }
-        d_pending = top.data_req_o;
-        if (d_pending) {
-            if (top.data_we_o) { mem.write(top.data_addr_o, top.data_wdata_o, top.data_be_o); d_data = 0; }
-            else d_data = mem.read(top.data_addr_o);
-        }
-        top.clk_i = 1;
-        top.eval();
-        cycle++;
-    }
-    mem.dump(a);
-    std::printf("cycles %llu\n", (unsigned long long)cycle);
-    top.final();
-    return 0;
+            word = addr >= a.base ? mem.fetch(addr) : addr - kBootAddr < 8 ? kBootRom[(addr - kBootAddr) / 4] : kNop;
+            return true;
+        },
+        [](uint64_t) {});
 }

@@ -115,4 +115,54 @@ private:
     FILE *f_;
 };
 
+/* The end of a run: the output table, the cycle count on stdout, exit code 0. */
+template <class Top>
+static int tb_finish(Top &top, TbMem &mem, const TbArgs &a, uint64_t cycle)
+{
+    mem.dump(a);
+    std::printf("cycles %llu\n", (unsigned long long)cycle);
+    top.final();
+    return 0;
+}
+
+/* A core with OBI instruction and data ports (Ibex, CV32E40P), held in reset by the caller: four
+ * reset cycles, then run to the harness's done store on zero-wait memories (a request is granted in
+ * the cycle it is made and answered, rvalid + rdata, in the next). fetch(addr, cycle, word) gives
+ * the word at a word-aligned instruction address, or prints the trap and returns false;
+ * retired(cycle) runs after every rising edge. Returns the exit code (0, 3 cycle limit, 5 trap). */
+template <class Top, class Fetch, class Retired>
+static int tb_run_obi(Top &top, TbMem &mem, const TbArgs &a, Fetch fetch, Retired retired)
+{
+    for (int i = 0; i < 4; i++) { top.clk_i = 1; top.eval(); top.clk_i = 0; top.eval(); }
+    top.rst_ni = 1;
+    bool i_pending = false, d_pending = false;
+    uint32_t i_data = 0, d_data = 0;
+    uint64_t cycle = 0;
+    while (!mem.done()) {
+        if (cycle >= a.max_cycles) { std::fprintf(stderr, "cycle limit %llu reached\n", (unsigned long long)a.max_cycles); return 3; }
+        top.clk_i = 0;
+        /* responses to last cycle's granted requests */
+        top.instr_rvalid_i = i_pending;
+        top.instr_rdata_i = i_data;
+        top.data_rvalid_i = d_pending;
+        top.data_rdata_i = d_data;
+        top.eval();
+        top.instr_gnt_i = top.instr_req_o;
+        top.data_gnt_i = top.data_req_o;
+        top.eval();
+        i_pending = top.instr_req_o;
+        if (i_pending && !fetch(top.instr_addr_o & ~3u, cycle, i_data)) return 5;
+        d_pending = top.data_req_o;
+        if (d_pending) {
+            if (top.data_we_o) { mem.write(top.data_addr_o, top.data_wdata_o, top.data_be_o); d_data = 0; }
+            else d_data = mem.read(top.data_addr_o);
+        }
+        top.clk_i = 1;
+        top.eval();
+        cycle++;
+        retired(cycle);
+    }
+    return tb_finish(top, mem, a, cycle);
+}
+
 #endif

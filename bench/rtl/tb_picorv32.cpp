@@ -41,8 +41,5 @@ int main(int argc, char **argv)
         cycle++;
         if (top.rvfi_valid) trace.retire(cycle, top.rvfi_pc_rdata);
     }
-    mem.dump(a);
-    std::printf("cycles %llu\n", (unsigned long long)cycle);
-    top.final();
-    return 0;
+    return tb_finish(top, mem, a, cycle);
 }

@@ -10,7 +10,7 @@ import json
 
 import numpy as np
 import pytest
-from codegen_build import WARN, compile_ok, run_host
+from codegen_build import WARN, bound_writes, compile_ok, run_host
 from codegen_models import MODELS
 from hostcc import host_cc, sanitizer_flags
 
@@ -19,7 +19,6 @@ from rlcc.codegen import generate
 from rlcc.codegen import sdk_flavours as fl
 from rlcc.firmware_sdk_stub import harness_layout as hl
 from rlcc.fxp import vectors as V
-from rlcc.fxp.model import PARAM_RULE
 
 SLOT = 2
 
@@ -49,14 +48,7 @@ def _ids(paths) -> dict[str, int]:
 def test_parameter_writes_match_the_stub_flavour(builds, tmp_path):
     model, out = builds
     ids = _ids(out["doca"][0])
-    defaults = {k: getattr(model.constants, PARAM_RULE[k].field) for k in ids}
-    writes = []
-    for key in ids:
-        r = PARAM_RULE[key]
-        for b in (r.lo, r.hi):
-            v = defaults[b] if isinstance(b, str) else b
-            writes += [(key, x) for x in (v - 1, v, v + 1) if 0 <= x <= 0xFFFFFFFF]
-        writes.append((key, 0))
+    writes = bound_writes(model.constants, ids)
     vec = V.random_vectors(model, 4, seed=1)
     statuses = {"stub": [], "doca": []}
     for key, value in writes:  # one write per run: each is judged against the defaults
