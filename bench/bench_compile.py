@@ -31,7 +31,7 @@ EXAMPLE = ROOT / "examples" / "rlcc_mlp.onnx"
 LOG_LINE = re.compile(r"^rlcc-compile: (?:\[\s*[0-9.]+\s*s\]\s*)?(?P<msg>.+)$")
 STAGES = (("sampling", "sampling"), ("fitting", "fitting"), ("round ", None), ("selecting", "candidate selection"),
           ("closed loop", "closed loop"),
-          ("verifying", "verification"), ("wrote", "writing"))
+          ("verifying", "verification"), ("wrote", "writing"), ("fidelity gate", "fidelity gate"))
 
 
 def stage_name(msg: str) -> str:
