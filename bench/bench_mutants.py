@@ -47,7 +47,7 @@ def cpu_seconds() -> float:
 
 def compile_seed(seed: int, out: Path) -> Path:
     """The example policy compiled with ``seed`` into ``out`` (no verification: the bench does it)."""
-    subprocess.run(["rlcc-compile", str(POLICY), "-o", str(out), "--seed", str(seed), "--no-verify", "-q"], check=True)
+    subprocess.run(["rlcc-compile", str(POLICY), "-o", str(out), "--seed", str(seed), "--no-verify", "-q", "--accept-fidelity"], check=True)
     return out
 
 

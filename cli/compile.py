@@ -17,6 +17,7 @@ import click
 from rlcc import formats as fmt
 from rlcc.cli.common import POSITIVE_FLOAT, atomic_output_dir, check_output_dir, guarded
 from rlcc.codegen import generate
+from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, FLAVOUR_NAMES, check_param_count, choose
 from rlcc.distill import report as report_mod
 from rlcc.distill.fit import DEFAULT_BUDGET_OPS, DEFAULT_DEPTH, DEFAULT_TREES
 from rlcc.distill.gate import FidelityBar
@@ -31,7 +32,7 @@ from rlcc.distill.pipeline import (
     compile_policy,
 )
 from rlcc.errors import BadInputError, BuildError, EmulationError, ExitCode
-from rlcc.fxp.model import check_fits_context
+from rlcc.fxp.model import check_fits_context, model_params
 from rlcc.policy import OnnxPolicy
 from rlcc.progress import bars, silent
 from rlcc.spec import ObservationSpec
@@ -78,6 +79,9 @@ OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force r
 @click.option("--probe-timeout-us", type=float, default=None,
               help=f"RTT-probe timeout in us: a TX event re-requests a probe (rtt_req = 1) when the last request is this old "
                    f"(lost probe) [default: {fmt.PROBE_TIMEOUT_NS_DEFAULT / 1000:g}]. Stored in the model; host-settable on the device.")
+@click.option("--sdk", type=click.Choice(FLAVOUR_NAMES), default=DEFAULT_FLAVOUR, show_default=True,
+              help="Device API of the C: rlcc's SDK stub, or the NVIDIA DOCA PCC device API (one algorithm slot; writes INTEGRATION.md).")
+@click.option("--slot", type=int, default=None, help="--sdk doca: the algorithm slot (and index), 0..7 [default: 0].")
 @click.option("--verify/--no-verify", "run_verify", default=True, show_default=True, help="Verify the C in the RISC-V emulator (as rlcc-verify does).")
 @click.option("--target", type=click.Choice(TARGET_NAMES), default=DEFAULT_TARGET.name, show_default=True, help="Verification target.")
 @click.option("--budget-ns", type=POSITIVE_FLOAT, default=None, help=f"Verification decision budget in ns [default: {DEFAULT_BUDGET_NS:g}].")
@@ -93,7 +97,8 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
                     samples: int | None, scenarios: str | None, dagger_rounds: int, candidates: int | None,
                     max_goodput_diff: float, max_steady_pct: float, max_transient_pct: float, max_drop_diff: float,
                     accept_fidelity: bool, derived: str, seed: int, quick: bool, force: bool,
-                    name: str, tree_style: str, probe_timeout_us: float | None, run_verify: bool, target: str,
+                    name: str, tree_style: str, probe_timeout_us: float | None, sdk: str, slot: int | None,
+                    run_verify: bool, target: str,
                     budget_ns: float | None, budget_cycles: int | None, jobs: int | None, quiet: bool,
                     show_progress: bool | None) -> None:
     """Compile MODEL (ONNX policy with an rlcc.spec) into verified firmware in OUT.
@@ -108,9 +113,11 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
     """
     start = time.perf_counter()
     check_output_dir(out, force, "-o", marker=OUT_MARKER)  # seconds now, not after minutes of compiling
+    sdk_choice = choose(sdk, slot)
     spec = ObservationSpec.from_file(str(spec_file)) if spec_file else None
     policy = OnnxPolicy(model, spec)
     check_fits_context(policy.spec)  # before minutes of sampling, not after
+    check_param_count(sdk_choice, len(model_params(policy.spec)))
     overrides = {k: v for k, v in (("samples", samples), ("scenarios", scenarios), ("candidates", candidates))
                  if v is not None}
     overrides["bar"] = FidelityBar(goodput=max_goodput_diff, steady_pct=max_steady_pct, transient_pct=max_transient_pct,
@@ -147,7 +154,7 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
         (stage / "report.json").write_text(report_mod.to_json(result.report))
         (stage / "report.md").write_text(report_mod.to_markdown(result.report))
         source = {"policy": policy.path.name, "policy_sha256": hashlib.sha256(policy.model_bytes).hexdigest()}
-        paths = generate(result.model, stage, name=name, tree_style=tree_style, source_info=source)
+        paths = generate(result.model, stage, name=name, tree_style=tree_style, source_info=source, sdk=sdk_choice)
         verdict = None
         if run_verify:
             log(f"verifying {name}.c on {target} in the emulator")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 from rlcc.cli.common import POSITIVE_FLOAT, check_writable_file, guarded
-from rlcc.errors import ExitCode
+from rlcc.errors import BadInputError, ExitCode
 from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES, TARGETS
 from rlcc.verify.check import (
     DEFAULT_BUDGET_NS,
@@ -15,13 +16,18 @@ from rlcc.verify.check import (
     DEFAULT_RANDOM_VECTORS,
 )
 
+if TYPE_CHECKING:
+    from rlcc.emulator.cycle_model import Profile
+
 
 @click.command("verify")
 @click.argument("firmware", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--manifest", type=click.Path(dir_okay=False, path_type=Path), help="Firmware manifest (default: FIRMWARE with .rlcc.json).")
 @click.option("--target", type=click.Choice(TARGET_NAMES), default=DEFAULT_TARGET.name, show_default=True, help="RISC-V target to cross-compile for.")
 @click.option("--profile", help="Cycle-model profile name or JSON file (default: "
-              + ", ".join(f"{t.default_profile} for {t.name}" for t in TARGETS.values()) + ").")
+              + ", ".join(f"{t.default_profile} for {t.name}" for t in TARGETS.values())
+              + "); a comma-separated list also reports the worst case under the others (each on its own"
+              " XLEN's target), e.g. dpa,ibex,cv32e40p,picorv32. The first profile gates the budget.")
 @click.option("--cc", help="Cross-compiler command (default: clang from the ziglang wheel), e.g. riscv64-unknown-elf-gcc.")
 @click.option("--budget-cycles", type=int, help="Fail if any event takes more cycles than this.")
 @click.option("--budget-ns", type=POSITIVE_FLOAT, help=f"Fail if any event takes longer than this at the profile clock (default {DEFAULT_BUDGET_NS:g} ns).")
@@ -59,18 +65,24 @@ def verify_command(
     plus boundary and random-extreme vectors, and compare every output bit for bit with the
     golden model. Exits 4 on a mismatch (or a counterexample from --prove, or a surviving
     non-equivalent mutant with --mutants) and 5 when the worst-case event exceeds the budget."""
+    from rlcc.emulator.cycle_model import load_profile
     from rlcc.verify.check import verify_firmware
-    from rlcc.verify.report import summary, write_json, write_junit
+    from rlcc.verify.report import profile_line, spread_lines, summary, write_json, write_junit
 
     for path, option in ((json_path, "--json"), (junit_path, "--junit")):
         if path is not None:
             check_writable_file(path, option)
 
+    names = [p.strip() for p in profile.split(",")] if profile else [TARGETS[target].default_profile]
+    if any(not n for n in names):
+        raise BadInputError(f"--profile {profile!r}: empty profile name in the list")
+    primary = load_profile(names[0])
+    others = [load_profile(n) for n in names[1:]]
     result = verify_firmware(
         firmware,
         manifest=manifest,
         target=target,
-        profile=profile,
+        profile=names[0] if profile else None,
         cc=cc,
         budget_cycles=budget_cycles,
         budget_ns=budget_ns,
@@ -83,12 +95,16 @@ def verify_command(
         jobs=jobs,
         progress=not quiet and sys.stderr.isatty(),
     )
+    spread = [worst_case_under(firmware, manifest, prof, target, cc, random_count, seed) for prof in others]
     if json_path:
-        write_json(result, json_path)
+        write_json(result, json_path, primary, spread)
     if junit_path:
         write_junit(result, junit_path)
     if not quiet or not result.passed:
         click.echo(summary(result))
+        click.echo(profile_line(primary))
+        for line in spread_lines(result, primary, spread):
+            click.echo(line)
     if result.proof_failed:
         click.echo(f"rlcc-verify: error: {result.proof['assurance']}", err=True)
         sys.exit(int(ExitCode.MISMATCH))
@@ -105,3 +121,25 @@ def verify_command(
         click.echo(f"rlcc-verify: error: {result.mutants['survived']} mutant(s) survive the vectors", err=True)
         sys.exit(int(ExitCode.MISMATCH))
     click.echo("rlcc-verify: PASS")
+
+
+def worst_case_under(firmware: Path, manifest: Path | None, prof: Profile, target: str, cc: str | None,
+                     random_count: int, seed: int) -> dict[str, Any]:
+    """Worst-case cycles and ns of ``firmware`` on the vectors verification ran, under cycle
+    profile ``prof``, built for the target of the profile's XLEN (``target`` when it matches):
+    the spread a user sees with ``--profile dpa,ibex,...``."""
+    import numpy as np
+
+    from rlcc.codegen import manifest as manifest_io
+    from rlcc.fxp.vectors import concat, verification_set
+    from rlcc.verify.check import manifest_path_for
+    from rlcc.verify.firmware_run import firmware_build
+
+    t = TARGETS[target] if TARGETS[target].xlen == prof.xlen else next(x for x in TARGETS.values() if x.xlen == prof.xlen)
+    _, model, shipped = manifest_io.load(str(manifest or manifest_path_for(Path(firmware))))
+    vectors = concat(shipped, verification_set(model, seed, random_count)[0])
+    with firmware_build(firmware, t, prof, cc) as fw:
+        cycles = fw.run(vectors)["cycles"]
+    worst = int(np.max(cycles))
+    return {"profile": prof.name, "target": t.name, "clock_hz": prof.clock_hz, "worst_case_cycles": worst,
+            "worst_case_ns": round(worst * 1e9 / prof.clock_hz, 1), "validation": prof.validation}

@@ -16,6 +16,7 @@ from rlcc import __version__
 from rlcc import derived as derived_vocab
 from rlcc import features as vocab
 from rlcc import formats as fmt
+from rlcc.codegen.sdk_flavours import SdkChoice, choose, template_context
 from rlcc.errors import BadInputError
 from rlcc.fxp.model import INT32_MAX, INT32_MIN, PARAM_RULE, U32_MAX, FxModel, Split, model_params
 
@@ -221,8 +222,9 @@ def _leaf_rows(values: tuple[int, ...], per_row: int = LEAVES_PER_ROW) -> tuple[
     return tuple(out)
 
 
-def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[str, Any]) -> dict[str, Any]:
-    """Everything the templates need, in deterministic order."""
+def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[str, Any],
+                  sdk: SdkChoice | None = None) -> dict[str, Any]:
+    """Everything the templates need, in deterministic order (``sdk``: the flavour, default the stub)."""
     if tree_style not in TREE_STYLES:
         raise BadInputError(f"tree_style must be one of {', '.join(TREE_STYLES)}, got {tree_style!r}")
     spec = model.spec
@@ -244,7 +246,9 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
          "c_code": vocab.get(f.name).c_code(prefix + "input_t", param_reads)}
         for i, f in enumerate(spec.features)
     ]
+    sdk_context = template_context(sdk or choose(), ident, params, runtime_version(), model_sha256(model))
     return {
+        **sdk_context,
         "name": name,
         "ident": ident,
         "IDENT": ident.upper(),

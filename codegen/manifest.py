@@ -11,6 +11,7 @@ Schema (format ``rlcc.firmware``, version 1)::
      "parameters": [{"id", "name", "default", "provenance", "valid"}],
      "events": {"enabled": [names], "disabled": [names], "disable_event_mask": int},
      "source_info": {str: str},
+     "sdk": {"flavour": "doca", "slot": int, "algo_index": int} (only for a flavour other than the stub),
      "vectors": {"count": N, "ctx_in": [[12 ints]], "event": [[8 ints]], "attr": [ints],
                  "ctx_out": [[12 ints]], "rate": [ints], "rtt_req": [ints], "targets": [strs]}}
 
@@ -41,10 +42,14 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def build(model: FxModel, context: dict[str, Any], files: dict[str, tuple[str, str]], vectors: Vectors) -> dict[str, Any]:
-    """Manifest dict; ``files`` maps "c"/"h" to (file name, text)."""
+def build(model: FxModel, context: dict[str, Any], files: dict[str, tuple[str, str]], vectors: Vectors,
+          sdk: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Manifest dict; ``files`` maps "c"/"h" (and a flavour's extra files) to (file name, text);
+    ``sdk``: the flavour entry (``SdkChoice.manifest_entry``), absent for the stub."""
     names = {v: k for k, v in fmt.EVENT_NAMES.items()}
+    extra = {} if sdk is None else {"sdk": sdk}
     return {
+        **extra,
         "format": FORMAT,
         "version": VERSION,
         "rlcc_version": context["rlcc_version"],

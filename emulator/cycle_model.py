@@ -2,8 +2,9 @@
 
 A profile gives per-class cycle costs (the C core charges ``costs[class]`` per retired instruction,
 ``branch_taken`` / ``branch_not_taken`` per branch outcome and ``load_use_stall`` extra cycles when an
-instruction reads the destination of the load just before it), the clock, the hardware thread
-count and the ISA string. ``rdtime`` returns ``cycles * timebase_hz // clock_hz``.
+instruction reads the destination of the load just before it; optionally ``OPTIONAL_COST_KEYS``,
+see ``csrc/rv.h``), the clock, the hardware thread count and the ISA string, and says in ``validation`` whether and how its numbers were checked
+against RTL simulation. ``rdtime`` returns ``cycles * timebase_hz // clock_hz``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,11 @@ from . import _rvcore
 
 PROFILE_DIR = Path(__file__).resolve().parent / "profiles"
 COST_KEYS: tuple[str, ...] = tuple(_rvcore.COST_KEYS)
+# Fetch, hazard and operand effects measured on RTL (bench/bench_cycle_model.py): a profile may omit
+# them; they then cost 0 (div_by_zero: div), which is the model the older profiles were written for.
+OPTIONAL_COST_KEYS: tuple[str, ...] = ("mulh_extra", "jalr_extra", "jalr_dep_stall", "jalr_dep_link_extra",
+                                       "div_by_zero", "div_clz", "misaligned_target", "misaligned_fetch")
+NOT_VALIDATED = "not validated against RTL"
 _REQUIRED = ("name", "isa", "clock_hz", "hw_threads", "costs", "sources_assumptions")
 _ISA_RE = re.compile(r"^rv(32|64)([a-z]+)((?:_[a-z0-9]+)*)$")
 
@@ -38,6 +44,7 @@ class Profile:
     description: str = ""
     path: Path | None = None
     extensions: frozenset[str] = field(default_factory=frozenset)
+    validation: str = NOT_VALIDATED  # how the costs were checked against a real core's RTL, if at all
 
     @property
     def xlen(self) -> int:
@@ -90,6 +97,11 @@ def profile_from_dict(data: Any, where: str = "<dict>", path: Path | None = None
     unknown = set(costs) - set(COST_KEYS)
     if unknown:
         raise _bad(where, f"unknown cost class(es) {sorted(unknown)}; expected {list(COST_KEYS)}")
+    missing_costs = [k for k in COST_KEYS if k not in costs and k not in OPTIONAL_COST_KEYS]
+    if missing_costs:
+        raise _bad(where, f"missing cost(s) {', '.join(missing_costs)} in 'costs'")
+    _pos_int(costs, "div", where, minimum=0)
+    costs = {k: costs.get(k, costs["div"] if k == "div_by_zero" else 0) for k in COST_KEYS}
     for k in COST_KEYS:
         _pos_int(costs, k, where, minimum=0)
         if costs[k] > 1_000_000:
@@ -97,6 +109,9 @@ def profile_from_dict(data: Any, where: str = "<dict>", path: Path | None = None
     text = data["sources_assumptions"]
     if not isinstance(text, str) or not text.strip():
         raise _bad(where, "'sources_assumptions' must be a non-empty string")
+    validation = data.get("validation", NOT_VALIDATED)
+    if not isinstance(validation, str) or not validation.strip():
+        raise _bad(where, "'validation' must be a non-empty string")
     return Profile(
         name=name,
         isa=isa.lower(),
@@ -108,6 +123,7 @@ def profile_from_dict(data: Any, where: str = "<dict>", path: Path | None = None
         description=str(data.get("description", "")),
         path=path,
         extensions=frozenset(letters | subs),
+        validation=validation,
     )
 
 

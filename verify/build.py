@@ -7,6 +7,7 @@ from pathlib import Path
 from elftools.elf.elffile import ELFFile
 
 from rlcc import firmware_sdk_stub as sdk
+from rlcc.codegen.sdk_flavours import SdkChoice, for_firmware
 from rlcc.verify.toolchain import compile_riscv
 
 DEFAULT_CAPACITY = 4096  # harness records per emulator run
@@ -19,18 +20,26 @@ def build_harness_elf(
     cc: str | None = None,
     zbb: bool = False,
     capacity: int = DEFAULT_CAPACITY,
+    flavour: SdkChoice | None = None,
 ) -> Path:
-    """Link ``firmware_c`` with the SDK stub runtime and table-driven harness for ``target``."""
+    """Link ``firmware_c`` with the SDK stub runtime and table-driven harness for ``target``.
+
+    ``flavour``: the firmware's SDK flavour (default: from the manifest beside ``firmware_c``); a
+    flavour other than the stub adds its harness adapter (``--sdk doca``: harness_doca.c and
+    doca_pcc_dev_stub.c, which map the harness's calls onto the DOCA entry points).
+    """
     firmware_c = Path(firmware_c)
+    flavour = flavour or for_firmware(firmware_c)
+    adapter = [sdk.SDK_DIR / name for name in flavour.flavour.adapter_sources]
     return compile_riscv(
-        [firmware_c, *sdk.runtime_sources(target)],
+        [firmware_c, *adapter, *sdk.runtime_sources(target)],
         target=target,
         include_dirs=[firmware_c.parent, *sdk.include_dirs()],
         linker_script=sdk.linker_script(target),
         out_path=Path(workdir) / f"{firmware_c.stem}.{target}.elf",
         cc=cc,
         zbb=zbb,
-        extra_flags=[f"-DRLCC_HARNESS_MAX_RECORDS={capacity}"],
+        extra_flags=[f"-DRLCC_HARNESS_MAX_RECORDS={capacity}", *flavour.build_defines()],
     )
 
 

@@ -16,6 +16,7 @@ from typing import Iterator
 
 import numpy as np
 
+from rlcc.codegen.sdk_flavours import SdkChoice, for_firmware
 from rlcc.emulator.cycle_model import Profile, load_profile
 from rlcc.fxp.vectors import Vectors
 from rlcc.targets import Target, get_target
@@ -56,11 +57,15 @@ def resolve(target: str | Target, profile: str | Path | Profile | None = None) -
 
 
 def build_in(workdir: Path, firmware_c: str | Path, target: str | Target, profile: str | Path | Profile | None = None,
-             cc: str | None = None) -> FirmwareBuild:
-    """Build ``firmware_c`` into the harness ELF inside ``workdir`` (BuildError on failure)."""
+             cc: str | None = None, flavour: SdkChoice | None = None) -> FirmwareBuild:
+    """Build ``firmware_c`` into the harness ELF inside ``workdir`` (BuildError on failure).
+
+    ``flavour``: its SDK flavour; by default the one its manifest ``<stem>.rlcc.json`` records
+    (``--sdk doca`` firmware is linked with the DOCA harness adapter), the stub without a manifest.
+    """
     t, prof, zbb = resolve(target, profile)
     firmware_c = Path(firmware_c)
-    elf = build_harness_elf(firmware_c, t.name, Path(workdir), cc=cc, zbb=zbb)
+    elf = build_harness_elf(firmware_c, t.name, Path(workdir), cc=cc, zbb=zbb, flavour=flavour or for_firmware(firmware_c))
     return FirmwareBuild(firmware_c, t, prof, zbb, elf, Path(workdir), cc)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from rlcc.emulator.cycle_model import Profile
 from rlcc.verify.check import VerifyResult
 
 
@@ -69,8 +70,43 @@ def mismatch_fields(expected: dict[str, Any], got: dict[str, Any], limit: int = 
     return "; ".join(diffs[:limit]) + (f"; and {more} more" if more > 0 else "")
 
 
-def write_json(r: VerifyResult, path: Path) -> None:
-    Path(path).write_text(json.dumps(r.to_dict(), indent=2, sort_keys=True) + "\n")
+def validation_status(profile: Profile) -> str:
+    """The first clause of the profile's ``validation`` text ('validated against RTL' or 'not
+    validated against RTL'); the rest says how."""
+    return _status(profile.validation)
+
+
+def _status(text: str) -> str:
+    return text.split(":", 1)[0].split(" (", 1)[0].strip()
+
+
+def profile_line(profile: Profile) -> str:
+    """The cycle profile and how far its numbers can be trusted; the details are in its file."""
+    where = f" (see 'validation' in {profile.path.name})" if profile.path is not None else ""
+    return f"cycle model: profile {profile.name}, {validation_status(profile)}{where}"
+
+
+def spread_lines(r: VerifyResult, primary: Profile, spread: list[dict[str, Any]]) -> list[str]:
+    """One line per extra profile: the worst case in cycles and ns, beside the gating profile's."""
+    if not spread:
+        return []
+    ns = r.worst_case["cycles"] * 1e9 / primary.clock_hz
+    lines = [f"worst case under other profiles (gating: {primary.name} {r.worst_case['cycles']} cycles = {ns:.1f} ns):"]
+    for s in spread:
+        status = _status(s["validation"])
+        lines.append(f"  {s['profile']} ({s['target']} @ {s['clock_hz'] / 1e9:.2f} GHz, {status}):"
+                     f" {s['worst_case_cycles']} cycles = {s['worst_case_ns']:.1f} ns")
+    return lines
+
+
+def write_json(r: VerifyResult, path: Path, profile: Profile | None = None, spread: list[dict[str, Any]] | None = None) -> None:
+    """The ``rlcc.verify/1`` document; with extra profiles (``--profile a,b``) also ``profile_spread``
+    and ``profile_validation`` (left out otherwise, so the default document is unchanged)."""
+    d = r.to_dict()
+    if spread:
+        d["profile_spread"] = spread
+        d["profile_validation"] = profile.validation if profile is not None else None
+    Path(path).write_text(json.dumps(d, indent=2, sort_keys=True) + "\n")
 
 
 def write_junit(r: VerifyResult, path: Path) -> None:

@@ -27,7 +27,25 @@
     X(MUL, "mul")                              \
     X(DIV, "div")                              \
     X(CSR, "csr")                              \
-    X(ATOMIC, "atomic")
+    X(ATOMIC, "atomic")                        \
+    X(MULH_EXTRA, "mulh_extra")                \
+    X(MISALIGNED_TARGET, "misaligned_target")  \
+    X(MISALIGNED_FETCH, "misaligned_fetch")    \
+    X(JALR_EXTRA, "jalr_extra")                \
+    X(DIV_BY_ZERO, "div_by_zero")              \
+    X(DIV_CLZ, "div_clz")                      \
+    X(JALR_DEP_STALL, "jalr_dep_stall")        \
+    X(JALR_DEP_LINK_EXTRA, "jalr_dep_link_extra")
+/* The last eight are effects of validated cores: mulh_extra on mulh/mulhsu/mulhu on top of mul;
+ * jalr_extra on jalr on top of jump; jalr_dep_stall when a jalr reads the destination of the
+ * instruction just before it (not a jump's link register: that is written early), plus
+ * jalr_dep_link_extra when that jalr also writes the register it reads (auipc ra; jalr ra, x(ra));
+ * div_by_zero replaces div when the divisor (its low 32 bits for the
+ * *w forms) is zero, otherwise div_clz is added per leading zero bit of the divisor (an early-out
+ * divider); cycle_model.py sets div_by_zero to div when a profile omits it and the others to 0,
+ * the model older profiles were written for; misaligned_target when a taken branch or a jump
+ * lands on a 32-bit instruction at an address = 2 mod 4 (two fetch words before it can issue);
+ * misaligned_fetch on every 32-bit instruction at an address = 2 mod 4. */
 
 /* Halt codes of rv_run32/64 (exported as _rvcore.HALT_NAMES). */
 #define RV_HALTS(X) X(NONE, "none") X(ECALL, "ecall") X(EBREAK, "ebreak") X(FAULT, "fault") X(LIMIT, "limit")
@@ -104,6 +122,8 @@ typedef struct {
     uint64_t cls_count[CLS_COUNT];
     uint64_t n_taken, n_stalls;
     unsigned ld_rd; /* destination of the previous instruction if it was a load, else 0 */
+    int redirected; /* the previous instruction was a taken branch or a jump (misaligned_target) */
+    unsigned last_rd; /* destination of the previous non-jump instruction (RV_SINK: none; jalr_dep_stall) */
     int resv_valid;
     uint64_t resv_addr, resv_val;
     /* Stack guard: sp is sampled at every load/store/AMO; sp < stack_lo there is a stack

@@ -11,7 +11,7 @@
 #define CHECK_TARGET(t) do { if (RV_UNLIKELY((uint64_t)(ureg_t)((t) - base) >= size)) \
     FAULT(FAULT_JUMP_OUT_OF_RANGE, (t)); } while (0)
 #define BRANCH(cond) do { if (cond) { ureg_t t_ = pc + IMM; CHECK_TARGET(t_); pc = t_; \
-    cycles += taken_delta; n_taken++; } else NEXT(); } while (0)
+    cycles += taken_delta; n_taken++; redirected = 1; } else NEXT(); } while (0)
 /* One compare per memory access in the common case: only a new lowest sp is checked against the guard. */
 #define STACK_CHECK() do { if (RV_UNLIKELY(x[2] < sp_min)) { \
     if (x[2] < stack_lo) { FAULT(FAULT_STACK_OVERFLOW, x[2]); } \
@@ -77,6 +77,13 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
 #undef CLS_COST
     const uint64_t taken_delta = (uint64_t)((int64_t)s->cost[COST_BRANCH_TAKEN] - (int64_t)s->cost[COST_BRANCH_NOT_TAKEN]);
     const uint64_t stall = s->cost[COST_LOAD_USE_STALL];
+    const uint64_t mulh_extra = s->cost[COST_MULH_EXTRA], jalr_extra = s->cost[COST_JALR_EXTRA];
+    const uint64_t mis_target = s->cost[COST_MISALIGNED_TARGET], mis_fetch = s->cost[COST_MISALIGNED_FETCH];
+    int redirected = s->redirected, redirected_prev = 0;
+    const uint64_t divz_delta = (uint64_t)((int64_t)s->cost[COST_DIV_BY_ZERO] - (int64_t)s->cost[COST_DIV]);
+    const uint64_t div_clz = s->cost[COST_DIV_CLZ], jalr_dep = s->cost[COST_JALR_DEP_STALL];
+    const uint64_t jalr_dep_link = s->cost[COST_JALR_DEP_LINK_EXTRA];
+    unsigned last_rd = s->last_rd, rd_prev = RV_SINK;
     uint64_t cls_count[CLS_COUNT];
     for (int i = 0; i < CLS_COUNT; i++) cls_count[i] = s->cls_count[i];
     uint64_t n_taken = s->n_taken, n_stalls = s->n_stalls;
@@ -115,12 +122,25 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
         }
         cycles += cls_cost[d->cls];
         cls_count[d->cls]++;
+        redirected_prev = redirected;
+        if ((pc & 2) && d->len == 4) cycles += mis_fetch + (redirected ? mis_target : 0);
+        redirected = 0;
+        rd_prev = last_rd;
+        last_rd = d->rd;
+        if (RV_UNLIKELY(d->cls == CLS_DIV) && (divz_delta || div_clz)) {
+            uint64_t b_ = (ureg_t)x[d->rs2];
+            int w_ = XLEN;
+            if (d->op == OP_DIVW || d->op == OP_DIVUW || d->op == OP_REMW || d->op == OP_REMUW) { b_ = (uint32_t)b_; w_ = 32; }
+            if (b_ == 0) cycles += divz_delta;
+            else cycles += div_clz * (uint64_t)(__builtin_clzll(b_) - (64 - w_));
+        }
 
         switch ((enum rv_op)d->op) {
         case OP_LUI: x[d->rd] = IMM; NEXT(); break;
         case OP_AUIPC: x[d->rd] = pc + IMM; NEXT(); break;
-        case OP_JAL: { ureg_t t = pc + IMM; CHECK_TARGET(t); x[d->rd] = pc + d->len; pc = t; break; }
-        case OP_JALR: { ureg_t t = (RS1 + IMM) & ~(ureg_t)1; CHECK_TARGET(t); x[d->rd] = pc + d->len; pc = t; break; }
+        case OP_JAL: { ureg_t t = pc + IMM; CHECK_TARGET(t); x[d->rd] = pc + d->len; pc = t; redirected = 1; last_rd = RV_SINK; break; }
+        case OP_JALR: { cycles += jalr_extra + (d->rs1 == rd_prev ? jalr_dep + (d->rd == d->rs1 ? jalr_dep_link : 0) : 0);
+            last_rd = RV_SINK; ureg_t t = (RS1 + IMM) & ~(ureg_t)1; CHECK_TARGET(t); x[d->rd] = pc + d->len; pc = t; redirected = 1; break; }
         case OP_BEQ: BRANCH(RS1 == RS2); break;
         case OP_BNE: BRANCH(RS1 != RS2); break;
         case OP_BLT: BRANCH((sreg_t)RS1 < (sreg_t)RS2); break;
@@ -174,13 +194,13 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
         /* M */
         case OP_MUL: x[d->rd] = RS1 * RS2; NEXT(); break;
 #if XLEN == 32
-        case OP_MULH: x[d->rd] = (ureg_t)(((int64_t)(int32_t)RS1 * (int64_t)(int32_t)RS2) >> 32); NEXT(); break;
-        case OP_MULHSU: x[d->rd] = (ureg_t)(((int64_t)(int32_t)RS1 * (int64_t)(uint64_t)RS2) >> 32); NEXT(); break;
-        case OP_MULHU: x[d->rd] = (ureg_t)(((uint64_t)RS1 * (uint64_t)RS2) >> 32); NEXT(); break;
+        case OP_MULH: cycles += mulh_extra; x[d->rd] = (ureg_t)(((int64_t)(int32_t)RS1 * (int64_t)(int32_t)RS2) >> 32); NEXT(); break;
+        case OP_MULHSU: cycles += mulh_extra; x[d->rd] = (ureg_t)(((int64_t)(int32_t)RS1 * (int64_t)(uint64_t)RS2) >> 32); NEXT(); break;
+        case OP_MULHU: cycles += mulh_extra; x[d->rd] = (ureg_t)(((uint64_t)RS1 * (uint64_t)RS2) >> 32); NEXT(); break;
 #else
-        case OP_MULH: x[d->rd] = (ureg_t)(((__int128)(int64_t)RS1 * (__int128)(int64_t)RS2) >> 64); NEXT(); break;
-        case OP_MULHSU: x[d->rd] = (ureg_t)(((__int128)(int64_t)RS1 * (__int128)(uint64_t)RS2) >> 64); NEXT(); break;
-        case OP_MULHU: x[d->rd] = (ureg_t)(((unsigned __int128)RS1 * (unsigned __int128)RS2) >> 64); NEXT(); break;
+        case OP_MULH: cycles += mulh_extra; x[d->rd] = (ureg_t)(((__int128)(int64_t)RS1 * (__int128)(int64_t)RS2) >> 64); NEXT(); break;
+        case OP_MULHSU: cycles += mulh_extra; x[d->rd] = (ureg_t)(((__int128)(int64_t)RS1 * (__int128)(uint64_t)RS2) >> 64); NEXT(); break;
+        case OP_MULHU: cycles += mulh_extra; x[d->rd] = (ureg_t)(((unsigned __int128)RS1 * (unsigned __int128)RS2) >> 64); NEXT(); break;
 #endif
         case OP_DIV: {
             sreg_t a = (sreg_t)RS1, b = (sreg_t)RS2;
@@ -274,6 +294,8 @@ fault:
         cls_count[d->cls]--;
         if (ld_prev && (d->rs1 == ld_prev || d->rs2 == ld_prev)) n_stalls--;
         ld_rd = ld_prev;         /* a resumed run re-executes it with the same stall */
+        redirected = redirected_prev;
+        last_rd = rd_prev;
     }
     s->fault_kind = fk;
     s->fault_pc = pc;
@@ -290,6 +312,8 @@ out:
     s->n_taken = n_taken;
     s->n_stalls = n_stalls;
     s->ld_rd = ld_rd;
+    s->redirected = redirected;
+    s->last_rd = last_rd;
     s->sp_min = sp_min;
     return halt;
 }

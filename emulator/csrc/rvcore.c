@@ -57,6 +57,7 @@ static int Core_init(CoreObject *self, PyObject *args, PyObject *kwds) {
     free(self->s.mem);
     free(self->s.dc);
     memset(&self->s, 0, sizeof self->s);
+    self->s.last_rd = RV_SINK;
     self->s.xlen = xlen;
     self->s.zbb = zbb;
     self->s.base = base;
@@ -271,6 +272,8 @@ static PyObject *Core_reset_counters(CoreObject *self, PyObject *Py_UNUSED(ignor
     self->s.n_taken = 0;
     self->s.n_stalls = 0;
     self->s.ld_rd = 0;
+    self->s.redirected = 0;
+    self->s.last_rd = RV_SINK;
     Py_RETURN_NONE;
 }
 
@@ -297,7 +300,7 @@ static int Core_set_u64(CoreObject *self, PyObject *v, void *closure) {
     size_t off = (size_t)closure;
     if (off == offsetof(rv_state, pc) && self->s.xlen == 32) u &= 0xffffffffull;
     *(uint64_t *)((char *)&self->s + off) = u;
-    if (off == offsetof(rv_state, pc)) self->s.ld_rd = 0;
+    if (off == offsetof(rv_state, pc)) { self->s.ld_rd = 0; self->s.redirected = 0; self->s.last_rd = RV_SINK; }
     return 0;
 }
 

@@ -77,3 +77,19 @@ def describe(out: hl.OutputTable, vectors: Vectors, bad: np.ndarray, limit: int 
                      f"  C      rate={int(r['rate'])} rtt_req={int(r['rtt_req'])} ctx={r['ctx_out'].tolist()}\n"
                      f"  golden rate={int(vectors.rate[i])} rtt_req={int(vectors.rtt_req[i])} ctx={vectors.ctx_out[i].tolist()}")
     return "\n".join(lines)
+
+
+def bound_writes(constants, ids) -> list[tuple[str, int]]:
+    """Single parameter writes at and around every bound of ``fxp.model.PARAM_RULES`` (a bound
+    naming another parameter at that parameter's default), plus 0, for each parameter in ``ids``."""
+    from rlcc.fxp.model import PARAM_RULE
+
+    defaults = {k: getattr(constants, PARAM_RULE[k].field) for k in ids}
+    writes = []
+    for key in ids:
+        r = PARAM_RULE[key]
+        for b in (r.lo, r.hi):
+            v = defaults[b] if isinstance(b, str) else b
+            writes += [(key, x) for x in (v - 1, v, v + 1) if 0 <= x <= 0xFFFFFFFF]
+        writes.append((key, 0))
+    return writes

@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 import pytest
-from codegen_build import build_host, describe, mismatches, run_host
+from codegen_build import bound_writes, build_host, describe, mismatches, run_host
 from codegen_models import MODELS, tiny_model
 
 from rlcc import formats as fmt
@@ -169,13 +169,7 @@ def test_params_valid_in_c_is_the_python_rule_table(name, generated, host_exe, t
     model = MODELS[name]
     ids = _param_ids(generated(name))
     defaults = {k: getattr(model.constants, PARAM_RULE[k].field) for k in ids}
-    writes = []
-    for key in ids:
-        r = PARAM_RULE[key]
-        for b in (r.lo, r.hi):
-            v = defaults[b] if isinstance(b, str) else b
-            writes += [(key, x) for x in (v - 1, v, v + 1) if 0 <= x <= 0xFFFFFFFF]
-        writes.append((key, 0))
+    writes = bound_writes(model.constants, ids)
     vec = V.random_vectors(model, 8, seed=1)
     for start in range(0, len(writes), hl.NUM_SLOTS):
         batch = writes[start:start + hl.NUM_SLOTS]
