@@ -27,10 +27,10 @@ import hashlib
 import json
 from typing import Any
 
-from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.errors import BadInputError
 from rlcc.fxp.model import FxModel
+from rlcc.fxp.quantize import input_affine
 from rlcc.fxp.vectors import Vectors
 from rlcc.codegen.context import RUNTIME_HEADER, runtime_header_text
 
@@ -79,16 +79,15 @@ def build(model: FxModel, context: dict[str, Any], files: dict[str, tuple[str, s
 def threshold_provenance(model: FxModel) -> list[list[str]]:
     """Per tree and level, where the integer threshold comes from (the C shows only its real value)."""
     spec = model.spec
-    names = spec.input_names()
+    names = spec.student_input_names()
     out = []
     for tree in model.trees:
         rows = []
         for s in tree.splits:
-            feat = spec.features[s.input % spec.n_features]
-            bits = vocab.get(feat.name).frac_bits
-            raw = (s.border - feat.offset) / feat.scale
+            scale, offset, bits = input_affine(spec, s.input)
+            raw = (s.border - offset) / scale
             rows.append(f"{names[s.input]} {s.op} {s.threshold} (Q{bits}): scaled border {s.border!r} -> raw "
-                        f"({s.border!r} - {feat.offset!r}) / {feat.scale!r} = {raw!r} -> * 2^{bits} = {raw * 2**bits!r}")
+                        f"({s.border!r} - {offset!r}) / {scale!r} = {raw!r} -> * 2^{bits} = {raw * 2**bits!r}")
         out.append(rows)
     return out
 

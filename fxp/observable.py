@@ -34,6 +34,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from rlcc import derived as derived_vocab
 from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.errors import BadInputError
@@ -60,7 +61,16 @@ class ObservableSet:
 
 
 def input_domain(model: FxModel, inp: int) -> tuple[int, int]:
-    """Range of values policy input ``inp`` can take (exact bounds; inflation values are sparse)."""
+    """Range of values student input ``inp`` can take (exact bounds; inflation values are sparse;
+    a derived input: its value over its current source's range and any stored previous value)."""
+    spec = model.spec
+    if inp >= spec.input_width:
+        k = inp - spec.input_width
+        d = derived_vocab.get(spec.derived[k])
+        cur_lo, cur_hi = input_domain(model, spec.derived_sources(k)[0])
+        ends = np.array([[cur_lo, INT32_MAX], [cur_hi, INT32_MIN]], dtype=np.int64)
+        lo, hi = (int(d.device_value(golden.NUMPY, ends[i, 0], ends[i, 1])) for i in range(2))
+        return lo, hi
     ago, f = model.spec.locate_input(inp)
     if ago > 0:
         return INT32_MIN, INT32_MAX  # raw context words
@@ -102,7 +112,7 @@ def reachable_leaves(model: FxModel) -> tuple[set[tuple[int, int]], dict[tuple[i
     solver = _Rtt(model)
     reach: set[tuple[int, int]] = set()
     why: dict[tuple[int, int], str] = {}
-    names = model.spec.input_names()
+    names = model.spec.student_input_names()
     for t, tree in enumerate(model.trees):
         for i in range(len(tree.leaves)):
             bad = [f"{names[inp]} in [{lo}, {hi}]" + (" (empty)" if lo > hi else "")
@@ -187,8 +197,8 @@ class _Rtt:
         lo, hi = max(lo, dlo), min(hi, dhi)
         if lo > hi:
             return False
-        name = self.name_of[inp]
-        if inp in self.current and _rtt_monotone(name):
+        name = self.name_of.get(inp)
+        if name is not None and inp in self.current and _rtt_monotone(name):
             rtt = int(self.rtt_for(name, np.array([lo]))[0])
             if rtt > U32_MAX:
                 return False
@@ -210,6 +220,10 @@ class _Slot:
     values: list[tuple[int, ...]] = dataclasses.field(default_factory=list)
     real: list[tuple[int, int]] = dataclasses.field(default_factory=list)  # (rtt, rate) of RTT slots
     n_base: int = 0
+    # A coupled slot: the RTT slot ``rtt_part`` crossed with the stored previous values that
+    # derived inputs read; options are rtt_part's values, then (previous, derived) per derived input.
+    rtt_part: "_Slot | None" = None
+    derived: tuple[tuple[int, int, int], ...] = ()  # (derived input, current input, previous input)
 
 
 class _Search:
@@ -220,7 +234,7 @@ class _Search:
         self.rng = np.random.default_rng(seed)
         self.solver = _Rtt(model)
         spec = model.spec
-        self.cuts = {inp: self._cuts(inp) for inp in range(spec.input_width)}
+        self.cuts = {inp: self._cuts(inp) for inp in range(spec.student_width)}
         depth = max((t.depth for t in model.trees), default=0)
         self.leaves = np.zeros((len(model.trees), 1 << depth), dtype=np.int64)
         for t, tree in enumerate(model.trees):
@@ -250,11 +264,14 @@ class _Search:
         rate_too = "rate" in cur and any(vocab.get(n).rate_dependent for n in rtt_names)
         names = rtt_names + (["rate"] if rate_too else [])
         slots = []
+        grouped = {cur[n] for n in names}
         if names:
             slot = _Slot(tuple(cur[n] for n in names), tuple(names), rtt_slot=True)
             self._rtt_options(slot)
+            if spec.derived:
+                slot = self._couple(slot)
+                grouped |= set(slot.inputs)
             slots.append(slot)
-        grouped = {cur[n] for n in names}
         for inp in range(spec.input_width):
             if inp not in grouped:
                 name = solver.name_of[inp]
@@ -265,6 +282,72 @@ class _Search:
                 slot.n_base = len(slot.values)
                 slots.append(slot)
         return slots
+
+    def _couple(self, rtt: _Slot) -> _Slot:
+        """The RTT slot crossed with one stored previous value per interval of each derived
+        input's previous source (derived inputs read a current RTT feature and its stored
+        previous step: the three are realized together, so their splits stay exact per option)."""
+        spec = self.model.spec
+        derived = []
+        for k in range(len(spec.derived)):
+            c, p = spec.derived_sources(k)
+            if c not in rtt.inputs:
+                raise BadInputError(f"derived input {spec.derived[k]!r} must read a current-step RTT feature")
+            derived.append((spec.input_width + k, c, p))
+        prevs = sorted({p for _, _, p in derived})
+        inputs = rtt.inputs + tuple(prevs) + tuple(d for d, _, _ in derived)
+        names = rtt.names + tuple(f"prev:{p}" for p in prevs) + tuple(spec.derived)
+        slot = _Slot(inputs, names, rtt_slot=True, exact=False, rtt_part=rtt, derived=tuple(derived))
+        reps = {p: [int(np.clip(0, lo, hi)) if lo <= 0 <= hi else lo for lo, hi in self.intervals(p)] for p in prevs}
+        self._cross(slot, list(range(rtt.n_base)), reps)
+        slot.n_base = len(slot.values)
+        return slot
+
+    def _cross(self, slot: _Slot, rtt_opts: list[int], reps: dict[int, list[int]]) -> list[int]:
+        """Append coupled options: each RTT option with each assignment of previous values."""
+        rtt = slot.rtt_part
+        prevs = sorted(reps)
+        start = len(slot.values)
+        grids = np.array(np.meshgrid(*[reps[p] for p in prevs], indexing="ij")).reshape(len(prevs), -1).T
+        for o in rtt_opts:
+            vals = dict(zip(rtt.inputs, rtt.values[o]))
+            for row in grids:
+                vals.update(zip(prevs, (int(v) for v in row)))
+                slot.values.append(tuple(vals[i] for i in rtt.inputs + tuple(prevs)) + self._derived_values(slot, vals))
+                slot.real.append(rtt.real[o])
+        return list(range(start, len(slot.values)))
+
+    def _derived_values(self, slot: _Slot, vals: dict[int, int]) -> tuple[int, ...]:
+        spec = self.model.spec
+        return tuple(int(derived_vocab.get(spec.derived[d - spec.input_width]).device_value(golden.NUMPY, vals[c], vals[p]))
+                     for d, c, p in slot.derived)
+
+    def _coupled_options_at(self, slot: _Slot, inp: int, v: int) -> tuple[list[int], bool]:
+        rtt = slot.rtt_part
+        prevs = sorted({p for _, _, p in slot.derived})
+        base_reps = {p: [slot.values[o][slot.inputs.index(p)] for o in range(slot.n_base)] for p in prevs}
+        base_reps = {p: sorted(set(r)) for p, r in base_reps.items()}
+        if inp in rtt.inputs:
+            opts, exact = self._options_in(rtt, inp, v)
+            return self._cross(slot, opts, base_reps), False
+        if inp in prevs:
+            return self._cross(slot, list(range(rtt.n_base)), {**base_reps, inp: [v]}), False
+        (_, c, p), = [t for t in slot.derived if t[0] == inp]  # a derived input: solve its previous value
+        k = inp - self.model.spec.input_width
+        d = derived_vocab.get(self.model.spec.derived[k])
+        added = []
+        for o in range(rtt.n_base):
+            cur = rtt.values[o][rtt.inputs.index(c)]
+            lo, hi = INT32_MIN, INT32_MAX  # device_value falls as the previous value rises
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if int(d.device_value(golden.NUMPY, np.int64(cur), np.int64(mid))) > v:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if int(d.device_value(golden.NUMPY, np.int64(cur), np.int64(lo))) == v:
+                added += self._cross(slot, [o], {**base_reps, p: [lo]})
+        return added, False
 
     def _rtt_options(self, slot: _Slot) -> None:
         """Base options of the current-step RTT slot: one realized point per reachable interval combination."""
@@ -360,6 +443,16 @@ class _Search:
         j = self.slot_of[inp]
         slot = self.slots[j]
         start = len(slot.values)
+        if slot.rtt_part is not None:
+            opts, exact = self._coupled_options_at(slot, inp, v)
+        else:
+            opts, exact = self._options_in(slot, inp, v)
+        self.contrib[j] = np.concatenate([self.contrib[j], self._contrib(slot, slot.values[start:])])
+        return opts, exact
+
+    def _options_in(self, slot: _Slot, inp: int, v: int) -> tuple[list[int], bool]:
+        """Append options of ``slot`` with ``inp == v``: their indices, and whether they cover every such input."""
+        start = len(slot.values)
         name = self.solver.name_of[inp]
         exact = True
         if not slot.rtt_slot:
@@ -376,7 +469,6 @@ class _Search:
         else:
             self._add_rtt_candidates(slot, *self._rtt_grid(slot, {name: v}), fixed={name: v})
             exact = False
-        self.contrib[j] = np.concatenate([self.contrib[j], self._contrib(slot, slot.values[start:])])
         return list(range(start, len(slot.values))), exact
 
     def base(self, j: int) -> np.ndarray:
@@ -452,6 +544,8 @@ class _Search:
 
     def _place(self, ctx: np.ndarray, inp: int, v: np.ndarray) -> None:
         spec = self.model.spec
+        if inp >= spec.input_width:  # derived: the firmware computes it from the placed sources
+            return
         ago, f = spec.locate_input(inp)
         fld = vocab.get(spec.features[f].name).context_field
         if ago > 0:
@@ -521,7 +615,7 @@ def _inside(total: np.ndarray, c: FxConstants) -> np.ndarray:
 def _plan_splits(plan: _Plan) -> None:
     srch = plan.search
     model, c = srch.model, srch.model.constants
-    names = model.spec.input_names()
+    names = model.spec.student_input_names()
     for t, tree in enumerate(model.trees):
         for k, s in enumerate(tree.splits):
             lo, hi = input_domain(model, s.input)

@@ -238,7 +238,7 @@ def boundary_vectors(model: FxModel, seed: int = 0) -> Vectors:
     spec = model.spec
     parts: list[Vectors] = []
     pairs = split_targets(model)
-    for inp in sorted({i for i, _ in pairs}):
+    for inp in sorted({i for i, _ in pairs if i < spec.input_width}):  # derived: rlcc.fxp.observable
         target = np.array([v for i, v in pairs if i == inp], dtype=np.int64)
         ago, f = model.spec.locate_input(inp)
         ctx = _realistic_ctx(model, rng, len(target))

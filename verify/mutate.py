@@ -103,7 +103,7 @@ def input_domains(model: FxModel) -> list[tuple[int, int]]:
     feature's feasible range (``rlcc.features``: delta <= target, inflation >= 0, 16-bit counters,
     rate >= 1 because 0 starts a new flow).
     """
-    return [input_domain(model, i) for i in range(model.spec.input_width)]
+    return [input_domain(model, i) for i in range(model.spec.student_width)]
 
 
 def _own_reachable_leaves(model: FxModel) -> list[frozenset[int]]:
