@@ -289,7 +289,7 @@ def _select(train: Samples, spec, config: FitConfig, fits: FitsBudget | None, po
     """Fit the candidates (the first is ``first``, already fitted), validate each in closed loop,
     keep the best (``rlcc.distill.select``)."""
     settings = CANDIDATE_GRID[:options.candidates]
-    stage.add(len(settings) + 1)
+    stage.add(len(settings))  # one step per extra fit, one for the validation runs
     fitted = [first]
     for setting in settings[1:]:
         fitted.append(_fit_quantize(train, spec, config, setting, fits, policy, options, factor_range))
@@ -302,7 +302,7 @@ def _select(train: Samples, spec, config: FitConfig, fits: FitsBudget | None, po
              for f, m, _ in fitted[1:] for c, rows in zip(checks, teacher_rows)]
     flat = evaluate.closed_loops(policy.factor, first[0].ensemble, first[1], batch, runner) if batch else []
     tables += [flat[i:i + len(checks)] for i in range(0, len(flat), len(checks))]
-    stage.advance(len(settings))
+    stage.advance(1)
     candidates = [select.describe(s, t, options.bar) for s, t in zip(settings, tables)]
     best = select.choose(candidates)
     return fitted[best], Selection(select.suite_names(checks), candidates, candidates[best].name)

@@ -166,9 +166,10 @@ class CompileReport:
     gate: FidelityVerdict
 
     def to_dict(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        out = {k: v for k, v in out.items() if k != "gate"}
-        plain = {k: (dataclasses.asdict(v) if dataclasses.is_dataclass(v) else
-                     [dataclasses.asdict(p) for p in v] if isinstance(v, list) else v) for k, v in out.items()}
-        plain["gate"] = self.gate.to_dict()
-        return plain
+        """Plain JSON data; the gate adds its derived verdicts (``passed`` per check and overall)."""
+        def plain(v: Any) -> Any:
+            return [plain(x) for x in v] if isinstance(v, list) else dataclasses.asdict(v) if dataclasses.is_dataclass(v) else v
+
+        out = {f.name: plain(getattr(self, f.name)) for f in dataclasses.fields(self) if f.name != "gate"}
+        out["gate"] = self.gate.to_dict()
+        return out

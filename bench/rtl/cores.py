@@ -43,7 +43,7 @@ def _ibex_args(rtl: Path) -> list[str]:
     packages = [shims / "prim_pkg.sv", *(prim / f"{p}.sv" for p in (
         "prim_util_pkg", "prim_mubi_pkg", "prim_count_pkg", "prim_cipher_pkg", "prim_ram_1p_pkg", "prim_secded_pkg")),
         rtl / "rtl/ibex_pkg.sv"]
-    return ["+define+RVFI", f"+incdir+{prim}", f"+incdir+{rtl / 'vendor/lowrisc_ip/dv/sv/dv_utils'}",
+    return ["+define+RVFI", f"+incdir+{HERE}", f"+incdir+{prim}", f"+incdir+{rtl / 'vendor/lowrisc_ip/dv/sv/dv_utils'}",
             "-y", str(rtl / "rtl"), "-y", str(shims), "-y", str(prim),
             "-y", str(rtl / "vendor/lowrisc_ip/ip/prim_generic/rtl"), *map(str, packages),
             str(HERE / "ibex_tb_top.sv")]
@@ -58,7 +58,7 @@ def _cv32e40p_args(rtl: Path) -> list[str]:
         "alu_div", "alu", "ff_one", "popcnt", "apu_disp", "controller", "obi_interface", "prefetch_controller",
         "sleep_unit", "core", "top")]
     files.append(rtl / "bhv" / "cv32e40p_sim_clock_gate.sv")
-    return ["-Wno-BLKANDNBLK", f"+incdir+{r / 'include'}", *map(str, files), str(HERE / "cv32e40p_tb_top.sv")]
+    return ["-Wno-BLKANDNBLK", f"+incdir+{HERE}", f"+incdir+{r / 'include'}", *map(str, files), str(HERE / "cv32e40p_tb_top.sv")]
 
 
 CORES: dict[str, Core] = {c.name: c for c in (

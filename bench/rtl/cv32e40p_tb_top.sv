@@ -3,21 +3,7 @@
 // (tb_cv32e40p.cpp). It boots into the testbench's two-instruction boot ROM at 0xff00, which
 // enables the counters and jumps to rlcc's _start (0x10000); traps go below it.
 module cv32e40p_tb_top (
-  input  logic        clk_i,
-  input  logic        rst_ni,
-  output logic        instr_req_o,
-  input  logic        instr_gnt_i,
-  input  logic        instr_rvalid_i,
-  output logic [31:0] instr_addr_o,
-  input  logic [31:0] instr_rdata_i,
-  output logic        data_req_o,
-  input  logic        data_gnt_i,
-  input  logic        data_rvalid_i,
-  output logic        data_we_o,
-  output logic [3:0]  data_be_o,
-  output logic [31:0] data_addr_o,
-  output logic [31:0] data_wdata_o,
-  input  logic [31:0] data_rdata_i
+  `include "obi_ports.svh"
 );
   cv32e40p_top #(
     .COREV_PULP(0),

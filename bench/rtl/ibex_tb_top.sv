@@ -4,21 +4,8 @@
 // the memory. Boot address 0x0000ff00: Ibex fetches its first instruction at boot_addr + 0x80,
 // where the testbench answers with a jump to rlcc's _start at 0x10000.
 module ibex_tb_top (
-  input  logic        clk_i,
-  input  logic        rst_ni,
-  output logic        instr_req_o,
-  input  logic        instr_gnt_i,
-  input  logic        instr_rvalid_i,
-  output logic [31:0] instr_addr_o,
-  input  logic [31:0] instr_rdata_i,
-  output logic        data_req_o,
-  input  logic        data_gnt_i,
-  input  logic        data_rvalid_i,
-  output logic        data_we_o,
-  output logic [3:0]  data_be_o,
-  output logic [31:0] data_addr_o,
-  output logic [31:0] data_wdata_o,
-  input  logic [31:0] data_rdata_i,
+  `include "obi_ports.svh"
+  ,
   output logic [159:0] crash_dump_o, // ibex_pkg::crash_dump_t: current/next pc, last data address, exception pc and mtval
   output logic        rvfi_valid,   // built with +define+RVFI: one pulse per retired instruction
   output logic [31:0] rvfi_pc_rdata

@@ -103,7 +103,8 @@ def test_example_mutant_counts_and_one_line_edits(tmp_path):
     assert counts == {"thr": 2 * n_splits, "op": n_splits, "leaf": 2 * sum(map(len, brute_force_reachable(model))),
                       **FIXED_KINDS}
     assert len({m.id for m in mutants}) == len(mutants)
-    assert {"thr:t3:l2:+1", "leaf:t5:7:-1", "bias:+1", "clamp_min:+1", "op:t0:l1", "round:nearest", "probe:gt",
+    t, leaf = next((t, min(r)) for t, r in enumerate(brute_force_reachable(model)) if r)
+    assert {"thr:t3:l2:+1", f"leaf:t{t}:{leaf}:-1", "bias:+1", "clamp_min:+1", "op:t0:l1", "round:nearest", "probe:gt",
             "hist:drop", "probe_timeout:-1"} <= {m.id for m in mutants}
     for m in mutants:
         after = m.apply(src)
@@ -222,14 +223,16 @@ def test_prover_verdicts(example_copy):
 
 
 def test_golden_level_equivalence_only_for_exhaustively_unobservable_edits():
-    """Leaves t2:5, t3:5, t3:7 are reachable, but every input reaching them saturates the clamp."""
+    """The example's only unobservable edits are +-1 on leaf t1:3 (its verify.json coverage):
+    the leaf is reachable (brute force), but every input reaching it saturates the clamp."""
     pytest.importorskip("rlcc.fxp.observable")
     model = example_model()
     src = sources(EXAMPLE / "firmware.c", EXAMPLE / "firmware.h")
     by_id = {m.id: m for m in generate_mutants(src["c"], src["h"], model, rt_text=src["rt"])}
     edits = _unobservable_edits(model, list(by_id.values()))
-    assert set(edits) == {f"leaf:t{t}:{i}:{d}1" for t, i in ((2, 5), (3, 5), (3, 7)) for d in "+-"}
-    assert "saturates the factor clamp" in edits["leaf:t2:5:+1"]
+    assert set(edits) == {"leaf:t1:3:+1", "leaf:t1:3:-1"}
+    assert 3 in brute_force_reachable(model)[1]
+    assert "saturates the factor clamp" in edits["leaf:t1:3:+1"]
 
 
 def test_unbuildable_and_wrong_firmware_refused(example_copy, tmp_path):
