@@ -22,6 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 MLOG_FRAC_BITS = 16  # fractional bits of mlog2 and of the log-ratio
+SLOG_BITS = 21  # |slog(d)| < 16 * 2^16 for any int32 d: a 21-bit signed value (the proof's abstraction)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,6 +96,6 @@ register(DerivedDef(
     "delta_log_ratio", "slog(delta[t]) - slog(delta[t-1]), slog(d) = sign(d) * mlog2(1 + |d|)",
     source="delta", source_frac_bits=16, frac_bits=MLOG_FRAC_BITS,
     float_value=lambda cur, prev: slog_float(cur) - slog_float(prev),
-    device_value=lambda ops, cur, prev: slog_int(ops, cur) - slog_int(ops, prev),
+    device_value=lambda ops, cur, prev: ops.slog(cur) - ops.slog(prev),
     c_function="rlcc_log_ratio",
 ))

@@ -80,6 +80,11 @@ class IntOps(Protocol):
         """floor(sqrt(rate << RATE_FRAC_BITS)) for a context rate 0 <= rate < 2^32."""
         ...
 
+    def slog(self, d: Any) -> Any:
+        """sign(d) * mlog2(1 + |d|) in Q.16 for an int32 ``d`` (``rlcc.derived.slog_int``; the
+        firmware's out-of-line ``rlcc_slog``)."""
+        ...
+
     def mul_shr(self, a: Any, b: Any, shift: int) -> Any:
         """floor(a * b / 2^shift) for 0 <= a, b < 2^32 whose product fits int64 (the firmware's
         two wide products, ``delta``'s penalty and the rate update, each one out-of-line call)."""
@@ -110,6 +115,9 @@ class NumpyOps:
     @staticmethod
     def sqrt_rate(rate: np.ndarray) -> np.ndarray:
         return isqrt(np.asarray(rate, dtype=np.int64) << fmt.RATE_FRAC_BITS)
+
+    def slog(self, d: np.ndarray) -> np.ndarray:
+        return derived_vocab.slog_int(self, np.asarray(d, dtype=np.int64))
 
     @staticmethod
     def mul_shr(a: np.ndarray, b: np.ndarray, shift: int) -> np.ndarray:

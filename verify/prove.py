@@ -39,7 +39,8 @@ import z3
 from elftools.elf.elffile import ELFFile
 
 from rlcc import formats as fmt
-from rlcc.codegen.context import PRODUCT_SHIFTS, SQRT_FUNCTION
+from rlcc.codegen.context import PRODUCT_SHIFTS, SLOG_FUNCTION, SQRT_FUNCTION
+from rlcc.derived import SLOG_BITS
 from rlcc.emulator import Machine
 from rlcc.emulator.cycle_model import load_profile
 from rlcc.targets import get_target
@@ -47,7 +48,7 @@ from rlcc.firmware_sdk_stub import harness_layout as hl
 from rlcc.fxp import golden
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.vectors import Vectors, expected
-from rlcc.verify.symbolic_golden import product_functions, symbolic_event
+from rlcc.verify.symbolic_golden import Z3Ops, product_functions, slog_function, symbolic_event
 from rlcc.verify.symexec import Executor, Region, State, Summary, SymexecUnsupported
 
 RET_SENTINEL = 0x4  # return address outside RAM: reaching it ends the symbolic run
@@ -169,6 +170,14 @@ def _sqrt_summary(fn: z3.FuncDeclRef, xlen: int) -> Summary:
     return summary
 
 
+def _slog_summary(fn: z3.FuncDeclRef, xlen: int) -> Summary:
+    def summary(regs: list[Any], path: Any) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
+        arg, checks = _arg32(regs[10], xlen, path, f"{SLOG_FUNCTION} argument")
+        return {10: z3.SignExt(xlen - SLOG_BITS, fn(arg))}, checks  # int32 result, sign-extended on RV64
+
+    return summary
+
+
 def _product_summary(name: str, fn: z3.FuncDeclRef, shift: int, xlen: int) -> Summary:
     def summary(regs: list[Any], path: Any) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
         a, ca = _arg32(regs[10], xlen, path, f"{name} first argument")
@@ -211,6 +220,8 @@ def prove_firmware(elf: Path, model: FxModel, target: str, timeout_s: float = 12
     parts.append(_sqrt_contract(img, xlen))
     parts.append(_sqrt_values(img, xlen, sampled_rates, seed))
     parts.extend(_product_part(img, xlen, name, shift) for name, shift in PRODUCT_SHIFTS.items() if name in img.symbols)
+    if SLOG_FUNCTION in img.symbols:
+        parts.append(_slog_part(img, xlen))
     parts.append(_reachable_rates(model))
     ok = all(p.status in ("proven", "exhaustive", "sampled") for p in parts)
     failed = [p.status for p in parts if p.status in ("failed", "counterexample")]
@@ -250,7 +261,7 @@ def _prove_handler(img: _Image, model: FxModel, xlen: int, timeout_s: float, job
     fw_ctx = [_word(fin, ex, ctx_addr + 4 * i) for i in range(fmt.CTX_WORDS)]
     fw_rate, fw_req = _word(fin, ex, res_addr), _word(fin, ex, res_addr + 4)
     golden_side: list[tuple[str, Any]] = []
-    gold = symbolic_event(model, ctx, ev, cut.sqrt, cut.by_shift(), golden_side)
+    gold = symbolic_event(model, ctx, ev, cut.sqrt, cut.by_shift(), golden_side, cut.slog)
     side = run.obligations + golden_side + _frame_checks(fin, entry, xlen)
     deadline = t0 + timeout_s
     for desc, formula in side:
@@ -387,13 +398,15 @@ class _Abstraction:
 
     sqrt: z3.FuncDeclRef
     products: dict[str, tuple[int, z3.FuncDeclRef]]  # symbol -> (shift, function)
+    slog: z3.FuncDeclRef | None  # only when the firmware has derived inputs
 
     @classmethod
     def for_image(cls, img: _Image) -> _Abstraction:
         present = {n: sh for n, sh in PRODUCT_SHIFTS.items() if n in img.symbols}
         fns = product_functions(present.values())
         return cls(z3.Function(SQRT_FUNCTION, z3.BitVecSort(32), z3.BitVecSort(32)),
-                   {n: (sh, fns[sh]) for n, sh in present.items()})
+                   {n: (sh, fns[sh]) for n, sh in present.items()},
+                   slog_function() if SLOG_FUNCTION in img.symbols else None)
 
     def by_shift(self) -> dict[int, z3.FuncDeclRef]:
         return {sh: fn for sh, fn in self.products.values()}
@@ -402,14 +415,18 @@ class _Abstraction:
         out = {img.symbols[SQRT_FUNCTION][0]: _sqrt_summary(self.sqrt, xlen)}
         for name, (shift, fn) in self.products.items():
             out[img.symbols[name][0]] = _product_summary(name, fn, shift, xlen)
+        if self.slog is not None:
+            out[img.symbols[SLOG_FUNCTION][0]] = _slog_summary(self.slog, xlen)
         return out
 
     def lemmas(self, m: Any) -> list[Any]:
         """The true value at every argument the model used where it assumed another (refines a
         spurious model)."""
         out = []
+        true_slog = lambda a: int(golden.NUMPY.slog(np.int64(a[0] - (a[0] >> 31 << 32)))) & ((1 << SLOG_BITS) - 1)  # noqa: E731
         for fn, true in [(self.sqrt, lambda a: int(golden.NUMPY.sqrt_rate(np.array([a[0]]))[0]))] + [
-                (fn, lambda a, sh=sh: (a[0] * a[1]) >> sh) for sh, fn in self.products.values()]:
+                (fn, lambda a, sh=sh: (a[0] * a[1]) >> sh) for sh, fn in self.products.values()] + (
+                [(self.slog, true_slog)] if self.slog is not None else []):
             interp = m[fn]
             if interp is None:
                 continue
@@ -484,6 +501,36 @@ def _product_part(img: _Image, xlen: int, name: str, shift: int) -> ProofPart:
                              f"not proven: {desc}")
     return ProofPart(f"{name} product", "proven", time.monotonic() - t0,
                      f"returns (a * b) >> {shift} for all 32-bit a, b; restores sp and callee-saved registers")
+
+
+def _slog_part(img: _Image, xlen: int) -> ProofPart:
+    """The out-of-line signed log returns ``rlcc.derived.slog_int`` of its argument for every
+    int32, that value fits the 21 bits the handler proof's abstraction gives it, and the function
+    keeps its frame."""
+    t0 = time.monotonic()
+    name = "slog"
+    ex = Executor(img.image, img.machine.mem_base, xlen, img.regions)
+    d = z3.BitVec("slog_d", 32)
+    regs = _fresh_regs(xlen, "slog_")
+    regs[1], regs[2], regs[3], regs[4] = RET_SENTINEL, img.machine.stack_top, img.gp, img.tp
+    regs[10] = z3.SignExt(32, d) if xlen == 64 else d
+    entry = State(img.symbols[SLOG_FUNCTION][0], list(regs), {}, ())
+    try:
+        run = ex.run(State(entry.pc, list(regs), {}, ()), RET_SENTINEL)
+    except SymexecUnsupported as exc:
+        return ProofPart(name, "unsupported", time.monotonic() - t0, str(exc))
+    r = run.state.regs[10]
+    got = r if isinstance(r, z3.BitVecRef) else z3.BitVecVal(r, xlen)
+    want = z3.simplify(Z3Ops(z3.Function("unused_sqrt", z3.BitVecSort(32), z3.BitVecSort(32))).slog(z3.SignExt(32, d)))
+    checks = [("value fits the abstraction's 21 bits", want != z3.SignExt(64 - SLOG_BITS, z3.Extract(SLOG_BITS - 1, 0, want))),
+              ("result equals rlcc.derived.slog_int", got != z3.Extract(xlen - 1, 0, want))]
+    deadline = time.monotonic() + 60
+    for desc, formula in checks + run.obligations + _frame_checks(run.state, entry, xlen):
+        verdict, _ = _solve([formula], deadline)
+        if verdict != "unsat":
+            return ProofPart(name, "timeout" if verdict == "unknown" else "failed", time.monotonic() - t0, f"not proven: {desc}")
+    return ProofPart(name, "proven", time.monotonic() - t0,
+                     "returns slog(d) exactly (21-bit signed, sign-extended) for all int32 d; restores sp and callee-saved registers")
 
 
 def _free_vars(e: z3.ExprRef) -> set[z3.ExprRef]:
@@ -588,7 +635,7 @@ def _reachable_rates(model: FxModel) -> ProofPart:
     sqrt_fn = z3.Function("sqrt_rate", z3.BitVecSort(32), z3.BitVecSort(32))
     ctx = [z3.BitVec(f"ctx{i}", 32) for i in range(fmt.CTX_WORDS)]
     ev = [z3.BitVec(f"ev{i}", 32) for i in range(fmt.EVENT_WORDS)]
-    out = symbolic_event(model, ctx, ev, sqrt_fn)
+    out = symbolic_event(model, ctx, ev, sqrt_fn, slog_fn=slog_function())  # any slog: sound for "every event"
     lo = min(model.constants.rate_min, model.constants.rate_initial)
     bad = z3.Or(z3.ULT(out.rate, lo), z3.UGT(out.rate, fmt.RATE_MAX))
     verdict, _ = _solve([z3.ULE(ctx[fmt.CTX_RATE], fmt.RATE_MAX), z3.Or(ctx[fmt.CTX_RATE] == 0, z3.UGE(ctx[fmt.CTX_RATE], lo)), bad],

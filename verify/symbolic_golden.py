@@ -4,7 +4,8 @@ No second copy of the semantics: the same function that computes the golden vect
 formula. Values are 64-bit two's-complement bit-vectors, which is exact because every golden
 intermediate fits int64 (the numpy evaluator relies on the same bound).
 
-The square root is always an uninterpreted function; the two wide products may be too
+The square root is always an uninterpreted function, and so may be the derived inputs' signed log
+(``slog_fn``: to the 21 bits it can occupy) and the two wide products
 (``products``: one function per shift, from two 32-bit operands to the ``64 - shift`` bits the
 shifted product can occupy), matching the firmware's out-of-line functions that the proof
 abstracts the same way and checks on its own.
@@ -16,6 +17,8 @@ from typing import Any, Sequence
 
 import z3
 
+from rlcc.codegen.context import SLOG_FUNCTION
+from rlcc.derived import SLOG_BITS, slog_int
 from rlcc.fxp.golden import EventOutcome, event_core
 from rlcc.fxp.model import FxModel
 
@@ -34,8 +37,9 @@ class Z3Ops:
     """
 
     def __init__(self, sqrt_fn: z3.FuncDeclRef, products: dict[int, z3.FuncDeclRef] | None = None,
-                 obligations: list[tuple[str, Any]] | None = None) -> None:
+                 obligations: list[tuple[str, Any]] | None = None, slog_fn: z3.FuncDeclRef | None = None) -> None:
         self.sqrt_fn = sqrt_fn
+        self.slog_fn = slog_fn
         self.products = products or {}
         self.obligations = obligations if obligations is not None else []
 
@@ -71,6 +75,14 @@ class Z3Ops:
     def sqrt_rate(self, rate: Any) -> Any:
         return z3.ZeroExt(WIDTH - 32, self.sqrt_fn(z3.Extract(31, 0, _bv(rate))))
 
+    def slog(self, d: Any) -> Any:
+        if self.slog_fn is None:
+            return slog_int(self, _bv(d))
+        # the abstraction takes an int32 operand: that it is one is an obligation of the proof
+        self.obligations.append(("golden slog operand within int32",
+                                 _bv(d) != z3.SignExt(WIDTH - 32, z3.Extract(31, 0, _bv(d)))))
+        return z3.SignExt(WIDTH - SLOG_BITS, self.slog_fn(z3.Extract(31, 0, _bv(d))))
+
     def mul_shr(self, a: Any, b: Any, shift: int) -> Any:
         fn = self.products.get(shift)
         if fn is None:
@@ -87,13 +99,18 @@ def product_functions(shifts: Sequence[int]) -> dict[int, z3.FuncDeclRef]:
             for s in sorted(set(shifts))}
 
 
+def slog_function() -> z3.FuncDeclRef:
+    """The uninterpreted ``slog``: an int32 operand to the 21-bit signed value it can take."""
+    return z3.Function(SLOG_FUNCTION, z3.BitVecSort(32), z3.BitVecSort(SLOG_BITS))
+
+
 def symbolic_event(model: FxModel, ctx: Sequence[z3.BitVecRef], ev: Sequence[z3.BitVecRef],
                    sqrt_fn: z3.FuncDeclRef, products: dict[int, z3.FuncDeclRef] | None = None,
-                   obligations: list[tuple[str, Any]] | None = None) -> EventOutcome:
+                   obligations: list[tuple[str, Any]] | None = None, slog_fn: z3.FuncDeclRef | None = None) -> EventOutcome:
     """Golden outcome for symbolic 32-bit context and event words (outputs as 32-bit terms).
 
-    With ``products``, the abstraction's side conditions are appended to ``obligations``."""
-    ops = Z3Ops(sqrt_fn, products, obligations)
+    With ``products`` or ``slog_fn``, the abstraction's side conditions are appended to ``obligations``."""
+    ops = Z3Ops(sqrt_fn, products, obligations, slog_fn)
     wide = lambda w: z3.ZeroExt(WIDTH - 32, w)  # noqa: E731 - words are unsigned 32-bit
     out = event_core(ops, model, [wide(w) for w in ctx], [wide(w) for w in ev])
     narrow = lambda v: z3.Extract(31, 0, _bv(v))  # noqa: E731
