@@ -131,6 +131,7 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
                   derived=derived, **overrides)
     options = CompileOptions.quick(**common) if quick else CompileOptions(**common)
     options.validate()
+    student = options.student_spec(policy.spec)  # a --derived the window cannot feed fails here, before the work
 
     def log(msg: str) -> None:
         if not quiet:
@@ -144,7 +145,7 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
     if budget_cycles is not None:
         if budget_cycles <= 0:
             raise BadInputError("--budget-cycles must be positive")
-        fits = cycle_budget(options.student_spec(policy.spec), budget_cycles, target)
+        fits = cycle_budget(student, budget_cycles, target)
     result = compile_policy(policy, options, log, fits, jobs=jobs or default_jobs(), progress=progress)
     failure: BuildError | EmulationError | None = None
     with atomic_output_dir(out, overwrite=force, marker=OUT_MARKER) as stage:

@@ -166,6 +166,13 @@ def test_nan_budget_is_one_line_exit_3_also_under_the_group(tmp_path, example_po
                     ExitCode.USAGE, "must be a number")
 
 
+def test_unknown_or_unfed_derived_input_is_one_line_exit_3_before_compiling(tmp_path, example_policy, no_compile):
+    assert_one_line(invoke(compile_command, example_policy, "-o", tmp_path / "O", "--derived", "delta_cubed"),
+                    ExitCode.BAD_INPUT, "--derived: unknown derived input 'delta_cubed'")
+    assert_one_line(invoke(compile_command, example_policy, "-o", tmp_path / "O", "--derived", "delta_log_ratio,delta_log_ratio"),
+                    ExitCode.BAD_INPUT, "listed twice")
+
+
 # ---- verification failure inside rlcc-compile ------------------------------------------------------
 def test_compile_verification_over_budget_keeps_out_and_exits_5(tmp_path, example_policy, monkeypatch, constant_result):
     monkeypatch.setattr(compile_cli, "compile_policy", lambda *a, **k: constant_result)

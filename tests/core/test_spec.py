@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
 import pytest
 
+from rlcc import derived
 from rlcc.errors import BadInputError
 from rlcc.spec import Action, Feature, ObservationSpec, Reward
 
@@ -27,6 +29,24 @@ def test_round_trip_is_exact_and_canonical():
     assert again == spec
     assert again.to_json() == spec.to_json()
     assert json.loads(spec.to_json())["rlcc_spec"] == 1
+
+
+def test_derived_inputs_round_trip_and_follow_the_window():
+    spec = dataclasses.replace(full_spec(), derived=("delta_log_ratio",))
+    again = ObservationSpec.from_json(spec.to_json())
+    assert again == spec and again.derived == ("delta_log_ratio",)
+    assert "derived" not in full_spec().to_dict()  # specs without them keep their old form
+    assert spec.student_width == spec.input_width + 1
+    assert spec.student_input_names() == spec.input_names() + ["delta_log_ratio[t]"]
+    cur, prev = spec.derived_sources(0)
+    assert spec.input_names()[cur] == "delta[t]" and spec.input_names()[prev] == "delta[t-1]"
+    obs = np.random.default_rng(0).normal(size=(6, spec.input_width)).astype(np.float32)
+    student = spec.student_obs(obs)
+    assert student.shape == (6, spec.student_width) and np.array_equal(student[:, :spec.input_width], obs)
+    feat = spec.features[1]  # delta: the derived input reads unscaled values
+    unscale = lambda i: (obs[:, i].astype(np.float64) - feat.offset) / feat.scale  # noqa: E731
+    want = derived.get("delta_log_ratio").float_value(unscale(cur), unscale(prev))
+    assert np.allclose(student[:, -1], want, atol=1e-6)
 
 
 def test_input_layout_orders():
@@ -75,6 +95,11 @@ def test_asymmetric_action_map_and_clamp():
         (lambda d: d["features"][0].update(scale=0), "non-zero scale"),
         (lambda d: d.update(colour="red"), "unknown key(s) in spec: colour"),
         (lambda d: d["features"].append(dict(d["features"][0])), "listed twice"),
+        (lambda d: d.update(derived=["delta_cubed"]), "unknown derived input 'delta_cubed'"),
+        (lambda d: d.update(derived="delta_log_ratio"), "'derived' must be a list of names"),
+        (lambda d: d.update(derived=["delta_log_ratio"] * 2), "a derived input is listed twice"),
+        (lambda d: d.update(derived=["delta_log_ratio"], history=1), "needs feature 'delta' and history >= 2"),
+        (lambda d: d.update(derived=["delta_log_ratio"], features=[{"name": "prev_action"}]), "needs feature 'delta'"),
     ],
 )
 def test_invalid_specs_name_the_problem(mutate, message):

@@ -143,3 +143,20 @@ def test_sqrt_contract_is_proven_on_both_targets(example_model, tmp_path):
         img = P._load_after_init(_elf(example_model, tmp_path / target, target), xlen, profile, xlen == 64)
         part = P._sqrt_contract(img, xlen)
         assert part.status == "proven", (target, part.detail)
+
+
+@pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
+def test_slog_part_proves_the_log_and_refutes_a_wrong_mantissa(example_model, tmp_path, target):
+    """The derived input's out-of-line signed log, which the handler proof abstracts, is proven
+    equal to rlcc.derived.slog_int for every int32; a mantissa shifted one bit short fails."""
+    assert example_model.spec.derived, "the example distils with derived inputs"
+    xlen = 64 if target == "rv64imac" else 32
+    profile = "dpa" if xlen == 64 else "generic5"
+    right = P._load_after_init(_elf(example_model, tmp_path / "right", target), xlen, profile, xlen == 64)
+    part = P._slog_part(right, xlen)
+    assert part.status == "proven", part.detail
+    wrong = ("return (int32_t)(((msb - 16u) << 16) + ((u - (1u << msb)) >> (msb - 16u)));",
+             "return (int32_t)(((msb - 16u) << 16) + ((u - (1u << msb)) >> (msb - 15u)));")
+    img = P._load_after_init(_elf(example_model, tmp_path / "wrong", target, wrong), xlen, profile, xlen == 64)
+    part = P._slog_part(img, xlen)
+    assert part.status == "failed" and "slog_int" in part.detail, part.detail
