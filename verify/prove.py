@@ -17,6 +17,9 @@ The proof is decomposed where the solver cannot go (wide products inside the squ
    which only a corrupted context holds, are sampled.
 4. **reachable rates** — from a zeroed or valid context (rate <= 2^20) every event leaves a rate
    in [rate_min, 2^20], so parts 1 + 3 cover every context the firmware itself produces.
+5. **products and slog** — the out-of-line wide products and, with derived inputs, the signed
+   log ``rlcc_slog``, each symbolically alone: exact for all 32-bit arguments (the log as
+   ``rlcc.derived.slog_int``, within the 21 bits its abstraction in part 1 gives it).
 
 A satisfying assignment of part 1 is replayed in the emulator and the numpy golden model;
 if the two agree there the model relied on an impossible square root, the true value is added

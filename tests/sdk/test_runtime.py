@@ -39,8 +39,8 @@ def test_sqrt_table_is_the_planned_one():
 
 
 def test_out_of_line_functions_are_the_provers():
-    for name in (context.SQRT_FUNCTION, context.PENALTY_FUNCTION, context.RATE_PRODUCT_FUNCTION):
-        assert re.search(rf"^static __attribute__\(\(noinline, unused\)\) uint\d+_t {name}\(", TEXT, re.M), name
+    for name in (context.SQRT_FUNCTION, context.PENALTY_FUNCTION, context.RATE_PRODUCT_FUNCTION, context.SLOG_FUNCTION):
+        assert re.search(rf"^static __attribute__\(\(noinline, unused\)\) u?int\d+_t {name}\(", TEXT, re.M), name
 
 
 def test_version_and_identifier_prefix():
