@@ -115,13 +115,38 @@ def reachable_leaves(model: FxModel) -> tuple[set[tuple[int, int]], dict[tuple[i
     names = model.spec.student_input_names()
     for t, tree in enumerate(model.trees):
         for i in range(len(tree.leaves)):
+            box = _path_box(model, t, i)
             bad = [f"{names[inp]} in [{lo}, {hi}]" + (" (empty)" if lo > hi else "")
-                   for inp, (lo, hi) in _path_box(model, t, i).items() if not solver.interval_feasible(inp, lo, hi)]
+                   for inp, (lo, hi) in box.items() if not solver.interval_feasible(inp, lo, hi)]
+            bad = bad or _derived_conflicts(model, box)
             if bad:
                 why[(t, i)] = "unreachable: its path needs " + " and ".join(bad) + ", which no feasible input has"
             else:
                 reach.add((t, i))
     return reach, why
+
+
+def _derived_conflicts(model: FxModel, box: dict[int, tuple[int, int]]) -> list[str]:
+    """Derived inputs whose required interval no value of their sources in ``box`` gives: a
+    derived value is monotone in each source (``DerivedDef.monotone``), so its range over the
+    sources' box is spanned by two corners."""
+    spec, names, out = model.spec, model.spec.student_input_names(), []
+    for k, name in enumerate(spec.derived):
+        inp = spec.input_width + k
+        d = derived_vocab.get(name)
+        cur, prev = spec.derived_sources(k)
+        (c_lo, c_hi), (p_lo, p_hi) = (box.get(j, input_domain(model, j)) for j in (cur, prev))
+        if inp not in box or c_lo > c_hi or p_lo > p_hi:
+            continue
+        sc, sp = d.monotone
+        ends = np.array([[c_lo if sc > 0 else c_hi, p_hi if sp < 0 else p_lo],
+                         [c_hi if sc > 0 else c_lo, p_lo if sp < 0 else p_hi]], dtype=np.int64)
+        lo, hi = (int(d.device_value(golden.NUMPY, ends[e, 0], ends[e, 1])) for e in range(2))
+        want_lo, want_hi = box[inp]
+        if max(lo, want_lo) > min(hi, want_hi):
+            out.append(f"{names[inp]} in [{want_lo}, {want_hi}] while {names[cur]} in [{c_lo}, {c_hi}] and "
+                       f"{names[prev]} in [{p_lo}, {p_hi}] give [{lo}, {hi}]")
+    return out
 
 
 # ---- current-step RTT features ---------------------------------------------------------------

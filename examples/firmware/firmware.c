@@ -218,7 +218,8 @@ static inline void firmware_load_window(const uint32_t c[RLCC_CTX_WORDS],
         valid ? rlcc_as_int32(c[FIRMWARE_HIST_WORD(1u, FIRMWARE_F_DELTA)]) : cur[FIRMWARE_F_DELTA];
     x[FIRMWARE_IN_PREV_ACTION_T] = cur[FIRMWARE_F_PREV_ACTION];
     x[FIRMWARE_IN_DELTA_T] = cur[FIRMWARE_F_DELTA];
-    x[FIRMWARE_IN_DELTA_LOG_RATIO_T] = rlcc_log_ratio((int32_t)x[FIRMWARE_IN_DELTA_T], (int32_t)x[FIRMWARE_IN_DELTA_T_1]);
+    x[FIRMWARE_IN_DELTA_LOG_RATIO_T] =
+        rlcc_log_ratio((int32_t)x[FIRMWARE_IN_DELTA_T], (int32_t)x[FIRMWARE_IN_DELTA_T_1]);
 }
 
 /* New history: stored step s = this window's step s - 1 (the oldest step drops out); each value is

@@ -17,8 +17,8 @@ from rlcc.verify.check import DEFAULT_RANDOM_VECTORS, verify_firmware
 from rlcc.verify.firmware_run import firmware_build
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "firmware" / "firmware.rlcc.json"
-ADAPTER_OVERHEAD_CYCLES = 64  # measured 49..54 (rv32), 57..58 (rv64): the adapter call, the attribute word,
-# the slot check and the doca_pcc_dev_get_algo_params call (README: cycle table)
+ADAPTER_OVERHEAD_CYCLES = 80  # measured 49..50 (rv32), 58..72 (rv64; 72 on RTT decisions of the example with its
+# derived input): the adapter call, the attribute word, the slot check and the doca_pcc_dev_get_algo_params call
 
 
 @pytest.fixture(scope="module")

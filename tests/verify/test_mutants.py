@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from rlcc import derived as derived_vocab
 from rlcc import formats as fmt
 from rlcc.codegen import generate, manifest as manifest_io
 from rlcc.errors import BuildError, ExitCode, RlccError
@@ -48,20 +49,50 @@ NAMES = {"rt": "rlcc_runtime.h"}
 
 def brute_force_reachable(model: FxModel) -> list[set[int]]:
     """Leaves hit by some input built from each split's T / T+1 and the domain ends (an
-    oracle independent of the interval reasoning: it just evaluates the trees)."""
+    oracle independent of the interval reasoning: it just evaluates the trees). A derived input
+    is never enumerated: it is computed from its sources, whose candidates include, per
+    candidate current value, the previous values where the derived input crosses each of its
+    thresholds (found by bisection, the derived value being monotone in the previous one)."""
+    spec = model.spec
     domains = input_domains(model)
+    derived = {spec.input_width + k: spec.derived_sources(k) for k in range(len(spec.derived))}
+
+    def near(i: int, thresholds: set[int]) -> set[int]:
+        lo, hi = domains[i]
+        return {v for t in thresholds for v in (t - 1, t, t + 1) if lo <= v <= hi} | {lo, hi}
+
+    def dval(k: int, cur: int, prev: int) -> int:
+        d = derived_vocab.get(spec.derived[k])
+        return int(d.device_value(golden.NUMPY, np.int64(cur), np.int64(prev)))
+
     out = []
     for tree in model.trees:
-        inputs = sorted({s.input for s in tree.splits})
-        cand = {}
-        for i in inputs:
-            lo, hi = domains[i]
-            vals = {lo, hi} | {v for s in tree.splits if s.input == i for v in (s.threshold - 1, s.threshold, s.threshold + 1)}
-            cand[i] = sorted(v for v in vals if lo <= v <= hi)
+        thr: dict[int, set[int]] = {}
+        for sp in tree.splits:
+            thr.setdefault(sp.input, set()).add(sp.threshold)
+        free = sorted({j for i in thr for j in (derived[i] if i in derived else (i,))})
+        cand = {i: near(i, thr.get(i, set())) for i in free}
+        for i, (c, p) in derived.items():
+            if i not in thr:
+                continue
+            k = i - spec.input_width
+            plo, phi = domains[p]
+            for cur in sorted(cand[c]):
+                for t in thr[i]:
+                    for goal in (t - 1, t, t + 1):  # last previous value with derived >= goal
+                        a, b = plo, phi
+                        if dval(k, cur, a) < goal:
+                            continue
+                        while a < b:
+                            mid = (a + b + 1) // 2
+                            a, b = (mid, b) if dval(k, cur, mid) >= goal else (a, mid - 1)
+                        cand[p] |= {v for v in (a - 1, a, a + 1) if plo <= v <= phi}
         hit = set()
-        for combo in itertools.product(*(cand[i] for i in inputs)):
-            x = np.zeros((1, model.spec.input_width), dtype=np.int64)
-            x[0, inputs] = combo
+        for combo in itertools.product(*(sorted(cand[i]) for i in free)):
+            x = np.zeros((1, spec.student_width), dtype=np.int64)
+            x[0, free] = combo
+            for i, (c, p) in derived.items():
+                x[0, i] = dval(i - spec.input_width, int(x[0, c]), int(x[0, p]))
             hit.add(int(golden.eval_trees(model, x)[1][0, model.trees.index(tree)]))
         out.append(hit)
     return out
@@ -222,17 +253,21 @@ def test_prover_verdicts(example_copy):
     assert [p["id"] for p in d["killed_by_proof"]] == ["probe_timeout:+1"]
 
 
-def test_golden_level_equivalence_only_for_exhaustively_unobservable_edits():
-    """The example's only unobservable edits are +-1 on leaf t1:3 (its verify.json coverage):
-    the leaf is reachable (brute force), but every input reaching it saturates the clamp."""
+def test_golden_level_equivalence_only_for_exhaustively_unobservable_edits(tmp_path):
+    """Leaves every input of which saturates the factor clamp: their +-1 edits are proven
+    unobservable at the golden level (exhaustive search), and no other edit is; the bundled
+    example has none (its coverage is complete)."""
     pytest.importorskip("rlcc.fxp.observable")
-    model = example_model()
-    src = sources(EXAMPLE / "firmware.c", EXAMPLE / "firmware.h")
-    by_id = {m.id: m for m in generate_mutants(src["c"], src["h"], model, rt_text=src["rt"])}
-    edits = _unobservable_edits(model, list(by_id.values()))
-    assert set(edits) == {"leaf:t1:3:+1", "leaf:t1:3:-1"}
-    assert 3 in brute_force_reachable(model)[1]
-    assert "saturates the factor clamp" in edits["leaf:t1:3:+1"]
+    tree = Tree((Split(1, ">", 1000, 0.0), Split(3, ">", 0, 0.0)), (60000, 100, -60000, -100))  # 0, 2: clamped
+    model = FxModel(SPEC, FxConstants.from_spec(SPEC), (tree,), bias=fmt.FACTOR_ONE)
+    paths = generate(model, tmp_path)
+    src = sources(paths["c"], paths["h"])
+    edits = _unobservable_edits(model, generate_mutants(src["c"], src["h"], model, rt_text=src["rt"]))
+    assert set(edits) == {"leaf:t0:0:+1", "leaf:t0:0:-1", "leaf:t0:2:+1", "leaf:t0:2:-1"}
+    assert all("saturates the factor clamp" in why for why in edits.values())
+    assert {0, 2} <= brute_force_reachable(model)[0]
+    ex = sources(EXAMPLE / "firmware.c", EXAMPLE / "firmware.h")
+    assert _unobservable_edits(example_model(), generate_mutants(ex["c"], ex["h"], example_model(), rt_text=ex["rt"])) == {}
 
 
 def test_unbuildable_and_wrong_firmware_refused(example_copy, tmp_path):
