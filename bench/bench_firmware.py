@@ -165,7 +165,7 @@ def lower_bound(model, profile) -> dict:
     """Instructions/cycles for compares + index build + lookups + sums alone (see formula)."""
     T = len(model.trees)
     D = sum(t.depth for t in model.trees)
-    n_in = model.spec.input_width
+    n_in = model.spec.student_width
     compares = D
     shift_or = sum(2 * max(t.depth - 1, 0) for t in model.trees)
     addr = 2 * T  # scale the index (slli 2) and add the table base
@@ -237,6 +237,7 @@ def worst_case_mix(harness_elf: Path, drv: Driver, vectors, idx: int, model, tar
 
 def bench_target(target: str, fw_dir: Path, model, ensemble, tmp: Path) -> dict:
     from rlcc.fxp import golden
+    from rlcc.fxp.quantize import device_inputs_to_float
     from rlcc.verify.build import firmware_footprint, section_sizes
     from rlcc.verify.firmware_run import resolve
 
@@ -256,13 +257,10 @@ def bench_target(target: str, fw_dir: Path, model, ensemble, tmp: Path) -> dict:
     # policy inputs of those RTT decisions (device integers) and as floats for the IR / TL2cgen
     g = golden.step(model, vectors.ctx_in[rtt], vectors.event[rtt], vectors.attr[rtt])
     x_int = g.features.astype(np.int64)
-    scale = np.array([model.spec.features[i % model.spec.n_features].scale for i in range(model.spec.input_width)])
-    offset = np.array([model.spec.features[i % model.spec.n_features].offset for i in range(model.spec.input_width)])
-    frac = np.array(model.input_frac_bits, dtype=np.float64)
-    x_float = (scale * (x_int / 2.0**frac) + offset).astype(np.float32)
+    x_float = device_inputs_to_float(model.spec, x_int).astype(np.float32)  # window and derived inputs
 
     # rlcc: tree ensemble alone
-    drv = Driver(build_rlcc_driver(fw_dir, target, tmp, zbb), xlen, profile, zbb, "<i4", "<i4", model.spec.input_width)
+    drv = Driver(build_rlcc_driver(fw_dir, target, tmp, zbb), xlen, profile, zbb, "<i4", "<i4", model.spec.student_width)
     y, cyc, ins = drv.run(x_int)
     total, _ = golden.eval_trees(model, x_int)
     _, ecyc, eins = drv.run(x_int[:256], empty=True)
@@ -390,7 +388,7 @@ def main() -> int:
         tmp = Path(tmpd)
         fw_dir, compile_s = compile_example(args.out, tmp)
         model = FxModel.from_file(str(fw_dir / "model.rlcc.json"))
-        ensemble = from_catboost_json(json.loads((fw_dir / "catboost.json").read_text()), model.spec.input_width)
+        ensemble = from_catboost_json(json.loads((fw_dir / "catboost.json").read_text()), model.spec.student_width)
         assert len(ensemble.trees) == len(model.trees)
         targets = ["rv64imac"] + ([] if args.no_rv32 else ["rv32imc"])
         doc = {
@@ -401,7 +399,7 @@ def main() -> int:
                         "zig": subprocess.run([sys.executable, "-m", "ziglang", "version"], check=False, capture_output=True,
                                               text=True).stdout.strip()},
             "model": {"source": "examples/rlcc_mlp.onnx", "trees": len(model.trees),
-                      "max_depth": max(t.depth for t in model.trees), "inputs": model.spec.input_width,
+                      "max_depth": max(t.depth for t in model.trees), "inputs": model.spec.student_width,
                       "comparisons": sum(t.depth for t in model.trees), "rlcc_compile_seconds": compile_s,
                       "firmware_c_sha256": hashlib.sha256((fw_dir / "firmware.c").read_bytes()).hexdigest(),
                       "note": "rlcc-compile trains the trees, so a fresh compile can give a different ensemble"},
