@@ -105,7 +105,8 @@ def test_memory_view_keeps_ram_alive():
 
 def test_ctrl_c_interrupts_run():
     # The child starts with SIGINT unblocked and Python's handler whatever the pytest process
-    # holds (a blocked or ignored SIGINT is inherited across exec); seen in full runs, reported.
+    # holds: a blocked or ignored SIGINT is inherited across exec, and a shell without job control
+    # starts background commands (`pytest &`, e.g. a CI runner's) with SIGINT ignored.
     blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
     if blocked or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         warnings.warn(f"the test process has SIGINT {'blocked' if blocked else 'ignored'}; the child resets it")
