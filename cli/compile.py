@@ -28,6 +28,7 @@ from rlcc.distill.pipeline import (
     DEFAULT_SAMPLES,
     QUICK_CANDIDATES,
     QUICK_SAMPLES,
+    EQUILIBRIUM_MODES,
     CompileOptions,
     compile_policy,
 )
@@ -70,6 +71,9 @@ OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force r
 @click.option("--derived", default="auto", show_default=True,
               help="Derived student inputs (computed on the device from the window, rlcc.derived): auto (every one the "
                    "spec's window supports), none, or a comma list of names.")
+@click.option("--equilibrium", type=click.Choice(EQUILIBRIUM_MODES), default=EQUILIBRIUM_MODES[0], show_default=True,
+              help="ramps: the student is linear (not a tree staircase) around the teacher's equilibrium "
+                   "(rlcc.distill.equilibrium); none: trees only.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of sampling and training; same seed, same bytes.")
 @click.option("--quick", is_flag=True, help="Few samples and short simulations (smoke runs, tests).")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
@@ -96,7 +100,7 @@ OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force r
 def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, depth: int, budget_ops: int,
                     samples: int | None, scenarios: str | None, dagger_rounds: int, candidates: int | None,
                     max_goodput_diff: float, max_steady_pct: float, max_transient_pct: float, max_drop_diff: float,
-                    accept_fidelity: bool, derived: str, seed: int, quick: bool, force: bool,
+                    accept_fidelity: bool, derived: str, equilibrium: str, seed: int, quick: bool, force: bool,
                     name: str, tree_style: str, probe_timeout_us: float | None, sdk: str, slot: int | None,
                     run_verify: bool, target: str,
                     budget_ns: float | None, budget_cycles: int | None, jobs: int | None, quiet: bool,
@@ -128,7 +132,7 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
             raise BadInputError(f"--probe-timeout-us must be between 0.001 and {fmt.PROBE_TIMEOUT_NS_MAX / 1000:g} us")
         overrides["probe_timeout_ns"] = int(round(ns))
     common = dict(trees=trees, depth=depth, budget_ops=budget_ops, dagger_rounds=dagger_rounds, seed=seed,
-                  derived=derived, **overrides)
+                  derived=derived, equilibrium=equilibrium, **overrides)
     options = CompileOptions.quick(**common) if quick else CompileOptions(**common)
     options.validate()
     student = options.student_spec(policy.spec)  # a --derived the window cannot feed fails here, before the work

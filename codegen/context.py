@@ -18,7 +18,7 @@ from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.codegen.sdk_flavours import SdkChoice, choose, template_context
 from rlcc.errors import BadInputError
-from rlcc.fxp.model import INT32_MAX, INT32_MIN, PARAM_RULE, U32_MAX, FxModel, Split, model_params
+from rlcc.fxp.model import INT32_MAX, INT32_MIN, PARAM_RULE, U32_MAX, FxModel, Ramp, Split, model_params
 
 TREE_STYLES = ("oblivious", "ifelse")
 SQRT_INDEX_BITS = 8  # isqrt seed table: top 8 bits of the normalized argument, 192 entries
@@ -188,6 +188,25 @@ def _split(model: FxModel, t: int, k: int, s: Split, input_macros: list[str], pr
     return CSplit(k, f"{names[s.input]} {s.op} {s.threshold}", macro, c_int32(s.threshold), cond, comment)
 
 
+def _ramp(model: FxModel, i: int, r: Ramp, input_macros: list[str], prefix: str) -> dict[str, Any]:
+    """A ramp's named constants (value and a readable comment each) and its call."""
+    names = model.spec.student_input_names()
+    bits = model.input_frac_bits[r.input]
+    per_unit = lambda k: _decimal(k, r.shift + fmt.LEAF_FRAC_BITS - bits) if k else "0"  # noqa: E731
+    consts = [
+        ("LO", c_int32(r.lo), f"{names[r.input]} = {_decimal(r.lo, bits)}: the term is constant below"),
+        ("CENTER", c_int32(r.center), f"{names[r.input]} = {_decimal(r.center, bits)}: the teacher's equilibrium"),
+        ("HI", c_int32(r.hi), f"{names[r.input]} = {_decimal(r.hi, bits)}: the term is constant above"),
+        ("K_BELOW", c_int32(r.k_below), f"slope below the center: {per_unit(r.k_below)} factor per 1.0 of the input"),
+        ("K_ABOVE", c_int32(r.k_above), f"slope above the center: {per_unit(r.k_above)} factor per 1.0 of the input"),
+        ("SHIFT", f"{r.shift}u", "fractional bits of the slopes"),
+    ]
+    macro = f"{prefix}RAMP_{i}_"
+    args = [f"(int32_t)x[{input_macros[r.input]}]"] + [macro + c for c, _, _ in consts]
+    return {"index": i, "input": names[r.input], "consts": [{"macro": macro + c, "value": v, "comment": m} for c, v, m in consts],
+            "args": args}
+
+
 def _input_macros(model: FxModel, prefix: str) -> list[str]:
     names = model.spec.student_input_names()
     return [prefix + "IN_" + re.sub(r"\W+", "_", n).strip("_").upper() for n in names]
@@ -275,6 +294,7 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "n_comparisons": sum(t.depth for t in model.trees),
         "n_operations": model.n_operations,
         "leaf_bytes": 4 * sum(len(t.leaves) for t in model.trees),
+        "ramps": [_ramp(model, i, r, macros, macro_prefix) for i, r in enumerate(model.ramps)],
         "bias": c_int32(model.bias),
         "bias_value": model.bias,
         "bias_decimal": _decimal(model.bias, fmt.LEAF_FRAC_BITS),

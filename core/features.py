@@ -137,6 +137,10 @@ class FeatureDef:
     events: tuple[int, ...] = ()  # event types the firmware must count for it (CNP, NACK)
     params: tuple[str, ...] = ()  # host parameters its C reads (codegen.context defines them)
     needs_inflation: bool = False  # its C reads the shared RTT inflation
+    # Half-width (raw feature units, from the spec's reward parameters) of the interval around the
+    # teacher's equilibrium in which the student is linear in this feature (rlcc.distill.equilibrium);
+    # None: no ramp on it.
+    equilibrium_half_width: Callable[[Any], float] | None = None
     # C expression of the device value, over the runtime (rlcc_runtime.h) and the decision's
     # locals: ``c`` (context words), ``inflation``; ``{input_t}`` is the model's input type and
     # ``{param[NAME]}`` reads host parameter NAME
@@ -227,7 +231,8 @@ _FULL = (-(2**31), 2**31 - 1)  # a raw context word read as int32
 register(FeatureDef(
     "prev_action", "multiplicative rate factor applied at the flow's previous decision (1.0 at the first)",
     fmt.FACTOR_FRAC_BITS, lambda s: s.prev_action, lambda d: d.prev_factor, lambda c: _FULL, fmt.FACTOR_ONE,
-    context_field=ContextField(fmt.CTX_PREV_FACTOR), c_expr="rlcc_as_int32(c[RLCC_CTX_PREV_FACTOR])"))
+    context_field=ContextField(fmt.CTX_PREV_FACTOR), c_expr="rlcc_as_int32(c[RLCC_CTX_PREV_FACTOR])",
+    equilibrium_half_width=lambda reward: 0.02))  # factors within 2% of 1: a settled flow's dither
 register(FeatureDef(
     "rtt_inflation", "RTT / base RTT of the probe that triggered this decision",
     16, lambda s: s.inflation, lambda d: d.inflation, lambda c: (0, fmt.FEATURE_MAX), 2 * fmt.FACTOR_ONE,
@@ -241,7 +246,8 @@ register(FeatureDef(
     16, _delta_float, _delta_device, lambda c: (fmt.FEATURE_MIN, min(c.target_q16, fmt.FEATURE_MAX)), 0,
     rtt_inverse=_delta_rtt, rtt_direction=-1, rate_dependent=True,
     params=("TARGET_Q16", "BETA_Q16", "INV_BASE_RTT"), needs_inflation=True,
-    c_expr="rlcc_delta(inflation, c[RLCC_CTX_RATE], {param[TARGET_Q16]}, {param[BETA_Q16]})"))
+    c_expr="rlcc_delta(inflation, c[RLCC_CTX_RATE], {param[TARGET_Q16]}, {param[BETA_Q16]})",
+    equilibrium_half_width=lambda reward: 0.3 * reward.target))  # about +-20% RTT at 2048 flows
 register(FeatureDef(
     "cnp_count", "CNPs received since the previous decision",
     0, lambda s: s.cnp_count, lambda d: d.cnp, lambda c: (0, fmt.COUNT_MAX), 0,

@@ -2,8 +2,13 @@
 
 Semantics (checked against CatBoost's own predictions in tests/distill):
 ``bit_k = float32(x[input_k]) > float32(border_k)``, ``leaf = OR_k bit_k << k`` in CatBoost's
-JSON split order, ``output = bias + sum_t leaves_t[leaf_t]`` in float64. CatBoost's
-``scale_and_bias`` is folded in: leaves are multiplied by the scale, the bias is the base.
+JSON split order, ``output = bias + sum_t leaves_t[leaf_t] + sum_r ramp_r(x)`` in float64.
+CatBoost's ``scale_and_bias`` is folded in: leaves are multiplied by the scale, the bias is the base.
+
+A ramp is a clipped, two-sided linear term on one input around the teacher's equilibrium
+(``rlcc.distill.equilibrium``): trees are staircases, and a staircase across the point where the
+factor crosses 1 makes the closed loop dither between two steps instead of settling where the
+teacher does.
 """
 
 from __future__ import annotations
@@ -35,6 +40,29 @@ class FloatTree:
         return len(self.splits)
 
 
+# Operations of one ramp in the paper's count: two clip comparisons, the side test, the multiply,
+# the addition.
+RAMP_OPERATIONS = 5
+
+
+@dataclasses.dataclass(frozen=True)
+class FloatRamp:
+    """``slope_below * (max(x, lo) - center)`` for ``x < center``, else
+    ``slope_above * (min(x, hi) - center)``, on float32 input ``input`` (lo <= center <= hi)."""
+
+    input: int
+    lo: float
+    center: float
+    hi: float
+    slope_below: float
+    slope_above: float
+
+    def value(self, x: np.ndarray) -> np.ndarray:
+        v = np.asarray(x, dtype=np.float64)[:, self.input]
+        d = np.clip(v, self.lo, self.hi) - self.center
+        return np.where(d < 0, self.slope_below * d, self.slope_above * d)
+
+
 @dataclasses.dataclass(frozen=True)
 class FloatEnsemble:
     """A float oblivious-tree ensemble whose output is the (unclamped) rate factor."""
@@ -42,8 +70,12 @@ class FloatEnsemble:
     n_inputs: int
     trees: tuple[FloatTree, ...]
     bias: float
+    ramps: tuple[FloatRamp, ...] = ()
 
     def __post_init__(self) -> None:
+        for r in self.ramps:
+            if not 0 <= r.input < self.n_inputs or not r.lo <= r.center <= r.hi:
+                raise BadInputError(f"invalid ramp {r}")
         for i, t in enumerate(self.trees):
             if len(t.leaves) != 1 << t.depth:
                 raise BadInputError(f"tree {i}: {len(t.leaves)} leaves for depth {t.depth}")
@@ -52,8 +84,8 @@ class FloatEnsemble:
 
     @property
     def n_operations(self) -> int:
-        """Comparisons plus leaf additions, counted as in the paper."""
-        return sum(t.depth for t in self.trees) + len(self.trees)
+        """Comparisons plus leaf additions, counted as in the paper (plus the ramps' operations)."""
+        return sum(t.depth for t in self.trees) + len(self.trees) + RAMP_OPERATIONS * len(self.ramps)
 
     @functools.cached_property
     def _tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -79,20 +111,28 @@ class FloatEnsemble:
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """Ensemble output (N,) float64 for float32 inputs (N, n_inputs): bias plus the leaves
-        added tree by tree in order (a sequential float64 sum)."""
+        added tree by tree in order, then the ramps (a sequential float64 sum)."""
+        x = np.ascontiguousarray(x, dtype=np.float32)
         idx = self.leaf_indices(x)
         leaves = self._tables[3]
-        terms = np.empty((len(idx), len(self.trees) + 1), dtype=np.float64)
+        terms = np.empty((len(idx), len(self.trees) + len(self.ramps) + 1), dtype=np.float64)
         terms[:, 0] = self.bias
-        terms[:, 1:] = leaves[np.arange(len(self.trees)), idx]
+        terms[:, 1:len(self.trees) + 1] = leaves[np.arange(len(self.trees)), idx]
+        for k, r in enumerate(self.ramps):
+            terms[:, len(self.trees) + 1 + k] = r.value(x)
         return np.cumsum(terms, axis=1)[:, -1]
+
+    def tree_sum(self, x: np.ndarray) -> np.ndarray:
+        """The output without the ramps (what a tree library such as treelite computes)."""
+        return dataclasses.replace(self, ramps=()).predict(x)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
 
-def from_catboost_json(data: Mapping[str, Any], n_inputs: int) -> FloatEnsemble:
-    """Import a CatBoost JSON export (``save_model(format="json")``) of a regression model."""
+def from_catboost_json(data: Mapping[str, Any], n_inputs: int, ramps: tuple[FloatRamp, ...] = ()) -> FloatEnsemble:
+    """Import a CatBoost JSON export (``save_model(format="json")``) of a regression model; the
+    ensemble gets ``ramps`` (CatBoost has no such term: the JSON holds the trees)."""
     try:
         scale, biases = data.get("scale_and_bias", [1.0, [0.0]])
         bias = float(biases[0]) if isinstance(biases, list) else float(biases)
@@ -113,7 +153,7 @@ def from_catboost_json(data: Mapping[str, Any], n_inputs: int) -> FloatEnsemble:
             trees.append(FloatTree(tuple(splits), leaves))
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise BadInputError(f"malformed CatBoost JSON model ({type(exc).__name__}: {exc})") from None
-    return FloatEnsemble(n_inputs=n_inputs, trees=tuple(trees), bias=bias)
+    return FloatEnsemble(n_inputs=n_inputs, trees=tuple(trees), bias=bias, ramps=tuple(ramps))
 
 
 # A predicate on a candidate ensemble (e.g. "its firmware fits a cycle budget"); the fitter keeps

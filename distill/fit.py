@@ -10,6 +10,12 @@ leaves), instead of boosting's greedy, learning-rate-shrunk per-tree steps. The 
 each decision by the time it governs (its RTT): a decision in a deep queue steers the flow for
 hundreds of microseconds, one at the base RTT for eight, yet both count once in the sampled set.
 The refitted leaves are written back into the exported CatBoost JSON, which stays the model.
+
+With ramps (``rlcc.distill.equilibrium``: linear terms around the teacher's equilibrium) the
+student is ``trees + ramps``: the trees fit the residual with no split border strictly inside any
+ramp's interval, so inside the box around the equilibrium the student is linear like the teacher
+instead of a staircase, whose steps make the closed loop dither. The exported CatBoost JSON holds
+the trees; the ramps travel in ``FloatEnsemble.ramps``.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from rlcc.tree_ir import FitsBudget, FloatEnsemble, from_catboost_json
+from rlcc.tree_ir import RAMP_OPERATIONS, FitsBudget, FloatEnsemble, FloatRamp, from_catboost_json
 from rlcc.errors import BadInputError
 from rlcc.progress import Stage
 
@@ -42,18 +48,19 @@ class FitConfig:
     seed: int = 0
     thread_count: int = 1
 
-    def max_trees(self) -> int:
-        """Largest tree count allowed by both ``trees`` and the operations budget."""
+    def max_trees(self, reserved_ops: int = 0) -> int:
+        """Largest tree count allowed by both ``trees`` and the operations budget (less
+        ``reserved_ops`` taken by other terms, e.g. ramps)."""
         if self.trees < 1:
             raise BadInputError(f"--trees must be >= 1, got {self.trees}")
         if not 1 <= self.depth <= MAX_DEPTH:
             raise BadInputError(f"--depth must be in 1..{MAX_DEPTH}, got {self.depth}")
         per_tree = self.depth + 1  # depth comparisons + one leaf addition
-        fit = min(self.trees, self.budget_ops // per_tree)
+        fit = min(self.trees, (self.budget_ops - reserved_ops) // per_tree)
         if fit < 1:
             raise BadInputError(
                 f"operations budget {self.budget_ops} is smaller than one depth-{self.depth} tree "
-                f"({per_tree} operations)"
+                f"({per_tree} operations)" + (f" plus {reserved_ops} for the ramps" if reserved_ops else "")
             )
         return fit
 
@@ -75,13 +82,15 @@ def fit_student(
     weights: np.ndarray | None = None,
     leaf_weights: np.ndarray | None = None,
     stage: Stage | None = None,
+    ramps: tuple[FloatRamp, ...] = (),
 ) -> FitResult:
     """Fit a regression ensemble of ``y`` (teacher factors) on float32 inputs ``x``.
 
     A constant teacher gives an ensemble with zero trees whose bias is that constant (CatBoost
     refuses constant targets, and a zero-tree model is exact for it). ``weights`` weight the
     boosting; ``leaf_weights`` (non-negative, per sample) trigger the joint leaf refit.
-    ``stage`` advances by one step per boosted tree and one for the refit.
+    ``stage`` advances by one step per boosted tree and one for the refit. ``ramps`` (fitted by
+    ``rlcc.distill.equilibrium``) are part of the student: the trees fit the rest (module doc).
     """
     x = np.ascontiguousarray(x, dtype=np.float32)
     y = np.asarray(y, dtype=np.float64)
@@ -91,20 +100,22 @@ def fit_student(
         raise BadInputError("teacher produced NaN or inf factors on sampled states")
     if not np.all(np.isfinite(x)):
         raise BadInputError("sampled policy inputs contain NaN or inf")
-    n_max = config.max_trees()
+    constant = float(np.ptp(y)) == 0.0
+    ramps = () if constant else tuple(ramps)
+    n_max = config.max_trees(RAMP_OPERATIONS * len(ramps))
     stage = stage or Stage()
     stage.add(n_max + (leaf_weights is not None))
-    if float(np.ptp(y)) == 0.0:
+    if constant:
         return FitResult(FloatEnsemble(x.shape[1], (), float(y[0])), "", True, config.trees, n_max)
 
     import catboost
 
-    model = catboost.CatBoostRegressor(
+    target = y - _ramp_sum(ramps, x)
+    params = dict(
         iterations=n_max,
         depth=config.depth,
         learning_rate=config.learning_rate,
         l2_leaf_reg=config.l2_leaf_reg,
-        border_count=config.border_count,
         loss_function="RMSE",
         grow_policy="SymmetricTree",
         random_seed=config.seed,
@@ -114,21 +125,68 @@ def fit_student(
         verbose=False,
         allow_writing_files=False,
     )
-    model.fit(x, y, sample_weight=weights, callbacks=[_Ticks(stage)])
+    # a quantized pool (ramps) carries its own borders
+    model = catboost.CatBoostRegressor(**params) if ramps else catboost.CatBoostRegressor(border_count=config.border_count, **params)
+    if ramps:
+        model.fit(_pool_without_box_borders(x, target, weights, ramps, config.border_count),
+                  callbacks=[_Ticks(stage)])
+    else:
+        model.fit(x, target, sample_weight=weights, callbacks=[_Ticks(stage)])
     n = model.tree_count_
-    ensemble = _import(model, x.shape[1])
+    ensemble = _import(model, x.shape[1], ramps)
     while fits is not None and not fits(ensemble):
         n -= 1
         if n == 0:
             raise BadInputError("no ensemble (not even one tree) fits the cycle budget")
         model.shrink(n)
-        ensemble = _import(model, x.shape[1])
+        ensemble = _import(model, x.shape[1], ramps)
     exported = _export_json(model)
     if leaf_weights is not None:
-        exported = refit_leaves_json(exported, ensemble, x, y, np.asarray(leaf_weights, dtype=np.float64))
-        ensemble = from_catboost_json(json.loads(exported), x.shape[1])
+        exported = refit_leaves_json(exported, ensemble, x, target, np.asarray(leaf_weights, dtype=np.float64))
+        ensemble = from_catboost_json(json.loads(exported), x.shape[1], ramps)
         stage.advance(1)
     return FitResult(ensemble, exported, False, config.trees, n_max)
+
+
+def _ramp_sum(ramps: tuple[FloatRamp, ...], x: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(x), dtype=np.float64)
+    for r in ramps:
+        out += r.value(x)
+    return out
+
+
+def _pool_without_box_borders(x: np.ndarray, y: np.ndarray, weights: np.ndarray | None,
+                              ramps: tuple[FloatRamp, ...], border_count: int) -> Any:
+    """A CatBoost pool quantized with CatBoost's own borders, minus those strictly inside a ramp's
+    interval on its input (the interval's ends are borders instead): no tree splits the box."""
+    import os
+    import tempfile
+
+    import catboost
+
+    fd, path = tempfile.mkstemp(suffix=".tsv")
+    os.close(fd)
+    try:
+        probe = catboost.Pool(x, y, weight=weights)
+        probe.quantize(border_count=border_count)
+        probe.save_quantization_borders(path)
+        borders: dict[int, set[float]] = {}
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                f, b = line.split("\t")[:2]
+                borders.setdefault(int(f), set()).add(float(np.float32(b)))
+        for r in ramps:
+            keep = {b for b in borders.get(r.input, set()) if not r.lo < b < r.hi}
+            borders[r.input] = keep | {float(np.float32(r.lo)), float(np.float32(r.hi))}
+        with open(path, "w", encoding="utf-8") as fh:
+            for f in sorted(borders):
+                for b in sorted(borders[f]):
+                    fh.write(f"{f}\t{b!r}\n")
+        pool = catboost.Pool(x, y, weight=weights)
+        pool.quantize(input_borders=path)
+        return pool
+    finally:
+        os.unlink(path)
 
 
 class _Ticks:
@@ -242,5 +300,5 @@ def _canonical(data: dict[str, Any]) -> str:
     return json.dumps(data, sort_keys=True, indent=1) + "\n"
 
 
-def _import(model: Any, n_inputs: int) -> FloatEnsemble:
-    return from_catboost_json(json.loads(_export_json(model)), n_inputs)
+def _import(model: Any, n_inputs: int, ramps: tuple[FloatRamp, ...] = ()) -> FloatEnsemble:
+    return from_catboost_json(json.loads(_export_json(model)), n_inputs, ramps)

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 from rlcc import derived as derived_vocab
 from rlcc import formats as fmt
-from rlcc.distill import evaluate, sampling, select
+from rlcc.distill import equilibrium, evaluate, sampling, select
 from rlcc.distill.factor_range import FactorRange, teacher_factor_range
 from rlcc.distill.fit import (
     DEFAULT_BUDGET_OPS,
@@ -47,13 +47,14 @@ from rlcc.progress import Progress, Stage, silent
 from rlcc.simulator.controllers import FactorController
 from rlcc.simulator.controllers.compiled import FloatTreesController, GoldenController
 from rlcc.spec import ObservationSpec
-from rlcc.tree_ir import FitsBudget, FloatEnsemble
+from rlcc.tree_ir import FitsBudget, FloatEnsemble, FloatRamp
 
 Log = Callable[[str], None]
 
 
 DEFAULT_SAMPLES = 30000  # closed-loop decisions sampled (--samples)
 QUICK_SAMPLES = 6000  # the same with --quick
+EQUILIBRIUM_MODES = ("ramps", "none")
 DEFAULT_CANDIDATES = 4  # candidate students ranked in closed loop (--candidates)
 QUICK_CANDIDATES = 2
 
@@ -93,6 +94,8 @@ class CompileOptions:
     # Derived student inputs (rlcc.derived): "auto" = every one the spec's window supports,
     # "none", or a comma list of names.
     derived: str = "auto"
+    # Linear terms around the teacher's equilibrium (rlcc.distill.equilibrium): "ramps" or "none".
+    equilibrium: str = "ramps"
 
     def student_spec(self, spec: ObservationSpec) -> ObservationSpec:
         """The teacher's spec with the student's derived inputs (BadInputError if unsupported)."""
@@ -130,6 +133,8 @@ class CompileOptions:
             raise BadInputError("invalid anchor fraction")
         if not 0 <= self.perturb_fraction <= 4 or not 0 < self.holdout_fraction < 1:
             raise BadInputError("invalid perturbation or hold-out fraction")
+        if self.equilibrium not in EQUILIBRIUM_MODES:
+            raise BadInputError(f"--equilibrium must be one of {', '.join(EQUILIBRIUM_MODES)}, got {self.equilibrium!r}")
         if not 1 <= self.candidates <= len(CANDIDATE_GRID):
             raise BadInputError(f"--candidates must be in 1..{len(CANDIDATE_GRID)}, got {self.candidates}")
         self.bar.validate()
@@ -189,12 +194,17 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
     train = Samples.concat(parts)
     clamped = _clamp_report(policy, visited)
     factor_range = teacher_factor_range(policy, train.obs)
+    if options.equilibrium == "ramps":
+        eq = equilibrium.find(teacher, spec)
+        ramps, ramps_note = eq.ramps(teacher, options.seed + 3), eq.reason
+    else:
+        ramps, ramps_note = (), "--equilibrium none"
 
     log(f"fitting <= {config.max_trees()} trees of depth {config.depth} on {len(train)} samples")
     summary_flows = (options.eval_flows[len(options.eval_flows) // 2],)
     base = CANDIDATE_GRID[0]
     with progress("fitting the trees", "step") as stage:
-        fit, model, stats = _fit_quantize(train, student, config, base, fits, policy, options, factor_range, stage)
+        fit, model, stats = _fit_quantize(train, student, config, base, fits, policy, options, factor_range, ramps, stage)
     round0 = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
                                   options.seed, evaluate.STEADY, None, ("float_trees",), runner)
     teacher_steady = {name: row["teacher"] for name, row in round0.scenarios.items()}  # reused below
@@ -217,7 +227,7 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
         on_policy = evaluate.fidelity(model, fit.ensemble, visited_by_student)
         train = Samples.concat([train, visited_by_student])
         with progress(f"round {r}/{n_rounds}: refitting the trees", "step") as stage:
-            fit, model, stats = _fit_quantize(train, student, config, base, fits, policy, options, factor_range, stage)
+            fit, model, stats = _fit_quantize(train, student, config, base, fits, policy, options, factor_range, ramps, stage)
         summary = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
                                        options.seed, evaluate.STEADY, teacher_steady, ("float_trees",), runner)
         rounds.append(_round_summary(r, kind, fit.ensemble, model, held, on_policy, summary))
@@ -228,7 +238,7 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
             f"{list(select.VALIDATION_FLOWS)})")
         with progress("candidate students: fit and closed-loop validation", "step") as stage:
             (fit, model, stats), selection = _select(train, student, config, fits, policy, options, factor_range,
-                                                     (fit, model, stats), runner, stage)
+                                                     ramps, (fit, model, stats), runner, stage)
 
     log(f"closed loop: teacher vs float trees vs fixed point on many-to-one {list(options.eval_flows)}")
     with progress("closed loop: teacher vs float trees vs fixed point", "sim-ms") as stage:
@@ -248,7 +258,9 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
         options={k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(options).items()},
         dataset=_dataset_summary(train, held),
         fit=Fit(trees_requested=fit.trees_requested, trees_budget=fit.trees_budget, trees=len(fit.ensemble.trees),
-                depth=options.depth, budget_ops=options.budget_ops, constant_teacher=fit.constant_teacher),
+                depth=options.depth, budget_ops=options.budget_ops, constant_teacher=fit.constant_teacher,
+                ramps=_ramps_summary(student, fit.ensemble),
+                ramps_note=ramps_note),
         quantization=stats,
         fidelity=evaluate.fidelity(model, fit.ensemble, held),
         closed_loop=closed_loop,
@@ -263,11 +275,12 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
 
 
 def _fit_quantize(train: Samples, spec, config: FitConfig, setting: CandidateSetting, fits: FitsBudget | None,
-                  policy: OnnxPolicy, options: CompileOptions, factor_range: FactorRange, stage: Stage | None = None):
+                  policy: OnnxPolicy, options: CompileOptions, factor_range: FactorRange,
+                  ramps: tuple[FloatRamp, ...] = (), stage: Stage | None = None):
     time = sampling.time_weights(spec, train.raw)
     boost = time ** setting.boost_power if setting.boost_power else None
     fit = fit_student(spec.student_obs(train.obs), train.label, dataclasses.replace(config, learning_rate=setting.learning_rate), fits,
-                      weights=boost, leaf_weights=time ** setting.leaf_power, stage=stage)
+                      weights=boost, leaf_weights=time ** setting.leaf_power, stage=stage, ramps=ramps)
     provenance = {
         "source": policy.path.name,
         "source_sha256": _sha256(policy.model_bytes),
@@ -284,7 +297,7 @@ def _fit_quantize(train: Samples, spec, config: FitConfig, setting: CandidateSet
 
 
 def _select(train: Samples, spec, config: FitConfig, fits: FitsBudget | None, policy: OnnxPolicy,
-            options: CompileOptions, factor_range: FactorRange, first: tuple, runner: Runner,
+            options: CompileOptions, factor_range: FactorRange, ramps: tuple[FloatRamp, ...], first: tuple, runner: Runner,
             stage: Stage) -> tuple[tuple, Selection]:
     """Fit the candidates (the first is ``first``, already fitted), validate each in closed loop,
     keep the best (``rlcc.distill.select``)."""
@@ -292,7 +305,7 @@ def _select(train: Samples, spec, config: FitConfig, fits: FitsBudget | None, po
     stage.add(len(settings))  # one step per extra fit, one for the validation runs
     fitted = [first]
     for setting in settings[1:]:
-        fitted.append(_fit_quantize(train, spec, config, setting, fits, policy, options, factor_range))
+        fitted.append(_fit_quantize(train, spec, config, setting, fits, policy, options, factor_range, ramps))
         stage.advance(1)
     checks = select.validation_checks(options.seed, options.steady_duration_ms, options.validation_startup_ms)
     # Teacher rows from the first candidate's run, then every other candidate in one batch.
@@ -306,6 +319,12 @@ def _select(train: Samples, spec, config: FitConfig, fits: FitsBudget | None, po
     candidates = [select.describe(s, t, options.bar) for s, t in zip(settings, tables)]
     best = select.choose(candidates)
     return fitted[best], Selection(select.suite_names(checks), candidates, candidates[best].name)
+
+
+def _ramps_summary(spec: ObservationSpec, ensemble: FloatEnsemble) -> list[dict[str, Any]]:
+    names = spec.student_input_names()
+    return [{"input": names[r.input], "center": evaluate._r(r.center), "lo": evaluate._r(r.lo), "hi": evaluate._r(r.hi),
+             "slope_below": evaluate._r(r.slope_below), "slope_above": evaluate._r(r.slope_above)} for r in ensemble.ramps]
 
 
 def _onpolicy_scenarios(options: CompileOptions) -> list[sampling.ScenarioEntry]:

@@ -88,6 +88,14 @@ def _clamp_line(fr: dict[str, Any] | None) -> list[str]:
     return [line]
 
 
+def _ramp_lines(fit) -> list[str]:
+    if not fit.ramps:
+        return [f"- no ramps: {fit.ramps_note}"] if fit.ramps_note else []
+    items = "; ".join(f"{r['input']} {_f(r['slope_below'], 4)} / {_f(r['slope_above'], 4)} around {_f(r['center'], 5)} "
+                      f"(linear on [{_f(r['lo'], 5)}, {_f(r['hi'], 5)}])" for r in fit.ramps)
+    return [f"- {len(fit.ramps)} ramps at the teacher's equilibrium, slope below / above on the scaled input: {items}"]
+
+
 def to_markdown(report: CompileReport) -> str:
     t, fit, q, fid, sz = report.teacher, report.fit, report.quantization, report.fidelity, report.sizes
     ds = report.dataset
@@ -104,6 +112,7 @@ def to_markdown(report: CompileReport) -> str:
         + (" - the cycle budget kept the largest prefix that fits"
            if not fit.constant_teacher and fit.trees < min(fit.trees_requested, fit.trees_budget) else "")
         + (" - constant teacher: tree-less model, bias only" if fit.constant_teacher else ""),
+        *_ramp_lines(fit),
         f"- operations (comparisons + additions): {sz.operations} (paper: {sz.paper_operations})",
         *_clamp_line(t.factor_range),
         (f"- per-flow state: {sz.state_bytes} of {sz.context_bytes} context bytes "

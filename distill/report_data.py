@@ -95,6 +95,10 @@ class Fit:
     depth: int
     budget_ops: int
     constant_teacher: bool
+    # Ramps around the teacher's equilibrium (rlcc.distill.equilibrium): one dict per ramp (input
+    # name, center, interval, slopes), and why there are none when empty.
+    ramps: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    ramps_note: str = ""
 
 
 @dataclasses.dataclass(frozen=True)

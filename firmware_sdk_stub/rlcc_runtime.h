@@ -32,7 +32,7 @@
 #include "pcc_sdk.h"
 
 /* Bumped on every change of behaviour or interface; generated firmware checks it. */
-#define RLCC_RUNTIME_VERSION 2u
+#define RLCC_RUNTIME_VERSION 3u
 
 /* ---- formats and context layout (values from rlcc.formats) ---- */
 #define RLCC_RATE_FRAC_BITS UINT32_C(20)
@@ -371,6 +371,18 @@ static __attribute__((noinline, unused)) int32_t rlcc_slog(int32_t d)
 static inline int32_t rlcc_log_ratio(int32_t cur, int32_t prev)
 {
     return rlcc_slog(cur) - rlcc_slog(prev);
+}
+
+/* One ramp's term of the ensemble sum (Q16.16), rlcc.fxp.golden.ramp_value: trunc(d * k / 2^shift) with
+ * d = clamp(x, lo, hi) - center and k = k_below if d < 0 else k_above. The generator guarantees
+ * |d| * |k| < 2^31, so the product stays within 32 bits on RV32 and RV64. */
+static inline int32_t rlcc_ramp(int32_t x, int32_t lo, int32_t center, int32_t hi, int32_t k_below, int32_t k_above,
+                                uint32_t shift)
+{
+    const int32_t d = (x < lo ? lo : x > hi ? hi : x) - center;
+    const int32_t k = d < 0 ? k_below : k_above;
+    const uint32_t m = ((uint32_t)(d < 0 ? -d : d) * (uint32_t)(k < 0 ? -k : k)) >> shift;
+    return (d < 0) != (k < 0) ? -(int32_t)m : (int32_t)m;
 }
 
 /* The ensemble sum clamped to [lo, hi] (the factor clamp parameters). */

@@ -18,7 +18,9 @@ Per event (context words from ``rlcc.formats``; ``ts`` = the event's 32-bit time
      context; counts from the counters;
    - the input window is the current step plus the context's history (newest first); a flow
      without valid history uses copies of the current step;
-   - ``sum = bias + sum_t leaves_t[index_t]`` where ``index_t = OR_k (x[in_k] OP_k thr_k) << k``;
+   - ``sum = bias + sum_t leaves_t[index_t] + sum_r ramp_r`` where ``index_t = OR_k (x[in_k] OP_k
+     thr_k) << k`` and ``ramp_r = trunc(d * k / 2^shift)``, ``d = clamp(x[in_r], lo, hi) - center``,
+     ``k = k_below if d < 0 else k_above`` (truncation toward zero; ``|d k| < 2^31``);
    - ``factor = clamp(sum, clamp_min, clamp_max)`` (Q16.16);
    - ``rate' = clamp((rate * factor) >> 16, rate_min, RATE_MAX)`` (truncating);
    - the context stores rate', factor, zero counters, the window shifted by one step and
@@ -54,7 +56,7 @@ import numpy as np
 from rlcc import derived as derived_vocab
 from rlcc import features as vocab
 from rlcc import formats as fmt
-from rlcc.fxp.model import FxConstants, FxModel
+from rlcc.fxp.model import FxConstants, FxModel, Ramp
 from rlcc.spec import ObservationSpec
 
 _U32 = 0xFFFFFFFF
@@ -180,7 +182,20 @@ def ensemble_core(ops: IntOps, model: FxModel, x: Sequence[Any]) -> tuple[Any, l
             idx = idx | (ops.to_int(bit) << k)
         leaves.append(idx)
         total = total + ops.lookup(tree.leaves, idx)
+    for ramp in model.ramps:
+        total = total + ramp_value(ops, ramp, x[ramp.input])
     return total, leaves
+
+
+def ramp_value(ops: IntOps, r: Ramp, x: Any) -> Any:
+    """One ramp's term (Q16.16) for int32 input value ``x``: the module docstring's rule, as the
+    firmware computes it (magnitude on unsigned 32-bit, then the sign)."""
+    d = vocab.iclip(ops, x, r.lo, r.hi) - r.center
+    below = d < 0
+    mag = ops.where(below, -d, d)
+    low = (mag * abs(r.k_below)) >> r.shift
+    high = (mag * abs(r.k_above)) >> r.shift
+    return ops.where(below, low if r.k_below < 0 else -low, -high if r.k_above < 0 else high)
 
 
 def event_core(ops: IntOps, model: FxModel, ctx: Sequence[Any], ev: Sequence[Any]) -> EventOutcome:

@@ -15,11 +15,14 @@ from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.errors import BadInputError
 from rlcc.spec import ObservationSpec
+from rlcc.tree_ir import RAMP_OPERATIONS
 
 FORMAT = "rlcc.fxmodel"
-VERSION = 2  # 2: FxConstants.probe_timeout_ns and the probe-timestamp context word
+VERSION = 3  # 2: FxConstants.probe_timeout_ns and the probe-timestamp context word; 3: ramps
+READS = (2, 3)  # a version-2 model is a version-3 one without ramps
 OPS = (">", "<")
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+_RAMP_FLOATS = ("center_scaled", "slope_below", "slope_above")
 
 
 def check_fits_context(spec: ObservationSpec) -> None:
@@ -57,6 +60,48 @@ class Tree:
     @property
     def depth(self) -> int:
         return len(self.splits)
+
+
+@dataclasses.dataclass(frozen=True)
+class Ramp:
+    """A linear term of the ensemble sum on int32 input ``input`` (``rlcc.fxp.golden.ramp_value``):
+    ``d = clamp(x, lo, hi) - center``; the term is ``d * k / 2^shift`` truncated toward zero, with
+    ``k = k_below`` for ``d < 0`` else ``k_above``. ``|d| * |k| < 2^31`` for every ``d``, so the
+    product fits 32 bits on any core. Float provenance (``center_scaled``, the slopes) is kept for
+    comments; firmware uses only the integers."""
+
+    input: int
+    lo: int
+    center: int
+    hi: int
+    k_below: int
+    k_above: int
+    shift: int
+    center_scaled: float = 0.0
+    slope_below: float = 0.0
+    slope_above: float = 0.0
+
+    @property
+    def max_magnitude(self) -> int:
+        """Largest |term| (Q16.16) over all inputs."""
+        return max(((self.center - self.lo) * abs(self.k_below)) >> self.shift,
+                   ((self.hi - self.center) * abs(self.k_above)) >> self.shift)
+
+    def problems(self, width: int) -> list[str]:
+        bad = []
+        if not 0 <= self.input < width:
+            bad.append("input out of range")
+        if not INT32_MIN < self.lo <= self.center <= self.hi <= INT32_MAX:
+            bad.append("needs INT32_MIN < lo <= center <= hi <= INT32_MAX")
+        elif max(self.center - self.lo, self.hi - self.center) > INT32_MAX:
+            bad.append("center - lo and hi - center must fit int32")
+        if not 0 <= self.shift <= 30:
+            bad.append("shift outside 0 .. 30")
+        if any(not -INT32_MAX <= k <= INT32_MAX for k in (self.k_below, self.k_above)):
+            bad.append("slope constant outside int32")
+        if ((self.center - self.lo) * abs(self.k_below) >= 2**31 or (self.hi - self.center) * abs(self.k_above) >= 2**31):
+            bad.append("|d| * |k| can reach 2^31")
+        return bad
 
 
 @dataclasses.dataclass(frozen=True)
@@ -163,6 +208,7 @@ class FxModel:
     trees: tuple[Tree, ...]
     bias: int  # Q16.16
     provenance: dict[str, Any] = dataclasses.field(default_factory=dict)
+    ramps: tuple[Ramp, ...] = ()
 
     def __post_init__(self) -> None:
         self.validate()
@@ -184,8 +230,8 @@ class FxModel:
 
     @property
     def n_operations(self) -> int:
-        """Comparisons plus leaf additions: the paper's operation count (<= 150 deployed)."""
-        return sum(t.depth for t in self.trees) + len(self.trees)
+        """Comparisons plus leaf additions (plus the ramps'): the paper's operation count (<= 150 deployed)."""
+        return sum(t.depth for t in self.trees) + len(self.trees) + RAMP_OPERATIONS * len(self.ramps)
 
     def validate(self) -> None:
         check_fits_context(self.spec)
@@ -203,14 +249,22 @@ class FxModel:
                 if not INT32_MIN <= s.threshold <= INT32_MAX:
                     raise BadInputError(f"fixed-point model: tree {i} threshold out of int32 range")
             bound += max(abs(v) for v in t.leaves)
+        for i, r in enumerate(self.ramps):
+            bad = r.problems(self.spec.student_width)
+            if bad:
+                raise BadInputError(f"fixed-point model: ramp {i}: " + "; ".join(bad))
+            bound += r.max_magnitude
         if bound >= 2**31:
             raise BadInputError("fixed-point model: ensemble sum could overflow int32")
 
     # ---- JSON -------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
+        ramps = {"ramps": [dataclasses.asdict(r) for r in self.ramps]} if self.ramps else {}
         return {
+            **ramps,
             "format": FORMAT,
-            "version": VERSION,
+            # without ramps the model is written as version 2, which every rlcc since then reads alike
+            "version": VERSION if self.ramps else 2,
             "spec": self.spec.to_dict(),
             "constants": dataclasses.asdict(self.constants),
             "leaf_frac_bits": fmt.LEAF_FRAC_BITS,
@@ -237,7 +291,7 @@ class FxModel:
                 "fixed-point model version 1 predates RTT-probe loss recovery (probe timeout, context "
                 f"word {fmt.CTX_PROBE_TS} = last probe request time; version {VERSION}): recompile the policy with this rlcc"
             )
-        if data.get("version") != VERSION:
+        if data.get("version") not in READS or data.get("version") == 2 and data.get("ramps"):
             raise BadInputError(f"unsupported fixed-point model version {data.get('version')!r} (this rlcc reads {VERSION})")
         if data.get("leaf_frac_bits") != fmt.LEAF_FRAC_BITS:
             raise BadInputError("fixed-point model: leaf_frac_bits differs from this rlcc's format")
@@ -258,6 +312,8 @@ class FxModel:
                 trees=trees,
                 bias=int(data["bias"]),
                 provenance=dict(data.get("provenance", {})),
+                ramps=tuple(Ramp(**{k: (float(v) if k in _RAMP_FLOATS else int(v)) for k, v in r.items()})
+                            for r in data.get("ramps", [])),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise BadInputError(f"fixed-point model: malformed ({type(exc).__name__}: {exc})") from None

@@ -15,7 +15,10 @@ Targets (stable ids, one per vector):
 - ``clamp_min:-1|0|+1`` / ``clamp_max:-1|0|+1``: sum below / at / just above (resp. just below /
   at / above) the bound, nearest achievable to it, unclamped on the other side;
 - ``rate_round``: ``(rate * factor) >> 16`` drops a fraction >= 1/2, the new rate unclamped;
-- ``probe_timeout:T-1|T|T+1``: a TX event at elapsed = timeout - 1 / timeout / timeout + 1.
+- ``probe_timeout:T-1|T|T+1``: a TX event at elapsed = timeout - 1 / timeout / timeout + 1;
+- ``ramp:{i}:{constant}:+1|-1``: a one-off edit of ramp ``i``'s ``lo``, ``center``, ``hi``,
+  ``k_below``, ``k_above`` or ``shift``: its input at the value nearest the center where the
+  edit changes the term (:func:`ramp_witnesses`; its own interval in the search), sum unclamped.
 
 Search: every policy input's feasible domain is cut by the thresholds of the splits on it into
 intervals on which all comparisons are constant; one option per interval (current-step RTT
@@ -257,6 +260,7 @@ class _Search:
     def __init__(self, model: FxModel, seed: int) -> None:
         self.model = model
         self.rng = np.random.default_rng(seed)
+        self.witnesses = ramp_witnesses(model)
         self.solver = _Rtt(model)
         spec = model.spec
         self.cuts = {inp: self._cuts(inp) for inp in range(spec.student_width)}
@@ -271,6 +275,9 @@ class _Search:
     def _cuts(self, inp: int) -> np.ndarray:
         lo, hi = input_domain(self.model, inp)
         b = {_upper(s) for t in self.model.trees for s in t.splits if s.input == inp}
+        for w in self.witnesses.values():  # a ramp mutant's witness value gets an interval of its own
+            if w is not None and w[0] == inp:
+                b |= {w[1], w[1] + 1}
         return np.array(sorted(x for x in b if lo < x <= hi), dtype=np.int64)
 
     def intervals(self, inp: int) -> list[tuple[int, int]]:
@@ -506,6 +513,10 @@ class _Search:
         for j in range(len(self.slots)):
             idx |= self.contrib[j][combos[:, j]]
         total = self.model.bias + self.leaves[np.arange(len(self.model.trees)), idx].sum(axis=1)
+        for r in self.model.ramps:
+            j = self.slot_of[r.input]
+            values = np.asarray(self.slots[j].values, dtype=np.int64)[:, self.slots[j].inputs.index(r.input)]
+            total = total + golden.ramp_value(golden.NUMPY, r, values[combos[:, j]])
         return total, idx
 
     def search(self, allowed: list[np.ndarray], score: Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -596,6 +607,10 @@ def _mutant(model: FxModel, **change: Any) -> FxModel | None:
             return _with_tree(model, t, Tree(tree.splits, tree.leaves[:i] + (tree.leaves[i] + d,) + tree.leaves[i + 1 :]))
         if "bias" in change:
             return dataclasses.replace(model, bias=model.bias + change["bias"])
+        if "ramp" in change:
+            i, name, d = change["ramp"]
+            ramp = dataclasses.replace(model.ramps[i], **{name: getattr(model.ramps[i], name) + d})
+            return dataclasses.replace(model, ramps=model.ramps[:i] + (ramp,) + model.ramps[i + 1:])
         return dataclasses.replace(model, constants=dataclasses.replace(model.constants, **change))
     except BadInputError:
         return None
@@ -751,6 +766,60 @@ def _plan_other(plan: _Plan) -> None:
         plan.jobs.append((tid, combo, mutants))
 
 
+RAMP_FIELDS = ("lo", "center", "hi", "k_below", "k_above", "shift")
+
+
+def ramp_mutants(model: FxModel) -> list[tuple[str, FxModel | None]]:
+    """(id, mutated model) of every one-off edit of a ramp constant (None: the edit makes the
+    model invalid, e.g. its product could overflow)."""
+    return [(f"ramp:{i}:{name}:{d:+d}", _mutant(model, ramp=(i, name, d)))
+            for i in range(len(model.ramps)) for name in RAMP_FIELDS for d in (-1, 1)]
+
+
+def ramp_witnesses(model: FxModel) -> dict[str, tuple[int, int] | None]:
+    """Per ramp mutant id: (input, value) of the input value nearest the ramp's center at which the
+    mutant's term differs from the model's, or None when it differs at none, by enumeration of
+    ``[lo - 3, hi + 3]`` of the original and mutated ramp (every value beyond is clamped alike by
+    both, so the enumeration is exhaustive; a term the same everywhere is a harmless edit)."""
+    out: dict[str, tuple[int, int] | None] = {}
+    for tid, mutant in ramp_mutants(model):
+        i = int(tid.split(":")[1])
+        r = model.ramps[i]
+        if mutant is None:
+            continue
+        m = mutant.ramps[i]
+        x = np.arange(min(r.lo, m.lo) - 3, max(r.hi, m.hi) + 4, dtype=np.int64)
+        differs = golden.ramp_value(golden.NUMPY, r, x) != golden.ramp_value(golden.NUMPY, m, x)
+        if not differs.any():
+            out[tid] = None
+            continue
+        hits = x[differs]
+        out[tid] = (r.input, int(hits[np.argmin(np.abs(hits - r.center))]))
+    return out
+
+
+def _plan_ramps(plan: _Plan) -> None:
+    """Each ramp mutant: an unclamped sum with the ramp's input at the mutant's witness value."""
+    srch = plan.search
+    model, c = srch.model, srch.model.constants
+    mutated = dict(ramp_mutants(model))
+    for tid, witness in srch.witnesses.items():
+        if witness is None:
+            plan.miss(tid, "the ramp's term is the same for every input value", True)
+            continue
+        inp, value = witness
+        j = srch.slot_of[inp]
+        allowed = [srch.base(k) for k in range(len(srch.slots))]
+        col = srch.slots[j].inputs.index(inp)
+        values = np.asarray(srch.slots[j].values, dtype=np.int64)[:, col]
+        allowed[j] = np.flatnonzero(values == value)
+        combo, full = srch.search(allowed, _unclamped_score(c))
+        if combo is None:
+            plan.miss(tid, f"no realized input puts {inp} at {value} with an unclamped sum", False)
+        else:
+            plan.jobs.append((tid, combo, [mutated[tid]]))
+
+
 def _check(v: Vectors, rows: np.ndarray, mutants: list[FxModel | None]) -> bool:
     """Whether every mutant's golden output differs from the expected one on some of ``rows``."""
     if not mutants or any(m is None for m in mutants):
@@ -796,6 +865,7 @@ def observable_vectors(model: FxModel, seed: int = 0) -> ObservableSet:
     _plan_splits(plan)
     _plan_leaves(plan)
     _plan_other(plan)
+    _plan_ramps(plan)
     srch = plan.search
     combos = np.array([combo for _, combo, _ in plan.jobs], dtype=np.int64).reshape(-1, len(srch.slots))
     found = expected(model, *srch.realize(combos))
@@ -843,6 +913,8 @@ def killed_by(model: FxModel, mutant: str) -> str:
         return f"leaf:{rest[0]}:{rest[1]}"
     if kind == "probe_timeout":
         return "probe_timeout:T-1" if rest[0] == "thr-1" else "probe_timeout:T"
+    if kind == "ramp":
+        return mutant
     return {"bias": "bias", "clamp_min": "clamp_min:-1", "clamp_max": "clamp_max:+1"}[kind]
 
 
@@ -854,6 +926,8 @@ def _tree_sums(model: FxModel, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         for k, s in enumerate(tree.splits):
             idx[:, t] |= _bit(s, x[:, s.input]).astype(np.int64) << k
         total += np.asarray(tree.leaves, dtype=np.int64)[idx[:, t]]
+    for r in model.ramps:
+        total += golden.ramp_value(golden.NUMPY, r, x[:, r.input].astype(np.int64))
     return total, idx
 
 
@@ -907,6 +981,11 @@ def coverage(model: FxModel, vectors: Vectors) -> dict[str, Any]:
         if _mutant(model, **{f"{name}_q16": getattr(c, f"{name}_q16") + d}) is not None:
             lo2, hi2 = (lo + d, hi) if name == "clamp_min" else (lo, hi + d)
             note("other", f"{name}:thr{d:+d}", bool(np.any(np.clip(total, lo2, hi2) != base)))
+    witnesses = ramp_witnesses(model)
+    for mid, mutant in ramp_mutants(model):
+        if mutant is not None and witnesses.get(mid) is not None:  # None: harmless, like an unreachable leaf
+            other, _ = _tree_sums(mutant, x)
+            note("other", mid, bool(np.any(np.clip(other, lo, hi) != base)))
     tx = (etype == fmt.EVENT_TX) & (vectors.ctx_in[:, fmt.CTX_RATE] != 0)
     elapsed = (vectors.event[tx, fmt.EV_TIMESTAMP].astype(np.int64) - vectors.ctx_in[tx, fmt.CTX_PROBE_TS]) & U32_MAX
     for d in (-1, 1):

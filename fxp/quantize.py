@@ -19,6 +19,12 @@ a < 0) and a binary search over [FEATURE_MIN, FEATURE_MAX] finds the exact integ
 
 Leaves and the bias are rounded to nearest Q16.16; the ensemble sum is exact integer math,
 clamped to the spec's factor clamp narrowed to the teacher's achievable factors when given.
+
+A ramp (``FloatRamp``, slopes on the scaled input) becomes a ``Ramp`` on the device integer q: its
+center and ends are the nearest device integers of the float ones, and its slope constants are
+the float slopes per device unit in Q16.16, times ``2^shift``. The shift is the largest that keeps
+``|d| * |k| < 2^31`` and is at most log2 of the longer side: then a one-off edit of k moves the
+term by a whole LSB at that end, so tests can see it.
 """
 
 from __future__ import annotations
@@ -31,9 +37,9 @@ import numpy as np
 from rlcc import derived as derived_vocab
 from rlcc import features as vocab
 from rlcc import formats as fmt
-from rlcc.tree_ir import FloatEnsemble
+from rlcc.tree_ir import FloatEnsemble, FloatRamp
 from rlcc.errors import BadInputError
-from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxConstants, FxModel, Split, Tree
+from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxConstants, FxModel, Ramp, Split, Tree
 from rlcc.spec import ObservationSpec
 
 LEAF_ONE = 1 << fmt.LEAF_FRAC_BITS
@@ -92,6 +98,30 @@ def integer_split(spec: ObservationSpec, j: int, border: float) -> Split:
     return Split(j, "<", hi, float(b32))
 
 
+def integer_ramp(spec: ObservationSpec, r: FloatRamp) -> Ramp:
+    """The device ramp of float ramp ``r`` (see module docstring)."""
+    scale, offset, bits = input_affine(spec, r.input)
+    if scale == 0:
+        raise BadInputError(f"ramp on input {r.input} whose scale is 0")
+    to_q = lambda v: int(np.clip(np.rint((v - offset) / scale * 2.0**bits), fmt.FEATURE_MIN + 1, fmt.FEATURE_MAX))  # noqa: E731
+    center, ends = to_q(r.center), sorted((to_q(r.lo), to_q(r.hi)))
+    lo, hi = min(ends[0], center), max(ends[1], center)
+    # slope per device unit in Q16.16; a negative scale swaps which side of the center is below
+    per_unit = np.array([r.slope_below, r.slope_above] if scale > 0 else [r.slope_above, r.slope_below])
+    per_unit = per_unit * scale / 2.0**bits * LEAF_ONE
+    span = max(center - lo, hi - center, 1)
+    shift = min(30, span.bit_length() - 1)
+    while shift > 0 and max(int(abs(round(per_unit[0] * 2**shift))) * (center - lo),
+                            int(abs(round(per_unit[1] * 2**shift))) * (hi - center)) >= 2**31:
+        shift -= 1
+    k_below, k_above = (int(round(v * 2**shift)) for v in per_unit)
+    ramp = Ramp(r.input, lo, center, hi, k_below, k_above, shift, float(r.center), float(r.slope_below), float(r.slope_above))
+    bad = ramp.problems(spec.student_width)
+    if bad:
+        raise BadInputError(f"ramp on input {r.input} cannot be represented: " + "; ".join(bad))
+    return ramp
+
+
 def to_q16(value: float) -> int:
     """Round-to-nearest Q16.16 (ties away from zero, platform independent)."""
     scaled = float(value) * LEAF_ONE
@@ -142,5 +172,6 @@ def quantize(
         trees=tuple(trees),
         bias=bias,
         provenance=dict(provenance or {}),
+        ramps=tuple(integer_ramp(spec, r) for r in ensemble.ramps),
     )
     return model, QuantizeStats(float(worst), float(acc), n_true, n_false)

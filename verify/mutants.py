@@ -215,6 +215,8 @@ class _Targeting:
             return f"leaf:t{m.tree}:{m.leaf}"
         if m.kind == "round" and m.id in ("round:nearest", "round:ceil"):
             return "rate_round"
+        if m.kind == "ramp":
+            return m.id
         return {"bias": "bias", "clamp": m.id.split(":")[0] + ":", "probe": "probe_timeout:"}.get(m.kind)
 
     def select(self, m: Mutant) -> np.ndarray:
@@ -305,7 +307,7 @@ def _coverage_id(m: Mutant) -> str | None:
     name, _, rest = m.id.partition(":")
     if m.kind == "thr":
         return f"split:t{m.tree}:l{m.level}:thr{rest.rsplit(':', 1)[1]}"
-    if m.kind == "leaf" or m.kind == "bias":
+    if m.kind in ("leaf", "bias", "ramp"):
         return m.id
     if name in ("clamp_min", "clamp_max", "probe_timeout"):
         return f"{name}:thr{rest}"

@@ -16,7 +16,9 @@ C that keeps those names. Each mutant changes exactly one line of one file:
   ``round:penalty:nearest`` (feature arithmetic): a truncating shift that rounds instead;
 - ``hist:s1:delta:+1``, ``hist:s1:delta:step+1``, ``hist:drop``: the history shift stores a
   neighbouring context word, the next step's word, or nothing;
-- ``probe:gt``        the probe timeout test ``>=`` becomes ``>``.
+- ``probe:gt``        the probe timeout test ``>=`` becomes ``>``;
+- ``ramp:2:k_below:+1`` a ramp constant (``RAMP_2_LO``, ``_CENTER``, ``_HI``, ``_K_BELOW``,
+  ``_K_ABOVE``, ``_SHIFT``) plus/minus one.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxModel
 from rlcc.fxp.observable import input_domain
 
 U32_MAX = 0xFFFFFFFF
-KINDS = ("thr", "leaf", "bias", "clamp", "op", "round", "hist", "probe")
+KINDS = ("thr", "leaf", "bias", "clamp", "op", "round", "hist", "probe", "ramp")
 
 _INT32 = r"(INT32_C\((-?\d+)\)|\(-INT32_C\(2147483647\) - 1\))"
 # Model identifiers carry the firmware's name as prefix (``FIRMWARE_THR_3_2``, ``firmware_leaves_5``).
@@ -41,6 +43,8 @@ _LEAVES_RE = re.compile(r"^static const int32_t \w*?(?:LEAVES|leaves)_(\d+)\[(\d
 _NUM_RE = re.compile(r"-?\d+")
 _COMMENT_RE = re.compile(r"/\*.*?\*/")
 _COND_RE = re.compile(r"x\[(\w*?IN_\w+)\] (>=|<=|>|<) \w*?THR_(\d+)_(\d+)\b")
+_RAMP_RE = re.compile(r"^#define \w*?RAMP_(\d+)_(LO|CENTER|HI|K_BELOW|K_ABOVE) " + _INT32)
+_RAMP_SHIFT_RE = re.compile(r"^#define \w*?RAMP_(\d+)_SHIFT (\d+)u")
 _DEFAULT_RE = re.compile(r"^#define (\w+)_DEF_(CLAMP_MIN_Q16|CLAMP_MAX_Q16|PROBE_TIMEOUT_NS) UINT32_C\((\d+)\)")
 _ENUM_ITEM_RE = re.compile(r"^\s*(\w*?(?:IN|F)_\w+) = (\d+),")
 _HIST_STORE_RE = re.compile(r"^(\s*c\[)(\w*?HIST_WORD\((\d+)u, (\w*?F_\w+)\))(\] = \(uint32_t\)x\[\w*?IN_\w+\];.*)$")
@@ -273,6 +277,23 @@ def _probe(c_lines: Sequence[str], file: str = "c") -> list[Mutant]:
     return []
 
 
+def _ramps(c_lines: Sequence[str]) -> list[Mutant]:
+    out = []
+    for n, line in enumerate(c_lines, 1):
+        if (m := _RAMP_RE.match(line)) is not None:
+            i, name, v, at = int(m.group(1)), m.group(2).lower(), _int32_value(m, 3), (m.start(3), m.end(3))
+            render = c_int32
+        elif (m := _RAMP_SHIFT_RE.match(line)) is not None:
+            i, name, v, at = int(m.group(1)), "shift", int(m.group(2)), (m.start(2), m.end(2))
+            render = str
+        else:
+            continue
+        for sign, nv in _plus_minus(v, 0 if name == "shift" else INT32_MIN + 1, 31 if name == "shift" else INT32_MAX):
+            out.append(Mutant(f"ramp:{i}:{name}:{sign}", "ramp", f"ramp {i} {name} {v} -> {nv}", "c", n, line,
+                              _replace_span(line, *at, render(nv))))
+    return out
+
+
 def _defaults(h_lines: Sequence[str]) -> list[Mutant]:
     names = {"CLAMP_MIN_Q16": ("clamp_min", "clamp", 1, INT32_MAX), "CLAMP_MAX_Q16": ("clamp_max", "clamp", 1, INT32_MAX),
              "PROBE_TIMEOUT_NS": ("probe_timeout", "probe", 1, U32_MAX)}
@@ -312,7 +333,7 @@ def generate_mutants(c_text: str, h_text: str, model: FxModel | None = None, kin
     if not rt_found and rt_text is not None:
         rt_lines = rt_text.splitlines()
         rt_found = _rounding(rt_lines, "rt") + _probe(rt_lines, "rt")
-    found += _history(c_lines, features) + _defaults(h_lines) + rt_found
+    found += _ramps(c_lines) + _history(c_lines, features) + _defaults(h_lines) + rt_found
     mutants = [m for m in found if m.kind in wanted]
     ids = [m.id for m in mutants]
     if len(set(ids)) != len(ids):

@@ -1,0 +1,131 @@
+"""The teacher's equilibrium, and where the student gets linear terms (ramps) around it.
+
+A settled flow sees the same RTT step after step and applies factors near 1: its window is
+close to the teacher's fixed point, the window whose steps are all equal, with previous factor 1
+and no CNP/NACK, at which the teacher answers exactly 1. The closed-loop equilibrium (standing
+queue, RTT) is decided by how the policy's factor crosses 1 there, and a student that is a
+staircase across that point dithers between two steps (measured: 6x the teacher's queue
+oscillation at 2048 flows) and settles elsewhere. So the student gets one ramp per input of the
+two newest steps whose feature declares an equilibrium half-width (``FeatureDef
+.equilibrium_half_width``: delta and the previous factor), centered on the fixed point.
+
+The fixed point is found on the teacher itself: the RTT at which its factor crosses 1, by
+bisection, at a mid-sized incast's fair-share rate. The slopes (below and above the center, per
+input) are the least-squares linearization of the teacher over the box of all ramp intervals,
+sampled uniformly (teacher-labelled, every other input at its fixed-point value): closed-loop
+samples rarely fall inside the box on all ramp inputs at once, uniform ones make the fit well
+posed whatever the sampling found.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+
+from rlcc import features as vocab
+from rlcc.distill.fit import _spd_solve
+from rlcc.distill.sampling import PREV, RATE, RAW_FIELDS, RTT, float_inputs
+from rlcc.spec import ObservationSpec
+from rlcc.tree_ir import FloatRamp
+
+FactorFn = Callable[[np.ndarray], np.ndarray]
+
+FAIR_SHARE_FLOWS = 64  # the rate of the fixed-point window: 1/64 of line rate
+MAX_INFLATION = 4000.0  # RTT search range: base RTT .. 4000 x base (a full 32 MB buffer at 8 us)
+BISECTION_STEPS = 60
+BOX_SAMPLES = 8192  # uniform teacher-labelled samples of the box for the slopes
+SLOPE_RIDGE = 1e-9  # relative ridge of the normal equations (only guards a degenerate box)
+
+
+@dataclasses.dataclass(frozen=True)
+class RampSite:
+    """Where a ramp goes: window input ``input`` around ``center`` (the teacher's fixed-point
+    value of that input, scaled), linear within ``center -+ half_width``."""
+
+    input: int
+    center: float
+    half_width: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Equilibrium:
+    """The teacher's fixed point: its RTT (ns) at the fair-share rate, the float policy inputs of
+    that window, and the ramp sites derived from it (empty if the teacher has no such point)."""
+
+    rtt_ns: float | None
+    obs: np.ndarray | None
+    sites: tuple[RampSite, ...]
+    reason: str  # why there are no sites ("" when there are)
+
+    def ramps(self, teacher: FactorFn, seed: int) -> tuple[FloatRamp, ...]:
+        """The ramps at ``sites``, slopes fitted on uniform box samples (module doc)."""
+        if not self.sites:
+            return ()
+        rng = np.random.default_rng(seed)
+        obs = np.repeat(self.obs[None, :].astype(np.float32), BOX_SAMPLES, axis=0)
+        for s in self.sites:
+            obs[:, s.input] = (s.center + rng.uniform(-s.half_width, s.half_width, BOX_SAMPLES)).astype(np.float32)
+        return fit_ramps(obs, np.asarray(teacher(obs), dtype=np.float64), self.sites)
+
+
+def _window(spec: ObservationSpec, rtt_ns: np.ndarray) -> np.ndarray:
+    raw = np.zeros((len(rtt_ns), spec.history, len(RAW_FIELDS)))
+    raw[:, :, RTT] = np.asarray(rtt_ns, dtype=np.float64)[:, None]
+    raw[:, :, RATE] = 1.0 / FAIR_SHARE_FLOWS
+    raw[:, :, PREV] = 1.0
+    return raw
+
+
+def find(teacher: FactorFn, spec: ObservationSpec) -> Equilibrium:
+    """The teacher's fixed point and the ramp sites around it (see the module doc)."""
+    base = float(spec.reward.base_rtt_ns)
+    sites_wanted = ramp_inputs(spec)
+    if not sites_wanted:
+        return Equilibrium(None, None, (), "no feature of the spec declares an equilibrium interval")
+    lo, hi = np.log(base), np.log(base * MAX_INFLATION)
+    f_lo, f_hi = (float(teacher(float_inputs(spec, _window(spec, np.exp([v]))))[0]) for v in (lo, hi))
+    if not (f_lo >= 1.0 >= f_hi):
+        return Equilibrium(None, None, (), f"the teacher's factor does not cross 1 between the base RTT and "
+                                           f"{MAX_INFLATION:g}x it (factor {f_lo:.4f} .. {f_hi:.4f})")
+    for _ in range(BISECTION_STEPS):
+        mid = 0.5 * (lo + hi)
+        if float(teacher(float_inputs(spec, _window(spec, np.exp([mid]))))[0]) >= 1.0:
+            lo = mid
+        else:
+            hi = mid
+    rtt = float(np.exp(lo))
+    obs = float_inputs(spec, _window(spec, np.array([rtt])))[0]
+    sites = tuple(RampSite(j, float(np.float32(obs[j])), width) for j, width in sites_wanted)
+    return Equilibrium(rtt, obs, sites, "")
+
+
+def ramp_inputs(spec: ObservationSpec) -> list[tuple[int, float]]:
+    """(input index, half-width in the scaled input's units) of every input that gets a ramp:
+    the newest two steps of each feature with an equilibrium half-width."""
+    out = []
+    for ago in range(min(2, spec.history)):
+        for f, feat in enumerate(spec.features):
+            width = vocab.get(feat.name).equilibrium_half_width
+            if width is not None:
+                out.append((spec.input_index(ago, f), abs(feat.scale) * float(width(spec.reward))))
+    return sorted(out)
+
+
+def fit_ramps(x: np.ndarray, y: np.ndarray, sites: tuple[RampSite, ...]) -> tuple[FloatRamp, ...]:
+    """Ramps at ``sites`` whose slopes (two per site) and a constant (dropped: the trees' bias
+    takes it) are the least-squares fit of ``y`` on inputs ``x``."""
+    shells = [FloatRamp(s.input, s.center - s.half_width, s.center, s.center + s.half_width, 1.0, 1.0) for s in sites]
+    cols = [np.ones(len(y))]
+    for r in shells:
+        d = np.clip(np.asarray(x[:, r.input], dtype=np.float64), r.lo, r.hi) - r.center
+        cols += [np.minimum(d, 0.0), np.maximum(d, 0.0)]
+    a = np.column_stack(cols)
+    n = a.shape[1]
+    # normal equations by element-wise sums: no BLAS, so the same bits on every machine
+    gram = np.array([[np.sum(a[:, i] * a[:, j]) for j in range(n)] for i in range(n)])
+    rhs = np.array([np.sum(a[:, i] * y) for i in range(n)])
+    coef = _spd_solve(gram + SLOPE_RIDGE * np.trace(gram) / n * np.eye(n), rhs)
+    return tuple(dataclasses.replace(r, slope_below=float(coef[1 + 2 * k]), slope_above=float(coef[2 + 2 * k]))
+                 for k, r in enumerate(shells))
