@@ -140,7 +140,7 @@ def build_tl2cgen(ensemble, dtype: str, target: str, tmp: Path, zbb: bool) -> di
 
     src = tmp / f"tl2cgen_{dtype}"
     if not (src / "main.c").exists():
-        tl2cgen.generate_c_code(to_treelite(ensemble, dtype), src, params={})
+        tl2cgen.generate_c_code(to_treelite(ensemble.trees_only(), dtype), src, params={})
     out_t = "float" if dtype == "float32" else "double"
     # TL2cgen's code has an unused local and parameter: -Wno-unused-*, no other change to -Werror.
     flags = [f"-DBENCH_NF={ensemble.n_inputs}", f"-DBENCH_OUT_T={out_t}", "-Wno-unused-variable", "-Wno-unused-parameter"]

@@ -188,7 +188,7 @@ def _split(model: FxModel, t: int, k: int, s: Split, input_macros: list[str], pr
     return CSplit(k, f"{names[s.input]} {s.op} {s.threshold}", macro, c_int32(s.threshold), cond, comment)
 
 
-def _ramp(model: FxModel, i: int, r: Ramp, input_macros: list[str], prefix: str) -> dict[str, Any]:
+def _ramp(model: FxModel, i: int, r: Ramp, input_macros: list[str], prefix: str, fn_prefix: str) -> dict[str, Any]:
     """A ramp's named constants (value and a readable comment each) and its call."""
     names = model.spec.student_input_names()
     bits = model.input_frac_bits[r.input]
@@ -202,9 +202,14 @@ def _ramp(model: FxModel, i: int, r: Ramp, input_macros: list[str], prefix: str)
         ("SHIFT", f"{r.shift}u", "fractional bits of the slopes"),
     ]
     macro = f"{prefix}RAMP_{i}_"
-    args = [f"(int32_t)x[{input_macros[r.input]}]"] + [macro + c for c, _, _ in consts]
     return {"index": i, "input": names[r.input], "consts": [{"macro": macro + c, "value": v, "comment": m} for c, v, m in consts],
-            "args": args}
+            "function": ramp_function(fn_prefix, i), "args": ["x"] + [macro + c for c, _, _ in consts],
+            "input_macro": input_macros[r.input]}
+
+
+def ramp_function(prefix: str, i: int) -> str:
+    """The out-of-line function of ramp ``i`` (the proof abstracts it in the handler by this name)."""
+    return f"{prefix}ramp_{i}"
 
 
 def _input_macros(model: FxModel, prefix: str) -> list[str]:
@@ -294,7 +299,7 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "n_comparisons": sum(t.depth for t in model.trees),
         "n_operations": model.n_operations,
         "leaf_bytes": 4 * sum(len(t.leaves) for t in model.trees),
-        "ramps": [_ramp(model, i, r, macros, macro_prefix) for i, r in enumerate(model.ramps)],
+        "ramps": [_ramp(model, i, r, macros, macro_prefix, prefix) for i, r in enumerate(model.ramps)],
         "bias": c_int32(model.bias),
         "bias_value": model.bias,
         "bias_decimal": _decimal(model.bias, fmt.LEAF_FRAC_BITS),

@@ -122,9 +122,9 @@ class FloatEnsemble:
             terms[:, len(self.trees) + 1 + k] = r.value(x)
         return np.cumsum(terms, axis=1)[:, -1]
 
-    def tree_sum(self, x: np.ndarray) -> np.ndarray:
-        """The output without the ramps (what a tree library such as treelite computes)."""
-        return dataclasses.replace(self, ramps=()).predict(x)
+    def trees_only(self) -> "FloatEnsemble":
+        """The ensemble without its ramps: what a tree library such as treelite can hold."""
+        return dataclasses.replace(self, ramps=()) if self.ramps else self
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -115,8 +115,10 @@ def ramp_inputs(spec: ObservationSpec) -> list[tuple[int, float]]:
 
 def fit_ramps(x: np.ndarray, y: np.ndarray, sites: tuple[RampSite, ...]) -> tuple[FloatRamp, ...]:
     """Ramps at ``sites`` whose slopes (two per site) and a constant (dropped: the trees' bias
-    takes it) are the least-squares fit of ``y`` on inputs ``x``."""
-    shells = [FloatRamp(s.input, s.center - s.half_width, s.center, s.center + s.half_width, 1.0, 1.0) for s in sites]
+    takes it) are the least-squares fit of ``y`` on inputs ``x``; the knots are float32 values."""
+    f32 = lambda v: float(np.float32(v))  # noqa: E731 - the inputs are float32: so are the ramp's knots
+    shells = [FloatRamp(s.input, f32(s.center - s.half_width), f32(s.center), f32(s.center + s.half_width), 1.0, 1.0)
+              for s in sites]
     cols = [np.ones(len(y))]
     for r in shells:
         d = np.clip(np.asarray(x[:, r.input], dtype=np.float64), r.lo, r.hi) - r.center

@@ -54,7 +54,7 @@ Log = Callable[[str], None]
 
 DEFAULT_SAMPLES = 30000  # closed-loop decisions sampled (--samples)
 QUICK_SAMPLES = 6000  # the same with --quick
-EQUILIBRIUM_MODES = ("ramps", "none")
+EQUILIBRIUM_MODES = ("none", "ramps")
 DEFAULT_CANDIDATES = 4  # candidate students ranked in closed loop (--candidates)
 QUICK_CANDIDATES = 2
 
@@ -95,7 +95,9 @@ class CompileOptions:
     # "none", or a comma list of names.
     derived: str = "auto"
     # Linear terms around the teacher's equilibrium (rlcc.distill.equilibrium): "ramps" or "none".
-    equilibrium: str = "ramps"
+    # Off by default: a ramp build verifies bit-exactly and its ramps are proven alone, but the
+    # handler proof does not finish within its 120 s with the ramps' terms in the sum yet.
+    equilibrium: str = "none"
 
     def student_spec(self, spec: ObservationSpec) -> ObservationSpec:
         """The teacher's spec with the student's derived inputs (BadInputError if unsupported)."""

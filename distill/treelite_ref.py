@@ -13,7 +13,10 @@ from rlcc.tree_ir import FloatEnsemble, FloatTree
 
 
 def to_treelite(ensemble: FloatEnsemble, dtype: str = "float32"):
-    """Build a treelite model (threshold and leaf types both ``dtype``)."""
+    """Build a treelite model (threshold and leaf types both ``dtype``) of a tree-only ensemble
+    (ramps are not trees: ``FloatEnsemble.trees_only``; callers add the ramps themselves)."""
+    if ensemble.ramps:
+        raise ValueError("treelite holds trees only: pass ensemble.trees_only()")
     from treelite.model_builder import Metadata, ModelBuilder, PostProcessorFunc, TreeAnnotation
 
     trees = ensemble.trees or (FloatTree((), (0.0,)),)  # treelite needs at least one tree

@@ -92,6 +92,15 @@ class IntOps(Protocol):
         two wide products, ``delta``'s penalty and the rate update, each one out-of-line call)."""
         ...
 
+    def ramp(self, i: int, r: Ramp, x: Any) -> Any:
+        """Ramp ``i``'s term for an int32 ``x`` (:func:`ramp_value`; the firmware's out-of-line
+        ``<name>_ramp_<i>``)."""
+        ...
+
+    def add_terms(self, terms: Sequence[Any], bound: int) -> Any:
+        """``sum(terms)`` where ``bound`` bounds the sum of the terms' magnitudes."""
+        ...
+
 
 class NumpyOps:
     """:class:`IntOps` over numpy int64 arrays (the executable golden model)."""
@@ -124,6 +133,16 @@ class NumpyOps:
     @staticmethod
     def mul_shr(a: np.ndarray, b: np.ndarray, shift: int) -> np.ndarray:
         return (a * b) >> shift
+
+    def ramp(self, i: int, r: Ramp, x: np.ndarray) -> np.ndarray:
+        return ramp_value(self, r, x)
+
+    @staticmethod
+    def add_terms(terms: Sequence[Any], bound: int) -> Any:
+        total = terms[0]
+        for t in terms[1:]:
+            total = total + t
+        return total
 
 
 NUMPY = NumpyOps()
@@ -172,8 +191,9 @@ def features_core(ops: IntOps, spec: ObservationSpec, c: FxConstants, rtt_ns: An
 
 
 def ensemble_core(ops: IntOps, model: FxModel, x: Sequence[Any]) -> tuple[Any, list[Any]]:
-    """Ensemble sum (Q16.16) and the leaf index per tree for policy inputs ``x``."""
-    total: Any = model.bias
+    """Ensemble sum (Q16.16) and the leaf index per tree for policy inputs ``x``: bias, then the
+    trees' leaves in order, then the ramps' terms."""
+    terms: list[Any] = [model.bias]
     leaves = []
     for tree in model.trees:
         idx: Any = 0
@@ -181,10 +201,13 @@ def ensemble_core(ops: IntOps, model: FxModel, x: Sequence[Any]) -> tuple[Any, l
             bit = x[s.input] > s.threshold if s.op == ">" else x[s.input] < s.threshold
             idx = idx | (ops.to_int(bit) << k)
         leaves.append(idx)
-        total = total + ops.lookup(tree.leaves, idx)
-    for ramp in model.ramps:
-        total = total + ramp_value(ops, ramp, x[ramp.input])
-    return total, leaves
+        terms.append(ops.lookup(tree.leaves, idx))
+    for i, ramp in enumerate(model.ramps):
+        terms.append(ops.ramp(i, ramp, x[ramp.input]))
+    # bounds every term, also a ramp's abstraction in the proof (any value of its bits)
+    bound = abs(model.bias) + sum(max(abs(v) for v in t.leaves) for t in model.trees) + sum(
+        1 << (r.term_bits - 1) for r in model.ramps)
+    return ops.add_terms(terms, bound), leaves
 
 
 def ramp_value(ops: IntOps, r: Ramp, x: Any) -> Any:

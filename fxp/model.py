@@ -87,6 +87,11 @@ class Ramp:
         return max(((self.center - self.lo) * abs(self.k_below)) >> self.shift,
                    ((self.hi - self.center) * abs(self.k_above)) >> self.shift)
 
+    @property
+    def term_bits(self) -> int:
+        """Bits of the signed term: every term is a sign-extended value of this many bits."""
+        return self.max_magnitude.bit_length() + 1
+
     def problems(self, width: int) -> list[str]:
         bad = []
         if not 0 <= self.input < width:

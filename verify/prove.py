@@ -17,9 +17,10 @@ The proof is decomposed where the solver cannot go (wide products inside the squ
    which only a corrupted context holds, are sampled.
 4. **reachable rates** — from a zeroed or valid context (rate <= 2^20) every event leaves a rate
    in [rate_min, 2^20], so parts 1 + 3 cover every context the firmware itself produces.
-5. **products and slog** — the out-of-line wide products and, with derived inputs, the signed
-   log ``rlcc_slog``, each symbolically alone: exact for all 32-bit arguments (the log as
-   ``rlcc.derived.slog_int``, within the 21 bits its abstraction in part 1 gives it).
+5. **products, slog and ramps** — the out-of-line wide products, with derived inputs the signed
+   log ``rlcc_slog``, and each ramp's ``<name>_ramp_<i>``, each symbolically alone: exact for all
+   32-bit arguments (the log as ``rlcc.derived.slog_int``, a ramp as
+   ``rlcc.fxp.golden.ramp_value``, each within the bits its abstraction in part 1 gives it).
 
 A satisfying assignment of part 1 is replayed in the emulator and the numpy golden model;
 if the two agree there the model relied on an impossible square root, the true value is added
@@ -42,16 +43,16 @@ import z3
 from elftools.elf.elffile import ELFFile
 
 from rlcc import formats as fmt
-from rlcc.codegen.context import PRODUCT_SHIFTS, SLOG_FUNCTION, SQRT_FUNCTION
+from rlcc.codegen.context import PRODUCT_SHIFTS, SLOG_FUNCTION, SQRT_FUNCTION, ramp_function
 from rlcc.derived import SLOG_BITS
 from rlcc.emulator import Machine
 from rlcc.emulator.cycle_model import load_profile
 from rlcc.targets import get_target
 from rlcc.firmware_sdk_stub import harness_layout as hl
 from rlcc.fxp import golden
-from rlcc.fxp.model import FxModel
+from rlcc.fxp.model import FxModel, Ramp
 from rlcc.fxp.vectors import Vectors, expected
-from rlcc.verify.symbolic_golden import Z3Ops, product_functions, slog_function, symbolic_event
+from rlcc.verify.symbolic_golden import Z3Ops, product_functions, ramp_functions, slog_function, symbolic_event
 from rlcc.verify.symexec import Executor, Region, State, Summary, SymexecUnsupported
 
 RET_SENTINEL = 0x4  # return address outside RAM: reaching it ends the symbolic run
@@ -181,6 +182,23 @@ def _slog_summary(fn: z3.FuncDeclRef, xlen: int) -> Summary:
     return summary
 
 
+def _ramp_summary(name: str, fn: z3.FuncDeclRef, bits: int, xlen: int) -> Summary:
+    def summary(regs: list[Any], path: Any) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
+        arg, checks = _arg32(regs[10], xlen, path, f"{name} argument")
+        return {10: z3.SignExt(xlen - bits, fn(arg))}, checks  # int32 result, sign-extended on RV64
+
+    return summary
+
+
+def ramp_symbol(img: _Image, i: int) -> str:
+    """The ELF symbol of ramp ``i``'s out-of-line function (``codegen.context.ramp_function``,
+    whatever the firmware's name prefix)."""
+    found = [n for n in img.symbols if n.endswith("_" + ramp_function("", i))]
+    if len(found) != 1:
+        raise SymexecUnsupported(f"ramp {i}: expected one out-of-line '*{ramp_function('', i)}' function, found {found or 'none'}")
+    return found[0]
+
+
 def _product_summary(name: str, fn: z3.FuncDeclRef, shift: int, xlen: int) -> Summary:
     def summary(regs: list[Any], path: Any) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
         a, ca = _arg32(regs[10], xlen, path, f"{name} first argument")
@@ -225,6 +243,8 @@ def prove_firmware(elf: Path, model: FxModel, target: str, timeout_s: float = 12
     parts.extend(_product_part(img, xlen, name, shift) for name, shift in PRODUCT_SHIFTS.items() if name in img.symbols)
     if SLOG_FUNCTION in img.symbols:
         parts.append(_slog_part(img, xlen))
+    for i, r in enumerate(model.ramps):
+        parts.append(_ramp_part(img, xlen, ramp_symbol(img, i), i, r))
     parts.append(_reachable_rates(model))
     ok = all(p.status in ("proven", "exhaustive", "sampled") for p in parts)
     failed = [p.status for p in parts if p.status in ("failed", "counterexample")]
@@ -240,7 +260,7 @@ def _prove_handler(img: _Image, model: FxModel, xlen: int, timeout_s: float, job
         Region(ev_addr, ev_addr + fmt.EVENT_BYTES, "event"),
         Region(res_addr, res_addr + 4 * fmt.RESULT_WORDS, "results", writable=True),
     ]
-    cut = _Abstraction.for_image(img)
+    cut = _Abstraction.for_image(img, model)
     ex = Executor(img.image, img.machine.mem_base, xlen, regions, cut.summaries(img, xlen))
     ctx = [z3.BitVec(f"ctx{i}", 32) for i in range(fmt.CTX_WORDS)]
     ev = [z3.BitVec(f"ev{i}", 32) for i in range(fmt.EVENT_WORDS)]
@@ -264,7 +284,7 @@ def _prove_handler(img: _Image, model: FxModel, xlen: int, timeout_s: float, job
     fw_ctx = [_word(fin, ex, ctx_addr + 4 * i) for i in range(fmt.CTX_WORDS)]
     fw_rate, fw_req = _word(fin, ex, res_addr), _word(fin, ex, res_addr + 4)
     golden_side: list[tuple[str, Any]] = []
-    gold = symbolic_event(model, ctx, ev, cut.sqrt, cut.by_shift(), golden_side, cut.slog)
+    gold = symbolic_event(model, ctx, ev, cut.sqrt, cut.by_shift(), golden_side, cut.slog, cut.ramp_fns())
     side = run.obligations + golden_side + _frame_checks(fin, entry, xlen)
     deadline = t0 + timeout_s
     for desc, formula in side:
@@ -402,14 +422,19 @@ class _Abstraction:
     sqrt: z3.FuncDeclRef
     products: dict[str, tuple[int, z3.FuncDeclRef]]  # symbol -> (shift, function)
     slog: z3.FuncDeclRef | None  # only when the firmware has derived inputs
+    ramps: list[tuple[str, Ramp, z3.FuncDeclRef]] = dataclasses.field(default_factory=list)  # symbol, ramp, function
 
     @classmethod
-    def for_image(cls, img: _Image) -> _Abstraction:
+    def for_image(cls, img: _Image, model: FxModel) -> _Abstraction:
         present = {n: sh for n, sh in PRODUCT_SHIFTS.items() if n in img.symbols}
         fns = product_functions(present.values())
         return cls(z3.Function(SQRT_FUNCTION, z3.BitVecSort(32), z3.BitVecSort(32)),
                    {n: (sh, fns[sh]) for n, sh in present.items()},
-                   slog_function() if SLOG_FUNCTION in img.symbols else None)
+                   slog_function() if SLOG_FUNCTION in img.symbols else None,
+                   [(ramp_symbol(img, i), r, fn) for (i, r), fn in zip(enumerate(model.ramps), ramp_functions(model))])
+
+    def ramp_fns(self) -> list[z3.FuncDeclRef] | None:
+        return [fn for _, _, fn in self.ramps] if self.ramps else None
 
     def by_shift(self) -> dict[int, z3.FuncDeclRef]:
         return {sh: fn for sh, fn in self.products.values()}
@@ -420,6 +445,8 @@ class _Abstraction:
             out[img.symbols[name][0]] = _product_summary(name, fn, shift, xlen)
         if self.slog is not None:
             out[img.symbols[SLOG_FUNCTION][0]] = _slog_summary(self.slog, xlen)
+        for name, r, fn in self.ramps:
+            out[img.symbols[name][0]] = _ramp_summary(name, fn, r.term_bits, xlen)
         return out
 
     def lemmas(self, m: Any) -> list[Any]:
@@ -427,9 +454,11 @@ class _Abstraction:
         spurious model)."""
         out = []
         true_slog = lambda a: int(golden.NUMPY.slog(np.int64(a[0] - (a[0] >> 31 << 32)))) & ((1 << SLOG_BITS) - 1)  # noqa: E731
+        true_ramp = lambda r: lambda a: int(golden.ramp_value(golden.NUMPY, r, np.int64(a[0] - (a[0] >> 31 << 32)))) & (  # noqa: E731
+            (1 << r.term_bits) - 1)
         for fn, true in [(self.sqrt, lambda a: int(golden.NUMPY.sqrt_rate(np.array([a[0]]))[0]))] + [
                 (fn, lambda a, sh=sh: (a[0] * a[1]) >> sh) for sh, fn in self.products.values()] + (
-                [(self.slog, true_slog)] if self.slog is not None else []):
+                [(self.slog, true_slog)] if self.slog is not None else []) + [(fn, true_ramp(r)) for _, r, fn in self.ramps]:
             interp = m[fn]
             if interp is None:
                 continue
@@ -536,6 +565,38 @@ def _slog_part(img: _Image, xlen: int) -> ProofPart:
                      "returns slog(d) exactly (21-bit signed, sign-extended) for all int32 d; restores sp and callee-saved registers")
 
 
+def _ramp_part(img: _Image, xlen: int, name: str, i: int, r: Ramp) -> ProofPart:
+    """Ramp ``i``'s out-of-line function returns ``rlcc.fxp.golden.ramp_value`` of its argument for
+    every int32, within the bits its abstraction in the handler proof gives it, and keeps its frame."""
+    t0 = time.monotonic()
+    part = f"ramp {i}"
+    ex = Executor(img.image, img.machine.mem_base, xlen, img.regions)
+    x = z3.BitVec(f"ramp{i}_x", 32)
+    regs = _fresh_regs(xlen, f"ramp{i}_")
+    regs[1], regs[2], regs[3], regs[4] = RET_SENTINEL, img.machine.stack_top, img.gp, img.tp
+    regs[10] = z3.SignExt(32, x) if xlen == 64 else x
+    entry = State(img.symbols[name][0], list(regs), {}, ())
+    try:
+        run = ex.run(State(entry.pc, list(regs), {}, ()), RET_SENTINEL)
+    except SymexecUnsupported as exc:
+        return ProofPart(part, "unsupported", time.monotonic() - t0, str(exc))
+    res = run.state.regs[10]
+    got = res if isinstance(res, z3.BitVecRef) else z3.BitVecVal(res, xlen)
+    want = z3.simplify(golden.ramp_value(Z3Ops(z3.Function("unused_sqrt", z3.BitVecSort(32), z3.BitVecSort(32))), r,
+                                         z3.SignExt(32, x)))
+    checks = [(f"value fits the abstraction's {r.term_bits} bits",
+               want != z3.SignExt(64 - r.term_bits, z3.Extract(r.term_bits - 1, 0, want))),
+              ("result equals rlcc.fxp.golden.ramp_value", got != z3.Extract(xlen - 1, 0, want))]
+    deadline = time.monotonic() + 60
+    for desc, formula in checks + run.obligations + _frame_checks(run.state, entry, xlen):
+        verdict, _ = _solve([formula], deadline)
+        if verdict != "unsat":
+            return ProofPart(part, "timeout" if verdict == "unknown" else "failed", time.monotonic() - t0, f"not proven: {desc}")
+    return ProofPart(part, "proven", time.monotonic() - t0,
+                     f"{name} returns the ramp's term exactly ({r.term_bits}-bit signed, sign-extended) for all int32 x; "
+                     "restores sp and callee-saved registers")
+
+
 def _free_vars(e: z3.ExprRef) -> set[z3.ExprRef]:
     seen: set[int] = set()
     out: set[z3.ExprRef] = set()
@@ -638,7 +699,8 @@ def _reachable_rates(model: FxModel) -> ProofPart:
     sqrt_fn = z3.Function("sqrt_rate", z3.BitVecSort(32), z3.BitVecSort(32))
     ctx = [z3.BitVec(f"ctx{i}", 32) for i in range(fmt.CTX_WORDS)]
     ev = [z3.BitVec(f"ev{i}", 32) for i in range(fmt.EVENT_WORDS)]
-    out = symbolic_event(model, ctx, ev, sqrt_fn, slog_fn=slog_function())  # any slog: sound for "every event"
+    # any slog and any ramp terms (within their bits): sound for "every event"
+    out = symbolic_event(model, ctx, ev, sqrt_fn, slog_fn=slog_function(), ramp_fns=ramp_functions(model) or None)
     lo = min(model.constants.rate_min, model.constants.rate_initial)
     bad = z3.Or(z3.ULT(out.rate, lo), z3.UGT(out.rate, fmt.RATE_MAX))
     verdict, _ = _solve([z3.ULE(ctx[fmt.CTX_RATE], fmt.RATE_MAX), z3.Or(ctx[fmt.CTX_RATE] == 0, z3.UGE(ctx[fmt.CTX_RATE], lo)), bad],

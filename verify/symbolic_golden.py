@@ -5,7 +5,8 @@ formula. Values are 64-bit two's-complement bit-vectors, which is exact because 
 intermediate fits int64 (the numpy evaluator relies on the same bound).
 
 The square root is always an uninterpreted function, and so may be the derived inputs' signed log
-(``slog_fn``: to the 21 bits it can occupy) and the two wide products
+(``slog_fn``: to the 21 bits it can occupy), the ramps (``ramp_fns``: each to its term's bits) and
+the two wide products
 (``products``: one function per shift, from two 32-bit operands to the ``64 - shift`` bits the
 shifted product can occupy), matching the firmware's out-of-line functions that the proof
 abstracts the same way and checks on its own.
@@ -19,8 +20,8 @@ import z3
 
 from rlcc.codegen.context import SLOG_FUNCTION
 from rlcc.derived import SLOG_BITS, slog_int
-from rlcc.fxp.golden import EventOutcome, event_core
-from rlcc.fxp.model import FxModel
+from rlcc.fxp.golden import EventOutcome, event_core, ramp_value
+from rlcc.fxp.model import FxModel, Ramp
 
 WIDTH = 64
 
@@ -37,9 +38,11 @@ class Z3Ops:
     """
 
     def __init__(self, sqrt_fn: z3.FuncDeclRef, products: dict[int, z3.FuncDeclRef] | None = None,
-                 obligations: list[tuple[str, Any]] | None = None, slog_fn: z3.FuncDeclRef | None = None) -> None:
+                 obligations: list[tuple[str, Any]] | None = None, slog_fn: z3.FuncDeclRef | None = None,
+                 ramp_fns: Sequence[z3.FuncDeclRef] | None = None) -> None:
         self.sqrt_fn = sqrt_fn
         self.slog_fn = slog_fn
+        self.ramp_fns = ramp_fns
         self.products = products or {}
         self.obligations = obligations if obligations is not None else []
 
@@ -83,6 +86,30 @@ class Z3Ops:
                                  _bv(d) != z3.SignExt(WIDTH - 32, z3.Extract(31, 0, _bv(d)))))
         return z3.SignExt(WIDTH - SLOG_BITS, self.slog_fn(z3.Extract(31, 0, _bv(d))))
 
+    def ramp(self, i: int, r: Ramp, x: Any) -> Any:
+        if self.ramp_fns is None:
+            return ramp_value(self, r, _bv(x))
+        # the abstraction takes an int32 operand and returns the term's own bits
+        self.obligations.append((f"golden ramp {i} operand within int32",
+                                 _bv(x) != z3.SignExt(WIDTH - 32, z3.Extract(31, 0, _bv(x)))))
+        return z3.SignExt(WIDTH - r.term_bits, self.ramp_fns[i](z3.Extract(31, 0, _bv(x))))
+
+    @staticmethod
+    def add_terms(terms: Sequence[Any], bound: int) -> Any:
+        """The sum in 32 bits, sign-extended, when ``bound`` < 2^31 (then no partial sum wraps and
+        this equals the 64-bit sum): the firmware's own int32 additions, which the solver then
+        matches term by term instead of relating a 32-bit to a 64-bit adder chain."""
+        if bound >= 2**31:
+            total = _bv(terms[0])
+            for t in terms[1:]:
+                total = total + _bv(t)
+            return total
+        low = [z3.Extract(31, 0, _bv(t)) for t in terms]
+        total = low[0]
+        for t in low[1:]:
+            total = total + t
+        return z3.SignExt(WIDTH - 32, total)
+
     def mul_shr(self, a: Any, b: Any, shift: int) -> Any:
         fn = self.products.get(shift)
         if fn is None:
@@ -99,6 +126,11 @@ def product_functions(shifts: Sequence[int]) -> dict[int, z3.FuncDeclRef]:
             for s in sorted(set(shifts))}
 
 
+def ramp_functions(model: FxModel) -> list[z3.FuncDeclRef]:
+    """One uninterpreted term per ramp: an int32 input to the ``term_bits`` its term can occupy."""
+    return [z3.Function(f"ramp_{i}", z3.BitVecSort(32), z3.BitVecSort(r.term_bits)) for i, r in enumerate(model.ramps)]
+
+
 def slog_function() -> z3.FuncDeclRef:
     """The uninterpreted ``slog``: an int32 operand to the 21-bit signed value it can take."""
     return z3.Function(SLOG_FUNCTION, z3.BitVecSort(32), z3.BitVecSort(SLOG_BITS))
@@ -106,11 +138,12 @@ def slog_function() -> z3.FuncDeclRef:
 
 def symbolic_event(model: FxModel, ctx: Sequence[z3.BitVecRef], ev: Sequence[z3.BitVecRef],
                    sqrt_fn: z3.FuncDeclRef, products: dict[int, z3.FuncDeclRef] | None = None,
-                   obligations: list[tuple[str, Any]] | None = None, slog_fn: z3.FuncDeclRef | None = None) -> EventOutcome:
+                   obligations: list[tuple[str, Any]] | None = None, slog_fn: z3.FuncDeclRef | None = None,
+                   ramp_fns: Sequence[z3.FuncDeclRef] | None = None) -> EventOutcome:
     """Golden outcome for symbolic 32-bit context and event words (outputs as 32-bit terms).
 
     With ``products`` or ``slog_fn``, the abstraction's side conditions are appended to ``obligations``."""
-    ops = Z3Ops(sqrt_fn, products, obligations, slog_fn)
+    ops = Z3Ops(sqrt_fn, products, obligations, slog_fn, ramp_fns)
     wide = lambda w: z3.ZeroExt(WIDTH - 32, w)  # noqa: E731 - words are unsigned 32-bit
     out = event_core(ops, model, [wide(w) for w in ctx], [wide(w) for w in ev])
     narrow = lambda v: z3.Extract(31, 0, _bv(v))  # noqa: E731

@@ -201,3 +201,52 @@ def test_coverage_matches_golden_mutants():
         g = golden.step(O._mutant(model, **edit), vec.ctx_in, vec.event, vec.attr)
         seen = bool(np.any(g.ctx != vec.ctx_out) or np.any(g.rtt_req != vec.rtt_req))
         assert seen == (mutant not in cov["missed"]), mutant
+
+
+def ramp_model() -> FxModel:
+    """The hidden model's unsaturated trees plus ramps on every input kind: previous factor (context
+    word), delta[t-1] (history word), delta[t] (the RTT slot), one of them so flat that several
+    one-off edits change no term, and one whose slope is exactly zero above."""
+    from rlcc.fxp.model import Ramp
+
+    ramps = (
+        Ramp(2, 64225, 65536, 66847, -333, -340, 10),
+        Ramp(1, -1258, 0, 1258, -2571, 1863, 10),
+        Ramp(3, -1258, 0, 1258, 3951, 0, 10),
+        Ramp(0, 65000, 65536, 66000, 3, -2, 9),
+    )
+    base = hidden_model()
+    return dataclasses.replace(base, trees=base.trees[1:], ramps=ramps)
+
+
+def test_ramp_edits_are_observed_or_proven_harmless():
+    """Every one-off edit of a ramp constant: either its observable vector changes the golden
+    output (the mutated model run on it), or enumeration shows the term unchanged for every
+    input value, which a brute-force pass over a wide random sample of int32 values confirms."""
+    model = ramp_model()
+    res = O.observable_vectors(model)
+    assert not [u for u in res.unobservable if u["target"].startswith("ramp:") and not u["exhaustive"]]
+    harmless = {u["target"] for u in res.unobservable if u["target"].startswith("ramp:")}
+    mutants = dict(O.ramp_mutants(model))
+    rng = np.random.default_rng(0)
+    wide = np.unique(np.concatenate([rng.integers(-(2**31) + 1, 2**31, 200_000), np.arange(60000, 70000),
+                                     np.arange(-3000, 3000)]))
+    for tid, mutant in mutants.items():
+        if mutant is None:
+            continue
+        i = int(tid.split(":")[1])
+        r, m = model.ramps[i], mutant.ramps[i]
+        same = np.array_equal(golden.ramp_value(golden.NUMPY, r, wide), golden.ramp_value(golden.NUMPY, m, wide))
+        if tid in harmless:
+            assert same, tid
+            assert [u for u in res.unobservable if u["target"] == tid][0]["exhaustive"]
+            continue
+        assert not same, tid
+        assert tid in res.targets, (tid, [u for u in res.unobservable if u["target"] == tid])
+        r_ = res.targets.index(tid)
+        v = res.vectors
+        g = golden.step(mutant, v.ctx_in[r_:r_ + 1], v.event[r_:r_ + 1], v.attr[r_:r_ + 1])
+        assert not np.array_equal(g.ctx, v.ctx_out[r_:r_ + 1]), tid
+    assert harmless and len(harmless) < len(mutants) // 2  # the flat ramp has some, the others few
+    cov = O.coverage(model, res.vectors)
+    assert not [m for m in cov["missed"] if m.startswith("ramp:")]

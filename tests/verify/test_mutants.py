@@ -132,7 +132,7 @@ def test_example_mutant_counts_and_one_line_edits(tmp_path):
     counts = Counter(m.kind for m in mutants)
     n_splits = sum(t.depth for t in model.trees)
     assert counts == {"thr": 2 * n_splits, "op": n_splits, "leaf": 2 * sum(map(len, brute_force_reachable(model))),
-                      **FIXED_KINDS}
+                      **FIXED_KINDS, **({"ramp": 12 * len(model.ramps)} if model.ramps else {})}
     assert len({m.id for m in mutants}) == len(mutants)
     t, leaf = next((t, min(r)) for t, r in enumerate(brute_force_reachable(model)) if r)
     assert {"thr:t3:l2:+1", f"leaf:t{t}:{leaf}:-1", "bias:+1", "clamp_min:+1", "op:t0:l1", "round:nearest", "probe:gt",
@@ -267,7 +267,31 @@ def test_golden_level_equivalence_only_for_exhaustively_unobservable_edits(tmp_p
     assert all("saturates the factor clamp" in why for why in edits.values())
     assert {0, 2} <= brute_force_reachable(model)[0]
     ex = sources(EXAMPLE / "firmware.c", EXAMPLE / "firmware.h")
-    assert _unobservable_edits(example_model(), generate_mutants(ex["c"], ex["h"], example_model(), rt_text=ex["rt"])) == {}
+    example = _unobservable_edits(example_model(), generate_mutants(ex["c"], ex["h"], example_model(), rt_text=ex["rt"]))
+    assert all(mid.startswith("ramp:") and "the same for every input value" in why for mid, why in example.items())
+
+
+def test_ramp_mutants_one_line_each_and_harmless_ones_proven(tmp_path):
+    """Every ramp constant +-1 is one mutant (one #define), builds, and is called equivalent at the
+    golden level exactly when enumerating the ramp's inputs shows its term never changes."""
+    from rlcc.fxp.model import Ramp
+    from rlcc.fxp.observable import ramp_witnesses
+
+    tree = Tree((Split(3, ">", 0, 0.0),), (-100, 100))
+    ramps = (Ramp(2, 64225, 65536, 66847, -333, -340, 10), Ramp(3, -1258, 0, 1258, 3951, 0, 10))
+    model = FxModel(SPEC, FxConstants.from_spec(SPEC), (tree,), bias=fmt.FACTOR_ONE, ramps=ramps)
+    paths = generate(model, tmp_path / "fw")
+    src = sources(paths["c"], paths["h"])
+    mutants = [m for m in generate_mutants(src["c"], src["h"], model, rt_text=src["rt"]) if m.kind == "ramp"]
+    assert len(mutants) == 12 * len(ramps)
+    fields = ("lo", "center", "hi", "k_below", "k_above", "shift")
+    assert {m.id for m in mutants} == {f"ramp:{i}:{f}:{d}" for i in range(2) for f in fields for d in ("+1", "-1")}
+    for m in mutants:
+        assert one_line_diff(src, m.apply(src)) == [("c", m.line)], m.id
+    compiles(mutants[0].apply(src), {"c": "firmware.c", "h": "firmware.h", **NAMES}, tmp_path / "m0")
+    harmless = {tid for tid, w in ramp_witnesses(model).items() if w is None}
+    assert harmless  # the flat previous-factor ramp has edits no input can see
+    assert set(_unobservable_edits(model, mutants)) == harmless
 
 
 def test_unbuildable_and_wrong_firmware_refused(example_copy, tmp_path):

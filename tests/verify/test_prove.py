@@ -160,3 +160,61 @@ def test_slog_part_proves_the_log_and_refutes_a_wrong_mantissa(example_model, tm
     img = P._load_after_init(_elf(example_model, tmp_path / "wrong", target, wrong), xlen, profile, xlen == 64)
     part = P._slog_part(img, xlen)
     assert part.status == "failed" and "slog_int" in part.detail, part.detail
+
+
+def _ramp_model():
+    """One small tree and two ramps (previous factor, delta[t]) on the example's spec."""
+    import dataclasses
+
+    from rlcc.fxp.model import FxConstants, FxModel, Ramp, Split, Tree
+    from rlcc.spec import Feature, ObservationSpec
+
+    spec = ObservationSpec(features=(Feature("prev_action"), Feature("delta", scale=10.0)), history=2)
+    tree = Tree((Split(3, ">", -5000, 0.0), Split(1, ">", 300, 0.0)), (-2000, 500, -700, 1200))
+    model = FxModel(spec, FxConstants.from_spec(spec), (tree,), bias=fmt.FACTOR_ONE)
+    return dataclasses.replace(model, ramps=(Ramp(2, 64225, 65536, 66847, -333, -340, 10),
+                                             Ramp(3, -1258, 0, 1258, 3951, 2598, 10)))
+
+
+@pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
+def test_ramp_parts_prove_right_ramps_and_refute_a_wrong_one(tmp_path, target):
+    """Each ramp's out-of-line function is proven equal to golden.ramp_value for every int32 (within
+    the bits the handler proof's abstraction gives it); a ramp whose center is off by one fails."""
+    model = _ramp_model()
+    xlen = 64 if target == "rv64imac" else 32
+    profile = "dpa" if xlen == 64 else "generic5"
+    img = P._load_after_init(_elf(model, tmp_path / "right", target), xlen, profile, xlen == 64)
+    for i, r in enumerate(model.ramps):
+        part = P._ramp_part(img, xlen, P.ramp_symbol(img, i), i, r)
+        assert part.status == "proven", part.detail
+    wrong = ("#define FIRMWARE_RAMP_1_CENTER INT32_C(0)", "#define FIRMWARE_RAMP_1_CENTER INT32_C(1)")
+    img = P._load_after_init(_elf(model, tmp_path / "wrong", target, wrong), xlen, profile, xlen == 64)
+    part = P._ramp_part(img, xlen, P.ramp_symbol(img, 1), 1, model.ramps[1])
+    assert part.status == "failed" and "ramp_value" in part.detail, part.detail
+
+
+@pytest.mark.slow
+def test_handler_with_abstracted_ramps_is_proven(tmp_path):
+    """With each ramp an uninterpreted term of its bits, the whole handler of a small ramp model is
+    proven equal to the golden model on rv64 (the ramps' own parts close the argument)."""
+    model = _ramp_model()
+    res = P.prove_firmware(_elf(model, tmp_path, "rv64imac"), model, "rv64imac", timeout_s=240, zbb=True)
+    assert res.status == "proven", [(p.name, p.status, p.detail) for p in res.parts]
+    assert {"ramp 0", "ramp 1"} <= {p.name for p in res.parts}
+
+
+def test_symbolic_golden_with_ramps_equals_numpy_golden():
+    model = _ramp_model()
+    v = random_vectors(model, 30, seed=4)
+    sqrt_fn = z3.Function("sqrt_rate", z3.BitVecSort(32), z3.BitVecSort(32))
+    ctx = [z3.BitVec(f"c{i}", 32) for i in range(fmt.CTX_WORDS)]
+    ev = [z3.BitVec(f"e{i}", 32) for i in range(fmt.EVENT_WORDS)]
+    out = symbolic_event(model, ctx, ev, sqrt_fn)
+    for i in range(len(v)):
+        subst = [(w, z3.BitVecVal(int(x), 32)) for w, x in zip(ctx + ev, list(v.ctx_in[i]) + list(v.event[i]))]
+        rates = {int(v.ctx_in[i, fmt.CTX_RATE]), model.constants.rate_initial}
+        s = z3.Solver()
+        s.add(z3.And(*[sqrt_fn(z3.BitVecVal(r, 32)) == int(golden.NUMPY.sqrt_rate(np.array([r]))[0]) for r in rates]))
+        got = [z3.substitute(t, *subst) for t in out.ctx + [out.rate, out.rtt_req]]
+        s.add(z3.Or(*[g != int(w) for g, w in zip(got, list(v.ctx_out[i]) + [v.rate[i], v.rtt_req[i]])]))
+        assert s.check() == z3.unsat, f"vector {i}"

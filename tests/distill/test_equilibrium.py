@@ -1,0 +1,131 @@
+"""Ramps around the teacher's equilibrium: the fixed point, the slopes, and a student whose trees
+never split inside a ramp's interval (rlcc.distill.equilibrium, rlcc.distill.fit).
+
+Oracles: the teacher itself (its factor at the found fixed point), known slopes of a synthetic
+piecewise-linear target, treelite GTIL for the tree part plus the ramp formula written out here,
+and CatBoost's own prediction of the exported JSON for the trees."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from rlcc import features as vocab
+from rlcc.distill import equilibrium
+from rlcc.distill.fit import FitConfig, fit_student
+from rlcc.distill.sampling import float_inputs
+from rlcc.distill.treelite_ref import gtil_predict
+from rlcc.fxp.quantize import device_scaled, input_affine, integer_ramp
+from rlcc.fxp import golden
+from rlcc.policy import OnnxPolicy
+from rlcc.tree_ir import FloatRamp, from_catboost_json
+
+
+@pytest.fixture(scope="module")
+def policy(example_policy):
+    return OnnxPolicy(example_policy)
+
+
+def test_fixed_point_is_where_the_teacher_answers_one(policy):
+    eq = equilibrium.find(policy.factor, policy.spec)
+    assert eq.reason == "" and eq.rtt_ns is not None
+    spec = policy.spec
+    window = lambda rtt: float_inputs(spec, equilibrium._window(spec, np.array([rtt])))  # noqa: E731
+    assert float(policy.factor(window(eq.rtt_ns))[0]) >= 1.0 > float(policy.factor(window(eq.rtt_ns * (1 + 1e-9)))[0])
+    # one ramp per input of the two newest steps whose feature declares an interval
+    want = sorted(spec.input_index(ago, f) for ago in range(2) for f, feat in enumerate(spec.features)
+                  if vocab.get(feat.name).equilibrium_half_width is not None)
+    assert [s.input for s in eq.sites] == want
+    for s in eq.sites:
+        feat = spec.features[s.input % spec.n_features]
+        assert s.half_width == pytest.approx(abs(feat.scale) * vocab.get(feat.name).equilibrium_half_width(spec.reward))
+        assert s.center == pytest.approx(float(eq.obs[s.input]))
+
+
+def test_no_fixed_point_no_ramps(policy):
+    eq = equilibrium.find(lambda x: np.full(len(x), 1.1), policy.spec)
+    assert eq.sites == () and "does not cross 1" in eq.reason
+    assert eq.ramps(lambda x: np.ones(len(x)), 0) == ()
+
+
+def test_fit_ramps_recovers_known_slopes():
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, (5000, 3)).astype(np.float32)
+    sites = (equilibrium.RampSite(0, 0.1, 0.5), equilibrium.RampSite(2, -0.2, 0.3))
+    d0 = np.clip(x[:, 0].astype(np.float64), -0.4, 0.6) - 0.1
+    d2 = np.clip(x[:, 2].astype(np.float64), -0.5, 0.1) + 0.2
+    y = 1.0 + np.where(d0 < 0, 0.3 * d0, -0.7 * d0) + np.where(d2 < 0, 0.05 * d2, 1.5 * d2)
+    ramps = equilibrium.fit_ramps(x, y, sites)
+    got = [v for r in ramps for v in (r.slope_below, r.slope_above)]
+    assert got == pytest.approx([0.3, -0.7, 0.05, 1.5], abs=1e-6)
+    assert [v for r in ramps for v in (r.lo, r.center, r.hi)] == pytest.approx([-0.4, 0.1, 0.6, -0.5, -0.2, 0.1], rel=1e-7)
+
+
+@pytest.fixture(scope="module")
+def ramped():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(4000, 3)).astype(np.float32)
+    y = 1.0 + 0.1 * np.tanh(2 * x[:, 0] - x[:, 1]) + 0.02 * x[:, 2]
+    ramps = equilibrium.fit_ramps(x, y, (equilibrium.RampSite(0, 0.0, 0.5), equilibrium.RampSite(1, 0.2, 0.25)))
+    return x, y, ramps, fit_student(x, y, FitConfig(trees=10, depth=4), leaf_weights=np.ones(len(y)), ramps=ramps)
+
+
+def test_trees_never_split_inside_a_ramp_interval(ramped):
+    _, _, ramps, result = ramped
+    e = result.ensemble
+    assert e.ramps == ramps and len(e.trees) == 10
+    inside = [(t, s) for t in e.trees for s in t.splits for r in ramps if s.input == r.input and r.lo < s.border < r.hi]
+    assert inside == []
+    assert any(s.input == r.input for t in e.trees for s in t.splits for r in ramps)  # they split outside
+    assert e.n_operations == 50 + 5 * len(ramps)
+
+
+def test_student_is_trees_plus_ramps(ramped, tmp_path):
+    """Trees: treelite GTIL and CatBoost's own prediction of the JSON; ramps: the formula."""
+    import catboost
+
+    x, _, ramps, result = ramped
+    e = result.ensemble
+    path = tmp_path / "cb.json"
+    path.write_text(result.catboost_json)
+    cb = catboost.CatBoostRegressor()
+    cb.load_model(str(path), format="json")
+    v = x.astype(np.float64)
+    ramp_terms = sum(np.where(v[:, r.input] < r.center, r.slope_below * (np.maximum(v[:, r.input], r.lo) - r.center),
+                              r.slope_above * (np.minimum(v[:, r.input], r.hi) - r.center)) for r in ramps)
+    np.testing.assert_allclose(e.predict(x), gtil_predict(e.trees_only(), x, "float64") + ramp_terms, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(e.trees_only().predict(x), cb.predict(x), rtol=0, atol=1e-12)
+    assert from_catboost_json(json.loads(result.catboost_json), 3, ramps) == e
+    with pytest.raises(ValueError, match="trees only"):
+        gtil_predict(e, x)
+
+
+def test_ramps_make_the_fit_linear_inside_the_box(ramped):
+    """Inside the box the student's trees are constant on the ramp inputs (no borders there), so
+    moving a ramp input inside its interval changes the output by exactly the ramp's slope."""
+    x, _, ramps, result = ramped
+    e, r = result.ensemble, ramps[0]
+    row = np.tile(np.array([[0.0, 0.2, 0.0]], dtype=np.float32), (2, 1))
+    row[0, r.input], row[1, r.input] = r.center + 0.1, r.center + 0.3
+    step = float(row[1, r.input]) - float(row[0, r.input])  # the float32 inputs' difference
+    assert e.predict(row)[1] - e.predict(row)[0] == pytest.approx(step * r.slope_above, abs=1e-12)
+
+
+def test_quantized_ramp_tracks_the_float_ramp(policy):
+    """Every device integer of the interval (and beyond): the fixed term is within the rounding
+    budget of the float ramp at the value the integer stands for: 1 LSB of truncation, half a step
+    of k over the longer side, half a device unit of knot rounding at the steeper slope."""
+    spec = policy.spec
+    eq = equilibrium.find(policy.factor, spec)
+    for fr in eq.ramps(policy.factor, 0):
+        r = integer_ramp(spec, fr)
+        q = np.arange(r.lo - 50, r.hi + 51, dtype=np.int64)
+        v = device_scaled(q, *input_affine(spec, fr.input))
+        want = FloatRamp(0, fr.lo, fr.center, fr.hi, fr.slope_below, fr.slope_above).value(v[:, None]) * 65536
+        got = golden.ramp_value(golden.NUMPY, r, q)
+        span, steep = max(r.center - r.lo, r.hi - r.center), max(abs(r.k_below), abs(r.k_above))
+        budget = 1 + 0.5 * span / 2**r.shift + 0.5 * steep / 2**r.shift + 1e-6
+        assert float(np.max(np.abs(got - want))) <= budget, (fr, r)
+        assert (r.center - r.lo).bit_length() - 1 >= r.shift  # a one-off k edit moves an end by >= 1 LSB
