@@ -9,12 +9,15 @@ verdict. The issue's goal: steady goodput within 0.01 and RTT/queue within 3%; t
 0.01 and 10%.
 
     python bench/bench_fidelity_seeds.py [--seeds 0,1,2,3,4] [--policies rlcc_mlp,synthetic_mlp] [--jobs 2]
+                                         [--equilibrium none|ramps]
 
-Writes bench/results/fidelity_seeds.json after every compile (a partial run keeps what it measured).
+Writes bench/results/fidelity_seeds.json (``--equilibrium ramps``: fidelity_seeds_ramps.json) after
+every compile (a partial run keeps what it measured).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import resource
 import subprocess
@@ -25,7 +28,8 @@ from pathlib import Path
 from benchlib import POLICIES, machine, seeds_and_policies, shown
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results" / "fidelity_seeds.json"
+RESULTS = {"none": ROOT / "bench" / "results" / "fidelity_seeds.json",
+           "ramps": ROOT / "bench" / "results" / "fidelity_seeds_ramps.json"}
 
 
 def worst(table: dict, metric: str) -> float:
@@ -43,13 +47,14 @@ def worst(table: dict, metric: str) -> float:
     return max(vals, key=abs) if vals else 0.0
 
 
-def measure(policy: Path, seed: int, jobs: int) -> dict:
+def measure(policy: Path, seed: int, jobs: int, equilibrium: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
         cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         proc = subprocess.run(["rlcc-compile", str(policy), "-o", str(out), "--seed", str(seed), "--no-verify",
-                               "--accept-fidelity", "-q", "--jobs", str(jobs)], capture_output=True, text=True)
+                               "--accept-fidelity", "-q", "--jobs", str(jobs), "--equilibrium", equilibrium],
+                              capture_output=True, text=True)
         wall = time.perf_counter() - start
         cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         if proc.returncode != 0:
@@ -72,19 +77,22 @@ def measure(policy: Path, seed: int, jobs: int) -> dict:
 
 
 def main() -> None:
-    args = seeds_and_policies(__doc__)
+    extra = argparse.ArgumentParser(add_help=False)
+    extra.add_argument("--equilibrium", choices=sorted(RESULTS), default="none")
+    eq, rest = extra.parse_known_args()
+    args = seeds_and_policies(__doc__, rest)
     seeds = args.seeds
-    results = {"machine": machine(), "command": "rlcc-compile POLICY --seed S --no-verify --accept-fidelity",
+    results = {"machine": machine(), "command": f"rlcc-compile POLICY --seed S --no-verify --accept-fidelity --equilibrium {eq.equilibrium}",
                "policies": {}}
     for name in args.policies:
         rows = results["policies"].setdefault(name, {"policy": shown(POLICIES[name]), "runs": []})["runs"]
         for seed in seeds:
-            rows.append(measure(POLICIES[name], seed, args.jobs))
+            rows.append(measure(POLICIES[name], seed, args.jobs, eq.equilibrium))
             r = rows[-1]
             print(f"{name} seed {seed}: steady rtt {r['steady_rtt']:+.1f}% queue {r['steady_queue']:+.1f}%, transient rtt "
                   f"{r['transient_rtt']:+.1f}% queue {r['transient_queue']:+.1f}% drops {r['transient_drops']:+.3f}; gate "
                   f"{'passed' if r['gate_passed'] else 'FAILED'}; {r['wall_s']} s", flush=True)
-            RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+            RESULTS[eq.equilibrium].write_text(json.dumps(results, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -41,10 +41,11 @@ def shown(path: Path) -> str:
 POLICIES = {"rlcc_mlp": ROOT / "examples" / "rlcc_mlp.onnx", "synthetic_mlp": ROOT / "examples" / "synthetic_mlp.onnx"}
 
 
-def seeds_and_policies(doc: str) -> argparse.Namespace:
-    """Command line of a per-seed, per-policy benchmark: --seeds, --policies, --jobs."""
+def seeds_and_policies(doc: str, argv: list[str] | None = None) -> argparse.Namespace:
+    """Command line of a per-seed, per-policy benchmark: --seeds, --policies, --jobs (``argv``:
+    what is left after a benchmark's own options; default sys.argv)."""
     ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--seeds", default="0,1,2,3,4", type=lambda s: [int(x) for x in s.split(",")])
     ap.add_argument("--policies", default=",".join(POLICIES), type=lambda s: s.split(","))
     ap.add_argument("--jobs", type=int, default=2)
-    return ap.parse_args()
+    return ap.parse_args(argv)

@@ -194,8 +194,8 @@ def prove() -> str:
     ])
 
 
-def fidelity_seeds() -> str:
-    doc = load(RESULTS / "fidelity_seeds.json")
+def fidelity_seeds(file: str = "fidelity_seeds.json", options: str = "default options") -> str:
+    doc = load(RESULTS / file)
     rows = []
     for name, entry in doc["policies"].items():
         for r in entry["runs"]:
@@ -207,7 +207,7 @@ def fidelity_seeds() -> str:
     passed = sum(r["gate_passed"] for e in doc["policies"].values() for r in e["runs"])
     return "\n".join([
         para(f"Worst firmware-vs-teacher difference over the evaluation sizes, per compile seed "
-             f"(`bench/bench_fidelity_seeds.py`, default options; {cores(doc)} cores): the gate passed {passed} of {n} compiles."),
+             f"(`bench/bench_fidelity_seeds.py`, {options}; {cores(doc)} cores): the gate passed {passed} of {n} compiles."),
         "",
         table(["policy", "seed", "steady goodput", "steady RTT / queue", "transient goodput", "transient RTT / queue",
                "transient drops", "gate", "compile CPU"], ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---", "---:"], rows),
@@ -383,6 +383,7 @@ BLOCKS: dict[str, tuple[Callable[[], str], bool]] = {
     "firmware": (firmware, True),
     "mutants": (mutants, True),
     "fidelity-seeds": (fidelity_seeds, True),
+    "fidelity-seeds-ramps": (lambda: fidelity_seeds("fidelity_seeds_ramps.json", "`--equilibrium ramps`"), True),
     "example-gate": (example_gate, False),
     "distill-methods": (distill_methods, True),
     "steady-sensitivity": (steady_sensitivity, True),

@@ -535,66 +535,54 @@ def _product_part(img: _Image, xlen: int, name: str, shift: int) -> ProofPart:
                      f"returns (a * b) >> {shift} for all 32-bit a, b; restores sp and callee-saved registers")
 
 
-def _slog_part(img: _Image, xlen: int) -> ProofPart:
-    """The out-of-line signed log returns ``rlcc.derived.slog_int`` of its argument for every
-    int32, that value fits the 21 bits the handler proof's abstraction gives it, and the function
-    keeps its frame."""
+def _int32_function_part(img: _Image, xlen: int, part: str, symbol: str, want_of: Callable[[Any], Any], bits: int,
+                         equals: str, proven: str) -> ProofPart:
+    """An out-of-line function of one int32 argument, symbolically alone: its result equals
+    ``want_of`` (the golden value, 64-bit z3) for every int32, that value fits the ``bits`` the
+    handler proof's abstraction gives it, and the function keeps its frame."""
     t0 = time.monotonic()
-    name = "slog"
     ex = Executor(img.image, img.machine.mem_base, xlen, img.regions)
-    d = z3.BitVec("slog_d", 32)
-    regs = _fresh_regs(xlen, "slog_")
+    arg = z3.BitVec(f"{part.replace(' ', '_')}_arg", 32)
+    regs = _fresh_regs(xlen, f"{part.replace(' ', '_')}_")
     regs[1], regs[2], regs[3], regs[4] = RET_SENTINEL, img.machine.stack_top, img.gp, img.tp
-    regs[10] = z3.SignExt(32, d) if xlen == 64 else d
-    entry = State(img.symbols[SLOG_FUNCTION][0], list(regs), {}, ())
-    try:
-        run = ex.run(State(entry.pc, list(regs), {}, ()), RET_SENTINEL)
-    except SymexecUnsupported as exc:
-        return ProofPart(name, "unsupported", time.monotonic() - t0, str(exc))
-    r = run.state.regs[10]
-    got = r if isinstance(r, z3.BitVecRef) else z3.BitVecVal(r, xlen)
-    want = z3.simplify(Z3Ops(z3.Function("unused_sqrt", z3.BitVecSort(32), z3.BitVecSort(32))).slog(z3.SignExt(32, d)))
-    checks = [("value fits the abstraction's 21 bits", want != z3.SignExt(64 - SLOG_BITS, z3.Extract(SLOG_BITS - 1, 0, want))),
-              ("result equals rlcc.derived.slog_int", got != z3.Extract(xlen - 1, 0, want))]
-    deadline = time.monotonic() + 60
-    for desc, formula in checks + run.obligations + _frame_checks(run.state, entry, xlen):
-        verdict, _ = _solve([formula], deadline)
-        if verdict != "unsat":
-            return ProofPart(name, "timeout" if verdict == "unknown" else "failed", time.monotonic() - t0, f"not proven: {desc}")
-    return ProofPart(name, "proven", time.monotonic() - t0,
-                     "returns slog(d) exactly (21-bit signed, sign-extended) for all int32 d; restores sp and callee-saved registers")
-
-
-def _ramp_part(img: _Image, xlen: int, name: str, i: int, r: Ramp) -> ProofPart:
-    """Ramp ``i``'s out-of-line function returns ``rlcc.fxp.golden.ramp_value`` of its argument for
-    every int32, within the bits its abstraction in the handler proof gives it, and keeps its frame."""
-    t0 = time.monotonic()
-    part = f"ramp {i}"
-    ex = Executor(img.image, img.machine.mem_base, xlen, img.regions)
-    x = z3.BitVec(f"ramp{i}_x", 32)
-    regs = _fresh_regs(xlen, f"ramp{i}_")
-    regs[1], regs[2], regs[3], regs[4] = RET_SENTINEL, img.machine.stack_top, img.gp, img.tp
-    regs[10] = z3.SignExt(32, x) if xlen == 64 else x
-    entry = State(img.symbols[name][0], list(regs), {}, ())
+    regs[10] = z3.SignExt(32, arg) if xlen == 64 else arg
+    entry = State(img.symbols[symbol][0], list(regs), {}, ())
     try:
         run = ex.run(State(entry.pc, list(regs), {}, ()), RET_SENTINEL)
     except SymexecUnsupported as exc:
         return ProofPart(part, "unsupported", time.monotonic() - t0, str(exc))
-    res = run.state.regs[10]
-    got = res if isinstance(res, z3.BitVecRef) else z3.BitVecVal(res, xlen)
-    want = z3.simplify(golden.ramp_value(Z3Ops(z3.Function("unused_sqrt", z3.BitVecSort(32), z3.BitVecSort(32))), r,
-                                         z3.SignExt(32, x)))
-    checks = [(f"value fits the abstraction's {r.term_bits} bits",
-               want != z3.SignExt(64 - r.term_bits, z3.Extract(r.term_bits - 1, 0, want))),
-              ("result equals rlcc.fxp.golden.ramp_value", got != z3.Extract(xlen - 1, 0, want))]
+    r = run.state.regs[10]
+    got = r if isinstance(r, z3.BitVecRef) else z3.BitVecVal(r, xlen)
+    want = z3.simplify(want_of(z3.SignExt(32, arg)))
+    checks = [(f"value fits the abstraction's {bits} bits", want != z3.SignExt(64 - bits, z3.Extract(bits - 1, 0, want))),
+              (f"result equals {equals}", got != z3.Extract(xlen - 1, 0, want))]
     deadline = time.monotonic() + 60
     for desc, formula in checks + run.obligations + _frame_checks(run.state, entry, xlen):
         verdict, _ = _solve([formula], deadline)
         if verdict != "unsat":
             return ProofPart(part, "timeout" if verdict == "unknown" else "failed", time.monotonic() - t0, f"not proven: {desc}")
-    return ProofPart(part, "proven", time.monotonic() - t0,
-                     f"{name} returns the ramp's term exactly ({r.term_bits}-bit signed, sign-extended) for all int32 x; "
-                     "restores sp and callee-saved registers")
+    return ProofPart(part, "proven", time.monotonic() - t0, proven)
+
+
+def _exact_ops() -> Z3Ops:
+    """The z3 golden operations with nothing abstracted (the square root is unused here)."""
+    return Z3Ops(z3.Function("unused_sqrt", z3.BitVecSort(32), z3.BitVecSort(32)))
+
+
+def _slog_part(img: _Image, xlen: int) -> ProofPart:
+    """The out-of-line signed log returns ``rlcc.derived.slog_int`` of its argument for every int32."""
+    return _int32_function_part(
+        img, xlen, "slog", SLOG_FUNCTION, _exact_ops().slog, SLOG_BITS, "rlcc.derived.slog_int",
+        "returns slog(d) exactly (21-bit signed, sign-extended) for all int32 d; restores sp and callee-saved registers")
+
+
+def _ramp_part(img: _Image, xlen: int, name: str, i: int, r: Ramp) -> ProofPart:
+    """Ramp ``i``'s out-of-line function returns ``rlcc.fxp.golden.ramp_value`` of its argument."""
+    return _int32_function_part(
+        img, xlen, f"ramp {i}", name, lambda x: golden.ramp_value(_exact_ops(), r, x), r.term_bits,
+        "rlcc.fxp.golden.ramp_value",
+        f"{name} returns the ramp's term exactly ({r.term_bits}-bit signed, sign-extended) for all int32 x; "
+        "restores sp and callee-saved registers")
 
 
 def _free_vars(e: z3.ExprRef) -> set[z3.ExprRef]:

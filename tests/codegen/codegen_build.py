@@ -33,6 +33,15 @@ def compile_ok(cmd: list) -> None:
     assert p.returncode == 0, f"compile failed: {' '.join(map(str, cmd))}\n{p.stdout}\n{p.stderr}"
 
 
+def host_driver(d: Path, source: str, name: str) -> Path:
+    """A host executable of a test driver ``source`` that includes the runtime header."""
+    drv = d / f"{name}.c"
+    drv.write_text(source)
+    exe = d / name
+    compile_ok([*host_cc(), *WARN, "-O2", f"-I{sdk.SDK_DIR}", drv, "-o", exe])
+    return exe
+
+
 def build_host(c_file: Path, out: Path, sanitize: bool = False, cc: str = "zig") -> Path:
     """Hosted harness executable for one generated firmware source; ``cc``: "zig" (bundled; UBSan
     when sanitized), "gcc" or "clang" (ASan + UBSan; the test skips when it is missing)."""

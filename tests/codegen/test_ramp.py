@@ -14,9 +14,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from codegen_build import WARN, _run, compile_ok, host_cc
+from codegen_build import _run, host_driver
 
-from rlcc import firmware_sdk_stub as sdk
 from rlcc.errors import BadInputError
 from rlcc.fxp import golden
 from rlcc.fxp.model import INT32_MAX, INT32_MIN, Ramp
@@ -72,12 +71,7 @@ def _xs(r: Ramp) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def ramp_exe(tmp_path_factory):
-    d = tmp_path_factory.mktemp("ramp")
-    drv = d / "driver.c"
-    drv.write_text(DRIVER)
-    exe = d / "ramp"
-    compile_ok([*host_cc(), *WARN, "-O2", f"-I{sdk.SDK_DIR}", drv, "-o", exe])
-    return exe
+    return host_driver(tmp_path_factory.mktemp("ramp"), DRIVER, "ramp")
 
 
 @pytest.mark.parametrize("r", RAMPS, ids=lambda r: f"{r.lo}..{r.hi}:k{r.k_below},{r.k_above}>>{r.shift}")

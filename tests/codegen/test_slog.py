@@ -14,10 +14,9 @@ import math
 
 import numpy as np
 import pytest
-from codegen_build import WARN, _run, compile_ok, host_cc
+from codegen_build import _run, host_driver
 
 from rlcc import derived
-from rlcc import firmware_sdk_stub as sdk
 from rlcc.fxp import golden
 
 F = derived.MLOG_FRAC_BITS
@@ -73,12 +72,7 @@ int main(int argc, char **argv)
 
 @pytest.fixture(scope="module")
 def slog_exe(tmp_path_factory):
-    d = tmp_path_factory.mktemp("slog")
-    drv = d / "driver.c"
-    drv.write_text(DRIVER)
-    exe = d / "slog"
-    compile_ok([*host_cc(), *WARN, "-O2", f"-I{sdk.SDK_DIR}", drv, "-o", exe])
-    return exe
+    return host_driver(tmp_path_factory.mktemp("slog"), DRIVER, "slog")
 
 
 def _oracle(d: int) -> int:

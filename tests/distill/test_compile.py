@@ -82,6 +82,28 @@ def test_same_seed_byte_identical(compiled, tmp_path, example_policy):
         assert (again / name).read_bytes() == (compiled / name).read_bytes(), name
 
 
+def test_equilibrium_ramps_end_to_end(tmp_path, example_policy):
+    """--equilibrium ramps: the model, the C and the report carry the ramps, the firmware
+    verifies bit-exactly, and a second compile gives the same bytes."""
+    outs = [tmp_path / "A", tmp_path / "B"]
+    for out in outs:
+        result = run([example_policy, "-o", out, *TINY, "--jobs", "1", "--equilibrium", "ramps"])
+        assert result.exit_code == 0, result.output
+    out = outs[0]
+    model = FxModel.from_file(str(out / "model.rlcc.json"))
+    assert len(model.ramps) == 4 and json.loads((out / "model.rlcc.json").read_text())["version"] == 3
+    assert model.n_operations == 50 + 5 * 4
+    c = (out / "firmware.c").read_text()
+    assert all(f"firmware_ramp_{i}(" in c and f"FIRMWARE_RAMP_{i}_K_BELOW" in c for i in range(4))
+    report = json.loads((out / "report.json").read_text())
+    assert [r["input"] for r in report["fit"]["ramps"]] == ["prev_action[t-1]", "delta[t-1]", "prev_action[t]", "delta[t]"]
+    assert "4 ramps at the teacher's equilibrium" in (out / "report.md").read_text()
+    verdict = json.loads((out / "verify.json").read_text())
+    assert verdict["bit_exact"] and verdict["passed"]
+    for name in ("model.rlcc.json", "firmware.c", "report.json"):
+        assert (outs[1] / name).read_bytes() == (out / name).read_bytes(), name
+
+
 def test_existing_output_needs_force(compiled, example_policy):
     result = run([example_policy, "-o", compiled, *TINY])
     assert result.exit_code == 2 and "--force" in result.output
