@@ -38,7 +38,8 @@ def shown(path: Path) -> str:
 
 # The two policies the fidelity benchmarks compile: the trained example and one of a different
 # character (hand-designed, reacts to the change of delta).
-POLICIES = {"rlcc_mlp": ROOT / "examples" / "rlcc_mlp.onnx", "synthetic_mlp": ROOT / "examples" / "synthetic_mlp.onnx"}
+POLICIES = {"rlcc_mlp": ROOT / "examples" / "rlcc_mlp.onnx", "rlcc_mlp_k3": ROOT / "examples" / "rlcc_mlp_k3.onnx",
+            "synthetic_mlp": ROOT / "examples" / "synthetic_mlp.onnx"}
 
 
 def seeds_and_policies(doc: str, argv: list[str] | None = None) -> argparse.Namespace:

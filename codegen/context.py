@@ -29,10 +29,10 @@ SQRT_INDEX_BITS = 8  # isqrt seed table: top 8 bits of the normalized argument, 
 SQRT_FUNCTION = "rlcc_sqrt_rate"
 SLOG_FUNCTION = "rlcc_slog"  # out of line, so the proof abstracts it and checks it alone
 PENALTY_FUNCTION = "rlcc_penalty_product"  # (excess * sqrt_rate) >> SQRT_RATE_FRAC_BITS
-RATE_PRODUCT_FUNCTION = "rlcc_scaled_rate"  # (rate * factor) >> FACTOR_FRAC_BITS
+RATE_PRODUCT_FUNCTION = "rlcc_rate_product"  # rate * factor, exact (the update carries its fraction)
 RUNTIME_HEADER = "rlcc_runtime.h"
 LEAVES_PER_ROW = 4
-PRODUCT_SHIFTS = {PENALTY_FUNCTION: fmt.SQRT_RATE_FRAC_BITS, RATE_PRODUCT_FUNCTION: fmt.FACTOR_FRAC_BITS}
+PRODUCT_SHIFTS = {PENALTY_FUNCTION: fmt.SQRT_RATE_FRAC_BITS, RATE_PRODUCT_FUNCTION: 0}
 
 
 def c_int32(v: int) -> str:
@@ -379,7 +379,7 @@ def _sqrt_plan() -> dict:
 def _formats() -> dict[str, str]:
     """rlcc.formats values the C uses, as C literals keyed by their formats-module name."""
     unsigned = ["RATE_FRAC_BITS", "RATE_MAX", "FACTOR_FRAC_BITS", "FACTOR_ONE", "CTX_BYTES", "CTX_WORDS",
-                "CTX_RATE", "CTX_PREV_FACTOR", "CTX_COUNTS", "CTX_FLAGS", "CTX_FLAG_HISTORY_VALID", "CTX_PROBE_TS", "CTX_HISTORY",
+                "CTX_RATE", "CTX_PREV_FACTOR", "CTX_COUNTS", "CTX_FLAGS", "CTX_FLAG_HISTORY_VALID", "CTX_RATE_CARRY_SHIFT", "RATE_CARRY_MASK", "CTX_PROBE_TS", "CTX_HISTORY",
                 "CTX_HISTORY_WORDS", "INV_BASE_RTT_SHIFT", "SQRT_RATE_FRAC_BITS", "COUNT_MAX", "LEAF_FRAC_BITS",
                 "EVENT_NULL", "EVENT_FW", "EVENT_CNP", "EVENT_TX", "EVENT_ACK", "EVENT_NACK", "EVENT_RTT"]
     out = {k: c_uint32(getattr(fmt, k)) for k in unsigned}

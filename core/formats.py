@@ -93,8 +93,13 @@ NACK_SHIFT = COUNT_BITS  # NACK count: high half
 CTX_RATE = 0  # current rate, RATE_FRAC_BITS; 0 = new flow (the runtime zeroes new contexts)
 CTX_PREV_FACTOR = 1  # Q16.16 factor of the previous decision
 CTX_COUNTS = 2  # CNP count (low 16 bits) | NACK count (high 16 bits) since the last decision
-CTX_FLAGS = 3  # bit 0: history window valid
+CTX_FLAGS = 3  # bit 0: history window valid; bits 16..31: the rate update's carried remainder
 CTX_FLAG_HISTORY_VALID = 1
+# The rate update carries the product's fraction (the bits below the rate's LSB) to the next update
+# (error feedback) instead of truncating it: a factor within 1/rate of 1 would otherwise never move
+# a small rate, and truncation only ever moves it down (measured: -4% steady RTT at 2048 flows).
+CTX_RATE_CARRY_SHIFT = 16  # the carry's position in the flags word (its high half)
+RATE_CARRY_MASK = (1 << FACTOR_FRAC_BITS) - 1  # the product bits carried
 CTX_PROBE_TS = 4  # event timestamp (ns, mod 2^32) of the last RTT probe request (rtt_req = 1)
 CTX_HISTORY = 5  # past steps' features (int32), newest step first, features in spec order
 CTX_HISTORY_WORDS = CTX_WORDS - CTX_HISTORY  # room for (history - 1) * n_features values

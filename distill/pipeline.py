@@ -196,11 +196,16 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
     train = Samples.concat(parts)
     clamped = _clamp_report(policy, visited)
     factor_range = teacher_factor_range(policy, train.obs)
-    if options.equilibrium == "ramps":
-        eq = equilibrium.find(teacher, spec)
-        ramps, ramps_note = eq.ramps(teacher, options.seed + 3), eq.reason
-    else:
-        ramps, ramps_note = (), "--equilibrium none"
+    eq = equilibrium.find(teacher, spec) if options.equilibrium == "ramps" else None
+    ramps_note = "--equilibrium none" if eq is None else eq.reason
+
+    def ramps_of(samples: Samples) -> tuple[FloatRamp, ...]:
+        """The ramps fitted on the current training set (refitted as DAgger grows it)."""
+        if eq is None:
+            return ()
+        return eq.ramps(teacher, options.seed + 3, samples.obs, samples.label, sampling.time_weights(spec, samples.raw))
+
+    ramps = ramps_of(train)
 
     log(f"fitting <= {config.max_trees()} trees of depth {config.depth} on {len(train)} samples")
     summary_flows = (options.eval_flows[len(options.eval_flows) // 2],)
@@ -228,6 +233,7 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
             )
         on_policy = evaluate.fidelity(model, fit.ensemble, visited_by_student)
         train = Samples.concat([train, visited_by_student])
+        ramps = ramps_of(train)
         with progress(f"round {r}/{n_rounds}: refitting the trees", "step") as stage:
             fit, model, stats = _fit_quantize(train, student, config, base, fits, policy, options, factor_range, ramps, stage)
         summary = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,

@@ -32,7 +32,7 @@
 #include "pcc_sdk.h"
 
 /* Bumped on every change of behaviour or interface; generated firmware checks it. */
-#define RLCC_RUNTIME_VERSION 3u
+#define RLCC_RUNTIME_VERSION 4u
 
 /* ---- formats and context layout (values from rlcc.formats) ---- */
 #define RLCC_RATE_FRAC_BITS UINT32_C(20)
@@ -46,6 +46,8 @@
 #define RLCC_CTX_COUNTS UINT32_C(2)
 #define RLCC_CTX_FLAGS UINT32_C(3)
 #define RLCC_CTX_FLAG_HISTORY_VALID UINT32_C(1)
+#define RLCC_CTX_RATE_CARRY_SHIFT UINT32_C(16)
+#define RLCC_RATE_CARRY_MASK UINT32_C(65535)
 #define RLCC_CTX_PROBE_TS UINT32_C(4)
 #define RLCC_CTX_HISTORY UINT32_C(5)
 #define RLCC_CTX_HISTORY_WORDS UINT32_C(7)
@@ -391,16 +393,23 @@ static inline int32_t rlcc_clamp_factor(int32_t sum, uint32_t lo, uint32_t hi)
     return (int32_t)rlcc_clamp64((int64_t)sum, (int64_t)lo, (int64_t)hi);
 }
 
-/* (rate * factor) >> FACTOR_FRAC_BITS for any uint32 operands, exact; out of line (see above). */
-static __attribute__((noinline, unused)) uint64_t rlcc_scaled_rate(uint32_t rate, uint32_t factor)
+/* rate * factor for any uint32 operands, exact; out of line (see above). */
+static __attribute__((noinline, unused)) uint64_t rlcc_rate_product(uint32_t rate, uint32_t factor)
 {
-    return ((uint64_t)rate * factor) >> RLCC_FACTOR_FRAC_BITS;
+    return (uint64_t)rate * factor;
 }
 
-/* rate' = clamp((rate * factor) >> FACTOR_FRAC_BITS, rate_min, RATE_MAX), truncating. */
-static inline uint32_t rlcc_next_rate(uint32_t rate, int32_t factor, uint32_t rate_min)
+/*
+ * Rate update with error feedback: p = rate * factor + carry, rate' = clamp(p >> FACTOR_FRAC_BITS,
+ * rate_min, RATE_MAX), and the fraction p mod 2^FACTOR_FRAC_BITS is the next update's carry, kept
+ * in the flags word's high half (which also gets the history-valid bit). Truncating instead would
+ * freeze a small rate under factors near 1 and bias every rate downwards.
+ */
+static inline uint32_t rlcc_next_rate(uint32_t *flags, uint32_t rate, int32_t factor, uint32_t rate_min)
 {
-    return rlcc_clamp_rate(rlcc_scaled_rate(rate, (uint32_t)factor), rate_min);
+    const uint64_t p = rlcc_rate_product(rate, (uint32_t)factor) + (*flags >> RLCC_CTX_RATE_CARRY_SHIFT);
+    *flags = (((uint32_t)p & RLCC_RATE_CARRY_MASK) << RLCC_CTX_RATE_CARRY_SHIFT) | RLCC_CTX_FLAG_HISTORY_VALID;
+    return rlcc_clamp_rate(p >> RLCC_FACTOR_FRAC_BITS, rate_min);
 }
 
 #endif /* RLCC_RUNTIME_H */

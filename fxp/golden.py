@@ -22,9 +22,10 @@ Per event (context words from ``rlcc.formats``; ``ts`` = the event's 32-bit time
      thr_k) << k`` and ``ramp_r = trunc(d * k / 2^shift)``, ``d = clamp(x[in_r], lo, hi) - center``,
      ``k = k_below if d < 0 else k_above`` (truncation toward zero; ``|d k| < 2^31``);
    - ``factor = clamp(sum, clamp_min, clamp_max)`` (Q16.16);
-   - ``rate' = clamp((rate * factor) >> 16, rate_min, RATE_MAX)`` (truncating);
-   - the context stores rate', factor, zero counters, the window shifted by one step and
-     ``probe_ts = ts``; the result is ``{rate', rtt_req = 1}`` (request the next probe).
+   - ``p = rate * factor + carry`` with ``carry = flags >> 16`` (error feedback: the fraction
+     the previous update dropped), ``rate' = clamp(p >> 16, rate_min, RATE_MAX)``;
+   - the context stores rate', factor, zero counters, flags = ``(p mod 2^16) << 16 | history
+     valid``, the window shifted by one step and ``probe_ts = ts``; the result is ``{rate', rtt_req = 1}`` (request the next probe).
 4. Other events (ACK, NULL, FW, unknown types) leave the context unchanged and return
    ``{rate, rtt_req = 0}``.
 5. Probe loss recovery. The device keeps one RTT probe outstanding; if the probe or its
@@ -89,7 +90,8 @@ class IntOps(Protocol):
 
     def mul_shr(self, a: Any, b: Any, shift: int) -> Any:
         """floor(a * b / 2^shift) for 0 <= a, b < 2^32 whose product fits int64 (the firmware's
-        two wide products, ``delta``'s penalty and the rate update, each one out-of-line call)."""
+        two wide products, ``delta``'s penalty and the rate update's exact product, each one
+        out-of-line call)."""
         ...
 
     def ramp(self, i: int, r: Ramp, x: Any) -> Any:
@@ -263,12 +265,13 @@ def event_core(ops: IntOps, model: FxModel, ctx: Sequence[Any], ev: Sequence[Any
     x += derived_core(ops, spec, x)
     total, leaves = ensemble_core(ops, model, x)
     factor = vocab.iclip(ops, total, c.clamp_min_q16, c.clamp_max_q16)
-    new_rate = vocab.iclip(ops, ops.mul_shr(rate, factor, fmt.FACTOR_FRAC_BITS), c.rate_min, fmt.RATE_MAX)
+    product = ops.mul_shr(rate, factor, 0) + (w[fmt.CTX_FLAGS] >> fmt.CTX_RATE_CARRY_SHIFT)
+    new_rate = vocab.iclip(ops, product >> fmt.FACTOR_FRAC_BITS, c.rate_min, fmt.RATE_MAX)
     decided = list(w)
     decided[fmt.CTX_RATE] = new_rate
     decided[fmt.CTX_PREV_FACTOR] = factor & _U32
     decided[fmt.CTX_COUNTS] = 0
-    decided[fmt.CTX_FLAGS] = w[fmt.CTX_FLAGS] | fmt.CTX_FLAG_HISTORY_VALID
+    decided[fmt.CTX_FLAGS] = ((product & fmt.RATE_CARRY_MASK) << fmt.CTX_RATE_CARRY_SHIFT) | fmt.CTX_FLAG_HISTORY_VALID
     decided[fmt.CTX_PROBE_TS] = ts
     for ago in range(1, k):  # stored step `ago` = this window's step ago - 1
         for f in range(nf):

@@ -367,7 +367,7 @@ def random_vectors(model: FxModel, n: int, seed: int = 0) -> Vectors:
     ctx[:, fmt.CTX_PREV_FACTOR] = mix(ctx[:, fmt.CTX_PREV_FACTOR], [0, fmt.FACTOR_ONE, c.clamp_min_q16, c.clamp_max_q16,
                                                                     INT32_MAX, 1 << 31, U32_MAX], 0.1, 0.1)
     ctx[:, fmt.CTX_COUNTS] = mix(ctx[:, fmt.CTX_COUNTS], [0, 0xFFFF, 0xFFFF0000, U32_MAX, 0xFFFEFFFE], 0.1, 0.1)
-    ctx[:, fmt.CTX_FLAGS] = mix(ctx[:, fmt.CTX_FLAGS], [0, 1, 2, 3, U32_MAX], 0.2, 0.05)
+    ctx[:, fmt.CTX_FLAGS] = mix(ctx[:, fmt.CTX_FLAGS], [0, 1, 2, 3, 0x80000001, U32_MAX], 0.2, 0.05)
     ctx[:, fmt.CTX_PROBE_TS] = mix(ctx[:, fmt.CTX_PROBE_TS], [0, 1 << 31, U32_MAX], 0.1, 0.0)
     thresholds = [t & U32_MAX for _, t in split_targets(model)] or [0]
     for w in range(fmt.CTX_HISTORY, fmt.CTX_WORDS):

@@ -112,9 +112,11 @@ def oracle_step(model: FxModel, ctx: list[int], ev: list[int]) -> tuple[list[int
                 idx |= 1 << k
         total += tree.leaves[idx]
     factor = min(max(total, round(spec.action.clamp_min * 2**16)), round(spec.action.clamp_max * 2**16))
-    new_rate = min(max(rate * factor // 2**16, max(1, round(spec.rate.min * 2**20))), 2**20)
+    # error feedback: the product's 16 fractional bits ride in the flags word's high half
+    product = rate * factor + (ctx[fmt.CTX_FLAGS] >> 16)
+    new_rate = min(max(product // 2**16, max(1, round(spec.rate.min * 2**20))), 2**20)
     ctx[fmt.CTX_RATE], ctx[fmt.CTX_PREV_FACTOR], ctx[fmt.CTX_COUNTS] = new_rate, factor, 0
-    ctx[fmt.CTX_FLAGS] |= 1
+    ctx[fmt.CTX_FLAGS] = (product % 2**16) * 2**16 + 1
     ctx[fmt.CTX_PROBE_TS] = now
     new_hist = ([cur] + hist)[: spec.history - 1]
     for i, step in enumerate(new_hist):
@@ -127,7 +129,7 @@ def random_vectors(model: FxModel, rng: np.random.Generator, n: int) -> tuple[np
     ctx = rng.integers(0, 2**32, (n, fmt.CTX_WORDS), dtype=np.uint64).astype(np.uint32)
     ctx[:, fmt.CTX_RATE] = rng.choice([0, 1, 64, 4096, 2**19, 2**20], n)
     ctx[:, fmt.CTX_PREV_FACTOR] = rng.integers(40000, 90000, n)
-    ctx[:, fmt.CTX_FLAGS] = rng.integers(0, 2, n)
+    ctx[:, fmt.CTX_FLAGS] = rng.integers(0, 2, n) | np.where(rng.random(n) < 0.5, rng.integers(0, 2**16, n) << 16, 0)
     hist = slice(fmt.CTX_HISTORY, fmt.CTX_HISTORY + model.history_words)
     ctx[:, hist] = rng.integers(-(2**20), 2**22, (n, model.history_words)).astype(np.int64).astype(np.uint32)
     etype = rng.choice([fmt.EVENT_RTT] * 5 + [fmt.EVENT_CNP, fmt.EVENT_NACK, fmt.EVENT_ACK] + [fmt.EVENT_TX] * 3, n)
@@ -155,6 +157,27 @@ def test_golden_matches_scalar_oracle(spec_index):
         want_ctx, want_rate, want_req = oracle_step(model, [int(v) for v in ctx[i]], [int(v) for v in ev[i]])
         assert (int(out.rate[i]), int(out.rtt_req[i])) == (want_rate, want_req), i
         assert [int(v) for v in out.ctx[i]] == want_ctx, i
+
+
+@pytest.mark.parametrize("rate0, factor_q16", [(512, 65536 + 40), (512, 65536 - 40), (64, 65536 + 7),
+                                               (300_000, 65536 - 3), (2048, 65536 + 1)])
+def test_rate_update_tracks_the_exact_product(rate0, factor_q16):
+    """Error feedback, against the analytic product: a constant factor phi applied n times keeps
+    |rate_n - rate0 phi^n| <= 1 + |phi^n - 1| max(phi, 1) (the carry is the fraction of x = rate +
+    carry / 2^16, which obeys x' = x phi - (carry / 2^16)(phi - 1)). Truncation fails this: factors
+    this close to 1 never move a rate of 512 (512 * 40 / 2^16 < 1)."""
+    spec = SPECS[0]
+    model = FxModel(spec, FxConstants.from_spec(spec), (), bias=factor_q16)  # no trees: factor = bias
+    phi, n = factor_q16 / 2**16, 400
+    ctx = np.zeros((1, fmt.CTX_WORDS), dtype=np.uint32)
+    ctx[0, fmt.CTX_RATE], ctx[0, fmt.CTX_PREV_FACTOR] = rate0, fmt.FACTOR_ONE
+    ev = golden.make_events([fmt.EVENT_RTT], [20_000], [10_000])
+    for _ in range(n):
+        out = golden.step(model, ctx, ev)
+        ctx = out.ctx
+    exact = rate0 * phi**n
+    assert abs(int(out.rate[0]) - exact) <= 1 + abs(phi**n - 1) * max(phi, 1.0)
+    assert int(out.rate[0]) != rate0 or abs(exact - rate0) < 1
 
 
 def test_isqrt_exact_on_edges():
