@@ -18,7 +18,8 @@
  *     timestamp and rtt_req = 1 (a lost probe or response is re-requested); else rtt_req = 0;
  *   other events: no change, rtt_req = 0. The rate changes only on RTT events (and new flows).
  * Action: factor = clamp(bias + sum of tree leaves, clamp_min, clamp_max) in Q16.16;
- * rate' = clamp((rate * factor) >> 16, rate_min, 2^20) (truncating).
+ * p = rate * factor + carry, rate' = clamp(p >> 16, rate_min, 2^20), carry' = p mod 2^16 (error
+ * feedback: the carry lives in the flags word's high half).
  *
  * Identifiers: RLCC_ / rlcc_ prefix. Freestanding C11: no heap, no floating point, no libc, no
  * 64-bit division. Format values mirror rlcc.formats (checked by tests/sdk/test_runtime.py).
@@ -407,9 +408,11 @@ static __attribute__((noinline, unused)) uint64_t rlcc_rate_product(uint32_t rat
  */
 static inline uint32_t rlcc_next_rate(uint32_t *flags, uint32_t rate, int32_t factor, uint32_t rate_min)
 {
-    const uint64_t p = rlcc_rate_product(rate, (uint32_t)factor) + (*flags >> RLCC_CTX_RATE_CARRY_SHIFT);
+    const uint32_t carry = *flags >> RLCC_CTX_RATE_CARRY_SHIFT;
+    const uint64_t p = rlcc_rate_product(rate, (uint32_t)factor) + carry;
+    const uint64_t scaled = p >> RLCC_FACTOR_FRAC_BITS;
     *flags = (((uint32_t)p & RLCC_RATE_CARRY_MASK) << RLCC_CTX_RATE_CARRY_SHIFT) | RLCC_CTX_FLAG_HISTORY_VALID;
-    return rlcc_clamp_rate(p >> RLCC_FACTOR_FRAC_BITS, rate_min);
+    return rlcc_clamp_rate(scaled, rate_min);
 }
 
 #endif /* RLCC_RUNTIME_H */

@@ -14,7 +14,7 @@ Targets (stable ids, one per vector):
 - ``bias``: an unclamped sum (bias +-1 visible);
 - ``clamp_min:-1|0|+1`` / ``clamp_max:-1|0|+1``: sum below / at / just above (resp. just below /
   at / above) the bound, nearest achievable to it, unclamped on the other side;
-- ``rate_round``: ``(rate * factor) >> 16`` drops a fraction >= 1/2, the new rate unclamped;
+- ``rate_round``: ``rate * factor + carry`` leaves a fraction >= 1/2 below the rate's LSB, the new rate unclamped;
 - ``probe_timeout:T-1|T|T+1``: a TX event at elapsed = timeout - 1 / timeout / timeout + 1;
 - ``ramp:{i}:{constant}:+1|-1``: a one-off edit of ramp ``i``'s ``lo``, ``center``, ``hi``,
   ``k_below``, ``k_above`` or ``shift``: its input at the value nearest the center where the
@@ -829,10 +829,12 @@ def _check(v: Vectors, rows: np.ndarray, mutants: list[FxModel | None]) -> bool:
 
 
 def _rate_round(model: FxModel, v: Vectors) -> int | None:
-    """Index of an RTT vector whose rate update truncates a fraction >= 1/2, unclamped."""
+    """Index of an RTT vector whose rate update carries a fraction >= 1/2 (rounding instead would
+    change the rate), unclamped."""
     c = model.constants
     rtt = (v.event[:, fmt.EV_ATTR] & 0xFF) == fmt.EVENT_RTT
-    prod = v.ctx_in[:, fmt.CTX_RATE].astype(np.int64) * v.ctx_out[:, fmt.CTX_PREV_FACTOR].astype(np.int32)
+    carry = v.ctx_in[:, fmt.CTX_FLAGS].astype(np.int64) >> fmt.CTX_RATE_CARRY_SHIFT
+    prod = v.ctx_in[:, fmt.CTX_RATE].astype(np.int64) * v.ctx_out[:, fmt.CTX_PREV_FACTOR].astype(np.int32) + carry
     new = prod >> fmt.FACTOR_FRAC_BITS
     ok = rtt & ((prod & 0xFFFF) >= 0x8000) & (new > c.rate_min) & (new < fmt.RATE_MAX) & (v.rate == new)
     ok &= v.ctx_in[:, fmt.CTX_RATE] != 0
@@ -879,7 +881,7 @@ def observable_vectors(model: FxModel, seed: int = 0) -> ObservableSet:
     parts = [_take(found, np.array(keep, dtype=np.int64))]
     r = _rate_round(model, parts[0])
     if r is None:
-        plan.miss("rate_round", "no constructed vector truncates a fraction >= 1/2 with an unclamped rate", False)
+        plan.miss("rate_round", "no constructed vector carries a fraction >= 1/2 with an unclamped rate", False)
     else:
         parts.append(_take(parts[0], np.array([r])))
         targets.append("rate_round")

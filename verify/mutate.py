@@ -17,6 +17,8 @@ C that keeps those names. Each mutant changes exactly one line of one file:
 - ``hist:s1:delta:+1``, ``hist:s1:delta:step+1``, ``hist:drop``: the history shift stores a
   neighbouring context word, the next step's word, or nothing;
 - ``probe:gt``        the probe timeout test ``>=`` becomes ``>``;
+- ``carry:drop``, ``carry:shift-1``, ``carry:store-drop``: the rate update's error feedback
+  ignores the carried fraction, reads it one bit off, or does not store the new one;
 - ``ramp:2:k_below:+1`` a ramp constant (``RAMP_2_LO``, ``_CENTER``, ``_HI``, ``_K_BELOW``,
   ``_K_ABOVE``, ``_SHIFT``) plus/minus one.
 """
@@ -33,7 +35,7 @@ from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxModel
 from rlcc.fxp.observable import input_domain
 
 U32_MAX = 0xFFFFFFFF
-KINDS = ("thr", "leaf", "bias", "clamp", "op", "round", "hist", "probe", "ramp")
+KINDS = ("thr", "leaf", "bias", "clamp", "op", "round", "hist", "probe", "ramp", "carry")
 
 _INT32 = r"(INT32_C\((-?\d+)\)|\(-INT32_C\(2147483647\) - 1\))"
 # Model identifiers carry the firmware's name as prefix (``FIRMWARE_THR_3_2``, ``firmware_leaves_5``).
@@ -234,7 +236,7 @@ def _rounding(c_lines: Sequence[str], file: str = "c") -> list[Mutant]:
     out = []
     for shift, what, variants in shifts:
         # an assignment, or the return of an out-of-line product function
-        pattern = re.compile(r"^(\s*(?:const uint64_t \w+ = |return ))(\(.*\)) >> " + shift + ";")
+        pattern = re.compile(r"^(\s*(?:const uint64_t \w+ = |return ))(\(.*\)|\w+) >> " + shift + ";")
         for n, line in enumerate(c_lines, 1):
             if (m := pattern.match(line)) is None:
                 continue
@@ -275,6 +277,25 @@ def _probe(c_lines: Sequence[str], file: str = "c") -> list[Mutant]:
             return [Mutant("probe:gt", "probe", "probe timeout test '>=' -> '>' (re-request one ns late)", file, n, line,
                            f"{m.group(1)} > {m.group(2)}")]
     return []
+
+
+_CARRY_LOAD_RE = re.compile(r"^(\s*const uint32_t carry = )(\*flags >> RLCC_CTX_RATE_CARRY_SHIFT);")
+_CARRY_STORE_RE = re.compile(r"^(\s*\*flags = )(.*\) \| RLCC_CTX_FLAG_HISTORY_VALID);")
+
+
+def _carry(c_lines: Sequence[str], file: str = "c") -> list[Mutant]:
+    """The rate update's error feedback (``rlcc_next_rate``): its carry load and store."""
+    out = []
+    for n, line in enumerate(c_lines, 1):
+        if (m := _CARRY_LOAD_RE.match(line)) is not None:
+            out.append(Mutant("carry:drop", "carry", "the rate update ignores the carried fraction", file, n, line,
+                              f"{m.group(1)}0u;"))
+            out.append(Mutant("carry:shift-1", "carry", "the carry is read one bit off", file, n, line,
+                              f"{m.group(1)}*flags >> (RLCC_CTX_RATE_CARRY_SHIFT - 1u);"))
+        elif (m := _CARRY_STORE_RE.match(line)) is not None:
+            out.append(Mutant("carry:store-drop", "carry", "the new carry is not stored", file, n, line,
+                              f"{m.group(1)}RLCC_CTX_FLAG_HISTORY_VALID;"))
+    return out
 
 
 def _ramps(c_lines: Sequence[str]) -> list[Mutant]:
@@ -329,10 +350,10 @@ def generate_mutants(c_text: str, h_text: str, model: FxModel | None = None, kin
     c_lines, h_lines = c_text.splitlines(), h_text.splitlines()
     inputs, features = _enum_values(c_text, "IN_"), _enum_values(c_text, "F_")
     found = _tree_constants(c_lines, inputs, reachable) + _operators(c_lines, inputs)
-    rt_found = _rounding(c_lines) + _probe(c_lines)
+    rt_found = _rounding(c_lines) + _probe(c_lines) + _carry(c_lines)
     if not rt_found and rt_text is not None:
         rt_lines = rt_text.splitlines()
-        rt_found = _rounding(rt_lines, "rt") + _probe(rt_lines, "rt")
+        rt_found = _rounding(rt_lines, "rt") + _probe(rt_lines, "rt") + _carry(rt_lines, "rt")
     found += _ramps(c_lines) + _history(c_lines, features) + _defaults(h_lines) + rt_found
     mutants = [m for m in found if m.kind in wanted]
     ids = [m.id for m in mutants]

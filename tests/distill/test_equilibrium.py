@@ -63,6 +63,32 @@ def test_fit_ramps_recovers_known_slopes():
     assert [v for r in ramps for v in (r.lo, r.center, r.hi)] == pytest.approx([-0.4, 0.1, 0.6, -0.5, -0.2, 0.1], rel=1e-7)
 
 
+def test_slopes_come_from_the_closed_loop_samples_in_the_box(policy):
+    """Samples in the box carry a known piecewise-linear label (weighted: the heavy half has the
+    slopes, the light half noise-free other slopes); samples outside the box carry garbage that
+    must not matter. Too few inside: the uniform fallback (teacher-labelled) is used instead."""
+    spec = policy.spec
+    eq = equilibrium.find(policy.factor, spec)
+    rng = np.random.default_rng(5)
+    n = 4000
+    obs = np.repeat(eq.obs[None, :].astype(np.float32), n, axis=0)
+    for s in eq.sites:
+        obs[:, s.input] = s.center + rng.uniform(-0.99, 0.99, n) * s.half_width
+    outside = rng.random(n) < 0.3
+    obs[outside, eq.sites[0].input] += 3 * eq.sites[0].half_width
+    assert np.array_equal(eq.in_box(obs), ~outside)
+    d = {s.input: obs[:, s.input].astype(np.float64) - s.center for s in eq.sites}
+    slopes = {s.input: (0.1 * (k + 1), -0.05 * (k + 1)) for k, s in enumerate(eq.sites)}
+    label = 1.0 + sum(np.where(d[j] < 0, lo * d[j], hi * d[j]) for j, (lo, hi) in slopes.items())
+    label[outside] = 7.0
+    ramps = eq.ramps(lambda x: np.full(len(x), 7.0), 0, obs, label, np.where(rng.random(n) < 0.5, 10.0, 1.0))
+    got = [v for r in ramps for v in (r.slope_below, r.slope_above)]
+    assert got == pytest.approx([v for s in eq.sites for v in slopes[s.input]], abs=1e-5)
+    few = eq.in_box(obs) & (np.cumsum(eq.in_box(obs)) <= equilibrium.MIN_LOOP_SAMPLES - 1)
+    fallback = eq.ramps(policy.factor, 0, obs[few], label[few])
+    assert fallback == eq.ramps(policy.factor, 0)  # the uniform, teacher-labelled fit
+
+
 @pytest.fixture(scope="module")
 def ramped():
     rng = np.random.default_rng(1)

@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "firmware"
 GOLDEN = REPO / "tests" / "codegen" / "golden"
 SPEC = ObservationSpec(features=(Feature("prev_action"), Feature("delta", scale=10.0)), history=2)
-FIXED_KINDS = {"bias": 2, "clamp": 4, "round": 4, "hist": 6, "probe": 3}  # 2 features, 2 steps
+FIXED_KINDS = {"bias": 2, "clamp": 4, "round": 4, "hist": 6, "probe": 3, "carry": 3}  # 2 features, 2 steps
 
 
 def example_model() -> FxModel:
