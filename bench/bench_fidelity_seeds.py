@@ -1,18 +1,21 @@
 """Benchmark: closed-loop fidelity of compiled firmware vs its teacher across compile seeds.
 
 Runs the real ``rlcc-compile`` (default options; verification off: this measures distillation,
-not the emulator) for seeds 0..4 on the bundled trained policy and on a policy of a different
-character (the synthetic one, which reacts to the change of delta), and reads each report: the
+not the emulator) for seeds 0..4 on the bundled trained policy, on a second trained policy of a
+different character (``rlcc_mlp_k3``: window of 3 steps, 16-16 units, another target/beta
+operating point) and on the hand-designed synthetic one (whose teacher itself limit-cycles at 512
+flows), and reads each report: the
 fixed-point model vs the teacher in steady state (flows start at 1/N) and in the startup
 transient (line-rate start into the buffer), at every evaluation size, and the fidelity gate's
 verdict. The issue's goal: steady goodput within 0.01 and RTT/queue within 3%; transient within
 0.01 and 10%.
 
-    python bench/bench_fidelity_seeds.py [--seeds 0,1,2,3,4] [--policies rlcc_mlp,synthetic_mlp] [--jobs 2]
+    python bench/bench_fidelity_seeds.py [--seeds 0,1,2,3,4] [--policies rlcc_mlp,rlcc_mlp_k3,synthetic_mlp] [--jobs 2]
                                          [--equilibrium none|ramps]
 
-Writes bench/results/fidelity_seeds.json (``--equilibrium ramps``: fidelity_seeds_ramps.json) after
-every compile (a partial run keeps what it measured).
+Writes bench/results/fidelity_seeds.json (``--equilibrium none``, trees only:
+fidelity_seeds_trees.json) after every compile (a partial run keeps what it measured); the
+policies not named in ``--policies`` keep their rows from the file.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ from pathlib import Path
 from benchlib import POLICIES, machine, seeds_and_policies, shown
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = {"none": ROOT / "bench" / "results" / "fidelity_seeds.json",
-           "ramps": ROOT / "bench" / "results" / "fidelity_seeds_ramps.json"}
+RESULTS = {"ramps": ROOT / "bench" / "results" / "fidelity_seeds.json",
+           "none": ROOT / "bench" / "results" / "fidelity_seeds_trees.json"}
 
 
 def worst(table: dict, metric: str) -> float:
@@ -78,21 +81,26 @@ def measure(policy: Path, seed: int, jobs: int, equilibrium: str) -> dict:
 
 def main() -> None:
     extra = argparse.ArgumentParser(add_help=False)
-    extra.add_argument("--equilibrium", choices=sorted(RESULTS), default="none")
+    extra.add_argument("--equilibrium", choices=sorted(RESULTS), default="ramps")
     eq, rest = extra.parse_known_args()
     args = seeds_and_policies(__doc__, rest)
     seeds = args.seeds
-    results = {"machine": machine(), "command": f"rlcc-compile POLICY --seed S --no-verify --accept-fidelity --equilibrium {eq.equilibrium}",
-               "policies": {}}
+    out = RESULTS[eq.equilibrium]
+    # policies not run now keep their earlier rows (each entry records its own machine)
+    kept = json.loads(out.read_text())["policies"] if out.exists() else {}
+    results = {"command": f"rlcc-compile POLICY --seed S --no-verify --accept-fidelity --equilibrium {eq.equilibrium}",
+               "policies": {k: v for k, v in kept.items() if k not in args.policies and k in POLICIES}}
     for name in args.policies:
-        rows = results["policies"].setdefault(name, {"policy": shown(POLICIES[name]), "runs": []})["runs"]
+        entry = {"policy": shown(POLICIES[name]), "machine": machine(), "runs": []}
+        results["policies"][name] = entry
+        rows = entry["runs"]
         for seed in seeds:
             rows.append(measure(POLICIES[name], seed, args.jobs, eq.equilibrium))
             r = rows[-1]
             print(f"{name} seed {seed}: steady rtt {r['steady_rtt']:+.1f}% queue {r['steady_queue']:+.1f}%, transient rtt "
                   f"{r['transient_rtt']:+.1f}% queue {r['transient_queue']:+.1f}% drops {r['transient_drops']:+.3f}; gate "
                   f"{'passed' if r['gate_passed'] else 'FAILED'}; {r['wall_s']} s", flush=True)
-            RESULTS[eq.equilibrium].write_text(json.dumps(results, indent=1) + "\n")
+            out.write_text(json.dumps(results, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -204,10 +204,11 @@ def fidelity_seeds(file: str = "fidelity_seeds.json", options: str = "default op
                          f"{r['transient_drops']:+.3f}", "passed" if r["gate_passed"] else f"failed ({len(r['gate_failures'])})",
                          f"{r['cpu_s']:.0f} s"])
     n = sum(len(e["runs"]) for e in doc["policies"].values())
+    n_cores = sorted({cores(e) for e in doc["policies"].values()})
     passed = sum(r["gate_passed"] for e in doc["policies"].values() for r in e["runs"])
     return "\n".join([
         para(f"Worst firmware-vs-teacher difference over the evaluation sizes, per compile seed "
-             f"(`bench/bench_fidelity_seeds.py`, {options}; {cores(doc)} cores): the gate passed {passed} of {n} compiles."),
+             f"(`bench/bench_fidelity_seeds.py`, {options}; {'/'.join(map(str, n_cores))} cores): the gate passed {passed} of {n} compiles."),
         "",
         table(["policy", "seed", "steady goodput", "steady RTT / queue", "transient goodput", "transient RTT / queue",
                "transient drops", "gate", "compile CPU"], ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---", "---:"], rows),
@@ -383,7 +384,7 @@ BLOCKS: dict[str, tuple[Callable[[], str], bool]] = {
     "firmware": (firmware, True),
     "mutants": (mutants, True),
     "fidelity-seeds": (fidelity_seeds, True),
-    "fidelity-seeds-ramps": (lambda: fidelity_seeds("fidelity_seeds_ramps.json", "`--equilibrium ramps`"), True),
+    "fidelity-seeds-trees": (lambda: fidelity_seeds("fidelity_seeds_trees.json", "`--equilibrium none`"), True),
     "example-gate": (example_gate, False),
     "distill-methods": (distill_methods, True),
     "steady-sensitivity": (steady_sensitivity, True),

@@ -54,7 +54,7 @@ Log = Callable[[str], None]
 
 DEFAULT_SAMPLES = 30000  # closed-loop decisions sampled (--samples)
 QUICK_SAMPLES = 6000  # the same with --quick
-EQUILIBRIUM_MODES = ("none", "ramps")
+EQUILIBRIUM_MODES = ("ramps", "none")  # the first is the default
 DEFAULT_CANDIDATES = 4  # candidate students ranked in closed loop (--candidates)
 QUICK_CANDIDATES = 2
 
@@ -94,10 +94,9 @@ class CompileOptions:
     # Derived student inputs (rlcc.derived): "auto" = every one the spec's window supports,
     # "none", or a comma list of names.
     derived: str = "auto"
-    # Linear terms around the teacher's equilibrium (rlcc.distill.equilibrium): "ramps" or "none".
-    # Off by default: a ramp build verifies bit-exactly and its ramps are proven alone, but the
-    # handler proof does not finish within its 120 s with the ramps' terms in the sum yet.
-    equilibrium: str = "none"
+    # Linear terms around the teacher's equilibrium (rlcc.distill.equilibrium): "ramps" or "none"
+    # (trees only: a staircase across the equilibrium, which the closed loop dithers on).
+    equilibrium: str = EQUILIBRIUM_MODES[0]
 
     def student_spec(self, spec: ObservationSpec) -> ObservationSpec:
         """The teacher's spec with the student's derived inputs (BadInputError if unsupported)."""
