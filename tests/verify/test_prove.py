@@ -127,15 +127,14 @@ def test_history_shift_bug_yields_a_counterexample_that_reproduces(example_model
 @pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
 def test_product_parts_prove_right_and_refute_wrong_products(example_model, tmp_path, target):
     """The out-of-line products the handler proof abstracts are proven on their own; a rate
-    product that rounds differently (one shift short) fails its part, naming the result."""
+    product off by one LSB fails its part, naming the result."""
     xlen = 64 if target == "rv64imac" else 32
     profile = "dpa" if xlen == 64 else "generic5"
     right = P._load_after_init(_elf(example_model, tmp_path / "right", target), xlen, profile, xlen == 64)
     for name, shift in P.PRODUCT_SHIFTS.items():
         part = P._product_part(right, xlen, name, shift)
         assert part.status == "proven", (name, part.detail)
-    wrong = ("return ((uint64_t)rate * factor) >> RLCC_FACTOR_FRAC_BITS;",
-             "return ((uint64_t)rate * factor) >> (RLCC_FACTOR_FRAC_BITS - 1u);")
+    wrong = ("return (uint64_t)rate * factor;", "return (uint64_t)rate * factor + 1u;")
     img = P._load_after_init(_elf(example_model, tmp_path / "wrong", target, wrong), xlen, profile, xlen == 64)
     part = P._product_part(img, xlen, RATE_PRODUCT_FUNCTION, PRODUCT_SHIFTS[RATE_PRODUCT_FUNCTION])
     assert part.status == "failed" and "result" in part.detail
