@@ -198,12 +198,13 @@ def test_ramp_parts_prove_right_ramps_and_refute_a_wrong_one(tmp_path, target):
 
 @pytest.mark.slow
 def test_handler_with_abstracted_ramps_is_proven(tmp_path):
-    """With each ramp an uninterpreted term of its bits, the whole handler of a small ramp model is
-    proven equal to the golden model on rv64 (the ramps' own parts close the argument)."""
+    """With the trees' and ramps' sums uninterpreted functions of the input array (and each ramp a
+    term of its bits), the whole handler of a small ramp model is proven equal to the golden model
+    on rv64 (the sums' and the ramps' own parts close the argument)."""
     model = _ramp_model()
     res = P.prove_firmware(_elf(model, tmp_path, "rv64imac"), model, "rv64imac", timeout_s=240, zbb=True)
     assert res.status == "proven", [(p.name, p.status, p.detail) for p in res.parts]
-    assert {"ramp 0", "ramp 1"} <= {p.name for p in res.parts}
+    assert {"ramp 0", "ramp 1", "trees' sum", "ramps' sum"} <= {p.name for p in res.parts}
 
 
 @pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
