@@ -274,3 +274,21 @@ def test_memory_reading_summary_sees_the_callers_array(tmp_path):
         fin = ex.run(State(img.symbols["user_algo"][0], regs, mem, ()), P.RET_SENTINEL).state
         assert [ex.load(fin, ctx_addr + 4 * k, 4) for k in range(fmt.CTX_WORDS)] == emu["ctx_out"][i].tolist(), f"vector {i}"
     assert seen and all(isinstance(w, int) for words in seen for w in words)
+
+
+@pytest.mark.parametrize("shift", sorted(set(PRODUCT_SHIFTS.values())))
+def test_product_range_facts_hold_for_the_exact_products(shift):
+    """The range fact the handler proof states for each product application is true of the exact
+    ``(a * b) >> shift`` (which the product part proves the firmware computes), for all operands."""
+    from rlcc.verify.symbolic_golden import product_functions
+
+    fn = product_functions([shift])[shift]
+    a, b = z3.BitVecs("a b", 32)
+    app = fn(a, b)
+    cut = P._Abstraction(z3.Function("sq", z3.BitVecSort(32), z3.BitVecSort(32)), {"product": (shift, fn)}, None)
+    facts = cut.product_ranges([app + 1])
+    assert len(facts) == 1
+    exact = z3.Extract(63 - shift, 0, z3.LShR(z3.ZeroExt(32, a) * z3.ZeroExt(32, b), shift))
+    s = z3.Solver()
+    s.add(z3.Not(z3.substitute(facts[0], (app, exact))))
+    assert s.check() == z3.unsat
