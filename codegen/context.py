@@ -30,6 +30,8 @@ SQRT_FUNCTION = "rlcc_sqrt_rate"
 SLOG_FUNCTION = "rlcc_slog"  # out of line, so the proof abstracts it and checks it alone
 PENALTY_FUNCTION = "rlcc_penalty_product"  # (excess * sqrt_rate) >> SQRT_RATE_FRAC_BITS
 RATE_PRODUCT_FUNCTION = "rlcc_rate_product"  # rate * factor, exact (the update carries its fraction)
+TREE_SUM_SUFFIX = "tree_sum"  # <name>_tree_sum: with ramps, the bias plus the leaves, out of line
+RAMP_SUM_SUFFIX = "ramp_sum"  # <name>_ramp_sum: the ramps' terms, out of line
 RUNTIME_HEADER = "rlcc_runtime.h"
 LEAVES_PER_ROW = 4
 PRODUCT_SHIFTS = {PENALTY_FUNCTION: fmt.SQRT_RATE_FRAC_BITS, RATE_PRODUCT_FUNCTION: 0}
@@ -106,6 +108,11 @@ def _input_type(model: FxModel) -> str:
     """int32_t, or int64_t when a current-step feature can exceed int32 (the unsigned rate)."""
     wide = any(vocab.get(n).device_range(model.constants)[1] > INT32_MAX for n in model.spec.feature_names)
     return "int64_t" if wide else "int32_t"
+
+
+def input_bits(model: FxModel) -> int:
+    """Width of the C ``input_t`` (the words of the policy input array)."""
+    return 64 if _input_type(model) == "int64_t" else 32
 
 
 def _bound_text(b: int | str) -> str:
@@ -212,6 +219,17 @@ def ramp_function(prefix: str, i: int) -> str:
     return f"{prefix}ramp_{i}"
 
 
+def tree_sum_function(prefix: str) -> str:
+    """The out-of-line bias-plus-leaves sum of a model with ramps (the proof abstracts it in the
+    handler by this name)."""
+    return f"{prefix}{TREE_SUM_SUFFIX}"
+
+
+def ramp_sum_function(prefix: str) -> str:
+    """The out-of-line sum of the ramps' terms (abstracted in the handler by this name)."""
+    return f"{prefix}{RAMP_SUM_SUFFIX}"
+
+
 def _input_macros(model: FxModel, prefix: str) -> list[str]:
     names = model.spec.student_input_names()
     return [prefix + "IN_" + re.sub(r"\W+", "_", n).strip("_").upper() for n in names]
@@ -311,7 +329,8 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "disabled_events": [fmt.EVENT_NAMES[e] for e in disabled],
         "disable_mask": c_uint32(sum(1 << e for e in disabled)),
         "sqrt": _sqrt_plan(),
-        "fn": {"sqrt": SQRT_FUNCTION, "penalty": PENALTY_FUNCTION, "rate_product": RATE_PRODUCT_FUNCTION},
+        "fn": {"sqrt": SQRT_FUNCTION, "penalty": PENALTY_FUNCTION, "rate_product": RATE_PRODUCT_FUNCTION,
+               "tree_sum": tree_sum_function(prefix), "ramp_sum": ramp_sum_function(prefix)},
         "input_type": _input_type(model),
         "fmt": _formats(),
         "num": {k: getattr(fmt, k) for k in ("FACTOR_FRAC_BITS", "RATE_FRAC_BITS")},

@@ -103,6 +103,12 @@ class IntOps(Protocol):
         """``sum(terms)`` where ``bound`` bounds the sum of the terms' magnitudes."""
         ...
 
+    def ensemble_sum(self, x: Sequence[Any], tree_terms: Sequence[Any], ramp_terms: Sequence[Any], bound: int) -> Any:
+        """``sum(tree_terms) + sum(ramp_terms)`` (bias and leaves, then the ramps' terms, all of the
+        policy inputs ``x``) where ``bound`` bounds the sum of all the terms' magnitudes (the proof
+        may abstract the two partial sums, as the firmware computes them out of line)."""
+        ...
+
 
 class NumpyOps:
     """:class:`IntOps` over numpy int64 arrays (the executable golden model)."""
@@ -145,6 +151,9 @@ class NumpyOps:
         for t in terms[1:]:
             total = total + t
         return total
+
+    def ensemble_sum(self, x: Sequence[Any], tree_terms: Sequence[Any], ramp_terms: Sequence[Any], bound: int) -> Any:
+        return self.add_terms([*tree_terms, *ramp_terms], bound)
 
 
 NUMPY = NumpyOps()
@@ -195,6 +204,12 @@ def features_core(ops: IntOps, spec: ObservationSpec, c: FxConstants, rtt_ns: An
 def ensemble_core(ops: IntOps, model: FxModel, x: Sequence[Any]) -> tuple[Any, list[Any]]:
     """Ensemble sum (Q16.16) and the leaf index per tree for policy inputs ``x``: bias, then the
     trees' leaves in order, then the ramps' terms."""
+    terms, leaves = tree_terms(ops, model, x)
+    return ops.ensemble_sum(x, terms, ramp_terms(ops, model, x), sum_bound(model)), leaves
+
+
+def tree_terms(ops: IntOps, model: FxModel, x: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    """The bias and each tree's leaf for policy inputs ``x``, and the leaf index per tree."""
     terms: list[Any] = [model.bias]
     leaves = []
     for tree in model.trees:
@@ -204,12 +219,19 @@ def ensemble_core(ops: IntOps, model: FxModel, x: Sequence[Any]) -> tuple[Any, l
             idx = idx | (ops.to_int(bit) << k)
         leaves.append(idx)
         terms.append(ops.lookup(tree.leaves, idx))
-    for i, ramp in enumerate(model.ramps):
-        terms.append(ops.ramp(i, ramp, x[ramp.input]))
-    # bounds every term, also a ramp's abstraction in the proof (any value of its bits)
-    bound = abs(model.bias) + sum(max(abs(v) for v in t.leaves) for t in model.trees) + sum(
+    return terms, leaves
+
+
+def ramp_terms(ops: IntOps, model: FxModel, x: Sequence[Any]) -> list[Any]:
+    """Each ramp's term for policy inputs ``x``."""
+    return [ops.ramp(i, ramp, x[ramp.input]) for i, ramp in enumerate(model.ramps)]
+
+
+def sum_bound(model: FxModel) -> int:
+    """A bound of the sum of the ensemble terms' magnitudes, also of a ramp's abstraction in the
+    proof (any value of its bits)."""
+    return abs(model.bias) + sum(max(abs(v) for v in t.leaves) for t in model.trees) + sum(
         1 << (r.term_bits - 1) for r in model.ramps)
-    return ops.add_terms(terms, bound), leaves
 
 
 def ramp_value(ops: IntOps, r: Ramp, x: Any) -> Any:

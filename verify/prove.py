@@ -21,6 +21,18 @@ The proof is decomposed where the solver cannot go (wide products inside the squ
    log ``rlcc_slog``, and each ramp's ``<name>_ramp_<i>``, each symbolically alone: exact for all
    32-bit arguments (the log as ``rlcc.derived.slog_int``, a ramp as
    ``rlcc.fxp.golden.ramp_value``, each within the bits its abstraction in part 1 gives it).
+6. **trees' and ramps' sums** — with ramps, the firmware sums the bias and leaves
+   (``<name>_tree_sum``) and the ramps' terms (``<name>_ramp_sum``) out of line, each from a
+   pointer to the input array. Part 1 abstracts each as one uninterpreted function of the array's
+   words (read from the handler's stack at the call), and the golden model's ensemble sum as the
+   32-bit sum of the same two functions of its inputs, so the factor is no longer a bit-level
+   match of two differently grouped adder chains. Each sum is proven alone: for all input words,
+   with every other byte around the array unknown, it returns the golden partial sum (so it reads
+   the array only), stores only below its stack pointer and restores its frame.
+
+The rate product's function is known to stay below ``(2^32 - 1) * (2^31 - 1)`` when an operand
+is below 2^31 (true of the exact product part 5 proves); part 1 states that for each of its
+applications, since the golden model reads a product near 2^63 plus the carry as negative.
 
 A satisfying assignment of part 1 is replayed in the emulator and the numpy golden model;
 if the two agree there the model relied on an impossible square root, the true value is added
@@ -43,7 +55,8 @@ import z3
 from elftools.elf.elffile import ELFFile
 
 from rlcc import formats as fmt
-from rlcc.codegen.context import PRODUCT_SHIFTS, SLOG_FUNCTION, SQRT_FUNCTION, ramp_function
+from rlcc.codegen.context import (PRODUCT_SHIFTS, SLOG_FUNCTION, SQRT_FUNCTION, input_bits, ramp_function, ramp_sum_function,
+                                  tree_sum_function)
 from rlcc.derived import SLOG_BITS
 from rlcc.emulator import Machine
 from rlcc.emulator.cycle_model import load_profile
@@ -52,8 +65,9 @@ from rlcc.firmware_sdk_stub import harness_layout as hl
 from rlcc.fxp import golden
 from rlcc.fxp.model import FxModel, Ramp
 from rlcc.fxp.vectors import Vectors, expected
-from rlcc.verify.symbolic_golden import Z3Ops, product_functions, ramp_functions, slog_function, symbolic_event
-from rlcc.verify.symexec import Executor, Region, State, Summary, SymexecUnsupported
+from rlcc.verify.symbolic_golden import (SumFunctions, Z3Ops, product_functions, ramp_functions, slog_function,
+                                         symbolic_event)
+from rlcc.verify.symexec import Executor, Load, Region, State, Summary, SymexecUnsupported
 
 RET_SENTINEL = 0x4  # return address outside RAM: reaching it ends the symbolic run
 HANDLER_SYMBOL = "user_algo"
@@ -166,7 +180,7 @@ def _arg32(v: Any, xlen: int, path: Any, what: str) -> tuple[z3.BitVecRef, list[
 
 
 def _sqrt_summary(fn: z3.FuncDeclRef, xlen: int) -> Summary:
-    def summary(regs: list[Any], path: Any) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
+    def summary(regs: list[Any], path: Any, load: Load) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
         arg, checks = _arg32(regs[10], xlen, path, f"{SQRT_FUNCTION} argument")
         r = fn(arg)
         return {10: z3.SignExt(32, r) if xlen == 64 else r}, checks  # RV64 ABI: 32-bit results sign-extended
@@ -175,7 +189,7 @@ def _sqrt_summary(fn: z3.FuncDeclRef, xlen: int) -> Summary:
 
 
 def _slog_summary(fn: z3.FuncDeclRef, xlen: int) -> Summary:
-    def summary(regs: list[Any], path: Any) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
+    def summary(regs: list[Any], path: Any, load: Load) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
         arg, checks = _arg32(regs[10], xlen, path, f"{SLOG_FUNCTION} argument")
         return {10: z3.SignExt(xlen - SLOG_BITS, fn(arg))}, checks  # int32 result, sign-extended on RV64
 
@@ -183,7 +197,7 @@ def _slog_summary(fn: z3.FuncDeclRef, xlen: int) -> Summary:
 
 
 def _ramp_summary(name: str, fn: z3.FuncDeclRef, bits: int, xlen: int) -> Summary:
-    def summary(regs: list[Any], path: Any) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
+    def summary(regs: list[Any], path: Any, load: Load) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
         arg, checks = _arg32(regs[10], xlen, path, f"{name} argument")
         return {10: z3.SignExt(xlen - bits, fn(arg))}, checks  # int32 result, sign-extended on RV64
 
@@ -193,14 +207,40 @@ def _ramp_summary(name: str, fn: z3.FuncDeclRef, bits: int, xlen: int) -> Summar
 def ramp_symbol(img: _Image, i: int) -> str:
     """The ELF symbol of ramp ``i``'s out-of-line function (``codegen.context.ramp_function``,
     whatever the firmware's name prefix)."""
-    found = [n for n in img.symbols if n.endswith("_" + ramp_function("", i))]
+    return _prefixed_symbol(img, ramp_function("", i), f"ramp {i}")
+
+
+def _prefixed_symbol(img: _Image, suffix: str, what: str) -> str:
+    found = [n for n in img.symbols if n.endswith("_" + suffix)]
     if len(found) != 1:
-        raise SymexecUnsupported(f"ramp {i}: expected one out-of-line '*{ramp_function('', i)}' function, found {found or 'none'}")
+        raise SymexecUnsupported(f"{what}: expected one out-of-line '*_{suffix}' function, found {found or 'none'}")
     return found[0]
 
 
+def _sum_summary(name: str, fn: z3.FuncDeclRef, n_inputs: int, word_bytes: int, xlen: int, stack: Region) -> Summary:
+    """An ensemble partial sum called with a pointer to the caller's input array: ``fn`` of the
+    array's words, read from the caller's memory at the call."""
+    def summary(regs: list[Any], path: Any, load: Load) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
+        base, sp = _concrete(regs[10]), _concrete(regs[2])
+        end = None if base is None else base + n_inputs * word_bytes
+        if base is None or sp is None or not (sp <= base and end <= stack.hi):
+            return {10: 0}, [(f"{name} argument: the input array in the caller's stack frame", path)]
+        words = [load(base + word_bytes * i, word_bytes) for i in range(n_inputs)]
+        r = fn(*[w if isinstance(w, z3.BitVecRef) else z3.BitVecVal(w, 8 * word_bytes) for w in words])
+        return {10: z3.SignExt(32, r) if xlen == 64 else r}, []  # int32 result, sign-extended on RV64
+
+    return summary
+
+
+def _concrete(v: Any) -> int | None:
+    if isinstance(v, int):
+        return v
+    v = z3.simplify(v)
+    return v.as_long() if z3.is_bv_value(v) else None
+
+
 def _product_summary(name: str, fn: z3.FuncDeclRef, shift: int, xlen: int) -> Summary:
-    def summary(regs: list[Any], path: Any) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
+    def summary(regs: list[Any], path: Any, load: Load) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
         a, ca = _arg32(regs[10], xlen, path, f"{name} first argument")
         b, cb = _arg32(regs[11], xlen, path, f"{name} second argument")
         r = z3.ZeroExt(shift, fn(a, b))
@@ -245,6 +285,7 @@ def prove_firmware(elf: Path, model: FxModel, target: str, timeout_s: float = 12
         parts.append(_slog_part(img, xlen))
     for i, r in enumerate(model.ramps):
         parts.append(_ramp_part(img, xlen, ramp_symbol(img, i), i, r))
+    parts.extend(_sum_parts(img, xlen, model))
     parts.append(_reachable_rates(model))
     ok = all(p.status in ("proven", "exhaustive", "sampled") for p in parts)
     failed = [p.status for p in parts if p.status in ("failed", "counterexample")]
@@ -284,7 +325,8 @@ def _prove_handler(img: _Image, model: FxModel, xlen: int, timeout_s: float, job
     fw_ctx = [_word(fin, ex, ctx_addr + 4 * i) for i in range(fmt.CTX_WORDS)]
     fw_rate, fw_req = _word(fin, ex, res_addr), _word(fin, ex, res_addr + 4)
     golden_side: list[tuple[str, Any]] = []
-    gold = symbolic_event(model, ctx, ev, cut.sqrt, cut.by_shift(), golden_side, cut.slog, cut.ramp_fns())
+    gold = symbolic_event(model, ctx, ev, cut.sqrt, cut.by_shift(), golden_side, cut.slog, cut.ramp_fns(),
+                          cut.sums.fns if cut.sums else None)
     side = run.obligations + golden_side + _frame_checks(fin, entry, xlen)
     deadline = t0 + timeout_s
     for desc, formula in side:
@@ -334,7 +376,7 @@ def _prove_output(img: _Image, model: FxModel, xlen: int, fw: Any, gold: Any, ct
                   cut: _Abstraction, deadline: float, facts: list[Any]) -> tuple[str, Vectors | None]:
     """"proven", "counterexample" (reproduced in the emulator) or "timeout" for one output word
     (``facts``: proven equalities of other outputs)."""
-    lemmas: list[Any] = []
+    lemmas: list[Any] = cut.product_ranges([fw, gold])
     for _ in range(MAX_REFINEMENTS):
         verdict, m = _solve([fw != gold, *facts, *lemmas], deadline)
         if verdict == "unsat":
@@ -423,6 +465,7 @@ class _Abstraction:
     products: dict[str, tuple[int, z3.FuncDeclRef]]  # symbol -> (shift, function)
     slog: z3.FuncDeclRef | None  # only when the firmware has derived inputs
     ramps: list[tuple[str, Ramp, z3.FuncDeclRef]] = dataclasses.field(default_factory=list)  # symbol, ramp, function
+    sums: _Sums | None = None  # only when the firmware sums trees and ramps out of line
 
     @classmethod
     def for_image(cls, img: _Image, model: FxModel) -> _Abstraction:
@@ -431,7 +474,8 @@ class _Abstraction:
         return cls(z3.Function(SQRT_FUNCTION, z3.BitVecSort(32), z3.BitVecSort(32)),
                    {n: (sh, fns[sh]) for n, sh in present.items()},
                    slog_function() if SLOG_FUNCTION in img.symbols else None,
-                   [(ramp_symbol(img, i), r, fn) for (i, r), fn in zip(enumerate(model.ramps), ramp_functions(model))])
+                   [(ramp_symbol(img, i), r, fn) for (i, r), fn in zip(enumerate(model.ramps), ramp_functions(model))],
+                   _Sums.for_image(img, model))
 
     def ramp_fns(self) -> list[z3.FuncDeclRef] | None:
         return [fn for _, _, fn in self.ramps] if self.ramps else None
@@ -447,6 +491,25 @@ class _Abstraction:
             out[img.symbols[SLOG_FUNCTION][0]] = _slog_summary(self.slog, xlen)
         for name, r, fn in self.ramps:
             out[img.symbols[name][0]] = _ramp_summary(name, fn, r.term_bits, xlen)
+        if self.sums is not None:
+            stack = next(r for r in img.regions if r.name == "stack")
+            for name, fn in ((self.sums.tree_symbol, self.sums.fns.trees), (self.sums.ramp_symbol, self.sums.fns.ramps)):
+                out[img.symbols[name][0]] = _sum_summary(name, fn, self.sums.n_inputs, self.sums.fns.input_bits // 8, xlen, stack)
+        return out
+
+    def product_ranges(self, terms: list[Any]) -> list[Any]:
+        """For each product application in ``terms``: true of the exact ``(a * b) >> shift`` (its
+        own part proves the function exact), at most ``((2^32 - 1) * (2^31 - 1)) >> shift`` when an
+        operand is below 2^31. Without it the solver may pick a product near 2^63, which plus the
+        rate carry the golden model's int64 reads as negative and the firmware's uint64 does not
+        (a spurious difference)."""
+        shifts = {fn.get_id(): sh for sh, fn in self.products.values()}
+        out = []
+        for app in _applications(terms, set(shifts)):
+            a, b = app.arg(0), app.arg(1)
+            small = z3.Or(z3.ULT(a, 1 << 31), z3.ULT(b, 1 << 31))
+            top = _MAX_SMALL_PRODUCT >> shifts[app.decl().get_id()]
+            out.append(z3.Implies(small, z3.ULE(app, z3.BitVecVal(top, app.size()))))
         return out
 
     def lemmas(self, m: Any) -> list[Any]:
@@ -458,17 +521,76 @@ class _Abstraction:
             (1 << r.term_bits) - 1)
         for fn, true in [(self.sqrt, lambda a: int(golden.NUMPY.sqrt_rate(np.array([a[0]]))[0]))] + [
                 (fn, lambda a, sh=sh: (a[0] * a[1]) >> sh) for sh, fn in self.products.values()] + (
-                [(self.slog, true_slog)] if self.slog is not None else []) + [(fn, true_ramp(r)) for _, r, fn in self.ramps]:
+                [(self.slog, true_slog)] if self.slog is not None else []) + [(fn, true_ramp(r)) for _, r, fn in self.ramps] + (
+                self.sums.true_values() if self.sums is not None else []):
             interp = m[fn]
-            if interp is None:
+            if not isinstance(interp, z3.FuncInterp) or not interp.f:  # not in the model
                 continue
-            for i in range(interp.num_entries()):
+            try:
+                n_entries = interp.num_entries()
+            except z3.Z3Exception:  # interpreted without a table (as a lambda): nothing to refine here
+                continue
+            for i in range(n_entries):
                 e = interp.entry(i)
                 args = [e.arg_value(j).as_long() for j in range(fn.arity())]
                 value = true(args)
                 if e.value().as_long() != value:
-                    out.append(fn(*[z3.BitVecVal(a, 32) for a in args]) == value)
+                    out.append(fn(*[z3.BitVecVal(a, fn.domain(j).size()) for j, a in enumerate(args)]) == value)
         return out
+
+
+@dataclasses.dataclass
+class _Sums:
+    """The ensemble's out-of-line partial sums (a model with ramps): their symbols and functions."""
+
+    tree_symbol: str
+    ramp_symbol: str
+    fns: SumFunctions
+    model: FxModel
+
+    @property
+    def n_inputs(self) -> int:
+        return self.model.spec.student_width
+
+    @classmethod
+    def for_image(cls, img: _Image, model: FxModel) -> _Sums | None:
+        tree, ramp = tree_sum_function(""), ramp_sum_function("")
+        if not model.ramps or golden.sum_bound(model) >= 2**31 or not any(n.endswith("_" + tree) for n in img.symbols):
+            return None  # the handler proof then executes the sum inline
+        return cls(_prefixed_symbol(img, tree, "trees' sum"), _prefixed_symbol(img, ramp, "ramps' sum"),
+                   SumFunctions.make(model.spec.student_width, input_bits(model)), model)
+
+    def inputs(self, words: list[int]) -> list[np.ndarray]:
+        """Array words (unsigned) as the golden model's signed input values."""
+        bits = self.fns.input_bits
+        return [np.array([w - (w >> (bits - 1) << bits)], dtype=np.int64) for w in words]
+
+    def true_values(self) -> list[tuple[z3.FuncDeclRef, Callable[[list[int]], int]]]:
+        """Each sum function with its true value (int32, as unsigned) at given array words."""
+        def low(terms: list[Any]) -> int:
+            return int(sum(np.asarray(t, dtype=np.int64).reshape(-1)[0] for t in terms)) & 0xFFFFFFFF
+
+        return [(self.fns.trees, lambda a: low(golden.tree_terms(golden.NUMPY, self.model, self.inputs(a))[0])),
+                (self.fns.ramps, lambda a: low(golden.ramp_terms(golden.NUMPY, self.model, self.inputs(a))))]
+
+
+_MAX_SMALL_PRODUCT = (2**32 - 1) * (2**31 - 1)  # the largest product of a uint32 and a value below 2^31
+
+
+def _applications(terms: list[Any], decl_ids: set[int]) -> list[z3.ExprRef]:
+    """The distinct applications of the given functions in ``terms``."""
+    seen: set[int] = set()
+    out: dict[int, z3.ExprRef] = {}
+    stack = [t for t in terms if isinstance(t, z3.ExprRef)]
+    while stack:
+        t = stack.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_app(t) and t.decl().get_id() in decl_ids:
+            out[t.get_id()] = t
+        stack.extend(t.children())
+    return list(out.values())
 
 
 def _differs_in_emulator(img: _Image, vec: Vectors, xlen: int) -> bool:
@@ -583,6 +705,80 @@ def _ramp_part(img: _Image, xlen: int, name: str, i: int, r: Ramp) -> ProofPart:
         "rlcc.fxp.golden.ramp_value",
         f"{name} returns the ramp's term exactly ({r.term_bits}-bit signed, sign-extended) for all int32 x; "
         "restores sp and callee-saved registers")
+
+
+_CALLER_FRAME = 512  # bytes of the caller's frame (holding the input array) above a sum's stack pointer
+_ARRAY_OFFSET = 64  # the input array's offset in that frame
+
+
+def _sum_parts(img: _Image, xlen: int, model: FxModel) -> list[ProofPart]:
+    """The trees' and the ramps' out-of-line sums (a model with ramps), each alone."""
+    cut = _Abstraction.for_image(img, model)
+    if cut.sums is None:
+        return []
+    bound = golden.sum_bound(model)
+
+    def trees(ops: Z3Ops, x: list[Any]) -> Any:
+        return ops.add_terms(golden.tree_terms(ops, model, x)[0], bound)
+
+    def ramps(ops: Z3Ops, x: list[Any]) -> Any:
+        return ops.add_terms(golden.ramp_terms(ops, model, x), bound)
+
+    return [_sum_part(img, xlen, cut, "trees' sum", cut.sums.tree_symbol, trees, "the bias plus the trees' leaves"),
+            _sum_part(img, xlen, cut, "ramps' sum", cut.sums.ramp_symbol, ramps,
+                      "the sum of the ramps' terms (each ramp the function its own part proves)")]
+
+
+def _sum_part(img: _Image, xlen: int, cut: _Abstraction, part: str, symbol: str,
+              want_of: Callable[[Z3Ops, list[Any]], Any], what: str) -> ProofPart:
+    """An out-of-line partial sum, symbolically alone: called with a pointer to an array of free
+    input words in the caller's frame, every other byte around it unknown, it returns ``want_of``
+    (the golden 32-bit sum, the ramps as their functions) for all words, so its result depends on
+    the array alone, which is what its abstraction in the handler assumes; it stores only below its
+    stack pointer and restores sp and the callee-saved registers."""
+    t0 = time.monotonic()
+    assert cut.sums is not None
+    tag = part.split("'")[0]
+    n, bits = cut.sums.n_inputs, cut.sums.fns.input_bits
+    sp = img.machine.stack_top - _CALLER_FRAME
+    base = sp + _ARRAY_OFFSET
+    words = [z3.BitVec(f"{tag}_x{i}", bits) for i in range(n)]
+    mem: dict[int, Any] = {a: z3.BitVec(f"{tag}_unknown_{a - sp}", 8) for a in range(sp - _CALLER_FRAME, img.machine.stack_top)}
+    for i, w in enumerate(words):
+        for b in range(bits // 8):
+            mem[base + i * bits // 8 + b] = z3.Extract(8 * b + 7, 8 * b, w)
+    regs = _fresh_regs(xlen, f"{tag}_")
+    regs[1], regs[2], regs[3], regs[4], regs[10] = RET_SENTINEL, sp, img.gp, img.tp, base
+    summaries = {a: f for a, f in cut.summaries(img, xlen).items() if a != img.symbols[symbol][0]}
+    ex = Executor(img.image, img.machine.mem_base, xlen, img.regions, summaries)
+    entry = State(img.symbols[symbol][0], list(regs), dict(mem), ())
+    try:
+        run = ex.run(State(entry.pc, list(regs), dict(mem), ()), RET_SENTINEL)
+    except SymexecUnsupported as exc:
+        return ProofPart(part, "unsupported", time.monotonic() - t0, str(exc))
+    side: list[tuple[str, Any]] = []
+    ops = Z3Ops(_exact_ops().sqrt_fn, obligations=side, ramp_fns=cut.ramp_fns())
+    want = z3.simplify(want_of(ops, [z3.SignExt(64 - bits, w) if bits < 64 else w for w in words]))
+    r = run.state.regs[10]
+    got = r if isinstance(r, z3.BitVecRef) else z3.BitVecVal(r, xlen)
+    caller = [a for a in run.state.mem if a >= sp and not _same_byte(run.state.mem[a], mem.get(a))]
+    if caller:
+        return ProofPart(part, "failed", time.monotonic() - t0, f"stores into its caller's frame at {min(caller):#x}")
+    checks = [(f"result equals {what}", got != z3.Extract(xlen - 1, 0, want))]
+    deadline = time.monotonic() + 60
+    for desc, formula in checks + side + run.obligations + _frame_checks(run.state, entry, xlen):
+        verdict, _ = _solve([formula], deadline)
+        if verdict != "unsat":
+            return ProofPart(part, "timeout" if verdict == "unknown" else "failed", time.monotonic() - t0, f"not proven: {desc}")
+    return ProofPart(part, "proven", time.monotonic() - t0,
+                     f"{symbol} returns {what} (int32, sign-extended) for all {n} input words, reads nothing else; "
+                     "stores only in its frame, restores sp and callee-saved registers")
+
+
+def _same_byte(a: Any, b: Any) -> bool:
+    if isinstance(a, int) or isinstance(b, int) or b is None:
+        return isinstance(a, int) and isinstance(b, int) and a == b
+    return a.eq(b)
 
 
 def _free_vars(e: z3.ExprRef) -> set[z3.ExprRef]:

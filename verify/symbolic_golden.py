@@ -5,8 +5,8 @@ formula. Values are 64-bit two's-complement bit-vectors, which is exact because 
 intermediate fits int64 (the numpy evaluator relies on the same bound).
 
 The square root is always an uninterpreted function, and so may be the derived inputs' signed log
-(``slog_fn``: to the 21 bits it can occupy), the ramps (``ramp_fns``: each to its term's bits) and
-the two wide products
+(``slog_fn``: to the 21 bits it can occupy), the ramps (``ramp_fns``: each to its term's bits), the
+ensemble's two partial sums (``sum_fns``: functions of the input words) and the two wide products
 (``products``: one function per shift, from two 32-bit operands to the ``64 - shift`` bits the
 shifted product can occupy), matching the firmware's out-of-line functions that the proof
 abstracts the same way and checks on its own.
@@ -14,6 +14,7 @@ abstracts the same way and checks on its own.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Sequence
 
 import z3
@@ -39,8 +40,9 @@ class Z3Ops:
 
     def __init__(self, sqrt_fn: z3.FuncDeclRef, products: dict[int, z3.FuncDeclRef] | None = None,
                  obligations: list[tuple[str, Any]] | None = None, slog_fn: z3.FuncDeclRef | None = None,
-                 ramp_fns: Sequence[z3.FuncDeclRef] | None = None) -> None:
+                 ramp_fns: Sequence[z3.FuncDeclRef] | None = None, sum_fns: SumFunctions | None = None) -> None:
         self.sqrt_fn = sqrt_fn
+        self.sum_fns = sum_fns
         self.slog_fn = slog_fn
         self.ramp_fns = ramp_fns
         self.products = products or {}
@@ -110,6 +112,17 @@ class Z3Ops:
             total = total + t
         return z3.SignExt(WIDTH - 32, total)
 
+    def ensemble_sum(self, x: Sequence[Any], tree_terms: Sequence[Any], ramp_terms: Sequence[Any], bound: int) -> Any:
+        """With ``sum_fns``: the trees' and the ramps' sums as their uninterpreted functions of the
+        input words, added in 32 bits (what the firmware's two out-of-line sums compute, each proven
+        alone; 32-bit addition is associative, so this is the golden 32-bit sum of all terms)."""
+        if self.sum_fns is None:
+            return self.add_terms([*tree_terms, *ramp_terms], bound)
+        if bound >= 2**31:
+            raise ValueError("abstracted ensemble sums need a sum bound below 2^31")
+        words = self.sum_fns.words(x, self.obligations)
+        return z3.SignExt(WIDTH - 32, self.sum_fns.trees(*words) + self.sum_fns.ramps(*words))
+
     def mul_shr(self, a: Any, b: Any, shift: int) -> Any:
         fn = self.products.get(shift)
         if fn is None:
@@ -118,6 +131,33 @@ class Z3Ops:
         self.obligations.append((f"golden operands of the >>{shift} product below 2^32",
                                  z3.Or(z3.UGE(_bv(a), 1 << 32), z3.UGE(_bv(b), 1 << 32))))
         return z3.ZeroExt(shift, fn(z3.Extract(31, 0, _bv(a)), z3.Extract(31, 0, _bv(b))))
+
+
+@dataclasses.dataclass(frozen=True)
+class SumFunctions:
+    """The firmware's out-of-line ``<name>_tree_sum`` and ``<name>_ramp_sum`` as uninterpreted
+    functions of the policy input words (``input_bits`` wide each, the C ``input_t``) to int32."""
+
+    trees: z3.FuncDeclRef
+    ramps: z3.FuncDeclRef
+    input_bits: int
+
+    @classmethod
+    def make(cls, n_inputs: int, input_bits: int) -> SumFunctions:
+        sorts = [z3.BitVecSort(input_bits)] * n_inputs + [z3.BitVecSort(32)]
+        return cls(z3.Function("tree_sum", *sorts), z3.Function("ramp_sum", *sorts), input_bits)
+
+    def words(self, x: Sequence[Any], obligations: list[tuple[str, Any]]) -> list[z3.BitVecRef]:
+        """The input values as the firmware's array words; that each fits is an obligation."""
+        out = []
+        for i, v in enumerate(x):
+            v = _bv(v)
+            word = z3.Extract(self.input_bits - 1, 0, v)
+            if self.input_bits < WIDTH:
+                obligations.append((f"golden input {i} within the firmware's {self.input_bits}-bit input_t",
+                                    v != z3.SignExt(WIDTH - self.input_bits, word)))
+            out.append(word)
+        return out
 
 
 def product_functions(shifts: Sequence[int]) -> dict[int, z3.FuncDeclRef]:
@@ -139,11 +179,12 @@ def slog_function() -> z3.FuncDeclRef:
 def symbolic_event(model: FxModel, ctx: Sequence[z3.BitVecRef], ev: Sequence[z3.BitVecRef],
                    sqrt_fn: z3.FuncDeclRef, products: dict[int, z3.FuncDeclRef] | None = None,
                    obligations: list[tuple[str, Any]] | None = None, slog_fn: z3.FuncDeclRef | None = None,
-                   ramp_fns: Sequence[z3.FuncDeclRef] | None = None) -> EventOutcome:
+                   ramp_fns: Sequence[z3.FuncDeclRef] | None = None, sum_fns: SumFunctions | None = None) -> EventOutcome:
     """Golden outcome for symbolic 32-bit context and event words (outputs as 32-bit terms).
 
-    With ``products`` or ``slog_fn``, the abstraction's side conditions are appended to ``obligations``."""
-    ops = Z3Ops(sqrt_fn, products, obligations, slog_fn, ramp_fns)
+    With ``products``, ``slog_fn``, ``ramp_fns`` or ``sum_fns``, the abstraction's side conditions
+    are appended to ``obligations``."""
+    ops = Z3Ops(sqrt_fn, products, obligations, slog_fn, ramp_fns, sum_fns)
     wide = lambda w: z3.ZeroExt(WIDTH - 32, w)  # noqa: E731 - words are unsigned 32-bit
     out = event_core(ops, model, [wide(w) for w in ctx], [wide(w) for w in ev])
     narrow = lambda v: z3.Extract(31, 0, _bv(v))  # noqa: E731

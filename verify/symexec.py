@@ -10,7 +10,8 @@ Memory is the concrete image of RAM after ``user_init`` plus an overlay of bytes
 stored. Loads from symbolic addresses (table lookups) become multiplexers over the aligned
 addresses an interval analysis allows; each such load adds a safety obligation (aligned, inside
 the table's section) that the prover discharges. Calls to a *summarized* function are replaced
-by terms of their arguments (the proof abstracts ``sqrt_rate`` and the wide products this way).
+by terms of their arguments, registers or arrays in memory (the proof abstracts ``sqrt_rate``, the
+wide products and the ensemble's partial sums this way).
 """
 
 from __future__ import annotations
@@ -25,9 +26,12 @@ from rlcc.errors import RlccError
 from rlcc.verify.rv_decode import Insn, decode
 
 Val = Any  # int (concrete, in [0, 2^xlen)) or z3.BitVecRef of width xlen
-# A summarized callee: (registers at the call, path condition) -> (register results, obligations
-# as (description, formula that must be unsatisfiable)).
-Summary = Callable[[list[Val], Any], tuple[dict[int, Val], list[tuple[str, Any]]]]
+# Reads the caller's memory at the call: (address, size in bytes) -> value (as Executor.load).
+Load = Callable[[Val, int], Val]
+# A summarized callee: (registers at the call, path condition, load) -> (register results,
+# obligations as (description, formula that must be unsatisfiable)). ``load`` lets a callee that
+# takes a pointer read its argument array.
+Summary = Callable[[list[Val], Any, Load], tuple[dict[int, Val], list[tuple[str, Any]]]]
 MAX_STEPS = 200_000
 MAX_TABLE_SPAN = 4096  # bytes a symbolic address may range over
 _MERGE_WORD = 4  # memory is merged in aligned words of this many bytes (context words, int32 arrays)
@@ -352,7 +356,8 @@ class Executor:
             if i.op in ("jal", "jalr"):
                 target = self._jump_target(st, i)
                 if i.rd == 1 and target in self.summaries:
-                    results, obligations = self.summaries[target](list(st.regs), path_formula(st.cond))
+                    results, obligations = self.summaries[target](list(st.regs), path_formula(st.cond),
+                                                                  lambda addr, size, st=st: self.load(st, addr, size))
                     self.obligations.extend(obligations)
                     for r in _CALLER_SAVED:  # the summarized callee may clobber them
                         st.regs[r] = z3.FreshConst(z3.BitVecSort(self.xlen), "clobbered")

@@ -197,9 +197,97 @@ def test_ramp_parts_prove_right_ramps_and_refute_a_wrong_one(tmp_path, target):
 
 @pytest.mark.slow
 def test_handler_with_abstracted_ramps_is_proven(tmp_path):
-    """With each ramp an uninterpreted term of its bits, the whole handler of a small ramp model is
-    proven equal to the golden model on rv64 (the ramps' own parts close the argument)."""
+    """With the trees' and ramps' sums uninterpreted functions of the input array (and each ramp a
+    term of its bits), the whole handler of a small ramp model is proven equal to the golden model
+    on rv64 (the sums' and the ramps' own parts close the argument)."""
     model = _ramp_model()
     res = P.prove_firmware(_elf(model, tmp_path, "rv64imac"), model, "rv64imac", timeout_s=240, zbb=True)
     assert res.status == "proven", [(p.name, p.status, p.detail) for p in res.parts]
-    assert {"ramp 0", "ramp 1"} <= {p.name for p in res.parts}
+    assert {"ramp 0", "ramp 1", "trees' sum", "ramps' sum"} <= {p.name for p in res.parts}
+
+
+@pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
+def test_sum_parts_prove_right_sums_and_refute_wrong_ones(tmp_path, target):
+    """A ramp model's out-of-line trees' and ramps' sums, which the handler proof abstracts, are
+    proven equal to the golden partial sums for all input words; a leaf off by one fails the
+    trees' sum, a ramp fed the wrong input fails the ramps' sum."""
+    model = _ramp_model()
+    xlen = 64 if target == "rv64imac" else 32
+    profile = "dpa" if xlen == 64 else "generic5"
+    img = P._load_after_init(_elf(model, tmp_path / "right", target), xlen, profile, xlen == 64)
+    parts = P._sum_parts(img, xlen, model)
+    assert [(p.name, p.status) for p in parts] == [("trees' sum", "proven"), ("ramps' sum", "proven")], parts
+    wrong_leaf = ("    -2000, 500, -700, 1200,", "    -2000, 501, -700, 1200,")
+    wrong_input = ("sum += firmware_ramp_1((int32_t)x[FIRMWARE_IN_DELTA_T]);",
+                   "sum += firmware_ramp_1((int32_t)x[FIRMWARE_IN_DELTA_T_1]);")
+    for k, (edit, name) in enumerate(((wrong_leaf, "trees' sum"), (wrong_input, "ramps' sum"))):
+        img = P._load_after_init(_elf(model, tmp_path / f"wrong{k}", target, edit), xlen, profile, xlen == 64)
+        part = next(p for p in P._sum_parts(img, xlen, model) if p.name == name)
+        assert part.status == "failed" and "result equals" in part.detail, part.detail
+
+
+def test_sum_part_refutes_a_sum_that_reads_past_its_array(tmp_path):
+    """A trees' sum whose result depends on memory next to its input array (not an input word)
+    fails: the abstraction in the handler assumes a function of the array alone."""
+    model = _ramp_model()
+    edit = ("    sum += firmware_leaves_0[idx];", "    sum += firmware_leaves_0[idx] + (int32_t)x[FIRMWARE_N_INPUTS];")
+    img = P._load_after_init(_elf(model, tmp_path, "rv64imac", edit), 64, "dpa", True)
+    part = P._sum_parts(img, 64, model)[0]
+    assert part.status == "failed", part.detail
+
+
+def test_memory_reading_summary_sees_the_callers_array(tmp_path):
+    """A summary reads its pointer argument's array through ``load`` over the caller's state: with
+    the two sums summarized by their numpy golden values of the words it reads, the executor on
+    concrete inputs reproduces the emulator (so the words are the handler's inputs, in order)."""
+    model = _ramp_model()
+    elf = _elf(model, tmp_path, "rv64imac")
+    img = P._load_after_init(elf, 64, "dpa", True)
+    cut = P._Abstraction.for_image(img, model)
+    assert cut.sums is not None
+    true = dict(cut.sums.true_values())
+    seen: list[list[int]] = []
+
+    def summary_of(fn):
+        def summary(regs, path, load):
+            words = [load(regs[10] + 4 * i, 4) for i in range(cut.sums.n_inputs)]
+            seen.append(words)
+            v = true[fn](words)
+            return {10: (v - (v >> 31 << 32)) & (2**64 - 1)}, []
+        return summary
+
+    summaries = {img.symbols[cut.sums.tree_symbol][0]: summary_of(cut.sums.fns.trees),
+                 img.symbols[cut.sums.ramp_symbol][0]: summary_of(cut.sums.fns.ramps)}
+    v = random_vectors(model, 12, seed=9)
+    emu = HarnessRunner(elf, 64, img.machine.profile, zbb=True).run(records_from_vectors(v))
+    ctx_addr, ev_addr, res_addr = img.scratch, img.scratch + 64, img.scratch + 128
+    regions = img.regions + [Region(ctx_addr, ctx_addr + 48, "ctx", True), Region(ev_addr, ev_addr + 32, "ev"),
+                             Region(res_addr, res_addr + 8, "res", True)]
+    for i in range(len(v)):
+        ex = Executor(img.image, img.machine.mem_base, 64, regions, summaries)
+        mem = {base + 4 * k + b: (int(w) >> (8 * b)) & 0xFF
+               for base, words in ((ctx_addr, v.ctx_in[i]), (ev_addr, v.event[i])) for k, w in enumerate(words) for b in range(4)}
+        regs = [0] * 32
+        regs[1], regs[2], regs[3], regs[4] = P.RET_SENTINEL, img.machine.stack_top, img.gp, img.tp
+        regs[10], regs[11], regs[12], regs[13] = ctx_addr, ev_addr, int(v.attr[i]), res_addr
+        fin = ex.run(State(img.symbols["user_algo"][0], regs, mem, ()), P.RET_SENTINEL).state
+        assert [ex.load(fin, ctx_addr + 4 * k, 4) for k in range(fmt.CTX_WORDS)] == emu["ctx_out"][i].tolist(), f"vector {i}"
+    assert seen and all(isinstance(w, int) for words in seen for w in words)
+
+
+@pytest.mark.parametrize("shift", sorted(set(PRODUCT_SHIFTS.values())))
+def test_product_range_facts_hold_for_the_exact_products(shift):
+    """The range fact the handler proof states for each product application is true of the exact
+    ``(a * b) >> shift`` (which the product part proves the firmware computes), for all operands."""
+    from rlcc.verify.symbolic_golden import product_functions
+
+    fn = product_functions([shift])[shift]
+    a, b = z3.BitVecs("a b", 32)
+    app = fn(a, b)
+    cut = P._Abstraction(z3.Function("sq", z3.BitVecSort(32), z3.BitVecSort(32)), {"product": (shift, fn)}, None)
+    facts = cut.product_ranges([app + 1])
+    assert len(facts) == 1
+    exact = z3.Extract(63 - shift, 0, z3.LShR(z3.ZeroExt(32, a) * z3.ZeroExt(32, b), shift))
+    s = z3.Solver()
+    s.add(z3.Not(z3.substitute(facts[0], (app, exact))))
+    assert s.check() == z3.unsat
