@@ -281,8 +281,9 @@ static inline void firmware_shift_history(uint32_t c[RLCC_CTX_WORDS], const firm
     c[FIRMWARE_HIST_WORD(1u, FIRMWARE_F_DELTA)] = (uint32_t)x[FIRMWARE_IN_DELTA_T];
 }
 
-/* Ensemble sum (Q16.16): per tree, comparison bits -> leaf index -> one table lookup. */
-static inline int32_t firmware_eval_ensemble(const firmware_input_t x[FIRMWARE_N_INPUTS])
+/* Bias plus the trees' leaves (Q16.16): per tree, comparison bits -> leaf index -> one table lookup.
+ * Out of line: rlcc-verify --prove checks it alone and abstracts it in the handler. */
+static __attribute__((noinline)) int32_t firmware_tree_sum(const firmware_input_t x[FIRMWARE_N_INPUTS])
 {
     int32_t sum = FIRMWARE_BIAS;
     uint32_t idx;
@@ -337,11 +338,25 @@ static inline int32_t firmware_eval_ensemble(const firmware_input_t x[FIRMWARE_N
     idx |= (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T] > FIRMWARE_THR_9_2) << 2;
     idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_9_3) << 3;
     sum += firmware_leaves_9[idx];
+    return sum;
+}
+
+/* Sum of the ramps' terms (Q16.16), out of line: checked alone and abstracted like the trees' sum. */
+static __attribute__((noinline)) int32_t firmware_ramp_sum(const firmware_input_t x[FIRMWARE_N_INPUTS])
+{
+    int32_t sum = 0;
     sum += firmware_ramp_0((int32_t)x[FIRMWARE_IN_PREV_ACTION_T_1]); /* prev_action[t-1] */
     sum += firmware_ramp_1((int32_t)x[FIRMWARE_IN_DELTA_T_1]); /* delta[t-1] */
     sum += firmware_ramp_2((int32_t)x[FIRMWARE_IN_PREV_ACTION_T]); /* prev_action[t] */
     sum += firmware_ramp_3((int32_t)x[FIRMWARE_IN_DELTA_T]); /* delta[t] */
     return sum;
+}
+
+/* Ensemble sum (Q16.16) = trees' sum + ramps' sum. The model's bounds keep it inside int32; the
+ * addition is unsigned (wraps, no undefined behaviour) like the golden model's 32-bit sum. */
+static inline int32_t firmware_eval_ensemble(const firmware_input_t x[FIRMWARE_N_INPUTS])
+{
+    return rlcc_as_int32((uint32_t)firmware_tree_sum(x) + (uint32_t)firmware_ramp_sum(x));
 }
 
 /* RTT event: features -> window -> trees -> factor -> rate; the history advances. */
