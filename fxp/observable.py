@@ -27,6 +27,12 @@ enumerated exhaustively when few, else sampled and improved greedily. Each vecto
 into a context and an RTT event and kept only if ``golden.step`` on the mutated model differs.
 A target without a vector is listed as unobservable with the reason and whether the search was
 exhaustive (then it is a proof at the golden level).
+
+With ramps the options' values are samples of a term that varies inside an interval: a ramp
+input's intervals are also cut at the ramp's ``lo + 1``, ``center + 1`` and ``hi`` (the term is
+constant or monotone on each), a failed search is retried with ramp inputs at their intervals'
+ends, and a miss is claimed exhaustive only by interval bounds over every input's whole domain
+(:class:`_Boxes`), never by the enumeration of realized options.
 """
 
 from __future__ import annotations
@@ -278,6 +284,9 @@ class _Search:
         for w in self.witnesses.values():  # a ramp mutant's witness value gets an interval of its own
             if w is not None and w[0] == inp:
                 b |= {w[1], w[1] + 1}
+        for r in self.model.ramps:  # ramp pieces: <= lo (constant), (lo, center], (center, hi), >= hi (constant)
+            if r.input == inp:
+                b |= {r.lo + 1, r.center + 1, r.hi}
         return np.array(sorted(x for x in b if lo < x <= hi), dtype=np.int64)
 
     def intervals(self, inp: int) -> list[tuple[int, int]]:
@@ -506,6 +515,43 @@ class _Search:
     def base(self, j: int) -> np.ndarray:
         return np.arange(self.slots[j].n_base)
 
+    @property
+    def boxes(self) -> _Boxes:
+        if not hasattr(self, "_boxes"):
+            self._boxes = _Boxes(self)
+        return self._boxes
+
+    def _ends(self, j: int, opts: np.ndarray) -> np.ndarray:
+        """Options at both ends of the intervals of ``opts`` of single-input slot ``j`` (a ramp's
+        term is extreme there); the same tree bits, so they stand in for ``opts`` alike."""
+        slot = self.slots[j]
+        inp = slot.inputs[0]
+        cache = slot.__dict__.setdefault("ends", {})
+        iv = self.intervals(inp)
+        start, out = len(slot.values), []
+        for o in opts.tolist():
+            lo, hi = iv[int(self.interval_of(inp, np.array([slot.values[o][0]]))[0])]
+            for v in (lo, hi):
+                if v not in cache:
+                    cache[v] = len(slot.values)
+                    slot.values.append((v,))
+                    slot.real.append((0, 0))
+                out.append(cache[v])
+        self.contrib[j] = np.concatenate([self.contrib[j], self._contrib(slot, slot.values[start:])])
+        return np.unique(np.concatenate([opts, np.array(out, dtype=np.int64)]))
+
+    def search_ends(self, allowed: list[np.ndarray], score: Callable[[np.ndarray, np.ndarray], np.ndarray]
+                    ) -> np.ndarray | None:
+        """A qualifying assignment with the ramp inputs of non-RTT slots also at their intervals'
+        ends (a witness the one-value-per-interval search can miss); None if the model has no
+        such ramp input or none qualifies."""
+        ramp_inputs = {r.input for r in self.model.ramps}
+        wide = [self._ends(j, a) if not s.rtt_slot and s.inputs[0] in ramp_inputs and len(a) else a
+                for j, (s, a) in enumerate(zip(self.slots, allowed))]
+        if all(len(w) == len(a) for w, a in zip(wide, allowed)):
+            return None
+        return self.search(wide, score)[0]
+
     # -- evaluation and search
     def evaluate(self, combos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Ensemble sums (N,) and leaf indices (N, n_trees) of option assignments (N, n_slots)."""
@@ -590,6 +636,161 @@ class _Search:
             ctx[:, fld.word] = fld.store(ctx[:, fld.word], v)
 
 
+# ---- interval proofs for models with ramps ------------------------------------------------------
+
+
+class _Boxes:
+    """Sound exhaustive claims when the model has ramps.
+
+    The search's options are realized points, one per interval; a ramp's term varies inside an
+    interval, so "no option observes it" proves nothing. Here every input ranges over its whole
+    feasible domain, as the search's intervals (cut at every split threshold and at each ramp's
+    ``lo + 1``, ``center + 1`` and ``hi``, so every interval lies in one piece on which the ramp's term
+    is constant or monotone: its extremes are at the interval's ends). A box (a set of intervals
+    per input) bounds the ensemble sum by the leaves its tree paths allow plus each ramp's range;
+    boxes that could be observable are split (branch and bound) until every part is ruled out, a
+    single-interval box could be observable (no proof), or the node budget runs out (no proof).
+    Combinations of intervals no feasible input has are kept (derived inputs are only narrowed by
+    their sources' ranges), so the bound over-approximates: a proof holds for every input,
+    whatever slot (RTT, coupled) realizes it."""
+
+    NODES = 4000
+
+    def __init__(self, srch: "_Search") -> None:
+        model = srch.model
+        self.model = model
+        self.width = model.spec.student_width
+        self.domain: list[tuple[np.ndarray, np.ndarray]] = []
+        for inp in range(self.width):
+            iv = [(lo, hi) for lo, hi in srch.intervals(inp) if srch.solver.interval_feasible(inp, lo, hi)]
+            self.domain.append((np.array([a for a, _ in iv], dtype=np.int64), np.array([b for _, b in iv], dtype=np.int64)))
+        self.leaves = [np.asarray(t.leaves, dtype=np.int64) for t in model.trees]
+        self.derived = [(model.spec.input_width + k, *model.spec.derived_sources(k)) for k in range(len(model.spec.derived))]
+        used = {s.input for t in model.trees for s in t.splits} | {r.input for r in model.ramps}
+        self.used = used | {i for d in self.derived for i in d}
+
+    # -- boxes
+    def box(self, restrict: dict[int, tuple[int, int]] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Every feasible interval, those of input ``i`` cut to ``restrict[i]`` (closed)."""
+        out = []
+        for inp, (lo, hi) in enumerate(self.domain):
+            if restrict and inp in restrict:
+                a, b = restrict[inp]
+                lo, hi = np.maximum(lo, a), np.minimum(hi, b)
+                keep = lo <= hi
+                lo, hi = lo[keep], hi[keep]
+            out.append((lo, hi))
+        return out
+
+    def _tighten(self, box: list) -> list | None:
+        """Drop a derived input's intervals its sources' ranges cannot give (monotone corners); None: empty."""
+        if any(len(lo) == 0 for lo, _ in box):
+            return None
+        for inp, cur, prev in self.derived:
+            d = derived_vocab.get(self.model.spec.derived[inp - self.model.spec.input_width])
+            (c_lo, c_hi), (p_lo, p_hi) = ((int(box[i][0].min()), int(box[i][1].max())) for i in (cur, prev))
+            sc, sp = d.monotone
+            ends = np.array([[c_lo if sc > 0 else c_hi, p_hi if sp < 0 else p_lo],
+                             [c_hi if sc > 0 else c_lo, p_lo if sp < 0 else p_hi]], dtype=np.int64)
+            lo, hi = (int(d.device_value(golden.NUMPY, ends[e, 0], ends[e, 1])) for e in range(2))
+            keep = (box[inp][1] >= lo) & (box[inp][0] <= hi)
+            if not keep.all():
+                box = list(box)
+                box[inp] = (box[inp][0][keep], box[inp][1][keep])
+                if not keep.any():
+                    return None
+        return box
+
+    def _bound(self, box: list, pinned: int | None) -> tuple[int, int, np.ndarray] | None:
+        """(low, high) of the sum without tree ``pinned``'s leaf, and that tree's possible leaves;
+        None when some tree has no leaf the box allows."""
+        low = high = self.model.bias
+        pinned_leaves = np.zeros(0, dtype=np.int64)
+        for t, tree in enumerate(self.model.trees):
+            n = len(tree.leaves)
+            idx = np.arange(n)
+            ok = np.ones(n, dtype=bool)
+            for k, s in enumerate(tree.splits):
+                bits = _bit(s, box[s.input][0])  # constant on each interval (cut at the threshold)
+                can0, can1 = bool((~bits).any()), bool(bits.any())
+                b = (idx >> k) & 1
+                ok &= np.where(b == 1, can1, can0)
+            if not ok.any():
+                return None
+            if t == pinned:
+                pinned_leaves = idx[ok]
+            else:
+                low += int(self.leaves[t][ok].min())
+                high += int(self.leaves[t][ok].max())
+        for r in self.model.ramps:
+            lo, hi = box[r.input]
+            ends = golden.ramp_value(golden.NUMPY, r, np.concatenate([lo, hi]))
+            low += int(ends.min())
+            high += int(ends.max())
+        return low, high, pinned_leaves
+
+    def _pick(self, box: list) -> int | None:
+        """The input to split: the used one with the most intervals (None: every one is a single interval)."""
+        sizes = [len(box[i][0]) if i in self.used else 0 for i in range(self.width)]
+        j = int(np.argmax(sizes))
+        return j if sizes[j] > 1 else None
+
+    def prove(self, box: list, pinned: int | None,
+              could: Callable[[int, int, np.ndarray], bool]) -> bool:
+        """Whether no input in ``box`` can be observable: ``could(low, high, leaves)`` says whether
+        some sum in [low, high] (plus one of the pinned tree's ``leaves``) may be."""
+        stack, nodes = [box], 0
+        while stack:
+            nodes += 1
+            if nodes > self.NODES:
+                return False
+            b = self._tighten(stack.pop())
+            if b is None:
+                continue
+            bound = self._bound(b, pinned)
+            if bound is None or not could(*bound):
+                continue
+            j = self._pick(b)
+            if j is None:
+                return False
+            lo, hi = b[j]
+            half = len(lo) // 2
+            for part in ((lo[half:], hi[half:]), (lo[:half], hi[:half])):
+                nb = list(b)
+                nb[j] = part
+                stack.append(nb)
+        return True
+
+    # -- targets
+    def sum_in(self, a: float, b: float, pinned: int | None = None, leaf: int | None = None,
+               restrict: dict[int, tuple[int, int]] | None = None) -> bool:
+        """Proof that no input (in ``restrict``) has an ensemble sum in [a, b]."""
+        def could(low: int, high: int, leaves: np.ndarray) -> bool:
+            if pinned is not None:
+                extra = self.leaves[pinned][leaves]
+                if len(extra) == 0:
+                    return False
+                low, high = low + int(extra.min()), high + int(extra.max())
+            return max(low, a) <= min(high, b)
+        return self.prove(self.box(restrict), pinned, could)
+
+    def split_flip(self, t: int, k: int, v: int) -> bool:
+        """Proof that no input with split ``k`` of tree ``t``'s input at ``v`` has different clamped
+        factors for the two outcomes of that comparison."""
+        c = self.model.constants
+        lo_c, hi_c = c.clamp_min_q16, c.clamp_max_q16
+        leaves = self.leaves[t]
+        s = self.model.trees[t].splits[k]
+
+        def could(low: int, high: int, idx: np.ndarray) -> bool:
+            for i in idx.tolist():
+                a, b = sorted((int(leaves[i]), int(leaves[i ^ (1 << k)])))
+                if a != b and max(low, lo_c - b + 1) <= min(high, hi_c - a - 1):
+                    return True  # clip(r + a) != clip(r + b) iff r + b > lo_c and r + a < hi_c
+            return False
+        return self.prove(self.box({s.input: (v, v)}), t, could)
+
+
 # ---- mutants ---------------------------------------------------------------------------------
 
 
@@ -643,6 +844,10 @@ class _Plan:
         return all(s.exact for j, s in enumerate(self.search.slots) if j not in skip)
 
 
+_UNPROVEN = (" among the realized options, but not proven: the ramps' terms vary inside the search's "
+             "intervals and interval bounds do not rule it out")
+
+
 def _clamp_bounds(c: FxConstants) -> tuple[float, float]:
     return float(c.clamp_min_q16), float(c.clamp_max_q16)
 
@@ -674,11 +879,18 @@ def _plan_splits(plan: _Plan) -> None:
                     plan.miss(tid, f"no RTT event gives {names[s.input]} = {v} exactly", exact)
                     continue
                 allowed = [np.array(opts) if i == j else srch.base(i) for i in range(len(srch.slots))]
-                combo, full = srch.search(allowed, _split_score(srch, t, k, c))
+                score = _split_score(srch, t, k, c)
+                combo, full = srch.search(allowed, score)
+                if combo is None and model.ramps:
+                    combo = srch.search_ends(allowed, score)
                 if combo is None:
-                    plan.miss(tid, "flipping this comparison never changes the clamped factor "
-                                   "(equal leaves, or the clamp saturates both outcomes)",
-                              full and exact and plan.exact_except({j}))
+                    why = ("flipping this comparison never changes the clamped factor "
+                           "(equal leaves, or the clamp saturates both outcomes)")
+                    if model.ramps:  # the options' ramp terms are samples: only interval bounds prove it
+                        proven = srch.boxes.split_flip(t, k, v)
+                        plan.miss(tid, why if proven else why + _UNPROVEN, proven)
+                    else:
+                        plan.miss(tid, why, full and exact and plan.exact_except({j}))
                     continue
                 plan.jobs.append((tid, combo, [_mutant(model, split=(t, k, thr))]))
 
@@ -719,10 +931,16 @@ def _plan_leaves(plan: _Plan) -> None:
                 opts = srch.base(j)
                 allowed.append(opts[(srch.contrib[j][opts, t] & mask) == (i & mask)])
             combo, full = srch.search(allowed, _unclamped_score(c))
+            if combo is None and model.ramps and min(len(a) for a in allowed) > 0:
+                combo = srch.search_ends(allowed, _unclamped_score(c))
             if combo is not None:
                 plan.jobs.append((tid, combo, [_mutant(model, leaf=(t, i, 1)), _mutant(model, leaf=(t, i, -1))]))
             elif min(len(a) for a in allowed) == 0:
                 plan.miss(tid, "no realized input reaches it", plan.exact_except(set()))
+            elif model.ramps:  # neither leaf +-1 is visible: no sum in [clamp_min, clamp_max] on its path
+                proven = srch.boxes.sum_in(c.clamp_min_q16, c.clamp_max_q16, pinned=t, restrict=_path_box(model, t, i))
+                sat = "every input reaching it saturates the factor clamp"
+                plan.miss(tid, sat if proven else sat + _UNPROVEN, proven)
             else:
                 plan.miss(tid, "every input reaching it saturates the factor clamp", full and plan.exact_except(set()))
 
@@ -743,6 +961,10 @@ def _plan_other(plan: _Plan) -> None:
     def inside(s: np.ndarray) -> np.ndarray:
         return (s > lo) & (s < hi)
 
+    inf = float("inf")
+    # the sums whose absence a miss claims (wide enough that every mutant of the target stays invisible)
+    sums = {"bias": (lo, hi), "clamp_min:-1": (-inf, lo), "clamp_min:0": (lo, lo), "clamp_min:+1": (lo + 1, hi - 1),
+            "clamp_max:+1": (hi, inf), "clamp_max:0": (hi, hi), "clamp_max:-1": (lo + 1, hi - 1)}
     targets = [
         ("bias", _unclamped_score(c), [_mutant(model, bias=1), _mutant(model, bias=-1)]),
         ("clamp_min:-1", near(lo - 1, lambda s: s < lo),
@@ -756,8 +978,15 @@ def _plan_other(plan: _Plan) -> None:
     ]
     for tid, score, mutants in targets:
         combo, full = srch.search(every, score)
+        if combo is None and model.ramps:
+            combo = srch.search_ends(every, score)
         if combo is None:
-            plan.miss(tid, "no reachable ensemble sum satisfies it", full and plan.exact_except(set()))
+            why = "no reachable ensemble sum satisfies it"
+            if model.ramps:
+                proven = srch.boxes.sum_in(*sums[tid])
+                plan.miss(tid, why if proven else why + _UNPROVEN, proven)
+            else:
+                plan.miss(tid, why, full and plan.exact_except(set()))
             continue
         if mutants is None:  # the bound moved just past the nearest unclamped sum
             total = int(srch.evaluate(combo[None, :])[0][0])

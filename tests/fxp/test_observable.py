@@ -178,7 +178,12 @@ def test_example_misses_only_unobservable(seed):
     assert [m for m in cov["missed"] if O.killed_by(model, m) not in proven] == []
     assert cov["splits"]["observable"] == cov["splits"]["targets"]
     assert cov["other"]["observable"] == cov["other"]["targets"]
-    assert cov["leaves"]["observable"] == cov["leaves"]["targets"]
+    # every leaf edit is seen except those of leaves whose every input saturates the clamp (proven:
+    # on the ramps example leaf t2:3's sums stay below clamp_min whatever the ramps add)
+    saturated = {u["target"] for u in res.unobservable if u["exhaustive"] and "saturates" in u["reason"]}
+    missed = [m for m in cov["missed"] if m.startswith("leaf:")]
+    assert {O.killed_by(model, m) for m in missed} <= saturated
+    assert cov["leaves"]["observable"] == cov["leaves"]["targets"] - len(missed)
 
 
 def test_deterministic_per_seed():
@@ -250,3 +255,57 @@ def test_ramp_edits_are_observed_or_proven_harmless():
     assert harmless and len(harmless) < len(mutants) // 2  # the flat ramp has some, the others few
     cov = O.coverage(model, res.vectors)
     assert not [m for m in cov["missed"] if m.startswith("ramp:")]
+
+
+def _one_ramp_model(ramp, leaves: tuple[int, int], bias: int) -> FxModel:
+    """One ramp on prev_action[t-1] (a raw context word: any int32) and one split on delta[t-1]."""
+    base = hidden_model()
+    return dataclasses.replace(base, trees=(Tree((Split(1, ">", 0, 0.0),), leaves),), ramps=(ramp,), bias=bias)
+
+
+def test_ramp_inside_an_interval_is_not_claimed_unobservable():
+    """A steep ramp puts the sum inside the clamp window only for prev_action[t-1] in [486, 514],
+    strictly inside one of the search's intervals: every option (one value per interval) saturates,
+    which the one-value search used to claim as an exhaustive miss. Now the miss is either avoided
+    (a witness found) or reported without the exhaustive claim."""
+    from rlcc.fxp.model import Ramp
+
+    model = _one_ramp_model(Ramp(0, 0, 1000, 2000, 1000, 1000, 0), (0, 0), 567000)
+    c = model.constants
+    x = np.zeros((4001, model.spec.student_width), dtype=np.int64)
+    x[:, 0] = np.arange(-1000, 3001)
+    total, _ = O._tree_sums(model, x)
+    inside = x[(total > c.clamp_min_q16) & (total < c.clamp_max_q16), 0]
+    assert inside.min() == 486 and inside.max() == 514
+    srch = O._Search(model, 0)
+    every = [srch.base(j) for j in range(len(srch.slots))]
+    combo, full = srch.search(every, O._unclamped_score(c))
+    assert combo is None and full and O._Plan(srch).exact_except(set())  # the old exhaustive claim
+    res = O.observable_vectors(model)
+    found = {u["target"]: u for u in res.unobservable}
+    for tid in ("bias", "leaf:t0:0", "leaf:t0:1", "clamp_min:+1", "clamp_max:-1"):
+        assert tid in res.targets or not found[tid]["exhaustive"], found[tid]
+        if tid in found:
+            assert "not proven" in found[tid]["reason"]
+    _assert_confirmed(model, res)
+
+
+def test_ramp_range_proves_a_saturating_leaf():
+    """Leaf 1 plus the ramp's largest term stays one below clamp_min: the interval bound over the
+    ramp's whole range proves both leaf edits invisible (checked by brute force), while leaf 0 is
+    observed."""
+    from rlcc.fxp.model import Ramp
+
+    model = _one_ramp_model(Ramp(0, 0, 1000, 2000, 10, 10, 0), (0, -23108), fmt.FACTOR_ONE)
+    c = model.constants
+    res = O.observable_vectors(model)
+    found = {u["target"]: u for u in res.unobservable}
+    assert found["leaf:t0:1"]["exhaustive"] is True and "saturates" in found["leaf:t0:1"]["reason"]
+    assert "leaf:t0:0" in res.targets and "bias" in res.targets
+    rng = np.random.default_rng(0)
+    x = rng.integers(-(2**31), 2**31, (20000, model.spec.student_width))
+    x[:10000, 0] = rng.integers(-100, 2100, 10000)
+    x[:, 1] = rng.integers(1, 2**31, 20000)  # delta[t-1] > 0: leaf 1
+    total, _ = O._tree_sums(model, x)
+    assert total.max() == c.clamp_min_q16 - 1  # reached at prev_action[t-1] >= 2000
+    _assert_confirmed(model, res)
