@@ -90,6 +90,10 @@ class IntOps(Protocol):
         two wide products, ``delta``'s penalty and the rate update, each one out-of-line call)."""
         ...
 
+    def add_terms(self, terms: Sequence[Any], bound: int) -> Any:
+        """``sum(terms)`` in order, where ``bound`` bounds the sum of the terms' magnitudes."""
+        ...
+
 
 class NumpyOps:
     """:class:`IntOps` over numpy int64 arrays (the executable golden model)."""
@@ -122,6 +126,13 @@ class NumpyOps:
     @staticmethod
     def mul_shr(a: np.ndarray, b: np.ndarray, shift: int) -> np.ndarray:
         return (a * b) >> shift
+
+    @staticmethod
+    def add_terms(terms: Sequence[Any], bound: int) -> Any:
+        total = terms[0]
+        for t in terms[1:]:
+            total = total + t
+        return total
 
 
 NUMPY = NumpyOps()
@@ -170,8 +181,9 @@ def features_core(ops: IntOps, spec: ObservationSpec, c: FxConstants, rtt_ns: An
 
 
 def ensemble_core(ops: IntOps, model: FxModel, x: Sequence[Any]) -> tuple[Any, list[Any]]:
-    """Ensemble sum (Q16.16) and the leaf index per tree for policy inputs ``x``."""
-    total: Any = model.bias
+    """Ensemble sum (Q16.16) and the leaf index per tree for policy inputs ``x``: the bias, then
+    the trees' leaves in order."""
+    terms: list[Any] = [model.bias]
     leaves = []
     for tree in model.trees:
         idx: Any = 0
@@ -179,8 +191,9 @@ def ensemble_core(ops: IntOps, model: FxModel, x: Sequence[Any]) -> tuple[Any, l
             bit = x[s.input] > s.threshold if s.op == ">" else x[s.input] < s.threshold
             idx = idx | (ops.to_int(bit) << k)
         leaves.append(idx)
-        total = total + ops.lookup(tree.leaves, idx)
-    return total, leaves
+        terms.append(ops.lookup(tree.leaves, idx))
+    bound = abs(model.bias) + sum(max(abs(v) for v in t.leaves) for t in model.trees)
+    return ops.add_terms(terms, bound), leaves
 
 
 def event_core(ops: IntOps, model: FxModel, ctx: Sequence[Any], ev: Sequence[Any]) -> EventOutcome:

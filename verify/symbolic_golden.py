@@ -83,6 +83,20 @@ class Z3Ops:
                                  _bv(d) != z3.SignExt(WIDTH - 32, z3.Extract(31, 0, _bv(d)))))
         return z3.SignExt(WIDTH - SLOG_BITS, self.slog_fn(z3.Extract(31, 0, _bv(d))))
 
+    @staticmethod
+    def add_terms(terms: Sequence[Any], bound: int) -> Any:
+        """The sum in 32 bits, sign-extended: equal to the 64-bit sum because ``bound`` < 2^31
+        (``FxModel.validate`` guarantees it), so no partial sum wraps. These are the firmware's own
+        int32 additions, which the solver relates to the firmware's faster than a 64-bit adder chain
+        (the example's handler proof on an idle 2-core machine: 69 s instead of 81 s)."""
+        if bound >= 2**31:
+            raise ValueError(f"ensemble terms bounded by {bound} could wrap int32 (FxModel.validate refuses such models)")
+        low = [z3.Extract(31, 0, _bv(t)) for t in terms]
+        total = low[0]
+        for t in low[1:]:
+            total = total + t
+        return z3.SignExt(WIDTH - 32, total)
+
     def mul_shr(self, a: Any, b: Any, shift: int) -> Any:
         fn = self.products.get(shift)
         if fn is None:

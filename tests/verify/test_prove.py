@@ -160,3 +160,17 @@ def test_slog_part_proves_the_log_and_refutes_a_wrong_mantissa(example_model, tm
     img = P._load_after_init(_elf(example_model, tmp_path / "wrong", target, wrong), xlen, profile, xlen == 64)
     part = P._slog_part(img, xlen)
     assert part.status == "failed" and "slog_int" in part.detail, part.detail
+
+
+def test_symbolic_sum_is_taken_in_32_bits_only_when_it_cannot_wrap():
+    """Z3Ops.add_terms: the 32-bit sum equals the exact sum for terms within the bound (checked
+    by the solver for all values), and a bound that could wrap int32 is refused."""
+    from rlcc.verify.symbolic_golden import WIDTH, Z3Ops
+
+    a, b, c = (z3.BitVec(n, 16) for n in "abc")
+    terms = [z3.SignExt(WIDTH - 16, v) for v in (a, b, c)] + [z3.BitVecVal(-(2**30), WIDTH)]
+    s = z3.Solver()
+    s.add(Z3Ops.add_terms(terms, 3 * 2**15 + 2**30) != terms[0] + terms[1] + terms[2] + terms[3])
+    assert s.check() == z3.unsat
+    with pytest.raises(ValueError, match="wrap"):
+        Z3Ops.add_terms(terms, 2**31)
