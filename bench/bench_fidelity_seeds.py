@@ -1,16 +1,19 @@
 """Benchmark: closed-loop fidelity of compiled firmware vs its teacher across compile seeds.
 
 Runs the real ``rlcc-compile`` (default options; verification off: this measures distillation,
-not the emulator) for seeds 0..4 on the bundled trained policy and on a policy of a different
-character (the synthetic one, which reacts to the change of delta), and reads each report: the
+not the emulator) for seeds 0..4 on the bundled trained policy, on a second trained policy of a
+different character (``rlcc_mlp_k3``: window of 3 steps, 16-16 units, another target/beta
+operating point) and on the hand-designed synthetic one (whose teacher itself limit-cycles at 512
+flows), and reads each report: the
 fixed-point model vs the teacher in steady state (flows start at 1/N) and in the startup
 transient (line-rate start into the buffer), at every evaluation size, and the fidelity gate's
 verdict. The issue's goal: steady goodput within 0.01 and RTT/queue within 3%; transient within
 0.01 and 10%.
 
-    python bench/bench_fidelity_seeds.py [--seeds 0,1,2,3,4] [--policies rlcc_mlp,synthetic_mlp] [--jobs 2]
+    python bench/bench_fidelity_seeds.py [--seeds 0,1,2,3,4] [--policies rlcc_mlp,rlcc_mlp_k3,synthetic_mlp] [--jobs 2]
 
-Writes bench/results/fidelity_seeds.json after every compile (a partial run keeps what it measured).
+Writes bench/results/fidelity_seeds.json after every compile (a partial run keeps what it measured);
+the policies not named in ``--policies`` keep their rows from the file.
 """
 
 from __future__ import annotations
@@ -74,10 +77,14 @@ def measure(policy: Path, seed: int, jobs: int) -> dict:
 def main() -> None:
     args = seeds_and_policies(__doc__)
     seeds = args.seeds
-    results = {"machine": machine(), "command": "rlcc-compile POLICY --seed S --no-verify --accept-fidelity",
-               "policies": {}}
+    # policies not run now keep their earlier rows (each entry records its own machine)
+    kept = json.loads(RESULTS.read_text())["policies"] if RESULTS.exists() else {}
+    results = {"command": "rlcc-compile POLICY --seed S --no-verify --accept-fidelity",
+               "policies": {k: v for k, v in kept.items() if k not in args.policies and k in POLICIES}}
     for name in args.policies:
-        rows = results["policies"].setdefault(name, {"policy": shown(POLICIES[name]), "runs": []})["runs"]
+        entry = {"policy": shown(POLICIES[name]), "machine": machine(), "runs": []}
+        results["policies"][name] = entry
+        rows = entry["runs"]
         for seed in seeds:
             rows.append(measure(POLICIES[name], seed, args.jobs))
             r = rows[-1]

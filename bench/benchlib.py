@@ -36,9 +36,10 @@ def shown(path: Path) -> str:
         return str(path)
 
 
-# The two policies the fidelity benchmarks compile: the trained example and one of a different
-# character (hand-designed, reacts to the change of delta).
-POLICIES = {"rlcc_mlp": ROOT / "examples" / "rlcc_mlp.onnx", "synthetic_mlp": ROOT / "examples" / "synthetic_mlp.onnx"}
+# The policies the fidelity benchmarks compile: the trained example, a second trained policy of a
+# different character (window of 3, another target/beta) and the hand-designed synthetic one.
+POLICIES = {"rlcc_mlp": ROOT / "examples" / "rlcc_mlp.onnx", "rlcc_mlp_k3": ROOT / "examples" / "rlcc_mlp_k3.onnx",
+            "synthetic_mlp": ROOT / "examples" / "synthetic_mlp.onnx"}
 
 
 def seeds_and_policies(doc: str) -> argparse.Namespace:
