@@ -52,7 +52,8 @@ def brute_force_reachable(model: FxModel) -> list[set[int]]:
     oracle independent of the interval reasoning: it just evaluates the trees). A derived input
     is never enumerated: it is computed from its sources, whose candidates include, per
     candidate current value, the previous values where the derived input crosses each of its
-    thresholds (found by bisection, the derived value being monotone in the previous one)."""
+    thresholds, and per previous value near its thresholds, the current values where it does
+    (found by bisection, the derived value being monotone in each source)."""
     spec = model.spec
     domains = input_domains(model)
     derived = {spec.input_width + k: spec.derived_sources(k) for k in range(len(spec.derived))}
@@ -87,6 +88,20 @@ def brute_force_reachable(model: FxModel) -> list[set[int]]:
                             mid = (a + b + 1) // 2
                             a, b = (mid, b) if dval(k, cur, mid) >= goal else (a, mid - 1)
                         cand[p] |= {v for v in (a - 1, a, a + 1) if plo <= v <= phi}
+            # and, per previous value near its own thresholds, the current values where the derived
+            # input crosses each threshold (increasing in the current value): a leaf may need a
+            # current value far from any of its own thresholds
+            clo, chi = domains[c]
+            for prev in sorted(near(p, thr.get(p, set()))):
+                for t in thr[i]:
+                    for goal in (t - 1, t, t + 1):  # first current value with derived >= goal
+                        a, b = clo, chi
+                        if dval(k, b, prev) < goal:
+                            continue
+                        while a < b:
+                            mid = (a + b) // 2
+                            a, b = (a, mid) if dval(k, mid, prev) >= goal else (mid + 1, b)
+                        cand[c] |= {v for v in (a - 1, a, a + 1) if clo <= v <= chi}
         hit = set()
         for combo in itertools.product(*(sorted(cand[i]) for i in free)):
             x = np.zeros((1, spec.student_width), dtype=np.int64)
