@@ -47,6 +47,22 @@ def sources(c: Path, h: Path) -> dict[str, str]:
 NAMES = {"rt": "rlcc_runtime.h"}
 
 
+def _crossing(ok, lo: int, hi: int, rising: bool) -> int | None:
+    """For a monotone predicate on [lo, hi]: the first value where it holds (``rising``) or the last
+    (falling), by bisection; None if it holds nowhere."""
+    if not ok(hi if rising else lo):
+        return None
+    a, b = lo, hi
+    while a < b:
+        if rising:
+            mid = (a + b) // 2
+            a, b = (a, mid) if ok(mid) else (mid + 1, b)
+        else:
+            mid = (a + b + 1) // 2
+            a, b = (mid, b) if ok(mid) else (a, mid - 1)
+    return a
+
+
 def brute_force_reachable(model: FxModel) -> list[set[int]]:
     """Leaves hit by some input built from each split's T / T+1 and the domain ends (an
     oracle independent of the interval reasoning: it just evaluates the trees). A derived input
@@ -77,31 +93,18 @@ def brute_force_reachable(model: FxModel) -> list[set[int]]:
             if i not in thr:
                 continue
             k = i - spec.input_width
-            plo, phi = domains[p]
-            for cur in sorted(cand[c]):
-                for t in thr[i]:
-                    for goal in (t - 1, t, t + 1):  # last previous value with derived >= goal
-                        a, b = plo, phi
-                        if dval(k, cur, a) < goal:
-                            continue
-                        while a < b:
-                            mid = (a + b + 1) // 2
-                            a, b = (mid, b) if dval(k, cur, mid) >= goal else (a, mid - 1)
-                        cand[p] |= {v for v in (a - 1, a, a + 1) if plo <= v <= phi}
-            # and, per previous value near its own thresholds, the current values where the derived
-            # input crosses each threshold (increasing in the current value): a leaf may need a
-            # current value far from any of its own thresholds
-            clo, chi = domains[c]
-            for prev in sorted(near(p, thr.get(p, set()))):
-                for t in thr[i]:
-                    for goal in (t - 1, t, t + 1):  # first current value with derived >= goal
-                        a, b = clo, chi
-                        if dval(k, b, prev) < goal:
-                            continue
-                        while a < b:
-                            mid = (a + b) // 2
-                            a, b = (a, mid) if dval(k, mid, prev) >= goal else (mid + 1, b)
-                        cand[c] |= {v for v in (a - 1, a, a + 1) if clo <= v <= chi}
+            # the derived value falls with the previous source and rises with the current one:
+            # per candidate of one source, the other's values where it crosses each threshold
+            # (a leaf may need a current value far from any of its own thresholds)
+            sweeps = [(p, sorted(cand[c]), lambda v, o: dval(k, o, v)),
+                      (c, sorted(near(p, thr.get(p, set()))), lambda v, o: dval(k, v, o))]
+            for src, others, g in sweeps:
+                lo, hi = domains[src]
+                for other in others:
+                    for goal in (t + d for t in thr[i] for d in (-1, 0, 1)):
+                        edge = _crossing(lambda v: g(v, other) >= goal, lo, hi, rising=src == c)
+                        if edge is not None:
+                            cand[src] |= {v for v in (edge - 1, edge, edge + 1) if lo <= v <= hi}
         hit = set()
         for combo in itertools.product(*(sorted(cand[i]) for i in free)):
             x = np.zeros((1, spec.student_width), dtype=np.int64)
