@@ -100,6 +100,7 @@ def main() -> None:
             print(f"{name} seed {seed}: steady rtt {r['steady_rtt']:+.1f}% queue {r['steady_queue']:+.1f}%, transient rtt "
                   f"{r['transient_rtt']:+.1f}% queue {r['transient_queue']:+.1f}% drops {r['transient_drops']:+.3f}; gate "
                   f"{'passed' if r['gate_passed'] else 'FAILED'}; {r['wall_s']} s", flush=True)
+            results["policies"] = {k: results["policies"][k] for k in POLICIES if k in results["policies"]}
             out.write_text(json.dumps(results, indent=1) + "\n")
 
 

@@ -291,3 +291,19 @@ def test_product_range_facts_hold_for_the_exact_products(shift):
     s = z3.Solver()
     s.add(z3.Not(z3.substitute(facts[0], (app, exact))))
     assert s.check() == z3.unsat
+
+
+def test_symbolic_sum_is_taken_in_32_bits_only_when_it_cannot_wrap():
+    """Z3Ops.add_terms: within the bound the 32-bit sum equals the exact sum (checked by the solver
+    for all values); a bound that could wrap int32 gets the exact 64-bit sum instead."""
+    from rlcc.verify.symbolic_golden import WIDTH, Z3Ops
+
+    a, b, c = (z3.BitVec(n, 16) for n in "abc")
+    terms = [z3.SignExt(WIDTH - 16, v) for v in (a, b, c)] + [z3.BitVecVal(-(2**30), WIDTH)]
+    exact = terms[0] + terms[1] + terms[2] + terms[3]
+    for bound in (3 * 2**15 + 2**30, 2**31):
+        s = z3.Solver()
+        s.add(Z3Ops.add_terms(terms, bound) != exact)
+        assert s.check() == z3.unsat, bound
+    big = [z3.BitVecVal(2**30, WIDTH)] * 3  # wraps int32: only the 64-bit sum is right
+    assert z3.simplify(Z3Ops.add_terms(big, 3 * 2**30)).as_signed_long() == 3 * 2**30
