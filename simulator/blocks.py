@@ -336,5 +336,5 @@ class BlockLoop:
             fl.tx[chg_idx] = chg_new
             fl.rate[chg_idx] = chg_new
         if nd:
-            qd = Q[jd, 0] / C if single else Q[jd, self.port[due]] / C
+            qd = Q[jd, 0] / C if single else Q[jd, self.path[due]] / C
             fl.send_probes(due, ret, self.base, qd)

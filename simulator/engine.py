@@ -20,11 +20,12 @@ import numpy as np
 
 from rlcc.errors import BadInputError
 from rlcc.simulator.blocks import BlockLoop
-from rlcc.simulator.controllers.base import Controller, Decision, DecisionBatch, TickInfo
+from rlcc.simulator.controllers.base import Controller, Decision, DecisionBatch, HopTelemetry, TickInfo
+from rlcc.simulator.fabric import PathFabric
 from rlcc.simulator.flows import FlowState
 from rlcc.simulator.metrics import Snapshot, compute_metrics
 from rlcc.simulator.network import Fabric
-from rlcc.simulator.scenarios import Scenario
+from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US, Scenario
 from rlcc.simulator.trace import Trace, TraceConfig, TraceRecorder
 from rlcc.spec import Feature, ObservationSpec, Reward
 
@@ -59,17 +60,30 @@ class _Run(BlockLoop):
         scenario.validate()
         _check_controller(controller)
         self.sc, self.ctl, self.net = scenario, controller, scenario.network
-        self.table = scenario.flow_table()
+        self.multi = scenario.topology is not None
+        if self.multi:
+            self.table = scenario.placed_table()
+            topo = scenario.topology.build(self.net)
+            self.fabric = PathFabric(self.net, self.table, topo, scenario.ecmp_seed, scenario.topology.buffer_alpha)
+            self.path = self.fabric.flow_path
+        else:
+            self.table = scenario.flow_table()
+            self.fabric = Fabric(self.net, self.table)
+            self.path = self.table.port.astype(np.int64)
         n = self.n = self.table.n_flows
-        self.fabric = Fabric(self.net, self.table)
         self.group = self.fabric.flow_group
-        self.port = self.table.port.astype(np.int64)
         self.dt = float(self.net.dt_ns)
         self.n_steps = int(round(scenario.duration_ns / self.dt))
         self.C = self.net.bytes_per_ns
         self.pkt = float(self.net.packet_bytes)
         self.base = self.net.base_rtt_ns
-        self.latency_steps = int(round(scenario.decision_latency_us * 1e3 / self.dt))
+        self.flow_base = self.fabric.flow_base_rtt if self.multi else None  # per-path base RTTs (ns)
+        latency = scenario.decision_latency_us
+        if latency is None:
+            latency = getattr(controller, "decision_latency_us", None)
+            latency = DEFAULT_DECISION_LATENCY_US if latency is None else float(latency)
+        self.decision_latency_us = latency
+        self.latency_steps = int(round(latency * 1e3 / self.dt))
 
         root = np.random.default_rng(scenario.seed)
         phase_rng, ctl_rng = root.spawn(2)
@@ -77,9 +91,21 @@ class _Run(BlockLoop):
 
         self.spec: ObservationSpec | None = getattr(controller, "spec", None)
         width = self.spec.input_width if self.spec else 0
-        self.flows = self.flow_state.new(n, width)
-        self.flows.phase[:] = phase_rng.uniform(0.0, self.base, n)
+        self.telemetry = bool(getattr(controller, "wants_telemetry", False))
+        hops = (self.fabric.path_queues.shape[1] if self.multi else 1) if self.telemetry else 0
+        self.flows = self.flow_state.new(n, width, hops)
+        self.flows.phase[:] = phase_rng.uniform(0.0, self.base if self.flow_base is None else self.flow_base, n)
+        self.epoch = self.table.epoch
+        if self.epoch is not None:  # later epochs start when the previous one has finished
+            self.table = dataclasses.replace(self.table, start_ns=self.table.start_ns.copy())
+            self.epoch_left = np.bincount(self.epoch).astype(np.int64)
+            self.epoch_start = np.full(len(self.epoch_left), np.nan)
+            self.epoch_start[0] = 0.0
+            self.epoch_end = np.full(len(self.epoch_left), np.nan)
+            self.epoch_now = 0
         self.start_order = np.argsort(self.table.start_ns, kind="stable")
+        self.start_pos = np.empty(n, np.int64)
+        self.start_pos[self.start_order] = np.arange(n)
         self.sorted_starts = self.table.start_ns[self.start_order]
         self.start_ptr = 0
         self.finite = np.isfinite(self.table.size_bytes)
@@ -101,15 +127,18 @@ class _Run(BlockLoop):
         self.snap_start = Snapshot.zero(n)
         self.snap_window: Snapshot | None = None
         self.rtt_stats = np.zeros(4)  # whole-run RTT sum (ns, exact integer), count; window sum, count
-        self.q_every = max(1, int(np.ceil(self.n_steps * self.fabric.n_ports / MAX_QUEUE_SAMPLES)))
-        self.q_samples = np.zeros((self.n_steps // self.q_every + 1, self.fabric.n_ports), np.float32)
+        # Queue samples: per port (single switch) or per path, as bytes at a host's line rate.
+        n_q = self.fabric.n_paths if self.multi else self.fabric.n_ports
+        self.q_weights = self.fabric.path_flows if self.multi else None
+        self.q_every = max(1, int(np.ceil(self.n_steps * n_q / MAX_QUEUE_SAMPLES)))
+        self.q_samples = np.zeros((self.n_steps // self.q_every + 1, n_q), np.float32)
         self.series_every = max(1, self.n_steps // SERIES_POINTS)
         self.series_flows = np.unique(np.linspace(0, n - 1, min(n, SERIES_FLOWS)).astype(np.int64))
         self.series: dict[str, list] = {"t_us": [], "queue_us": [], "rates": [], "load": []}
 
         # Block-batched decisions (see ``blocks.py``): at most floor(base RTT / dt) steps, the
         # shortest time between two decisions of one flow (exact up to that bound).
-        max_block = max(1, int(self.base // self.dt))
+        max_block = max(1, int((self.base if self.flow_base is None else self.flow_base.min()) // self.dt))
         if block_steps is None:
             block_steps = max_block
         if not isinstance(block_steps, (int, np.integer)) or block_steps < 0 or block_steps > max_block:
@@ -123,6 +152,8 @@ class _Run(BlockLoop):
             and bool(getattr(controller, "batchable", False))
             and self.tick_ns is None
             and not self.finite.any()
+            and not self.multi
+            and not self.telemetry
         )
 
     # ---- per-flow accounting -------------------------------------------------------------------
@@ -159,10 +190,33 @@ class _Run(BlockLoop):
         self.fabric.add_rates(self.group[idx], self.flows.set_rates(idx, new))
 
     def queue_delay(self, idx: np.ndarray) -> np.ndarray | float:
-        """Queueing delay (ns) a packet of each flow would see entering its egress port now."""
+        """Queueing delay (ns) a packet of each flow would see entering its path now."""
+        if self.multi:
+            return self.fabric.path_delay(self.path[idx])
         if self.fabric.n_ports == 1:
             return self.fabric.total_queue() / self.C
-        return self.fabric.queue_bytes()[self.port[idx]] / self.C
+        return self.fabric.queue_bytes()[self.path[idx]] / self.C
+
+    def base_rtt(self, idx: np.ndarray) -> np.ndarray | float:
+        """Base RTT (ns) of each flow's path."""
+        return self.base if self.flow_base is None else self.flow_base[idx]
+
+    def send_probes(self, idx: np.ndarray, sent: np.ndarray) -> None:
+        """Flows ``idx`` send a probe at ``sent``; telemetry controllers get its per-hop state."""
+        self.flows.send_probes(idx, sent, self.base_rtt(idx), self.queue_delay(idx))
+        if self.telemetry:
+            _, q, tx, _ = self._hop_state(idx)
+            self.flows.int_q[idx] = q
+            self.flows.int_tx[idx] = tx
+
+    def _hop_state(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return self.fabric.hop_state(self.path[idx])
+
+    def _telemetry(self, due: np.ndarray) -> HopTelemetry:
+        hops, _, _, cap = self._hop_state(due)
+        fl = self.flows
+        return HopTelemetry(hops=hops, qlen_bytes=fl.int_q[due], tx_bytes=fl.int_tx[due], ts_ns=fl.probe_sent[due].copy(),
+                            capacity=cap)
 
     # ---- events --------------------------------------------------------------------------------
     def start_flows(self, t: float) -> None:
@@ -177,7 +231,7 @@ class _Run(BlockLoop):
         init = np.asarray(self.ctl.initial_rate if override is None else override, dtype=np.float64)
         self.set_rates(idx, np.full(len(idx), float(init)) if init.ndim == 0 else init[idx])
         start = self.table.start_ns[idx]
-        fl.send_probes(idx, np.where(start == 0.0, fl.phase[idx], start), self.base, self.queue_delay(idx))
+        self.send_probes(idx, np.where(start == 0.0, fl.phase[idx], start))
         fin = idx[self.finite[idx]]
         if len(fin):
             self.finite_active = np.concatenate([self.finite_active, fin])
@@ -202,7 +256,8 @@ class _Run(BlockLoop):
         rate = fl.rate[due]
         first = fl.n_dec[due] == 0
         obs = self._observe(due, rtt, rate, cnp, nack, first) if self.spec is not None else None
-        out = self.ctl.decide(DecisionBatch(due, ret, rtt, rate, cnp, nack, first, obs))
+        tele = self._telemetry(due) if self.telemetry else None
+        out = self.ctl.decide(DecisionBatch(due, ret, rtt, rate, cnp, nack, first, obs, tele))
         rates, factors = out if isinstance(out, Decision) else (out, None)
         new = np.clip(np.asarray(rates, dtype=np.float64).reshape(len(due)), MIN_RATE, 1.0)
         if factors is None:
@@ -212,7 +267,7 @@ class _Run(BlockLoop):
             self.set_rates(due, new)
         else:
             self.pending.append((k + self.latency_steps, due, new))
-        fl.send_probes(due, ret, self.base, self.queue_delay(due))
+        self.send_probes(due, ret)
         rsum = int(rtt.sum())
         self.rtt_stats[0:2] += (rsum, len(due))
         if k >= self.window_step:
@@ -274,10 +329,12 @@ class _Run(BlockLoop):
                 self.set_rates(changed, new[changed])
 
     def port_delays(self) -> np.ndarray:
-        """(N,) current queueing delay (ns) at each flow's egress port: per port, then gathered."""
+        """(N,) current queueing delay (ns) along each flow's path: per port or path, then gathered."""
+        if self.multi:
+            return self.fabric.path_delay(np.arange(self.fabric.n_paths))[self.path]
         if self.fabric.n_ports == 1:
             return np.full(self.n, self.fabric.total_queue() / self.C)
-        return (self.fabric.queue_bytes() / self.C)[self.port]
+        return (self.fabric.queue_bytes() / self.C)[self.path]
 
     def finish_flows(self, t: float) -> None:
         idx = self.finite_active
@@ -287,9 +344,29 @@ class _Run(BlockLoop):
             return
         fin = idx[done]
         self.finite_active = idx[~done]
-        fct = t - self.table.start_ns[fin] + self.base / 2 + self.queue_delay(fin)
+        fct = t - self.table.start_ns[fin] + self.base_rtt(fin) / 2 + self.queue_delay(fin)
         self.set_rates(fin, np.zeros(len(fin)))
         self.flows.finish(fin, fct)
+        if self.epoch is not None:
+            self._epochs(fin, fct)
+
+    def _epochs(self, fin: np.ndarray, fct: np.ndarray) -> None:
+        """Count finished flows per epoch; when the current epoch is done, its end (the last
+        completion) starts the next one."""
+        np.subtract.at(self.epoch_left, self.epoch[fin], 1)
+        ends = self.table.start_ns[fin] + fct
+        for e in np.unique(self.epoch[fin]).tolist():
+            mine = self.epoch[fin] == e
+            self.epoch_end[e] = np.fmax(self.epoch_end[e], ends[mine].max())
+        while self.epoch_now < len(self.epoch_left) and self.epoch_left[self.epoch_now] == 0:
+            e = self.epoch_now = self.epoch_now + 1
+            if e == len(self.epoch_left):
+                break
+            t_next = float(self.epoch_end[e - 1])
+            nxt = np.flatnonzero(self.epoch == e)
+            self.epoch_start[e] = t_next
+            self.table.start_ns[nxt] = t_next
+            self.sorted_starts[self.start_pos[nxt]] = t_next
 
     def snapshot(self, k: int) -> Snapshot:
         self.settle(np.arange(self.n))
@@ -299,13 +376,16 @@ class _Run(BlockLoop):
     def sample(self, k: int) -> None:
         if k % self.q_every == 0:
             f = self.fabric
-            self.q_samples[k // self.q_every] = f.total_queue() if f.n_ports == 1 else f.queue_bytes()
+            if self.multi:
+                self.q_samples[k // self.q_every] = f.path_delay(np.arange(f.n_paths)) * self.C
+            else:
+                self.q_samples[k // self.q_every] = f.total_queue() if f.n_ports == 1 else f.queue_bytes()
         if k % self.series_every == 0:
             s = self.series
             s["t_us"].append(k * self.dt / 1e3)
             s["queue_us"].append(self.fabric.total_queue() / self.C / 1e3)
             s["rates"].append(self.flows.tx[self.series_flows].copy())
-            s["load"].append(float(self.fabric.port_load.sum()))
+            s["load"].append(self.fabric.offered_load() if self.multi else float(self.fabric.port_load.sum()))
 
     # ---- main loop -----------------------------------------------------------------------------
     def run(self, progress: Callable[[int], None] | None = None) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 WINDOW = "window"  # ``per_flow(width=WINDOW)``: one column per policy input
+HOPS = "hops"  # ``per_flow(width=HOPS)``: one column per hop of the longest path (telemetry runs; else 0)
 
 
 def per_flow(fill: Any, dtype: type = np.float64, width: int | str | None = None) -> Any:
@@ -45,14 +46,17 @@ class FlowState:
     tick_sent: np.ndarray = per_flow(0.0)  # bytes sent at the previous timer tick
     tick_mark: np.ndarray = per_flow(0.0)  # marked packets at the previous timer tick
     slot: np.ndarray = per_flow(-1, np.int64)  # scratch: row in the current batch, -1 outside
+    int_q: np.ndarray = per_flow(0.0, width=HOPS)  # per-hop queue bytes stamped on the outstanding probe
+    int_tx: np.ndarray = per_flow(0.0, width=HOPS)  # per-hop cumulative tx bytes stamped on it
 
     @classmethod
-    def new(cls, n: int, window: int = 0) -> FlowState:
-        """State of ``n`` flows before any starts; ``window``: policy input width (0: none)."""
+    def new(cls, n: int, window: int = 0, hops: int = 0) -> FlowState:
+        """State of ``n`` flows before any starts; ``window``: policy input width (0: none);
+        ``hops``: telemetry columns (0: none)."""
         arrays = {}
         for f in dataclasses.fields(cls):
             meta = f.metadata
-            width = window if meta["width"] == WINDOW else meta["width"]
+            width = {WINDOW: window, HOPS: hops}.get(meta["width"], meta["width"])
             shape = (n,) if width is None else (n, width)
             arrays[f.name] = np.full(shape, meta["fill"], meta["dtype"], order="F")
         return cls(**arrays)
@@ -106,9 +110,10 @@ class FlowState:
         self.prev_action[idx] = factors
         self.n_dec[idx] += 1
 
-    def send_probes(self, idx: np.ndarray, sent: np.ndarray, base_rtt: float, queue_delay: np.ndarray | float) -> None:
-        """Flows ``idx`` send their next probe at ``sent``; it returns after the base RTT plus
-        the egress queueing delay at send time."""
+    def send_probes(self, idx: np.ndarray, sent: np.ndarray, base_rtt: np.ndarray | float,
+                    queue_delay: np.ndarray | float) -> None:
+        """Flows ``idx`` send their next probe at ``sent``; it returns after the base RTT of its
+        path plus the queueing delay along it at send time."""
         self.probe_sent[idx] = sent
         self.next_ret[idx] = sent + base_rtt + queue_delay
 

@@ -50,12 +50,17 @@ def compute_metrics(run: "_Run", a: Snapshot, b: Snapshot, rtt_stats: np.ndarray
     span = b.time_ns - a.time_ns
     net, n = run.net, run.n
     out: dict[str, float] = {"window_start_ms": a.time_ns / 1e6, "window_ms": span / 1e6}
-    cap_bytes = run.fabric.n_ports * net.bytes_per_ns * span
+    cap_bytes = run.fabric.n_sinks * net.bytes_per_ns * span
     out["goodput"] = (b.delivered - a.delivered) / cap_bytes if span > 0 else float("nan")
-    samples = run.q_samples[from_step // run.q_every : run.n_steps // run.q_every + 1].ravel()
-    delay_us = samples / net.bytes_per_ns / 1e3
-    out["queue_delay_mean_us"] = float(delay_us.mean()) if len(delay_us) else float("nan")
-    out["queue_delay_p99_us"] = float(np.percentile(delay_us, 99)) if len(delay_us) else float("nan")
+    rows = run.q_samples[from_step // run.q_every : run.n_steps // run.q_every + 1]
+    delay_us = rows.ravel() / net.bytes_per_ns / 1e3
+    if run.q_weights is None:  # single switch: every port alike
+        out["queue_delay_mean_us"] = float(delay_us.mean()) if len(delay_us) else float("nan")
+        out["queue_delay_p99_us"] = float(np.percentile(delay_us, 99)) if len(delay_us) else float("nan")
+    else:  # a topology: queueing delay along the paths, weighted by their flows
+        w = np.tile(run.q_weights, len(rows))
+        out["queue_delay_mean_us"] = float(np.average(delay_us, weights=w)) if len(delay_us) else float("nan")
+        out["queue_delay_p99_us"] = weighted_percentile(delay_us, w, 99) if len(delay_us) else float("nan")
     out["mean_rtt_inflation"] = float(rtt_stats[0] / rtt_stats[1]) if rtt_stats[1] else float("nan")
     out["decisions"] = float(rtt_stats[1])
     dropped = b.fabric_dropped - a.fabric_dropped
@@ -71,9 +76,22 @@ def compute_metrics(run: "_Run", a: Snapshot, b: Snapshot, rtt_stats: np.ndarray
         out["long_flow_bw"] = float(good[0] / (net.bytes_per_ns * span)) if span > 0 and not run.finite[0] else float("nan")
         short = run.finite
         fct = run.flows.fct[short]
-        ideal = run.table.size_bytes[short] / net.bytes_per_ns + net.base_rtt_ns
+        ideal = run.table.size_bytes[short] / net.bytes_per_ns + run.base_rtt(np.flatnonzero(short))
         slow = (fct / ideal)[np.isfinite(fct)]
         out["short_completed"] = float(np.isfinite(fct).mean())
         out["short_fct_slowdown_mean"] = float(slow.mean()) if len(slow) else float("nan")
         out["short_fct_slowdown_p99"] = float(np.percentile(slow, 99)) if len(slow) else float("nan")
+    if run.epoch is not None:
+        took = run.epoch_end - run.epoch_start
+        done = np.isfinite(took)
+        out["iterations_completed"] = float(done.sum())
+        out["iteration_us"] = float(took[done].mean() / 1e3) if done.any() else float("nan")
     return {k: (float(v) if v is not None else math.nan) for k, v in out.items()}
+
+
+def weighted_percentile(x: np.ndarray, w: np.ndarray, q: float) -> float:
+    """The smallest x whose cumulative weight reaches q% of the total (inverted-CDF definition)."""
+    order = np.argsort(x, kind="stable")
+    cum = np.cumsum(w[order])
+    i = int(np.searchsorted(cum, q / 100.0 * cum[-1], side="left"))
+    return float(x[order][min(i, len(x) - 1)])

@@ -33,8 +33,10 @@ class Fabric:
         self.group_host = (uniq // table.n_ports).astype(np.int64)
         self.group_port = (uniq % table.n_ports).astype(np.int64)
         self.n_groups, self.n_ports, self.n_hosts = len(uniq), table.n_ports, table.n_hosts
+        self.n_sinks = self.n_ports  # receivers: goodput is normalized by their line rate
         self.group_rate = np.zeros(self.n_groups)
         self.queue = np.zeros(self.n_ports)
+        self.tx = np.zeros(self.n_ports)  # bytes each port transmitted (several ports; one port: delivered)
         # Per-port integrals over time (ns) of [1, drop fraction, mark fraction].
         self.time = 0.0
         self.drop_int = np.zeros(self.n_ports)
@@ -160,6 +162,7 @@ class Fabric:
             mark = mark * (1.0 - frac)
         self.mark_int += mark * dt
         self.delivered += float(q.sum()) + off - float(q_new.sum()) - dropped
+        self.tx += q + inflow - q_new - (drop if dropped else 0.0)
         self.queue = q_new
 
     # ---- observation -------------------------------------------------------------------------
@@ -169,3 +172,11 @@ class Fabric:
 
     def total_queue(self) -> float:
         return self._q if self._single else float(self.queue.sum())
+
+    def hop_state(self, ports: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """In-band telemetry of one hop (the egress port): (hops, queue bytes, cumulative tx
+        bytes, capacity bytes/ns), (B, 1) arrays."""
+        self._sync()
+        tx = np.full(self.n_ports, self.delivered) if self._single else self.tx
+        col = ports[:, None]
+        return np.ones(len(ports), np.int64), self.queue[col], tx[col], np.full((len(ports), 1), self.C)

@@ -8,6 +8,7 @@ bad config fails early with one clear ``BadInputError``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 from typing import Any, ClassVar, Mapping
@@ -23,6 +24,7 @@ BASE_RTT_US = (0.1, 1e6)  # 100 ns .. 1 s, as the spec's reward.base_rtt_ns
 PACKET_BYTES = (64, 1 << 16)
 MAX_BYTES = 1 << 40  # buffer, ECN thresholds and short-flow sizes
 MAX_DECISION_LATENCY_US = 1e6
+DEFAULT_DECISION_LATENCY_US = 1.0  # a controller without its own ``decision_latency_us``
 MAX_BURST_INTERVAL_US = 1e9
 # Bounded work: a run costs about steps x (1 + flows / 1000) x ~10 us (2 s at a 1 us step with
 # 8192 flows: 1.6e10 flow-steps, ~1 min); the limits allow runs of about an hour.
@@ -85,10 +87,83 @@ class FlowTable:
     size_bytes: np.ndarray  # float64 (N,), inf for long-lived flows
     n_hosts: int
     n_ports: int
+    dst: np.ndarray | None = None  # int32 (N,): receiving host (topologies; single switch: None)
+    epoch: np.ndarray | None = None  # int32 (N,): flows of epoch e start when epoch e-1 has finished
 
     @property
     def n_flows(self) -> int:
         return len(self.host)
+
+
+DEFAULT_ALPHA = 1.0  # dynamic-threshold alpha of a topology's switches (a common shared-buffer default)
+
+
+@dataclasses.dataclass(frozen=True)
+class TopologyConfig:
+    """Which multi-switch topology a scenario runs on (None on a scenario: the single switch).
+
+    ``fat-tree``: ``topology.fat_tree`` (defaults: the RL-CC paper's 64 hosts, 2:1); ``star``: one
+    switch as a topology; ``file``: a JSON file (``path``). Link rates default to the network's
+    line rate; ``link_delay_ns`` defaults to base RTT / 8 (fat-tree: 8 us RTT across leaves) or
+    base RTT / 4 (star). ``buffer_alpha``: the switches' dynamic-threshold alpha (None: none).
+    ``ecmp_seed``: the ECMP hash seed (None: the scenario's seed).
+    """
+
+    kind: str = "fat-tree"
+    hosts_per_leaf: int = 16
+    leaves: int = 4
+    spines: int = 2
+    links_per_pair: int = 4
+    fabric_gbps: float | None = None
+    link_delay_ns: float | None = None
+    hosts: int = 7
+    path: str | None = None
+    buffer_alpha: float | None = DEFAULT_ALPHA
+    ecmp_seed: int | None = None
+
+    KINDS: ClassVar[tuple[str, ...]] = ("fat-tree", "star", "file")
+
+    def validate(self) -> None:
+        if self.kind not in self.KINDS:
+            raise BadInputError(f"invalid scenario: topology.kind must be one of {', '.join(self.KINDS)}, got {self.kind!r}")
+        if self.kind == "file" and not self.path:
+            raise BadInputError("invalid scenario: topology kind 'file' needs topology.path")
+        if self.buffer_alpha is not None:
+            _in_range(self.buffer_alpha, 0, 1e6, "topology.buffer_alpha", low_open=True)
+        if self.fabric_gbps is not None:
+            _in_range(self.fabric_gbps, *LINE_RATE_GBPS, "topology.fabric_gbps")
+        if self.link_delay_ns is not None:
+            _in_range(self.link_delay_ns, 0, 1e9, "topology.link_delay_ns")
+
+    def build(self, net: Network):
+        """The ``topology.Topology`` (validated; cached per config and network)."""
+        return _build_topology(self, net)
+
+
+@functools.lru_cache(maxsize=16)
+def _build_topology(cfg: TopologyConfig, net: Network):
+    from rlcc.simulator import topology as topo
+
+    if cfg.kind == "fat-tree":
+        delay = cfg.link_delay_ns if cfg.link_delay_ns is not None else net.base_rtt_ns / 8
+        return topo.fat_tree(cfg.hosts_per_leaf, cfg.leaves, cfg.spines, cfg.links_per_pair,
+                             net.host_cap * net.line_rate_gbps, cfg.fabric_gbps or net.line_rate_gbps, delay, net.buffer_bytes)
+    if cfg.kind == "star":
+        _count(cfg.hosts, "topology.hosts")
+        delay = cfg.link_delay_ns if cfg.link_delay_ns is not None else net.base_rtt_ns / 4
+        return topo.star(cfg.hosts, net.host_cap * net.line_rate_gbps, delay, net.buffer_bytes)
+    return topo.load(cfg.path)
+
+
+def spread_hosts(t) -> np.ndarray:
+    """A topology's hosts interleaved across their switches (leaf 0's first host, leaf 1's first,
+    ...): consecutive logical hosts sit under different leaves."""
+    attach = t.link_dst[t.host_uplink()]
+    rank = np.zeros(t.n_hosts, np.int64)
+    for sw in np.unique(attach):
+        members = np.flatnonzero(attach == sw)
+        rank[members] = np.arange(len(members))
+    return np.lexsort((attach, rank))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,10 +173,15 @@ class Scenario:
     kind: ClassVar[str] = ""
     duration_ms: float = 10.0
     seed: int = 0
-    decision_latency_us: float = 1.0
+    decision_latency_us: float | None = None  # None: the controller's own (default DEFAULT_DECISION_LATENCY_US)
     converged_from: float = 0.5
     initial_rate: float | None = None
     network: Network = Network()
+    topology: TopologyConfig | None = None
+
+    # Logical flow tables number ports by receiver: ``port_is_host`` scenarios (all-to-all) send
+    # to logical host ``port``; the others (incasts) have one receiver, a host of its own.
+    port_is_host: ClassVar[bool] = False
 
     @property
     def duration_ns(self) -> float:
@@ -111,12 +191,16 @@ class Scenario:
         _positive(self.duration_ms, "duration_ms")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise BadInputError(f"invalid scenario: seed must be a non-negative integer, got {self.seed!r}")
-        _in_range(self.decision_latency_us, 0, MAX_DECISION_LATENCY_US, "decision_latency_us")
+        if self.decision_latency_us is not None:
+            _in_range(self.decision_latency_us, 0, MAX_DECISION_LATENCY_US, "decision_latency_us")
         if self.initial_rate is not None and not 0 < self.initial_rate <= 1:
             raise BadInputError("invalid scenario: initial_rate must be in (0, 1] (fraction of line rate)")
         if not 0 <= self.converged_from < 1:
             raise BadInputError("invalid scenario: converged_from must be in [0, 1)")
         self.network.validate()
+        if self.topology is not None:
+            self.topology.validate()
+            self.topology.build(self.network)
         if self.duration_ns < 2 * self.network.dt_ns:
             raise BadInputError("invalid scenario: duration must cover at least two time steps")
         self._validate_traffic()
@@ -139,6 +223,15 @@ class Scenario:
         """Each flow's equal share of its most loaded link (egress port or host NIC), all flows
         counted as active: the steady-state rate of long-lived traffic, so starting there skips the
         startup transient (``initial_rate`` None: flows start at the controller's line rate)."""
+        if self.topology is not None:
+            from rlcc.simulator.fabric import PathFabric
+
+            table = self.placed_table()
+            fab = PathFabric(self.network, table, self.topology.build(self.network), self.ecmp_seed, None)
+            per_q = np.bincount(fab.group_queues[fab.flow_group].ravel(), minlength=fab.n_queues + 1)[:-1]
+            share_q = (fab.cap[:-1] / self.network.bytes_per_ns / np.maximum(per_q, 1))[per_q > 0]
+            per_host = int(np.bincount(table.host).max())
+            return float(min(1.0, share_q.min(initial=1.0), self.network.host_cap / per_host))
         table = self.flow_table()
         per_port = int(np.bincount(table.port).max())
         per_host = int(np.bincount(table.host).max())
@@ -150,6 +243,30 @@ class Scenario:
 
     def flow_table(self) -> FlowTable:
         raise NotImplementedError
+
+    @property
+    def ecmp_seed(self) -> int:
+        t = self.topology
+        return self.seed if t is None or t.ecmp_seed is None else t.ecmp_seed
+
+    def placed_table(self) -> FlowTable:
+        """The flow table on the topology's hosts: ``host`` and ``dst`` are topology host indices.
+        Logical hosts map to ``spread_hosts`` order; an incast's receiver is the first of them,
+        its senders the next ones (more senders than hosts share hosts round-robin)."""
+        t = self.topology.build(self.network)
+        order = spread_hosts(t)
+        table = self.flow_table()
+        if self.port_is_host:
+            if table.n_hosts > t.n_hosts:
+                raise BadInputError(f"invalid scenario: {table.n_hosts} hosts do not fit the topology's {t.n_hosts}")
+            src, dst = order[table.host], order[table.port]
+        else:
+            if table.n_ports != 1:
+                raise BadInputError("invalid scenario: an incast on a topology needs one receiver")
+            src = order[1 + table.host.astype(np.int64) % (t.n_hosts - 1)]
+            dst = np.full(table.n_flows, order[0])
+        return dataclasses.replace(table, host=src.astype(np.int32), dst=dst.astype(np.int32), n_hosts=t.n_hosts,
+                                   n_ports=t.n_hosts)
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -175,8 +292,10 @@ class Scenario:
         kwargs = {k: v for k, v in data.items() if k != "kind"}
         if "network" in kwargs:
             kwargs["network"] = _network_from_dict(kwargs["network"])
+        if kwargs.get("topology") is not None:
+            kwargs["topology"] = _topology_from_dict(kwargs["topology"])
         for name, value in kwargs.items():
-            if name != "network":
+            if name not in ("network", "topology"):
                 _check_type(value, fields[name].type, name)
         scenario = cls(**kwargs)
         scenario.validate()
@@ -229,6 +348,7 @@ class AllToAll(Scenario):
     """Every host sends ``flows_per_pair`` long-lived flows to every other host; one port per receiver."""
 
     kind: ClassVar[str] = "all-to-all"
+    port_is_host: ClassVar[bool] = True
     hosts: int = 8
     flows_per_pair: int = 1
 
@@ -343,6 +463,24 @@ def _check_type(value: Any, annotation: str, name: str) -> None:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     if not ok:
         raise BadInputError(f"invalid scenario: {name} has invalid value {_shown(value)}")
+
+
+def _topology_from_dict(data: Any) -> TopologyConfig:
+    if isinstance(data, TopologyConfig):
+        return data
+    fields = {f.name: f for f in dataclasses.fields(TopologyConfig)}
+    if not isinstance(data, Mapping):
+        raise BadInputError(f"invalid scenario: topology must be an object with keys among {', '.join(fields)}")
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise BadInputError(f"invalid scenario: unknown key(s) in topology: {', '.join(unknown)}")
+    for name, value in data.items():
+        if name in ("kind", "path"):
+            if value is not None and not isinstance(value, str):
+                raise BadInputError(f"invalid scenario: topology.{name} must be a string")
+        else:
+            _check_type(value, fields[name].type, f"topology.{name}")
+    return TopologyConfig(**data)
 
 
 def _network_from_dict(data: Any) -> Network:

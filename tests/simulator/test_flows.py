@@ -10,12 +10,12 @@ import pytest
 
 from rlcc.simulator import LongShort, ManyToOne, Network, make_controller, simulate
 from rlcc.simulator.engine import _Run
-from rlcc.simulator.flows import WINDOW, FlowState, per_flow
+from rlcc.simulator.flows import HOPS, WINDOW, FlowState, per_flow
 
 SYNTHETIC = "examples/synthetic_mlp.onnx"
 N = 13  # odd flow count: no other array of these runs has this length by accident
 # per-flow inputs derived from the flow table, fixed for the run (not state)
-STATIC = {"port", "group", "start_order", "sorted_starts", "finite"}
+STATIC = {"path", "flow_base", "group", "start_order", "start_pos", "sorted_starts", "finite", "epoch"}
 
 
 @dataclasses.dataclass(eq=False)
@@ -27,10 +27,10 @@ class _WithPath(FlowState):
 
 
 def test_new_allocates_every_field_for_all_flows_with_its_fill():
-    fl = FlowState.new(5, window=4)
+    fl = FlowState.new(5, window=4, hops=3)
     for f in dataclasses.fields(FlowState):
         arr, meta = getattr(fl, f.name), f.metadata
-        width = 4 if meta["width"] == WINDOW else meta["width"]
+        width = {WINDOW: 4, HOPS: 3}.get(meta["width"], meta["width"])
         assert arr.shape == ((5,) if width is None else (5, width)), f.name
         assert arr.dtype == np.dtype(meta["dtype"]), f.name
         np.testing.assert_array_equal(arr, np.full(arr.shape, meta["fill"], meta["dtype"]), err_msg=f.name)

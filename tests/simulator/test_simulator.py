@@ -199,7 +199,7 @@ def test_tick_info_queue_delay_is_each_flows_egress_port_queue():
         def on_tick(self, info):
             assert info.marked_packets is None and info.sent_bytes is None
             q = run.fabric.queue_bytes() / run.C
-            seen.append((info.queue_delay_ns.copy(), q[run.port]))
+            seen.append((info.queue_delay_ns.copy(), q[run.path]))
             return None
 
     run = _Run(sc, Probe(rates), None)
