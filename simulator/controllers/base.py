@@ -18,6 +18,18 @@ from rlcc.spec import ObservationSpec
 
 
 @dataclasses.dataclass(frozen=True)
+class HopTelemetry:
+    """In-band telemetry (INT) a probe brings back, one column per hop of the flow's path, stamped
+    when the probe was sent (the fluid model samples every hop at send time)."""
+
+    hops: np.ndarray  # int64 (B,): number of valid hops of each row's path (columns >= hops are padding)
+    qlen_bytes: np.ndarray  # float64 (B, H): egress queue of each hop
+    tx_bytes: np.ndarray  # float64 (B, H): cumulative bytes the hop's egress link has transmitted since t=0
+    ts_ns: np.ndarray  # float64 (B,): stamp time (probe send time), same for all hops of a row
+    capacity: np.ndarray  # float64 (B, H): the hop's link rate in bytes/ns (padding: 1.0)
+
+
+@dataclasses.dataclass(frozen=True)
 class DecisionBatch:
     """All decisions due in one time step (row i belongs to flow ``flow_ids[i]``)."""
 
@@ -29,6 +41,7 @@ class DecisionBatch:
     nack_count: np.ndarray | None  # int64 (B,), NACKs since ... (both None in block mode, batchable only)
     first: np.ndarray  # bool (B,), True at a flow's first decision
     obs: np.ndarray | None  # float32 (B, spec.input_width), or None if the controller has no spec
+    telemetry: HopTelemetry | None = None  # per-hop INT of each row's probe (controllers with wants_telemetry)
 
 
 class Decision(NamedTuple):
@@ -67,6 +80,8 @@ class Controller(Protocol):
     block of steps per call (``rlcc.simulator.blocks``) with ``cnp_count = nack_count = None``;
     a controller that still wants them defines ``block_counts(cnp, nack)``, called after each
     block with the counts of its decisions (rows in the order of the block's ``decide`` call).
+    Optional ``wants_telemetry = True``: the engine fills ``DecisionBatch.telemetry`` (the per-hop
+    INT each row's probe carried) for every decision batch (HPCC).
     """
 
     spec: ObservationSpec | None
