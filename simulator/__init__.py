@@ -16,6 +16,9 @@ from rlcc.simulator.controllers import (
     Decision,
     DecisionBatch,
     FactorController,
+    HopTelemetry,
+    Hpcc,
+    HpccParams,
     PolicyController,
     Swift,
     SwiftParams,
@@ -31,7 +34,7 @@ from rlcc.simulator.trace import Trace, TraceConfig, TraceRecorder
 
 __all__ = [
     "AllToAll", "ConstantRate", "Controller", "Dcqcn", "DcqcnParams", "Decision", "DecisionBatch", "FactorController",
-    "FlowTable", "LongShort", "ManyToOne", "Network", "PolicyController", "SCENARIOS", "Scenario",
-    "SimResult", "Swift", "SwiftParams", "TickController", "TickInfo", "Trace", "TraceConfig",
+    "FlowTable", "HopTelemetry", "Hpcc", "HpccParams", "LongShort", "ManyToOne", "Network", "PolicyController",
+    "SCENARIOS", "Scenario", "SimResult", "Swift", "SwiftParams", "TickController", "TickInfo", "Trace", "TraceConfig",
     "TraceRecorder", "callable_controller", "jain", "make_controller", "simulate",
 ]

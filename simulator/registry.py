@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from rlcc.errors import BadInputError
-from rlcc.simulator.controllers import Dcqcn, PolicyController, Swift
+from rlcc.simulator.controllers import Dcqcn, Hpcc, PolicyController, Swift
 from rlcc.spec import ObservationSpec
 
-CONTROLLERS = ("swift", "dcqcn", "policy")
+CONTROLLERS = ("swift", "dcqcn", "hpcc", "policy")
 
 
 def make_controller(name: str, policy: str | None = None, spec: ObservationSpec | None = None):
-    """``swift``, ``dcqcn``, or ``policy`` (needs ``policy``: an ONNX file)."""
+    """``swift``, ``dcqcn``, ``hpcc`` (needs per-hop telemetry from the engine), or ``policy`` (needs
+    ``policy``: an ONNX file)."""
     if name == "swift":
         return Swift()
     if name == "dcqcn":
         return Dcqcn()
+    if name == "hpcc":
+        return Hpcc()
     if name == "policy":
         if not policy:
             raise BadInputError("controller 'policy' needs a policy file (--policy FILE.onnx)")

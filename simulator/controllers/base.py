@@ -41,7 +41,7 @@ class DecisionBatch:
     nack_count: np.ndarray | None  # int64 (B,), NACKs since ... (both None in block mode, batchable only)
     first: np.ndarray  # bool (B,), True at a flow's first decision
     obs: np.ndarray | None  # float32 (B, spec.input_width), or None if the controller has no spec
-    telemetry: HopTelemetry | None = None  # per-hop INT, for controllers with ``wants_telemetry = True``
+    telemetry: HopTelemetry | None = None  # per-hop INT of each row's probe (controllers with wants_telemetry)
 
 
 class Decision(NamedTuple):
@@ -80,6 +80,8 @@ class Controller(Protocol):
     block of steps per call (``rlcc.simulator.blocks``) with ``cnp_count = nack_count = None``;
     a controller that still wants them defines ``block_counts(cnp, nack)``, called after each
     block with the counts of its decisions (rows in the order of the block's ``decide`` call).
+    Optional ``wants_telemetry = True``: the engine fills ``DecisionBatch.telemetry`` (the per-hop
+    INT each row's probe carried) for every decision batch (HPCC).
     """
 
     spec: ObservationSpec | None

@@ -18,9 +18,35 @@ decision, so a 1/N start is not undone by a jump to line rate at the first tick.
   RC = (RT + RC)/2; once either exceeds F: additive increase RT += R_AI; once both exceed F: hyper
   increase RT += i * R_HAI (i = min stage - F); then RC = (RT + RC)/2.
 
-Defaults are the paper's (g = 1/256, K = 55 us, T = 55 us, F = 5, B = 10 MB, R_AI = 40 Mb/s,
-CNP interval 50 us) with R_HAI = 10 R_AI; NIC firmware defaults differ (e.g. smaller R_AI), and
-all are parameters.
+Defaults and sources (all are parameters). Paper = Zhu et al., SIGCOMM 2015: its algorithm section
+(3) gives N = 50 us (CNP interval), K = 55 us (alpha timer), g = 1/256, F = 5, R_AI = 40 Mb/s; its
+parameter table gives timer 55 us, byte counter 10 MB, g = 1/256 and the RED setting Kmin = 5 KB,
+Kmax = 200 KB, Pmax = 1 % (40G testbed); it gives no R_HAI value we could confirm. Cross-checked
+against two author codebases (N, K, F, g, R_AI match DCQCN-ns3; HPCC-ns3's ``dcqcn_paper`` setting
+uses timer 55 us and a 50 us decrease interval):
+
+* DCQCN-ns3 = github.com/bobzhuyb/ns3-rdma @ e8a27d02bfe5ef0aec189c7d1a401547dbd8fbad (the DCQCN
+  first author's simulator): ``src/point-to-point/model/qbb-net-device.cc`` attribute defaults
+  CNPInterval 50 us, AlphaResumInterval 55 us, FastRecoveryTimes 5 (QCN-inherited: RPTimer
+  1500 us, ByteCounter 150 KB, RateAI 5 Mb/s, RateHAI 50 Mb/s, gain 1/16, MinRate 100 Mb/s, alpha
+  starts at 0.5); its sample ``windows/ns-3-dev/x64/Release/mix/config.txt`` (40G incast):
+  CNP_INTERVAL 50, ALPHA_RESUME_INTERVAL 55, RP_TIMER 60, BYTE_COUNTER 300000000 (byte counter
+  off), DCTCP_GAIN 1/256, FAST_RECOVERY_TIMES 5, RATE_AI 40Mb/s, RATE_HAI 200Mb/s.
+* HPCC-ns3 = github.com/alibaba-edu/High-Precision-Congestion-Control @
+  9f4be2a9ead8a90e8bf732c66bd758c00e58e5be (HPCC's baselines; ``rdma-hw.cc`` "Mellanox's version of
+  DCQCN": timer-only increase, no byte counter; the NP's CNP pacing is emulated by a rate-decrease
+  check every RATE_DECREASE_INTERVAL). ``simulation/run.py`` at ``--bw 100``: ``--cc dcqcn``:
+  alpha interval 1 us, decrease interval 4 us, RP timer 300 us, g = 1/256, FAST_RECOVERY_TIMES 1,
+  RATE_AI 20 Mb/s (5 bw/25), RATE_HAI 200 Mb/s (50 bw/25), MIN_RATE 1000 Mb/s; ``--cc dcqcn_paper``:
+  alpha 50 us, decrease 50 us, RP timer 55 us, the rest as ``dcqcn``. ECN at 100G (``config.txt``
+  and ``run.py`` KMIN_MAP / KMAX_MAP / PMAX_MAP, KB per ``switch-mmu.cc``): 400 KB / 1600 KB / 0.2
+  (100 KB / 400 KB / 0.2 is its 25G entry).
+
+Discrepancies (values kept): R_HAI = 400 Mb/s = 10 R_AI follows the Mellanox/HPCC-ns3 ratio (5/50,
+20/200) but no source uses 400 Mb/s (DCQCN-ns3 sample and HPCC-ns3 at 100G: 200 Mb/s); F = 5 is
+the paper's, HPCC-ns3 runs F = 1; HPCC-ns3 runs timer 300 us / alpha 1 us (Mellanox) or 55 us /
+50 us, and no byte counter; alpha starts at 1 (HPCC-ns3, on the first CNP) vs 0.5 (DCQCN-ns3);
+``min_rate`` (~6 Mb/s at 100G) is far below both codebases' 100 Mb/s / 1 Gb/s floors.
 """
 
 from __future__ import annotations
@@ -35,17 +61,17 @@ from rlcc.simulator.scenarios import Network
 
 @dataclasses.dataclass
 class DcqcnParams:
-    g: float = 1.0 / 256
-    alpha_timer_us: float = 55.0
-    timer_us: float = 55.0
-    byte_counter: float = 10e6
-    fast_recovery_steps: int = 5
-    rate_ai_gbps: float = 0.04
-    rate_hai_gbps: float = 0.4
-    cnp_interval_us: float = 50.0
-    min_rate: float = 1.0 / 16384
-    tick_us: float = 5.0
-    initial_alpha: float = 1.0
+    g: float = 1.0 / 256  # paper (section 3, parameter table); DCQCN-ns3 sample config; HPCC-ns3 EWMA_GAIN
+    alpha_timer_us: float = 55.0  # paper K (section 3); DCQCN-ns3 AlphaResumInterval; HPCC-ns3: 1 (mlx) / 50 (paper)
+    timer_us: float = 55.0  # paper parameter table; DCQCN-ns3 sample 60, QCN 1500; HPCC-ns3: 300 (mlx) / 55
+    byte_counter: float = 10e6  # paper parameter table (10 MB); DCQCN-ns3 sample: off; HPCC-ns3: none
+    fast_recovery_steps: int = 5  # paper F (section 3); DCQCN-ns3 FastRecoveryTimes 5; HPCC-ns3 runs 1
+    rate_ai_gbps: float = 0.04  # paper R_AI 40 Mb/s; DCQCN-ns3 sample 40 Mb/s; HPCC-ns3 at 100G: 20 Mb/s
+    rate_hai_gbps: float = 0.4  # 10 R_AI (Mellanox/HPCC-ns3 ratio); DCQCN-ns3 sample, HPCC-ns3 100G: 200 Mb/s
+    cnp_interval_us: float = 50.0  # paper N (section 3); DCQCN-ns3 CNPInterval; HPCC-ns3 decrease check 4 / 50
+    min_rate: float = 1.0 / 16384  # our choice (~6 Mb/s at 100G); both ns-3 codes floor at 100 Mb/s or 1 Gb/s
+    tick_us: float = 5.0  # our choice (timers are checked on the engine's tick)
+    initial_alpha: float = 1.0  # HPCC-ns3 (alpha = 1 at the first CNP); DCQCN-ns3 starts at 0.5
 
 
 class Dcqcn:
