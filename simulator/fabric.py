@@ -144,7 +144,7 @@ class PathFabric:
         q = self.queue
         ramp = self.pmax * (q - self.kmin) / np.maximum(self.kmax - self.kmin, 1e-300)
         mark = np.where(q >= self.kmax, 1.0, np.where(q > self.kmin, ramp, 0.0))
-        inflow = self.link_load * (self.C * dt)
+        inflow = np.maximum(self.link_load, 0.0) * (self.C * dt)  # (incremental sums may dip below 0 by an ulp)
         q_new = np.maximum(q + inflow - self.cap * dt, 0.0)
         drop = np.zeros_like(q)
         if self.alpha is not None:

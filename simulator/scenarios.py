@@ -420,7 +420,90 @@ class LongShort(Scenario):
         )
 
 
-SCENARIOS: dict[str, type[Scenario]] = {c.kind: c for c in (ManyToOne, AllToAll, LongShort)}
+@dataclasses.dataclass(frozen=True)
+class OsuAllToAll(Scenario):
+    """The OSU MPI all-to-all benchmark (osu_alltoall): every iteration each of ``hosts`` ranks
+    sends one ``message_bytes`` message to every other rank (a finite flow each); an iteration
+    starts when the previous one's last message has arrived (a blocking collective). Metric:
+    ``iteration_us``, the mean iteration completion time."""
+
+    kind: ClassVar[str] = "osu"
+    port_is_host: ClassVar[bool] = True
+    hosts: int = 8
+    message_bytes: int = 65536
+    iterations: int = 4
+
+    @property
+    def n_flows(self) -> int:
+        return self.iterations * self.hosts * (self.hosts - 1)
+
+    def _validate_traffic(self) -> None:
+        _count(self.hosts, "hosts")
+        _count(self.iterations, "iterations")
+        _in_range(self.message_bytes, 1, MAX_BYTES, "message_bytes")
+        if self.hosts < 2:
+            raise BadInputError("invalid scenario: osu needs at least 2 hosts")
+        if self.n_flows > MAX_FLOWS:
+            raise BadInputError(f"invalid scenario: more than {MAX_FLOWS} flows")
+
+    def flow_table(self) -> FlowTable:
+        h, it = self.hosts, self.iterations
+        src, dst = np.nonzero(~np.eye(h, dtype=bool))
+        per = len(src)
+        epoch = np.repeat(np.arange(it), per)
+        return FlowTable(
+            host=np.tile(src, it).astype(np.int32),
+            port=np.tile(dst, it).astype(np.int32),
+            start_ns=np.where(epoch == 0, 0.0, np.inf),
+            size_bytes=np.full(per * it, float(self.message_bytes)),
+            n_hosts=h,
+            n_ports=h,
+            epoch=epoch.astype(np.int32),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class PoissonTrace(Scenario):
+    """Trace-driven open-loop traffic: flows with sizes from a published CDF (``websearch``,
+    ``hadoop`` or a CDF file) arrive as a Poisson process loading every host's NIC to ``load``,
+    between random host pairs, during the first ``arrival_frac`` of the run (the rest lets them
+    finish). Metrics: FCT slowdown by flow-size bucket (``rlcc.simulator.flowsize``)."""
+
+    kind: ClassVar[str] = "trace"
+    port_is_host: ClassVar[bool] = True
+    hosts: int = 8
+    cdf: str = "websearch"
+    load: float = 0.5
+    arrival_frac: float = 0.8
+    max_flows: int = 200_000
+
+    def _validate_traffic(self) -> None:
+        _count(self.hosts, "hosts")
+        _count(self.max_flows, "max_flows")
+        if not isinstance(self.cdf, str) or not self.cdf:
+            raise BadInputError("invalid scenario: cdf must be a CDF name (websearch, hadoop) or a file path")
+        _in_range(self.load, 0, 1, "load", low_open=True)
+        _in_range(self.arrival_frac, 0, 1, "arrival_frac", low_open=True)
+        self._arrivals
+
+    @functools.cached_property
+    def _arrivals(self):
+        from rlcc.simulator.flowsize import FlowSizeCdf, poisson_flows
+
+        return poisson_flows(self.hosts, self.load, self.network.line_rate_gbps, self.duration_ns * self.arrival_frac,
+                             FlowSizeCdf.load(self.cdf), self.seed, self.max_flows)
+
+    @property
+    def n_flows(self) -> int:
+        return len(self._arrivals.src)
+
+    def flow_table(self) -> FlowTable:
+        f = self._arrivals
+        return FlowTable(host=f.src.astype(np.int32), port=f.dst.astype(np.int32), start_ns=np.asarray(f.start_ns, float),
+                         size_bytes=np.asarray(f.size_bytes, float), n_hosts=self.hosts, n_ports=self.hosts)
+
+
+SCENARIOS: dict[str, type[Scenario]] = {c.kind: c for c in (ManyToOne, AllToAll, LongShort, OsuAllToAll, PoissonTrace)}
 
 
 def _finite(value: int | float) -> bool:
