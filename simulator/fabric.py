@@ -61,6 +61,9 @@ class PathFabric:
         self.group_host = (g_uniq // self.n_paths).astype(np.int64)
         self.group_path = (g_uniq % self.n_paths).astype(np.int64)
         self.n_groups, self.n_hosts = len(g_uniq), table.n_hosts
+        # A host sends at most its NIC cap and its uplink's rate (fractions of a line rate).
+        uplink_rate = topo.link_gbps[topo.host_uplink()] / net.line_rate_gbps
+        self.host_cap = np.minimum(net.host_cap, uplink_rate)
         self.group_queues = self.path_queues[self.group_path]  # (groups, H)
         self.n_sinks = len(np.unique(table.dst))
 
@@ -98,8 +101,7 @@ class PathFabric:
         self.group_rate += dg
         dh = np.bincount(self.group_host[groups], weights=delta, minlength=self.n_hosts)
         self.host_sum += dh
-        cap = self.net.host_cap
-        if not self._scaled and self.host_sum.max() <= cap:
+        if not self._scaled and (self.host_sum <= self.host_cap).all():
             # No NIC scaling before or after: loads change by exactly the flows' changes.
             touched = np.unique(groups)
             q = self.group_queues[touched]
@@ -114,7 +116,7 @@ class PathFabric:
         self.g0 = self.integrals(np.arange(self.n_groups))
         self.gref = self.path_integrals(self.group_path)
         self.host_sum = np.bincount(self.group_host, weights=self.group_rate, minlength=self.n_hosts)
-        cap = self.net.host_cap
+        cap = self.host_cap
         scale = np.where(self.host_sum > cap, cap / np.maximum(self.host_sum, 1e-300), 1.0)
         self._scaled = bool((self.host_sum > cap).any())
         self.group_scale = scale[self.group_host]
