@@ -79,64 +79,66 @@ class PathFabric:
         self.pmax = np.full(nQ + 1, float(net.ecn_pmax))
 
         self.queue = np.zeros(nQ + 1)
-        self.drop_int = np.zeros(nQ + 1)
-        self.mark_int = np.zeros(nQ + 1)
         self.tx = np.zeros(nQ + 1)  # cumulative bytes each queue's link transmitted (INT txBytes)
         self.time = 0.0
-        self.link_load = np.zeros(nQ + 1)  # arrivals as a fraction of a host line rate
-        self.group_rate = np.zeros(self.n_groups)
-        self.group_scale = np.ones(self.n_groups)
+        # Rates: per host, the summed rate of its flows crossing each queue (and in all); NIC
+        # scales and link loads follow from them in O(hosts x queues).
+        self.host_queue_rate = np.zeros((self.n_hosts, nQ + 1))
         self.host_sum = np.zeros(self.n_hosts)
+        self.host_scale = np.ones(self.n_hosts)
+        self.link_load = np.zeros(nQ + 1)  # arrivals as a fraction of a host line rate
         self.send_rate = 0.0
-        self.g0 = np.zeros((self.n_groups, 3))
-        self.gref = np.zeros((self.n_groups, 3))
+        # Integrals per unit rate: per host of its NIC scale, per group of scale x the path's drop
+        # and mark fractions (only links that drop or mark add to them, through ``queue_groups``).
+        self.host_int = np.zeros(self.n_hosts)
+        self.group_drop = np.zeros(self.n_groups)
+        self.group_mark = np.zeros(self.n_groups)
+        flat = self.group_queues.ravel()
+        order = np.argsort(flat, kind="stable")
+        self.queue_groups = (order // self.group_queues.shape[1]).astype(np.int64)  # groups, by queue
+        self.queue_ptr = np.searchsorted(flat[order], np.arange(nQ + 2))
         self.delivered = self.dropped = self.offered = 0.0
-        self._scaled = False  # some host NIC is oversubscribed (its flows are scaled down)
         self._dirty = False
 
     # ---- rates -------------------------------------------------------------------------------
     def add_rates(self, groups: np.ndarray, delta: np.ndarray) -> None:
-        """Add rate changes of some flows to their groups (callers settle those flows first)."""
-        dg = np.bincount(groups, weights=delta, minlength=self.n_groups)
-        self.group_rate += dg
-        dh = np.bincount(self.group_host[groups], weights=delta, minlength=self.n_hosts)
-        self.host_sum += dh
-        if not self._scaled and (self.host_sum <= self.host_cap).all():
-            # No NIC scaling before or after: loads change by exactly the flows' changes.
-            touched = np.unique(groups)
-            q = self.group_queues[touched]
-            self.link_load += np.bincount(q.ravel(), weights=np.repeat(dg[touched], q.shape[1]), minlength=self.n_queues + 1)
-            self.link_load[self.n_queues] = 0.0
-            self.send_rate += float(delta.sum())
-        else:
-            self._dirty = True
+        """Add rate changes of some flows (callers settle those flows first)."""
+        nQ1 = self.n_queues + 1
+        hosts = self.group_host[groups]
+        q = self.group_queues[groups]
+        cells = (hosts[:, None] * nQ1 + q).ravel()
+        self.host_queue_rate += np.bincount(cells, weights=np.repeat(delta, q.shape[1]),
+                                            minlength=self.n_hosts * nQ1).reshape(self.n_hosts, nQ1)
+        self.host_sum += np.bincount(hosts, weights=delta, minlength=self.n_hosts)
+        self._dirty = True
 
     def _refresh(self) -> None:
-        """Rebase every group's integrals, then recompute NIC scales and link loads from scratch."""
-        self.g0 = self.integrals(np.arange(self.n_groups))
-        self.gref = self.path_integrals(self.group_path)
-        self.host_sum = np.bincount(self.group_host, weights=self.group_rate, minlength=self.n_hosts)
+        """NIC scales and link loads from the per-host rates."""
         cap = self.host_cap
-        scale = np.where(self.host_sum > cap, cap / np.maximum(self.host_sum, 1e-300), 1.0)
-        self._scaled = bool((self.host_sum > cap).any())
-        self.group_scale = scale[self.group_host]
-        load = self.group_scale * self.group_rate
-        H = self.group_queues.shape[1]
-        self.link_load = np.bincount(self.group_queues.ravel(), weights=np.repeat(load, H), minlength=self.n_queues + 1)
+        self.host_scale = np.where(self.host_sum > cap, cap / np.maximum(self.host_sum, 1e-300), 1.0)
+        self.link_load = self.host_scale @ self.host_queue_rate
         self.link_load[self.n_queues] = 0.0
-        self.send_rate = float(load.sum())
+        self.send_rate = float(self.host_scale @ self.host_sum)
         self._dirty = False
 
     # ---- integrals -----------------------------------------------------------------------------
-    def path_integrals(self, paths: np.ndarray) -> np.ndarray:
-        """(B, 3) integrals (ns) of [1, drop fraction, mark fraction] along each path, up to now."""
-        q = self.path_queues[paths]
-        return np.column_stack([np.full(len(paths), self.time), self.drop_int[q].sum(axis=1), self.mark_int[q].sum(axis=1)])
-
     def integrals(self, groups: np.ndarray) -> np.ndarray:
         """(B, 3) per-group integrals (ns) of [host scale, scale x drop, scale x mark fraction]."""
-        s = self.group_scale[groups][:, None]
-        return self.g0[groups] + s * (self.path_integrals(self.group_path[groups]) - self.gref[groups])
+        return np.column_stack([self.host_int[self.group_host[groups]], self.group_drop[groups], self.group_mark[groups]])
+
+    def _accrue(self, frac: np.ndarray, mark: np.ndarray, dt: float) -> None:
+        """Add one step's drop and mark fractions of the links that dropped or marked to their groups."""
+        hit = np.flatnonzero((frac[:-1] > 0) | (mark[:-1] > 0))
+        if len(hit) == 0:
+            return
+        lo, hi = self.queue_ptr[hit], self.queue_ptr[hit + 1]
+        n = hi - lo
+        pos = np.repeat(lo - np.cumsum(n) + n, n) + np.arange(int(n.sum()))
+        groups = self.queue_groups[pos]
+        link = np.repeat(hit, n)
+        scale = self.host_scale[self.group_host] * dt
+        self.group_drop += scale * np.bincount(groups, weights=frac[link], minlength=self.n_groups)
+        self.group_mark += scale * np.bincount(groups, weights=mark[link], minlength=self.n_groups)
 
     # ---- time step ---------------------------------------------------------------------------
     def step(self, dt: float) -> None:
@@ -163,8 +165,8 @@ class PathFabric:
             q_new -= extra
             drop += extra
         frac = drop / np.maximum(inflow, 1e-300)
-        self.drop_int += frac * dt
-        self.mark_int += mark * (1.0 - frac) * dt
+        self.host_int += self.host_scale * dt
+        self._accrue(frac, mark * (1.0 - frac), dt)
         departed = q + inflow - q_new - drop
         self.tx += departed
         self.delivered += float(departed[self.last_hop].sum())
