@@ -45,10 +45,11 @@ class BlockLoop:
 
     def _run_blocks(self, progress: Callable[[int], None] | None) -> None:
         fab, B = self.fabric, self.block_steps
-        self._offH = (np.arange(B)[:, None] * fab.n_hosts + fab.group_host[None, :]).ravel()
-        self._offP = (np.arange(B)[:, None] * fab.n_ports + fab.group_port[None, :]).ravel()
         self._progress = progress
-        self._unscaled = bool((fab.group_scale == 1.0).all())
+        if not self.multi:
+            self._offH = (np.arange(B)[:, None] * fab.n_hosts + fab.group_host[None, :]).ravel()
+            self._offP = (np.arange(B)[:, None] * fab.n_ports + fab.group_port[None, :]).ravel()
+            self._unscaled = bool((fab.group_scale == 1.0).all())
         k, dt = 0, self.dt
         while k < self.n_steps:
             e = min(k + B, self.n_steps)
@@ -64,7 +65,7 @@ class BlockLoop:
                     if nxt <= kk * dt:
                         e = kk
                         break
-            self._block(k, e)
+            (self._block_paths if self.multi else self._block)(k, e)
             k = e
         if progress is not None:
             progress(self.n_steps % PROGRESS_EVERY)
@@ -99,10 +100,11 @@ class BlockLoop:
         return obs
 
     # ---- one block of steps [s, e) ----------------------------------------------------------
-    def _block(self, s: int, e: int) -> None:
-        dt, C, B = self.dt, self.C, e - s
-        fab, fl = self.fabric, self.flows
-        nG, nP = fab.n_groups, fab.n_ports
+    def _decide_block(self, s: int, e: int) -> tuple:
+        """Every decision of the block in one controller call (rows sorted by step ``jd``), and
+        the rate changes taking effect in it: ``pend`` (decided earlier) and ``inblock``."""
+        dt, B = self.dt, e - s
+        fl = self.flows
         edges = np.arange(s, e, dtype=np.float64) * dt + dt  # step k decides next_ret < k*dt + dt
         due = np.flatnonzero(fl.next_ret < edges[-1])
         pend = []
@@ -110,6 +112,8 @@ class BlockLoop:
             pend.append(self.pending.popleft())
         inblock: list = []
         nd = len(due)
+        ret = jd = rtt = rate = obs = new = factors = txd = None
+        counted = False
         if nd:
             ret = fl.next_ret[due]
             jd = np.searchsorted(edges, ret, side="right")
@@ -154,6 +158,13 @@ class BlockLoop:
                     (inblock if s + j + L < e else self.pending).append(entry)
             counted = self.recorder is not None or self.block_counts is not None
             txd = fl.tx[due] if counted else None
+        return due, nd, ret, jd, rtt, rate, obs, new, factors, pend, inblock, counted, txd
+
+    def _block(self, s: int, e: int) -> None:
+        dt, C, B = self.dt, self.C, e - s
+        fab, fl = self.fabric, self.flows
+        nG, nP = fab.n_groups, fab.n_ports
+        due, nd, ret, jd, rtt, rate, obs, new, factors, pend, inblock, counted, txd = self._decide_block(s, e)
 
         # ---- rate changes applied in this block, and the fabric's loads per step -------------
         entries = pend + inblock
@@ -338,3 +349,37 @@ class BlockLoop:
         if nd:
             qd = Q[jd, 0] / C if single else Q[jd, self.path[due]] / C
             fl.send_probes(due, ret, self.base, qd)
+
+    # ---- one block on a topology (``fabric.PathFabric``) -------------------------------------
+    def _block_paths(self, s: int, e: int) -> None:
+        """The block's decisions in one call; then step by step what the step loop does with
+        them: rate changes at their step, counts and the next probe at the decision's step."""
+        due, nd, ret, jd, rtt, rate, obs, new, factors, pend, inblock, counted, _ = self._decide_block(s, e)
+        changes: dict[int, list] = {}
+        for key, idx, nw in pend + inblock:
+            changes.setdefault(key, []).append((idx, nw))
+        cuts = np.searchsorted(jd, np.arange(e - s + 1)) if nd else None
+        counts = []
+        fab, dt = self.fabric, self.dt
+        for j in range(e - s):
+            k = s + j
+            for idx, nw in changes.get(k, ()):
+                self.set_rates(idx, nw)
+            if nd and cuts[j] < cuts[j + 1]:
+                rows = slice(cuts[j], cuts[j + 1])
+                ids = due[rows]
+                if counted:
+                    self.settle(ids)
+                    counts.append(self.flows.take_counts(ids, self.flows.acc[ids, 1:], self.pkt))
+                self.send_probes(ids, ret[rows])
+            fab.step(dt)
+            self.sample(k)
+            if self._progress is not None and k % PROGRESS_EVERY == PROGRESS_EVERY - 1:
+                self._progress(PROGRESS_EVERY)
+        if counts:
+            cnp = np.concatenate([c[0] for c in counts])
+            nack = np.concatenate([c[1] for c in counts])
+            if self.block_counts is not None:
+                self.block_counts(cnp, nack)
+            if self.recorder is not None:
+                self._record(due, obs, ret, rtt, rate, cnp, nack, factors, new)

@@ -152,7 +152,6 @@ class _Run(BlockLoop):
             and bool(getattr(controller, "batchable", False))
             and self.tick_ns is None
             and not self.finite.any()
-            and not self.multi
             and not self.telemetry
         )
 
@@ -163,6 +162,9 @@ class _Run(BlockLoop):
         ``idx``: flow indices, or ``slice(None)`` for all flows (no gathers)."""
         if isinstance(idx, slice):
             self._settle_all()
+            return
+        if self.multi:  # column by column: 1-D gathers (~3x faster than (B, 3) fancy indexing)
+            self.flows.settle_cols(idx, self.fabric.integral_cols(self.group[idx]), self.flows.tx[idx] * self.C)
             return
         self.flows.settle_rows(idx, self.fabric.integrals(self.group[idx]), self.C)
 

@@ -99,6 +99,7 @@ class PathFabric:
         self.queue_ptr = np.searchsorted(flat[order], np.arange(nQ + 2))
         self.delivered = self.dropped = self.offered = 0.0
         self._dirty = False
+        self._delay, self._delay_at = np.zeros(nQ + 1), 0.0  # per-queue delay (ns), cached per step
 
     # ---- rates -------------------------------------------------------------------------------
     def add_rates(self, groups: np.ndarray, delta: np.ndarray) -> None:
@@ -122,9 +123,13 @@ class PathFabric:
         self._dirty = False
 
     # ---- integrals -----------------------------------------------------------------------------
+    def integral_cols(self, groups: np.ndarray) -> list[np.ndarray]:
+        """Per-group integrals (ns) of [host scale, scale x drop, scale x mark fraction], 3 arrays."""
+        return [self.host_int[self.group_host[groups]], self.group_drop[groups], self.group_mark[groups]]
+
     def integrals(self, groups: np.ndarray) -> np.ndarray:
-        """(B, 3) per-group integrals (ns) of [host scale, scale x drop, scale x mark fraction]."""
-        return np.column_stack([self.host_int[self.group_host[groups]], self.group_drop[groups], self.group_mark[groups]])
+        """``integral_cols`` as one (B, 3) array."""
+        return np.column_stack(self.integral_cols(groups))
 
     def _accrue(self, frac: np.ndarray, mark: np.ndarray, dt: float) -> None:
         """Add one step's drop and mark fractions of the links that dropped or marked to their groups."""
@@ -179,8 +184,14 @@ class PathFabric:
     # ---- observation -------------------------------------------------------------------------
     def path_delay(self, paths: np.ndarray) -> np.ndarray:
         """Queueing delay (ns) a packet entering each path now would meet: the sum over its hops."""
+        if self._delay_at != self.time:
+            self._delay = self.queue / self.cap
+            self._delay_at = self.time
         q = self.path_queues[paths]
-        return (self.queue[q] / self.cap[q]).sum(axis=1)
+        out = self._delay[q[:, 0]]
+        for h in range(1, q.shape[1]):
+            out = out + self._delay[q[:, h]]
+        return out
 
     def total_queue(self) -> float:
         return float(self.queue.sum())
