@@ -4,6 +4,11 @@
     rlcc-sim all-to-all --hosts 16 --controller swift
     rlcc-sim long-short --short-flows 32 --controller dcqcn --plot run.png
     rlcc-sim run scenario.json --controller swift --json
+    rlcc-sim all-to-all --hosts 64 --flows-per-pair 2 --topology fat-tree --controller hpcc
+    rlcc-sim osu --hosts 16 --message-bytes 1048576 --topology fat-tree
+    rlcc-sim trace --cdf websearch --load 0.5 --hosts 64 --topology fat-tree
+    rlcc-sim suite --controller teacher=examples/rlcc_mlp.onnx --controller firmware=examples/firmware \
+        --controller dcqcn --controller swift --controller hpcc -o suite-out
 """
 
 from __future__ import annotations
@@ -62,8 +67,16 @@ class StartRate(click.ParamType):
 def _common(fn: Callable) -> Callable:
     """Options shared by every scenario subcommand."""
     options = [
-        click.option("--controller", "controller", default="swift", show_default=True, help="swift, dcqcn or policy"),
-        click.option("--policy", "policy", type=click.Path(), help="ONNX policy (controller 'policy')"),
+        click.option("--controller", "controller", default="swift", show_default=True,
+                     help="swift, dcqcn, hpcc, policy (--policy FILE.onnx) or firmware (--policy DIR: compiled firmware)"),
+        click.option("--policy", "policy", type=click.Path(), help="ONNX policy (controller 'policy') or firmware directory"),
+        click.option("--topology", default=None, help="single (default: one switch), fat-tree, star, or a topology JSON file"),
+        click.option("--hosts-per-leaf", type=int, default=None, help="fat-tree hosts per leaf [16]"),
+        click.option("--leaves", type=int, default=None, help="fat-tree leaves [4]"),
+        click.option("--spines", type=int, default=None, help="fat-tree spines [2]"),
+        click.option("--links-per-pair", type=int, default=None, help="fat-tree cables per leaf-spine pair [4]"),
+        click.option("--fabric-gbps", type=POSITIVE_FLOAT, default=None, help="fat-tree leaf-spine link rate [line rate]"),
+        click.option("--buffer-alpha", type=POSITIVE_FLOAT, default=None, help="switches' dynamic-threshold alpha [1]"),
         click.option("--spec", "spec_file", type=click.Path(), help="observation spec JSON if not in the ONNX file"),
         click.option("--duration-ms", type=POSITIVE_FLOAT, default=None, help="simulated time [default 10]"),
         click.option("--seed", type=int, default=None, help="random seed [default 0]"),
@@ -88,6 +101,24 @@ def _common(fn: Callable) -> Callable:
 
 NETWORK_OPTS = ("line_rate_gbps", "base_rtt_us", "buffer_bytes", "dt_ns")
 SCENARIO_OPTS = ("duration_ms", "seed", "decision_latency_us")
+TOPOLOGY_OPTS = ("hosts_per_leaf", "leaves", "spines", "links_per_pair", "fabric_gbps", "buffer_alpha")
+
+
+def _topology(opts: dict[str, Any], base: Any) -> Any:
+    """The scenario's ``topology`` entry from --topology and the fat-tree options (None: single switch)."""
+    name = opts.get("topology")
+    extra = {k: opts[k] for k in TOPOLOGY_OPTS if opts.get(k) is not None}
+    if name is None and not extra:
+        return base
+    if name in (None, "single"):
+        if extra:
+            raise BadInputError(f"--{next(iter(extra)).replace('_', '-')} needs --topology fat-tree, star or a file")
+        return None
+    if name in ("fat-tree", "star"):
+        return {"kind": name, **extra}
+    if not Path(name).is_file():
+        raise BadInputError(f"--topology {name}: not single, fat-tree, star or an existing topology file")
+    return {"kind": "file", "path": name, **extra}
 
 
 def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any], start: str | None) -> None:
@@ -103,6 +134,9 @@ def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any], start: str |
     if net_opts and isinstance(net, Mapping):  # anything else: from_dict names what network must be
         data["network"] = {**net, **net_opts}
     data.update({k: opts[k] for k in SCENARIO_OPTS if opts.get(k) is not None})
+    data["topology"] = _topology(opts, data.get("topology"))
+    if data["topology"] is None:
+        data.pop("topology")
     start = opts["initial_rate"] if opts.get("initial_rate") is not None else start
     if isinstance(start, float):
         data["initial_rate"] = start
@@ -119,7 +153,14 @@ def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any], start: str |
 
         check_writable_file(plot_path(opts["plot"]), "--plot")
     spec = ObservationSpec.from_file(opts["spec_file"]) if opts.get("spec_file") else None
-    controller = make_controller(opts["controller"], opts.get("policy"), spec)
+    if opts["controller"] == "firmware":
+        from rlcc.simulator.suite import load_firmware
+
+        if not opts.get("policy"):
+            raise BadInputError("controller 'firmware' needs the firmware directory (--policy DIR)")
+        controller = load_firmware(opts["policy"])
+    else:
+        controller = make_controller(opts["controller"], opts.get("policy"), spec)
     trace = None
     if opts.get("trace_file"):
         trace = TraceConfig(capacity=opts["trace_capacity"], stride=opts["trace_stride"], seed=scenario.seed)
@@ -202,6 +243,68 @@ def all_to_all(hosts: int, flows_per_pair: int, **opts: Any) -> None:
 def long_short(short_flows: int, short_bytes: int, bursts: int, **opts: Any) -> None:
     """One long flow plus bursts of short flows starting mid-run."""
     _execute("long-short", {"short_flows": short_flows, "short_bytes": short_bytes, "bursts": bursts}, opts, CONTROLLER)
+
+
+@simulate_command.command("osu")
+@click.option("--hosts", type=int, default=8, show_default=True, help="MPI ranks (one per host)")
+@click.option("--message-bytes", type=int, default=65536, show_default=True)
+@click.option("--iterations", type=int, default=4, show_default=True)
+@_common
+@guarded(PROG)
+def osu(hosts: int, message_bytes: int, iterations: int, **opts: Any) -> None:
+    """OSU MPI all-to-all: per iteration every rank sends MESSAGE_BYTES to every other rank."""
+    if opts.get("full") is False:
+        opts["full"] = True  # iterations run from t = 0: the whole run is the measurement
+    _execute("osu", {"hosts": hosts, "message_bytes": message_bytes, "iterations": iterations}, opts, CONTROLLER)
+
+
+@simulate_command.command("trace")
+@click.option("--hosts", type=int, default=8, show_default=True)
+@click.option("--cdf", default="websearch", show_default=True, help="websearch, hadoop or a CDF file (size cdf%% per line)")
+@click.option("--load", type=POSITIVE_FLOAT, default=0.5, show_default=True, help="fraction of each host's NIC rate")
+@_common
+@guarded(PROG)
+def trace(hosts: int, cdf: str, load: float, **opts: Any) -> None:
+    """Poisson arrivals of flows with sizes from a published CDF (FCT slowdown metrics)."""
+    opts["full"] = True
+    _execute("trace", {"hosts": hosts, "cdf": cdf, "load": load}, opts, CONTROLLER)
+
+
+@simulate_command.command("suite")
+@click.option("--controller", "controllers", multiple=True, required=True,
+              help="NAME=PATH (an .onnx policy or a firmware directory) or swift, dcqcn, hpcc; repeat for each")
+@click.option("-o", "--out", required=True, type=click.Path(), help="output directory (suite.md, suite.json, PNGs)")
+@click.option("--suite", "suite_name", type=click.Choice(["full", "reduced"]), default="full", show_default=True)
+@click.option("--seeds", default="0", show_default=True, help="comma-separated seeds")
+@click.option("--ray", "use_ray", is_flag=True, help="run the simulations on Ray (local unless --address)")
+@click.option("--address", default=None, help="Ray cluster address (implies --ray), e.g. ray://head:10001 or auto")
+@click.option("--num-cpus", type=int, default=None, help="local Ray CPUs [all]")
+@click.option("--force", is_flag=True, help="replace an existing output directory")
+@click.option("--quiet", "-q", is_flag=True, help="no progress bar")
+@guarded(PROG)
+def suite(controllers: tuple[str, ...], out: str, suite_name: str, seeds: str, use_ray: bool, address: str | None,
+          num_cpus: int | None, force: bool, quiet: bool) -> None:
+    """The RL-CC paper's evaluation (Tables IV and V, goodput and latency per scale, OSU, long-short,
+    FCT) for every controller: Markdown, JSON and PNG plots in OUT."""
+    from rlcc.cli.common import atomic_output_dir, check_output_dir
+    from rlcc.simulator.suite import ControllerSpec, run_suite
+    from rlcc.simulator.suite_report import write_report
+
+    try:
+        seed_list = [int(x) for x in seeds.split(",") if x.strip()]
+    except ValueError:
+        raise OptionValueError(f"--seeds must be comma-separated integers, got {seeds!r}", PROG, ExitCode.USAGE) from None
+    if not seed_list or any(x < 0 for x in seed_list):
+        raise OptionValueError(f"--seeds must be non-negative integers, got {seeds!r}", PROG, ExitCode.USAGE)
+    specs = [ControllerSpec.parse(c) for c in controllers]
+    check_output_dir(out, force, "--out", marker="suite.json")
+    backend = "ray" if (use_ray or address) else "serial"
+    results = run_suite(specs, suite_name, seed_list, backend=backend, address=address, num_cpus=num_cpus,
+                        progress=False if quiet else None)
+    with atomic_output_dir(Path(out), overwrite=force, marker="suite.json") as staging:
+        written = write_report(results, staging)
+    for path in written:
+        click.echo(str(Path(out) / Path(path).name))
 
 
 @simulate_command.command("run")

@@ -413,6 +413,9 @@ class _Run(BlockLoop):
             self.sample(k)
             if progress is not None and k % every == every - 1:
                 progress(every)
+            if self.epoch is not None and self.epoch_now >= len(self.epoch_left):
+                self.n_steps = k + 1  # every epoch (OSU iteration) is done: nothing left to run
+                break
         if progress is not None:
             progress(self.n_steps % every)
         self.snap_end = self.snapshot(self.n_steps)
@@ -464,6 +467,7 @@ def simulate(
         "fct_ns": run.flows.fct,
         "decisions": run.flows.n_dec,
         "final_rate": run.flows.rate,
+        "base_rtt_ns": np.broadcast_to(run.base_rtt(np.arange(run.n)), (run.n,)).astype(np.float64),
     }
     name = getattr(controller, "name", type(controller).__name__)
     tr = run.recorder.finish() if run.recorder else None

@@ -73,7 +73,8 @@ def compute_metrics(run: "_Run", a: Snapshot, b: Snapshot, rtt_stats: np.ndarray
         out["jain"] = jain(g)
         out["min_max"] = float(g.min() / g.max()) if g.max() > 0 else float("nan")
     if run.finite.any():
-        out["long_flow_bw"] = float(good[0] / (net.bytes_per_ns * span)) if span > 0 and not run.finite[0] else float("nan")
+        if not run.finite[0]:  # long-short: flow 0 is the long flow
+            out["long_flow_bw"] = float(good[0] / (net.bytes_per_ns * span)) if span > 0 else float("nan")
         short = run.finite
         fct = run.flows.fct[short]
         ideal = run.table.size_bytes[short] / net.bytes_per_ns + run.base_rtt(np.flatnonzero(short))

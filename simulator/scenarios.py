@@ -252,7 +252,8 @@ class Scenario:
     def placed_table(self) -> FlowTable:
         """The flow table on the topology's hosts: ``host`` and ``dst`` are topology host indices.
         Logical hosts map to ``spread_hosts`` order; an incast's receiver is the first of them,
-        its senders the next ones (more senders than hosts share hosts round-robin)."""
+        its senders the hosts under other switches (all others on a star; more senders than
+        hosts share hosts round-robin)."""
         t = self.topology.build(self.network)
         order = spread_hosts(t)
         table = self.flow_table()
@@ -263,7 +264,12 @@ class Scenario:
         else:
             if table.n_ports != 1:
                 raise BadInputError("invalid scenario: an incast on a topology needs one receiver")
-            src = order[1 + table.host.astype(np.int64) % (t.n_hosts - 1)]
+            # Senders outside the receiver's switch (the paper's inter-rack tests; a star has none).
+            attach = t.link_dst[t.host_uplink()]
+            rest = order[1:]
+            remote = rest[attach[rest] != attach[order[0]]]
+            senders = remote if len(remote) else rest
+            src = senders[table.host.astype(np.int64) % len(senders)]
             dst = np.full(table.n_flows, order[0])
         return dataclasses.replace(table, host=src.astype(np.int32), dst=dst.astype(np.int32), n_hosts=t.n_hosts,
                                    n_ports=t.n_hosts)
@@ -539,6 +545,10 @@ def _count(value: Any, name: str) -> None:
 
 def _check_type(value: Any, annotation: str, name: str) -> None:
     if value is None and "None" in annotation:
+        return
+    if annotation.startswith("str"):
+        if not isinstance(value, str):
+            raise BadInputError(f"invalid scenario: {name} must be a string, got {_shown(value)}")
         return
     if "int" in annotation and "float" not in annotation:
         ok = (isinstance(value, int) and not isinstance(value, bool)) or (value is None and "None" in annotation)

@@ -569,7 +569,7 @@ def markdown(summary: Summary, figures: Mapping[Case, str]) -> str:
     out += ["Criteria:", ""] + [f"- {f}: {words[f]}." for f in FAMILIES if any(c.family == f for c in summary.cases)]
     out += [""]
     for case in summary.cases:
-        out += [f"## {summary.label(case)} ({case.topology})", ""]
+        out += [f"## {summary.label(case)}" + ("" if case.family in summary._both else f" ({case.topology})"), ""]
         if case.family in STEADY:
             out += _steady_section(summary, case)
         elif case.family == "long-short":

@@ -1,0 +1,69 @@
+"""`rlcc-sim suite`: the paper's evaluation for a set of controllers, and its bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from rlcc.cli.simulate import simulate_command
+from rlcc.errors import BadInputError
+from rlcc.simulator.suite import ControllerSpec, firmware_latency_us, load_firmware, reduced_suite, run_suite
+from rlcc.simulator.suite_report import normalize
+
+
+def test_reduced_suite_writes_tables_and_plots(tmp_path, repo):
+    out = tmp_path / "suite"
+    res = CliRunner().invoke(simulate_command, ["suite", "--suite", "reduced", "--controller", "swift", "--controller", "hpcc",
+                                                "--controller", f"fw={repo / 'examples' / 'firmware'}", "-o", str(out), "-q"])
+    assert res.exit_code == 0, res.output
+    md = (out / "suite.md").read_text()
+    assert "Table IV" in md and "Table V" in md
+    data = json.loads((out / "suite.json").read_text())
+    assert data["controllers"] == ["swift", "hpcc", "fw"]
+    points = reduced_suite(0)
+    assert len(data["runs"]) == 3 * len(points)
+    assert {r["topology"] for r in data["runs"]} == {"fat-tree", "single-switch"}
+    assert len(list(out.glob("*.png"))) == len({(p.family, p.topology) for p in points})
+    fw = [r for r in data["runs"] if r["controller"] == "fw"]
+    # the firmware runs at the worst-case decision time rlcc-verify measured
+    want = firmware_latency_us(repo / "examples" / "firmware" / "verify.json")
+    assert want < 1.0 and all(r["metrics"]["decision_latency_us"] == pytest.approx(want) for r in fw)
+    again = CliRunner().invoke(simulate_command, ["suite", "--suite", "reduced", "--controller", "swift", "-o", str(out)])
+    assert again.exit_code == 2 and "--force" in again.output
+
+
+def test_suite_results_are_deterministic_and_normalize():
+    a = run_suite([ControllerSpec.parse("swift")], "reduced", (1,), progress=False)
+    b = run_suite([ControllerSpec.parse("swift")], "reduced", (1,), progress=False)
+    assert json.dumps(normalize(a), sort_keys=True) == json.dumps(normalize(b), sort_keys=True)
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("bbr", "unknown controller 'bbr'"),
+    ("x=/no/such.onnx", "does not exist"),
+    ("x=README.md", "neither an .onnx policy nor a firmware"),
+    ("=swift", "expected NAME or NAME=PATH"),
+])
+def test_bad_controllers_are_one_line_errors(text, needle):
+    with pytest.raises(BadInputError, match=needle):
+        ControllerSpec.parse(text)
+
+
+def test_bad_suite_input_exits_3(tmp_path):
+    res = CliRunner().invoke(simulate_command, ["suite", "--controller", "bbr", "-o", str(tmp_path / "o")])
+    assert res.exit_code == 3 and "unknown controller" in res.output
+    assert not (tmp_path / "o").exists()
+    res = CliRunner().invoke(simulate_command, ["suite", "--controller", "swift", "--seeds", "a", "-o", str(tmp_path / "o")])
+    assert res.exit_code == 2
+
+
+def test_firmware_without_a_verify_report_runs_at_the_default_latency(tmp_path, repo):
+    fw = tmp_path / "fw"
+    fw.mkdir()
+    (fw / "firmware.rlcc.json").write_text((repo / "examples" / "firmware" / "firmware.rlcc.json").read_text())
+    assert load_firmware(str(fw)).decision_latency_us == 1.0
+    (fw / "verify.json").write_text("{}")
+    with pytest.raises(BadInputError, match="budget.worst_case_ns"):
+        load_firmware(str(fw))
