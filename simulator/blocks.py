@@ -352,30 +352,89 @@ class BlockLoop:
 
     # ---- one block on a topology (``fabric.PathFabric``) -------------------------------------
     def _block_paths(self, s: int, e: int) -> None:
-        """The block's decisions in one call; then step by step what the step loop does with
-        them: rate changes at their step, counts and the next probe at the decision's step."""
+        """The block's decisions in one call; per step only the fabric (its per-host rate matrix
+        changes by the step's rate changes); per-flow accounting replayed after the block in step
+        order with the integrals recorded at each step, so every settle, count and probe uses the
+        same values as the step loop (bit-identical: tests/simulator/test_fabric.py)."""
         due, nd, ret, jd, rtt, rate, obs, new, factors, pend, inblock, counted, _ = self._decide_block(s, e)
-        changes: dict[int, list] = {}
-        for key, idx, nw in pend + inblock:
-            changes.setdefault(key, []).append((idx, nw))
-        cuts = np.searchsorted(jd, np.arange(e - s + 1)) if nd else None
-        counts = []
-        fab, dt = self.fabric, self.dt
-        for j in range(e - s):
+        fab, fl, C, B, dt = self.fabric, self.flows, self.C, e - s, self.dt
+        nQ1 = fab.n_queues + 1
+        entries = sorted(pend + inblock, key=lambda x: x[0])  # stable: step order, then decision order
+        # Rate changes: old sending rates (a flow may change twice in a block) and per-step deltas.
+        tx0 = fl.tx.copy()  # sending rates at the block start (the replay below advances it)
+        cur = tx0.copy()
+        olds = []
+        for key, idx, nw in entries:
+            olds.append(cur[idx])
+            cur[idx] = nw
+        changed = np.zeros(B, bool)
+        if entries:
+            js = np.concatenate([np.full(len(x[1]), x[0] - s) for x in entries])
+            idx_all = np.concatenate([x[1] for x in entries])
+            delta = np.concatenate([x[2] for x in entries]) - np.concatenate(olds)
+            g = self.group[idx_all]
+            host = fab.group_host[g]
+            q = fab.group_queues[g]
+            cells = ((js * fab.n_hosts + host)[:, None] * nQ1 + q).ravel()
+            dM = np.bincount(cells, weights=np.repeat(delta, q.shape[1]), minlength=B * fab.n_hosts * nQ1)
+            dM = dM.reshape(B, fab.n_hosts, nQ1)
+            dH = np.bincount(js * fab.n_hosts + host, weights=delta, minlength=B * fab.n_hosts).reshape(B, fab.n_hosts)
+            changed[np.unique(js)] = True
+        by_step: dict[int, list] = {}
+        for key, idx, nw in entries:
+            by_step.setdefault(key - s, []).append((idx, nw))
+        snaps = []  # integrals (host scale, group drop, group mark) at each step's start
+        delays = np.empty((B, nQ1))
+        for j in range(B):
             k = s + j
-            for idx, nw in changes.get(k, ()):
-                self.set_rates(idx, nw)
-            if nd and cuts[j] < cuts[j + 1]:
-                rows = slice(cuts[j], cuts[j + 1])
-                ids = due[rows]
-                if counted:
-                    self.settle(ids)
-                    counts.append(self.flows.take_counts(ids, self.flows.acc[ids, 1:], self.pkt))
-                self.send_probes(ids, ret[rows])
+            snaps.append((fab.host_int, fab.group_drop, fab.group_mark))
+            delays[j] = fab.queue / fab.cap
+            if changed[j]:
+                fab.host_queue_rate += dM[j]
+                fab.host_sum += dH[j]
+                fab._dirty = True
+                for idx, nw in by_step[j]:
+                    fl.tx[idx] = nw
+                    fl.rate[idx] = nw
             fab.step(dt)
             self.sample(k)
             if self._progress is not None and k % PROGRESS_EVERY == PROGRESS_EVERY - 1:
                 self._progress(PROGRESS_EVERY)
+        # Replay the per-flow accounting in step order, as the step loop does it: at each step the
+        # changes decided at earlier steps, then the counts of the step's decisions, then (zero
+        # decision latency) the step's own changes.
+        cuts = np.searchsorted(jd, np.arange(B + 1)) if (nd and counted) else None
+        counts = []
+        at: dict[int, list[int]] = {}
+        for i, (key, _, _) in enumerate(entries):
+            at.setdefault(key - s, []).append(i)
+        late = self.latency_steps == 0
+        for j in range(B):
+            hint, gd, gm = snaps[j]
+
+            def settle(ids: np.ndarray, weight: np.ndarray) -> None:
+                grp = self.group[ids]
+                fl.settle_cols(ids, [hint[fab.group_host[grp]], gd[grp], gm[grp]], weight * C)
+
+            mine = at.get(j, [])
+            if not late:
+                for i in mine:
+                    settle(entries[i][1], olds[i])
+                    tx0[entries[i][1]] = entries[i][2]
+            if cuts is not None and cuts[j] < cuts[j + 1]:
+                ids = due[cuts[j]:cuts[j + 1]]
+                settle(ids, tx0[ids])
+                counts.append(fl.take_counts(ids, fl.acc[ids, 1:], self.pkt))
+            if late:
+                for i in mine:
+                    settle(entries[i][1], olds[i])
+                    tx0[entries[i][1]] = entries[i][2]
+        if nd:
+            pq = fab.path_queues[self.path[due]]
+            qd = delays[jd, pq[:, 0]]
+            for h in range(1, pq.shape[1]):
+                qd = qd + delays[jd, pq[:, h]]
+            fl.send_probes(due, ret, self.base_rtt(due), qd)
         if counts:
             cnp = np.concatenate([c[0] for c in counts])
             nack = np.concatenate([c[1] for c in counts])

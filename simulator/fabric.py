@@ -77,6 +77,9 @@ class PathFabric:
         self.kmin = np.full(nQ + 1, float(net.ecn_kmin_bytes))
         self.kmax = np.full(nQ + 1, float(net.ecn_kmax_bytes))
         self.pmax = np.full(nQ + 1, float(net.ecn_pmax))
+        self._kmin_min = float(self.kmin.min())
+        self._buffer_min = float(self.buffers.min())
+        self._last_hop = np.flatnonzero(self.last_hop)
 
         self.queue = np.zeros(nQ + 1)
         self.tx = np.zeros(nQ + 1)  # cumulative bytes each queue's link transmitted (INT txBytes)
@@ -142,8 +145,9 @@ class PathFabric:
         groups = self.queue_groups[pos]
         link = np.repeat(hit, n)
         scale = self.host_scale[self.group_host] * dt
-        self.group_drop += scale * np.bincount(groups, weights=frac[link], minlength=self.n_groups)
-        self.group_mark += scale * np.bincount(groups, weights=mark[link], minlength=self.n_groups)
+        # New arrays (not in place): block snapshots of the integrals keep the old ones.
+        self.group_drop = self.group_drop + scale * np.bincount(groups, weights=frac[link], minlength=self.n_groups)
+        self.group_mark = self.group_mark + scale * np.bincount(groups, weights=mark[link], minlength=self.n_groups)
 
     # ---- time step ---------------------------------------------------------------------------
     def step(self, dt: float) -> None:
@@ -151,31 +155,42 @@ class PathFabric:
         if self._dirty:
             self._refresh()
         q = self.queue
-        ramp = self.pmax * (q - self.kmin) / np.maximum(self.kmax - self.kmin, 1e-300)
-        mark = np.where(q >= self.kmax, 1.0, np.where(q > self.kmin, ramp, 0.0))
         inflow = np.maximum(self.link_load, 0.0) * (self.C * dt)  # (incremental sums may dip below 0 by an ulp)
         q_new = np.maximum(q + inflow - self.cap * dt, 0.0)
-        drop = np.zeros_like(q)
-        if self.alpha is not None:
-            occupied = np.bincount(self.switch, weights=q, minlength=self.n_switches)
-            limit = self.alpha * np.maximum(self.buffers - occupied, 0.0)[self.switch]
-            drop = np.minimum(np.maximum(q_new - np.maximum(limit, q - self.cap * dt), 0.0), inflow)
-            q_new -= drop
-        used = np.bincount(self.switch, weights=q_new, minlength=self.n_switches)
-        excess = used - self.buffers
-        if (excess > 0).any():
-            arriving = np.bincount(self.switch, weights=inflow, minlength=self.n_switches)
-            share = np.where(arriving > 0, np.maximum(excess, 0.0) / np.maximum(arriving, 1e-300), 0.0)
-            extra = np.minimum(share[self.switch] * inflow, q_new)
-            q_new -= extra
-            drop += extra
-        frac = drop / np.maximum(inflow, 1e-300)
-        self.host_int += self.host_scale * dt
-        self._accrue(frac, mark * (1.0 - frac), dt)
-        departed = q + inflow - q_new - drop
+        # Fast path: no queue above its ECN threshold, and no queue near a buffer limit (every
+        # port's dynamic threshold is at least alpha x (smallest buffer - all queues)).
+        marking = float(q.max()) > self._kmin_min
+        room = self._buffer_min - float(q.sum())
+        dropping = float(q_new.sum()) > self._buffer_min or (
+            self.alpha is not None and float(q_new.max()) > self.alpha * max(room, 0.0))
+        drop = None
+        if dropping:
+            drop = np.zeros_like(q)
+            if self.alpha is not None:
+                occupied = np.bincount(self.switch, weights=q, minlength=self.n_switches)
+                limit = self.alpha * np.maximum(self.buffers - occupied, 0.0)[self.switch]
+                drop = np.minimum(np.maximum(q_new - np.maximum(limit, q - self.cap * dt), 0.0), inflow)
+                q_new -= drop
+            used = np.bincount(self.switch, weights=q_new, minlength=self.n_switches)
+            excess = used - self.buffers
+            if (excess > 0).any():
+                arriving = np.bincount(self.switch, weights=inflow, minlength=self.n_switches)
+                share = np.where(arriving > 0, np.maximum(excess, 0.0) / np.maximum(arriving, 1e-300), 0.0)
+                extra = np.minimum(share[self.switch] * inflow, q_new)
+                q_new -= extra
+                drop += extra
+        self.host_int = self.host_int + self.host_scale * dt  # a new array: block snapshots keep the old
+        if marking or dropping:
+            ramp = self.pmax * (q - self.kmin) / np.maximum(self.kmax - self.kmin, 1e-300)
+            mark = np.where(q >= self.kmax, 1.0, np.where(q > self.kmin, ramp, 0.0))
+            frac = drop / np.maximum(inflow, 1e-300) if dropping else np.zeros_like(q)
+            self._accrue(frac, mark * (1.0 - frac), dt)
+        departed = q + inflow - q_new
+        if dropping:
+            departed -= drop
+            self.dropped += float(drop.sum())
         self.tx += departed
-        self.delivered += float(departed[self.last_hop].sum())
-        self.dropped += float(drop.sum())
+        self.delivered += float(departed[self._last_hop].sum())
         self.offered += self.send_rate * self.C * dt
         q_new[self.n_queues] = 0.0
         self.queue = q_new
