@@ -168,6 +168,55 @@ def closed_loops(
     return out
 
 
+SUITE_KEYS = ("teacher", "float_trees", "fixed_point")
+
+
+def _golden_at(model: FxModel, latency_us: float) -> GoldenController:
+    """The fixed-point model as a controller that decides in ``latency_us`` (the device's time)."""
+    ctl = GoldenController(model)
+    ctl.decision_latency_us = latency_us
+    return ctl
+
+
+def suite_check(teacher: FactorFn, ensemble: FloatEnsemble, model: FxModel, latency_us: float, seed: int,
+                runner: Runner | None = None, stage: Stage | None = None) -> ClosedLoop:
+    """Teacher vs float trees vs fixed point on the simulator's reduced suite (many-to-one on the
+    single switch and on the 64-host fat-tree, all-to-all on the fat-tree; steady state: fair-share
+    start, second half measured). The fixed point decides in ``latency_us``, the worst-case event
+    time ``rlcc-verify`` measured; teacher and float trees in the simulator's default."""
+    from rlcc.simulator.suite import reduced_suite
+
+    spec = model.spec
+    factories = {
+        "teacher": functools.partial(FactorController, teacher, spec, "teacher"),
+        "float_trees": functools.partial(FloatTreesController, ensemble, spec, clamp=factor_clamp(model)),
+        "fixed_point": functools.partial(_golden_at, model, latency_us),
+    }
+    points = reduced_suite(seed)
+    tasks, costs, slots = [], [], []
+    for pt in points:
+        sc = dataclasses.replace(pt.scenario, initial_rate=pt.scenario.fair_rate())
+        name = f"{pt.topology} {pt.family}:{int(pt.scale_value)}"
+        for key in SUITE_KEYS:
+            tasks.append((sc, factories[key]))
+            costs.append(sc.duration_ms * sc.n_flows * _RELATIVE_COST[key])
+            slots.append((name, key))
+    measured = dict(zip(slots, run_all(runner, _measure, tasks, costs=costs, stage=stage)))
+    base_us = spec.reward.base_rtt_ns / 1e3
+    rows: dict[str, dict[str, ControllerRow]] = {}
+    for (name, key), m in measured.items():
+        rows.setdefault(name, {})[key] = _row(m, base_us)
+    for row in rows.values():
+        t = row["teacher"]
+        for key in SUITE_KEYS[1:]:
+            s = row[key]
+            row[key] = dataclasses.replace(s, goodput_diff=_r(s.goodput - t.goodput),
+                                           latency_rel_diff=_r(s.mean_latency_us / t.mean_latency_us - 1.0),
+                                           queue_diff_us=_r(s.queue_delay_mean_us - t.queue_delay_mean_us))
+    durations = {pt.scenario.duration_ms for pt in points}
+    return ClosedLoop(STEADY, max(durations), points[0].scenario.converged_from, rows)
+
+
 def _row(m: dict[str, float], base_us: float) -> ControllerRow:
     return ControllerRow(goodput=_r(m["goodput"]), mean_latency_us=_r(m["mean_rtt_inflation"] * base_us),
                          queue_delay_mean_us=_r(m["queue_delay_mean_us"]), drop_fraction=_r(m["drop_fraction"]))

@@ -173,6 +173,23 @@ def compile_policy(
         runner.close()
 
 
+def check_on_suite(result: CompileResult, policy: OnnxPolicy, options: CompileOptions, latency_us: float,
+                   log: Log = lambda _msg: None, jobs: int = 1, progress: Progress = silent) -> CompileResult:
+    """Add the reduced suite on both topologies (``evaluate.suite_check``, the fixed point at its
+    measured decision latency) to the report and judge the gate over every closed-loop table."""
+    log(f"closed loop: reduced suite on the single switch and the fat-tree (firmware decides in {latency_us:g} us)")
+    runner = Runner(jobs)
+    try:
+        with progress("closed loop: reduced suite on both topologies", "sim-ms") as stage:
+            table = evaluate.suite_check(policy.factor, result.ensemble, result.model, latency_us, options.seed, runner, stage)
+    finally:
+        runner.close()
+    r = result.report
+    report = dataclasses.replace(r, closed_loop_suite=table, suite_latency_us=latency_us,
+                                 gate=judge([r.closed_loop_steady, r.closed_loop, table], options.bar))
+    return dataclasses.replace(result, report=report)
+
+
 def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBudget | None, runner: Runner,
              progress: Progress) -> CompileResult:
     spec, teacher = policy.spec, policy.factor

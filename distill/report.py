@@ -9,7 +9,7 @@ from typing import Any
 from rlcc.distill.gate import FidelityVerdict
 from rlcc.distill.report_data import ClosedLoop, CompileReport, Selection
 
-REPORT_VERSION = 2  # 2: candidate selection and the fidelity gate; rows carry null diffs for the teacher
+REPORT_VERSION = 3  # 2: candidate selection and the fidelity gate; 3: the reduced suite on both topologies
 
 
 def to_json(report: CompileReport) -> str:
@@ -20,10 +20,10 @@ def _f(v: Any, digits: int = 4) -> str:
     return f"{v:.{digits}f}" if isinstance(v, float) else str(v)
 
 
-def _closed_loop_table(cl: ClosedLoop, title: str, what: str) -> list[str]:
+def _closed_loop_table(cl: ClosedLoop, title: str, what: str, kind: str = "many-to-one") -> list[str]:
     out = [
         "",
-        f"## {title} (many-to-one, {_f(cl.duration_ms, 0)} ms, measured from {_f(100 * cl.window_from, 0)}% of the run)",
+        f"## {title} ({kind}, {_f(cl.duration_ms, 0)} ms, measured from {_f(100 * cl.window_from, 0)}% of the run)",
         "",
         f"{what[0].upper()}{what[1:]}.",
         "",
@@ -153,6 +153,15 @@ def to_markdown(report: CompileReport) -> str:
         "flows start at line rate into the 32 MB buffer (the paper's setting); at large N even the teacher is "
         "still draining the buffer at the end, so this compares transients",
     )
+    if report.closed_loop_suite is not None:
+        out += _closed_loop_table(
+            report.closed_loop_suite,
+            "Closed loop, reduced suite on both topologies",
+            (f"the simulator's reduced suite (`rlcc-sim suite --suite reduced`): the single switch and the 64-host "
+             f"two-level fat-tree (2:1, ECMP), flows from their fair share; the fixed point decides in "
+             f"{report.suite_latency_us:g} us, the worst-case event time rlcc-verify measured at the profile clock "
+             f"(teacher and float trees: the simulator's default 1 us)"),
+            "many-to-one and all-to-all")
     out += [
         "",
         ("Paper's bar (Table III): tree within 0.01 goodput and about 2% latency of the MLP. Mean latency is the "

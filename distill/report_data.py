@@ -168,6 +168,10 @@ class CompileReport:
     dagger: Dagger
     selection: Selection | None
     gate: FidelityVerdict
+    # The reduced suite on both topologies, the fixed point at its measured decision latency
+    # (rlcc-compile adds it after verification; None with --no-verify or before).
+    closed_loop_suite: ClosedLoop | None = None
+    suite_latency_us: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data; the gate adds its derived verdicts (``passed`` per check and overall)."""

@@ -29,7 +29,7 @@ from rlcc.fxp.model import FxConstants
 from rlcc.progress import Stage
 from rlcc.simulator.controllers.base import Decision, DecisionBatch
 from rlcc.simulator.engine import simulate
-from rlcc.simulator.scenarios import AllToAll, LongShort, ManyToOne, Network, Scenario
+from rlcc.simulator.scenarios import AllToAll, LongShort, ManyToOne, Network, Scenario, TopologyConfig
 from rlcc.spec import ObservationSpec
 
 RAW_FIELDS = ("rtt_ns", "rate", "prev_factor", "cnp_count", "nack_count")
@@ -41,7 +41,9 @@ ORIGIN_NAMES = {ORIGIN_CLOSED_LOOP: "closed_loop", ORIGIN_PERTURBED: "perturbed"
 FactorFn = Callable[[np.ndarray], np.ndarray]
 
 # name -> scenario; durations long enough for many-to-one incasts to converge from line rate.
-DEFAULT_SCENARIOS = "many-to-one:2,many-to-one:16,many-to-one:128,many-to-one:1024,all-to-all:8,long-short:16"
+DEFAULT_SCENARIOS = ("many-to-one:2,many-to-one:16,many-to-one:128,many-to-one:1024,all-to-all:8,long-short:16,"
+                     "fat-tree/all-to-all:16")
+FAT_TREE_PREFIX = "fat-tree/"  # a sampling scenario on the 64-host fat-tree
 
 
 @dataclasses.dataclass
@@ -197,11 +199,16 @@ class ScenarioEntry:
 
 
 def parse_scenarios(text: str, seed: int = 0, duration_scale: float = 1.0) -> list[ScenarioEntry]:
-    """``kind:size[:duration_ms]`` comma list; size = flows (many-to-one), hosts (all-to-all),
-    short flows per burst (long-short). Default durations let incasts converge from line rate."""
+    """``[fat-tree/]kind:size[:duration_ms]`` comma list; size = flows (many-to-one), hosts
+    (all-to-all), short flows per burst (long-short). Default durations let incasts converge from
+    line rate. ``fat-tree/``: on the 64-host two-level fat-tree (else the single switch)."""
     entries = []
     for i, item in enumerate(p.strip() for p in text.split(",") if p.strip()):
-        parts = item.split(":")
+        topology = None
+        body = item
+        if item.startswith(FAT_TREE_PREFIX):
+            topology, body = TopologyConfig(), item[len(FAT_TREE_PREFIX):]
+        parts = body.split(":")
         try:
             kind, size = parts[0], int(parts[1])
             duration = float(parts[2]) if len(parts) > 2 else None
@@ -220,6 +227,8 @@ def parse_scenarios(text: str, seed: int = 0, duration_scale: float = 1.0) -> li
                            duration_ms=(duration or 20.0) * duration_scale, seed=s)
         else:
             raise BadInputError(f"invalid scenario {item!r}: kind must be many-to-one, all-to-all or long-short")
+        if topology is not None:
+            sc = dataclasses.replace(sc, topology=topology)
         sc.validate()
         entries.append(ScenarioEntry(item, sc))
     if not entries:

@@ -5,7 +5,7 @@
  * The model-independent runtime (per-event steps and their semantics, exact square root, clamps,
  * parameter commit) is rlcc_runtime.h, version 4.
  *
- * Source model sha256: 45f6cd4583c46d980525ecda2e5aaf272eb796e6b0dd094f4c9eb8cbc6ee4a24
+ * Source model sha256: f1f934073bde9e4b4b0eea96ab843919aaf32bff3c814051fd1088a93b344e5e
  * policy: rlcc_mlp.onnx
  * policy_sha256: 4221a47813cba449ae20066a1bc9f2c5fcfbe735baf844797ebfc657da8c5e14
  * Spec: 2 step(s) of 2 feature(s), step order oldest_first; device value = integer
@@ -49,116 +49,116 @@ enum firmware_input {
 
 /* ---- tree ensemble: thresholds (int32, device units; comment: the real feature value) and leaves
  * (Q16.16; comment: decimal values). Leaf index of a tree = OR over levels k of (split k true) << k. */
-#define FIRMWARE_BIAS INT32_C(63425) /* 0.967789: base value of the ensemble sum */
+#define FIRMWARE_BIAS INT32_C(58375) /* 0.890732: base value of the ensemble sum */
 
-#define FIRMWARE_THR_0_0 INT32_C(-12833) /* delta[t] > -0.195816 */
-#define FIRMWARE_THR_0_1 INT32_C(37198) /* delta_log_ratio[t] > 0.567596 */
-#define FIRMWARE_THR_0_2 INT32_C(2465) /* delta_log_ratio[t] > 0.0376129 */
-#define FIRMWARE_THR_0_3 INT32_C(-2546) /* delta[t] > -0.0388489 */
+#define FIRMWARE_THR_0_0 INT32_C(-13533) /* delta[t] > -0.206497 */
+#define FIRMWARE_THR_0_1 INT32_C(45444) /* delta_log_ratio[t] > 0.69342 */
+#define FIRMWARE_THR_0_2 INT32_C(57879) /* prev_action[t-1] > 0.883163 */
+#define FIRMWARE_THR_0_3 INT32_C(4193) /* delta[t-1] > 0.0639801 */
 static const int32_t firmware_leaves_0[16] = {
-    -4891, 1310, 0,     0, /* -0.07463 0.01999 0 0 */
-    -4774, 9467, 12613, 8181, /* -0.07285 0.1445 0.1925 0.1248 */
-    0,     3700, 0,     0, /* 0 0.05646 0 0 */
-    0,     5713, 0,     5827, /* 0 0.08717 0 0.08891 */
+    -166, 5864, 11280, 6323, /* -0.002533 0.08948 0.1721 0.09648 */
+    424,  4062, 11090, 6685, /* 0.00647 0.06198 0.1692 0.102 */
+    484,  5191, 0,     0, /* 0.007385 0.07921 0 0 */
+    1139, 4413, 0,     0, /* 0.01738 0.06734 0 0 */
 };
 
-#define FIRMWARE_THR_1_0 INT32_C(-398306) /* delta[t-1] > -6.07767 */
-#define FIRMWARE_THR_1_1 INT32_C(13382) /* delta_log_ratio[t] > 0.204193 */
-#define FIRMWARE_THR_1_2 INT32_C(2823) /* delta[t] > 0.0430756 */
-#define FIRMWARE_THR_1_3 INT32_C(50402) /* delta_log_ratio[t] > 0.769073 */
+#define FIRMWARE_THR_1_0 INT32_C(-59703) /* delta[t] > -0.910995 */
+#define FIRMWARE_THR_1_1 INT32_C(34259) /* delta_log_ratio[t] > 0.522751 */
+#define FIRMWARE_THR_1_2 INT32_C(-861) /* delta_log_ratio[t] > -0.0131378 */
+#define FIRMWARE_THR_1_3 INT32_C(7266) /* delta_log_ratio[t] > 0.11087 */
 static const int32_t firmware_leaves_1[16] = {
-    -5142, 1497, -4269, 4043, /* -0.07846 0.02284 -0.06514 0.06169 */
-    0,     2803, 0,     848, /* 0 0.04277 0 0.01294 */
-    0,     0,    10913, 3861, /* 0 0 0.1665 0.05891 */
-    0,     0,    0,     370, /* 0 0 0 0.005646 */
+    -414, 981,  0,    0, /* -0.006317 0.01497 0 0 */
+    -142, 1498, 0,    0, /* -0.002167 0.02286 0 0 */
+    0,    0,    0,    0, /* 0 0 0 0 */
+    -143, 4099, 6329, 3978, /* -0.002182 0.06255 0.09657 0.0607 */
 };
 
-#define FIRMWARE_THR_2_0 INT32_C(72555) /* prev_action[t-1] > 1.1071 */
-#define FIRMWARE_THR_2_1 INT32_C(-20437) /* delta[t-1] > -0.311844 */
-#define FIRMWARE_THR_2_2 INT32_C(-27423) /* delta[t] > -0.418442 */
-#define FIRMWARE_THR_2_3 INT32_C(55250) /* prev_action[t] > 0.843048 */
+#define FIRMWARE_THR_2_0 INT32_C(-6679) /* delta[t] > -0.101913 */
+#define FIRMWARE_THR_2_1 INT32_C(39301) /* delta_log_ratio[t] > 0.599686 */
+#define FIRMWARE_THR_2_2 INT32_C(62598) /* prev_action[t] > 0.95517 */
+#define FIRMWARE_THR_2_3 INT32_C(1258) /* delta[t-1] > 0.0191956 */
 static const int32_t firmware_leaves_2[16] = {
-    -1443, -1534, 602,  349, /* -0.02202 -0.02341 0.009186 0.005325 */
-    3847,  3598,  2596, -600, /* 0.0587 0.0549 0.03961 -0.009155 */
-    -1400, -1357, 1409, 497, /* -0.02136 -0.02071 0.0215 0.007584 */
-    1513,  -203,  765,  -787, /* 0.02309 -0.003098 0.01167 -0.01201 */
+    -419, 3046, 2514, -2560, /* -0.006393 0.04648 0.03836 -0.03906 */
+    -22,  1512, 3541, -173, /* -0.0003357 0.02307 0.05403 -0.00264 */
+    1374, 1221, 0,    0, /* 0.02097 0.01863 0 0 */
+    2018, 1125, 0,    0, /* 0.03079 0.01717 0 0 */
 };
 
-#define FIRMWARE_THR_3_0 INT32_C(-870) /* delta_log_ratio[t] > -0.0132751 */
-#define FIRMWARE_THR_3_1 INT32_C(-500441) /* delta[t] > -7.63612 */
-#define FIRMWARE_THR_3_2 INT32_C(57687) /* prev_action[t] > 0.880234 */
-#define FIRMWARE_THR_3_3 INT32_C(-7600) /* delta[t] > -0.115967 */
+#define FIRMWARE_THR_3_0 INT32_C(-3010) /* delta[t] > -0.045929 */
+#define FIRMWARE_THR_3_1 INT32_C(23757) /* delta_log_ratio[t] > 0.362503 */
+#define FIRMWARE_THR_3_2 INT32_C(-94190) /* delta[t] > -1.43723 */
+#define FIRMWARE_THR_3_3 INT32_C(45444) /* delta_log_ratio[t] > 0.69342 */
 static const int32_t firmware_leaves_3[16] = {
-    -968, -1304, -547, -687, /* -0.01477 -0.0199 -0.008347 -0.01048 */
-    -969, -1336, -519, -812, /* -0.01479 -0.02039 -0.007919 -0.01239 */
-    0,    0,     800,  3864, /* 0 0 0.01221 0.05896 */
-    0,    0,     -26,  1408, /* 0 0 -0.0003967 0.02148 */
+    -720, 0,   -967,  0, /* -0.01099 0 -0.01476 0 */
+    -664, 746, 12137, -1941, /* -0.01013 0.01138 0.1852 -0.02962 */
+    0,    0,   2647,  0, /* 0 0 0.04039 0 */
+    0,    0,   1416,  -2146, /* 0 0 0.02161 -0.03275 */
 };
 
-#define FIRMWARE_THR_4_0 INT32_C(1258) /* delta[t-1] > 0.0191956 */
-#define FIRMWARE_THR_4_1 INT32_C(-6771) /* delta_log_ratio[t] > -0.103317 */
-#define FIRMWARE_THR_4_2 INT32_C(67981) /* prev_action[t-1] > 1.03731 */
-#define FIRMWARE_THR_4_3 INT32_C(7261) /* delta_log_ratio[t] > 0.110794 */
+#define FIRMWARE_THR_4_0 INT32_C(-414553) /* delta[t-1] > -6.32558 */
+#define FIRMWARE_THR_4_1 INT32_C(26892) /* delta_log_ratio[t] > 0.410339 */
+#define FIRMWARE_THR_4_2 INT32_C(52748) /* delta_log_ratio[t] > 0.804871 */
+#define FIRMWARE_THR_4_3 INT32_C(34259) /* delta_log_ratio[t] > 0.522751 */
 static const int32_t firmware_leaves_4[16] = {
-    -478, 2995, -421, 303, /* -0.007294 0.0457 -0.006424 0.004623 */
-    15,   3830, -91,  331, /* 0.0002289 0.05844 -0.001389 0.005051 */
-    0,    0,    -417, 0, /* 0 0 -0.006363 0 */
-    0,    0,    -311, 0, /* 0 0 -0.004745 0 */
+    555, 480, 746,   1551, /* 0.008469 0.007324 0.01138 0.02367 */
+    0,   0,   0,     0, /* 0 0 0 0 */
+    0,   0,   -5931, 4885, /* 0 0 -0.0905 0.07454 */
+    0,   0,   1247,  2132, /* 0 0 0.01903 0.03253 */
 };
 
-#define FIRMWARE_THR_5_0 INT32_C(37198) /* delta_log_ratio[t] > 0.567596 */
-#define FIRMWARE_THR_5_1 INT32_C(42886) /* delta_log_ratio[t] > 0.654388 */
-#define FIRMWARE_THR_5_2 INT32_C(-398306) /* delta[t-1] > -6.07767 */
-#define FIRMWARE_THR_5_3 INT32_C(27740) /* delta_log_ratio[t] > 0.423279 */
+#define FIRMWARE_THR_5_0 INT32_C(1258) /* delta[t-1] > 0.0191956 */
+#define FIRMWARE_THR_5_1 INT32_C(71119) /* prev_action[t] > 1.08519 */
+#define FIRMWARE_THR_5_2 INT32_C(-13533) /* delta[t] > -0.206497 */
+#define FIRMWARE_THR_5_3 INT32_C(2613) /* delta_log_ratio[t] > 0.0398712 */
 static const int32_t firmware_leaves_5[16] = {
-    4621,  0,      0, 0, /* 0.07051 0 0 0 */
-    -2533, 0,      0, 0, /* -0.03865 0 0 0 */
-    4652,  -12471, 0, -4130, /* 0.07098 -0.1903 0 -0.06302 */
-    3889,  -884,   0, 2315, /* 0.05934 -0.01349 0 0.03532 */
+    208,   1114, 199,   1235, /* 0.003174 0.017 0.003036 0.01884 */
+    -1241, 90,   -3331, -1481, /* -0.01894 0.001373 -0.05083 -0.0226 */
+    65,    0,    55,    0, /* 0.0009918 0 0.0008392 0 */
+    3949,  3466, 680,   1280, /* 0.06026 0.05289 0.01038 0.01953 */
 };
 
-#define FIRMWARE_THR_6_0 INT32_C(68508) /* prev_action[t] > 1.04535 */
-#define FIRMWARE_THR_6_1 INT32_C(-12833) /* delta[t] > -0.195816 */
-#define FIRMWARE_THR_6_2 INT32_C(60022) /* prev_action[t-1] > 0.915863 */
-#define FIRMWARE_THR_6_3 INT32_C(13382) /* delta_log_ratio[t] > 0.204193 */
+#define FIRMWARE_THR_6_0 INT32_C(-1259) /* delta[t-1] > -0.0192108 */
+#define FIRMWARE_THR_6_1 INT32_C(74925) /* prev_action[t-1] > 1.14326 */
+#define FIRMWARE_THR_6_2 INT32_C(-8808) /* delta[t-1] > -0.134399 */
+#define FIRMWARE_THR_6_3 INT32_C(-8139) /* delta[t] > -0.124191 */
 static const int32_t firmware_leaves_6[16] = {
-    827,  1196, 1912,  -1748, /* 0.01262 0.01825 0.02917 -0.02667 */
-    1251, 1600, -1536, -3046, /* 0.01909 0.02441 -0.02344 -0.04648 */
-    118,  170,  -1464, -307, /* 0.001801 0.002594 -0.02234 -0.004684 */
-    594,  282,  -340,  469, /* 0.009064 0.004303 -0.005188 0.007156 */
+    -923,  0,   -941,  0, /* -0.01408 0 -0.01436 0 */
+    -1222, 581, -578,  1563, /* -0.01865 0.008865 -0.00882 0.02385 */
+    1713,  0,   300,   0, /* 0.02614 0 0.004578 0 */
+    389,   672, -2268, -824, /* 0.005936 0.01025 -0.03461 -0.01257 */
 };
 
-#define FIRMWARE_THR_7_0 INT32_C(-1089) /* delta_log_ratio[t] > -0.0166168 */
-#define FIRMWARE_THR_7_1 INT32_C(-1259) /* delta[t] > -0.0192108 */
-#define FIRMWARE_THR_7_2 INT32_C(-4693) /* delta[t] > -0.0716095 */
-#define FIRMWARE_THR_7_3 INT32_C(-20437) /* delta[t-1] > -0.311844 */
+#define FIRMWARE_THR_7_0 INT32_C(52748) /* delta_log_ratio[t] > 0.804871 */
+#define FIRMWARE_THR_7_1 INT32_C(2965) /* delta[t] > 0.0452423 */
+#define FIRMWARE_THR_7_2 INT32_C(13224) /* delta_log_ratio[t] > 0.201782 */
+#define FIRMWARE_THR_7_3 INT32_C(-29199) /* delta[t] > -0.445541 */
 static const int32_t firmware_leaves_7[16] = {
-    557,   719,  0,    0, /* 0.008499 0.01097 0 0 */
-    0,     319,  0,    -4039, /* 0 0.004868 0 -0.06163 */
-    -1262, -400, 0,    0, /* -0.01926 -0.006104 0 0 */
-    1156,  1872, -408, 923, /* 0.01764 0.02856 -0.006226 0.01408 */
+    -991, 0,     0,     0, /* -0.01512 0 0 0 */
+    -893, -1673, 0,     0, /* -0.01363 -0.02553 0 0 */
+    -508, 0,     302,   0, /* -0.007751 0 0.004608 0 */
+    4842, 1832,  -2606, -1359, /* 0.07388 0.02795 -0.03976 -0.02074 */
 };
 
-#define FIRMWARE_THR_8_0 INT32_C(78924) /* prev_action[t] > 1.20428 */
-#define FIRMWARE_THR_8_1 INT32_C(-12833) /* delta[t] > -0.195816 */
-#define FIRMWARE_THR_8_2 INT32_C(-19386) /* delta[t] > -0.295807 */
-#define FIRMWARE_THR_8_3 INT32_C(6383) /* delta_log_ratio[t] > 0.0973969 */
+#define FIRMWARE_THR_8_0 INT32_C(66846) /* prev_action[t] > 1.01999 */
+#define FIRMWARE_THR_8_1 INT32_C(-1380) /* delta_log_ratio[t] > -0.0210571 */
+#define FIRMWARE_THR_8_2 INT32_C(-13533) /* delta[t] > -0.206497 */
+#define FIRMWARE_THR_8_3 INT32_C(56006) /* prev_action[t] > 0.854584 */
 static const int32_t firmware_leaves_8[16] = {
-    -300,  -292, 0,     0, /* -0.004578 -0.004456 0 0 */
-    -391,  -287, -2347, -3770, /* -0.005966 -0.004379 -0.03581 -0.05753 */
-    -266,  -248, 0,     0, /* -0.004059 -0.003784 0 0 */
-    11421, 4781, 2365,  1401, /* 0.1743 0.07295 0.03609 0.02138 */
+    202,   0,     -488, 0, /* 0.003082 0 -0.007446 0 */
+    -2110, 0,     3330, 0, /* -0.0322 0 0.05081 0 */
+    -220,  869,   -482, 644, /* -0.003357 0.01326 -0.007355 0.009827 */
+    -2414, -1105, 57,   61, /* -0.03683 -0.01686 0.0008698 0.0009308 */
 };
 
-#define FIRMWARE_THR_9_0 INT32_C(1258) /* delta[t-1] > 0.0191956 */
-#define FIRMWARE_THR_9_1 INT32_C(-2546) /* delta[t] > -0.0388489 */
-#define FIRMWARE_THR_9_2 INT32_C(63568) /* prev_action[t] > 0.969971 */
-#define FIRMWARE_THR_9_3 INT32_C(1258) /* delta[t] > 0.0191956 */
+#define FIRMWARE_THR_9_0 INT32_C(-1259) /* delta[t-1] > -0.0192108 */
+#define FIRMWARE_THR_9_1 INT32_C(-59703) /* delta[t] > -0.910995 */
+#define FIRMWARE_THR_9_2 INT32_C(5617) /* delta_log_ratio[t] > 0.0857086 */
+#define FIRMWARE_THR_9_3 INT32_C(69438) /* prev_action[t-1] > 1.05954 */
 static const int32_t firmware_leaves_9[16] = {
-    -992, 211,  1627,  -333, /* -0.01514 0.00322 0.02483 -0.005081 */
-    -86,  2796, 641,   272, /* -0.001312 0.04266 0.009781 0.00415 */
-    0,    0,    -1905, -610, /* 0 0 -0.02907 -0.009308 */
-    0,    0,    -720,  464, /* 0 0 -0.01099 0.00708 */
+    -30, 1502, -1532, -81, /* -0.0004578 0.02292 -0.02338 -0.001236 */
+    0,   0,    36,    0, /* 0 0 0.0005493 0 */
+    618, 1172, -1380, -660, /* 0.00943 0.01788 -0.02106 -0.01007 */
+    634, 0,    -913,  0, /* 0.009674 0 -0.01393 0 */
 };
 
 /* ---- ramps: linear terms of the sum around the teacher's equilibrium (no tree splits inside
@@ -167,26 +167,26 @@ static const int32_t firmware_leaves_9[16] = {
 #define FIRMWARE_RAMP_0_LO INT32_C(64225) /* prev_action[t-1] = 0.979996: the term is constant below */
 #define FIRMWARE_RAMP_0_CENTER INT32_C(65536) /* prev_action[t-1] = 1: the teacher's equilibrium */
 #define FIRMWARE_RAMP_0_HI INT32_C(66847) /* prev_action[t-1] = 1.02: the term is constant above */
-#define FIRMWARE_RAMP_0_K_BELOW INT32_C(-390) /* slope below the center: -0.380859 factor per 1.0 of the input */
-#define FIRMWARE_RAMP_0_K_ABOVE INT32_C(-291) /* slope above the center: -0.28418 factor per 1.0 of the input */
+#define FIRMWARE_RAMP_0_K_BELOW INT32_C(-675) /* slope below the center: -0.65918 factor per 1.0 of the input */
+#define FIRMWARE_RAMP_0_K_ABOVE INT32_C(-317) /* slope above the center: -0.30957 factor per 1.0 of the input */
 #define FIRMWARE_RAMP_0_SHIFT 10u /* fractional bits of the slopes */
 #define FIRMWARE_RAMP_1_LO INT32_C(-1258) /* delta[t-1] = -0.0191956: the term is constant below */
 #define FIRMWARE_RAMP_1_CENTER INT32_C(0) /* delta[t-1] = 0: the teacher's equilibrium */
 #define FIRMWARE_RAMP_1_HI INT32_C(1258) /* delta[t-1] = 0.0191956: the term is constant above */
-#define FIRMWARE_RAMP_1_K_BELOW INT32_C(-3257) /* slope below the center: -3.18066 factor per 1.0 of the input */
-#define FIRMWARE_RAMP_1_K_ABOVE INT32_C(-1962) /* slope above the center: -1.91602 factor per 1.0 of the input */
+#define FIRMWARE_RAMP_1_K_BELOW INT32_C(-3128) /* slope below the center: -3.05469 factor per 1.0 of the input */
+#define FIRMWARE_RAMP_1_K_ABOVE INT32_C(-2073) /* slope above the center: -2.02441 factor per 1.0 of the input */
 #define FIRMWARE_RAMP_1_SHIFT 10u /* fractional bits of the slopes */
 #define FIRMWARE_RAMP_2_LO INT32_C(64225) /* prev_action[t] = 0.979996: the term is constant below */
 #define FIRMWARE_RAMP_2_CENTER INT32_C(65536) /* prev_action[t] = 1: the teacher's equilibrium */
 #define FIRMWARE_RAMP_2_HI INT32_C(66847) /* prev_action[t] = 1.02: the term is constant above */
-#define FIRMWARE_RAMP_2_K_BELOW INT32_C(-633) /* slope below the center: -0.618164 factor per 1.0 of the input */
-#define FIRMWARE_RAMP_2_K_ABOVE INT32_C(-386) /* slope above the center: -0.376953 factor per 1.0 of the input */
+#define FIRMWARE_RAMP_2_K_BELOW INT32_C(-546) /* slope below the center: -0.533203 factor per 1.0 of the input */
+#define FIRMWARE_RAMP_2_K_ABOVE INT32_C(-670) /* slope above the center: -0.654297 factor per 1.0 of the input */
 #define FIRMWARE_RAMP_2_SHIFT 10u /* fractional bits of the slopes */
 #define FIRMWARE_RAMP_3_LO INT32_C(-1258) /* delta[t] = -0.0191956: the term is constant below */
 #define FIRMWARE_RAMP_3_CENTER INT32_C(0) /* delta[t] = 0: the teacher's equilibrium */
 #define FIRMWARE_RAMP_3_HI INT32_C(1258) /* delta[t] = 0.0191956: the term is constant above */
-#define FIRMWARE_RAMP_3_K_BELOW INT32_C(4844) /* slope below the center: 4.73047 factor per 1.0 of the input */
-#define FIRMWARE_RAMP_3_K_ABOVE INT32_C(2592) /* slope above the center: 2.53125 factor per 1.0 of the input */
+#define FIRMWARE_RAMP_3_K_BELOW INT32_C(4832) /* slope below the center: 4.71875 factor per 1.0 of the input */
+#define FIRMWARE_RAMP_3_K_ABOVE INT32_C(2686) /* slope above the center: 2.62305 factor per 1.0 of the input */
 #define FIRMWARE_RAMP_3_SHIFT 10u /* fractional bits of the slopes */
 
 /* One function per ramp, out of line: rlcc-verify --prove checks each alone and abstracts it in
@@ -290,53 +290,53 @@ static __attribute__((noinline)) int32_t firmware_tree_sum(const firmware_input_
     (void)x;
     idx = (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_0_0);
     idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_0_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_0_2) << 2;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_0_3) << 3;
+    idx |= (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T_1] > FIRMWARE_THR_0_2) << 2;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_0_3) << 3;
     sum += firmware_leaves_0[idx];
-    idx = (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_1_0);
+    idx = (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_1_0);
     idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_1_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_1_2) << 2;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_1_2) << 2;
     idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_1_3) << 3;
     sum += firmware_leaves_1[idx];
-    idx = (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T_1] > FIRMWARE_THR_2_0);
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_2_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_2_2) << 2;
-    idx |= (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T] > FIRMWARE_THR_2_3) << 3;
+    idx = (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_2_0);
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_2_1) << 1;
+    idx |= (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T] > FIRMWARE_THR_2_2) << 2;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_2_3) << 3;
     sum += firmware_leaves_2[idx];
-    idx = (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_3_0);
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_3_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T] > FIRMWARE_THR_3_2) << 2;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_3_3) << 3;
+    idx = (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_3_0);
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_3_1) << 1;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_3_2) << 2;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_3_3) << 3;
     sum += firmware_leaves_3[idx];
     idx = (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_4_0);
     idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_4_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T_1] > FIRMWARE_THR_4_2) << 2;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_4_2) << 2;
     idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_4_3) << 3;
     sum += firmware_leaves_4[idx];
-    idx = (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_5_0);
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_5_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_5_2) << 2;
+    idx = (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_5_0);
+    idx |= (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T] > FIRMWARE_THR_5_1) << 1;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_5_2) << 2;
     idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_5_3) << 3;
     sum += firmware_leaves_5[idx];
-    idx = (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T] > FIRMWARE_THR_6_0);
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_6_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T_1] > FIRMWARE_THR_6_2) << 2;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_6_3) << 3;
+    idx = (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_6_0);
+    idx |= (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T_1] > FIRMWARE_THR_6_1) << 1;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_6_2) << 2;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_6_3) << 3;
     sum += firmware_leaves_6[idx];
     idx = (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_7_0);
     idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_7_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_7_2) << 2;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_7_3) << 3;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_7_2) << 2;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_7_3) << 3;
     sum += firmware_leaves_7[idx];
     idx = (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T] > FIRMWARE_THR_8_0);
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_8_1) << 1;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_8_1) << 1;
     idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_8_2) << 2;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_8_3) << 3;
+    idx |= (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T] > FIRMWARE_THR_8_3) << 3;
     sum += firmware_leaves_8[idx];
     idx = (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_9_0);
     idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_9_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T] > FIRMWARE_THR_9_2) << 2;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_9_3) << 3;
+    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_9_2) << 2;
+    idx |= (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T_1] > FIRMWARE_THR_9_3) << 3;
     sum += firmware_leaves_9[idx];
     return sum;
 }

@@ -176,6 +176,7 @@ def test_unknown_or_unfed_derived_input_is_one_line_exit_3_before_compiling(tmp_
 # ---- verification failure inside rlcc-compile ------------------------------------------------------
 def test_compile_verification_over_budget_keeps_out_and_exits_5(tmp_path, example_policy, monkeypatch, constant_result):
     monkeypatch.setattr(compile_cli, "compile_policy", lambda *a, **k: constant_result)
+    monkeypatch.setattr(compile_cli, "check_on_suite", lambda result, *a, **k: result)  # its own tests: tests/distill
     out = tmp_path / "OUT"
     result = invoke(compile_command, example_policy, "-o", out, "--budget-ns", "1")
     assert result.exit_code == int(ExitCode.BUDGET), result.output
@@ -187,6 +188,7 @@ def test_compile_verification_over_budget_keeps_out_and_exits_5(tmp_path, exampl
 
 def test_compile_verification_build_failure_keeps_out_and_exits_6(tmp_path, example_policy, monkeypatch, constant_result):
     monkeypatch.setattr(compile_cli, "compile_policy", lambda *a, **k: constant_result)
+    monkeypatch.setattr(compile_cli, "check_on_suite", lambda result, *a, **k: result)  # its own tests: tests/distill
 
     def broken_build(*_args, **_kwargs):
         raise BuildError("cross-compilation failed: firmware.c:1: error")
@@ -293,6 +295,7 @@ def test_force_does_not_replace_a_directory_that_is_not_an_rlcc_output(tmp_path,
 
 def test_force_replaces_a_previous_output(tmp_path, example_policy, monkeypatch, constant_result):
     monkeypatch.setattr(compile_cli, "compile_policy", lambda *a, **k: constant_result)
+    monkeypatch.setattr(compile_cli, "check_on_suite", lambda result, *a, **k: result)  # its own tests: tests/distill
     out = tmp_path / "OUT"
     for _ in range(2):
         result = invoke(compile_command, example_policy, "-o", out, "--force", "--no-verify")

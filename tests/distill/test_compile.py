@@ -17,8 +17,8 @@ from rlcc.policy import OnnxPolicy
 from rlcc.spec import Action, Feature, ObservationSpec
 
 TINY = ["--accept-fidelity", "--quick", "--samples", "1500", "--scenarios", "many-to-one:2:8,many-to-one:16:12", "--probe-timeout-us", "250.5"]
-REPORT_KEYS = {"closed_loop", "closed_loop_steady", "dagger", "dataset", "explainability", "fidelity", "fit", "gate",
-               "options", "quantization", "rlcc_report", "selection", "sizes", "teacher"}
+REPORT_KEYS = {"closed_loop", "closed_loop_steady", "closed_loop_suite", "dagger", "dataset", "explainability", "fidelity",
+               "fit", "gate", "options", "quantization", "rlcc_report", "selection", "sizes", "suite_latency_us", "teacher"}
 
 
 def run(args):
@@ -42,6 +42,11 @@ def test_artifacts_and_report(compiled):
     assert verdict["bit_exact"] and verdict["passed"] and verdict["firmware"] == "firmware.c"
     report = json.loads((compiled / "report.json").read_text())
     assert set(report) == REPORT_KEYS
+    # The reduced suite on both topologies, the firmware at the decision time rlcc-verify measured.
+    assert report["suite_latency_us"] == pytest.approx(verdict["budget"]["worst_case_ns"] / 1e3)
+    suite = report["closed_loop_suite"]["scenarios"]
+    assert {name.split()[0] for name in suite} == {"single-switch", "fat-tree"}
+    assert {c["scenario"].split(" ", 1)[1] for c in report["gate"]["checks"]} >= set(suite)
     assert report["fidelity"]["path_changed_fraction"] == 0.0
     assert report["sizes"]["state_fits_context"] and report["sizes"]["operations"] <= 150
     assert len(report["explainability"]) == 9
@@ -62,10 +67,11 @@ def test_artifacts_and_report(compiled):
     assert "#define FIRMWARE_DEF_PROBE_TIMEOUT_NS UINT32_C(250500)" in (compiled / "firmware.h").read_text()
     md = (compiled / "report.md").read_text()
     assert "Closed loop, steady state" in md and "Closed loop, startup transient" in md
-    # The gate judged every closed-loop row of the firmware (4 measures x scenarios x 2 modes);
-    # the quick compile fits QUICK_CANDIDATES candidates and keeps the best validation score.
+    # The gate judged every closed-loop row of the firmware (4 measures x scenarios x 2 modes, plus
+    # the reduced suite); the quick compile fits QUICK_CANDIDATES candidates and keeps the best.
     gate = report["gate"]
-    assert len(gate["checks"]) == 4 * 2 * len(report["closed_loop"]["scenarios"]) and gate["controller"] == "fixed_point"
+    assert len(gate["checks"]) == 4 * (2 * len(report["closed_loop"]["scenarios"]) + len(suite))
+    assert gate["controller"] == "fixed_point" and "reduced suite on both topologies" in md
     assert gate["passed"] == all(c["passed"] for c in gate["checks"]) and "Fidelity gate: " in md
     sel = report["selection"]
     assert len(sel["candidates"]) == QUICK_CANDIDATES
