@@ -276,13 +276,15 @@ def trace(hosts: int, cdf: str, load: float, **opts: Any) -> None:
 @click.option("-o", "--out", required=True, type=click.Path(), help="output directory (suite.md, suite.json, PNGs)")
 @click.option("--suite", "suite_name", type=click.Choice(["full", "reduced"]), default="full", show_default=True)
 @click.option("--seeds", default="0", show_default=True, help="comma-separated seeds")
-@click.option("--ray", "use_ray", is_flag=True, help="run the simulations on Ray (local unless --address)")
-@click.option("--address", default=None, help="Ray cluster address (implies --ray), e.g. ray://head:10001 or auto")
+@click.option("--backend", type=click.Choice(["auto", "ray", "serial"]), default="auto", show_default=True,
+              help="where the simulations run: Ray (local unless --address; auto: when installed, pip install 'rlcc[ray]') "
+                   "or in this process; results are identical")
+@click.option("--address", default=None, help="Ray cluster address, e.g. ray://head:10001 or auto (implies --backend ray)")
 @click.option("--num-cpus", type=int, default=None, help="local Ray CPUs [all]")
 @click.option("--force", is_flag=True, help="replace an existing output directory")
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
 @guarded(PROG)
-def suite(controllers: tuple[str, ...], out: str, suite_name: str, seeds: str, use_ray: bool, address: str | None,
+def suite(controllers: tuple[str, ...], out: str, suite_name: str, seeds: str, backend: str, address: str | None,
           num_cpus: int | None, force: bool, quiet: bool) -> None:
     """The RL-CC paper's evaluation (Tables IV and V, goodput and latency per scale, OSU, long-short,
     FCT) for every controller: Markdown, JSON and PNG plots in OUT."""
@@ -298,7 +300,12 @@ def suite(controllers: tuple[str, ...], out: str, suite_name: str, seeds: str, u
         raise OptionValueError(f"--seeds must be non-negative integers, got {seeds!r}", PROG, ExitCode.USAGE)
     specs = [ControllerSpec.parse(c) for c in controllers]
     check_output_dir(out, force, "--out", marker="suite.json")
-    backend = "ray" if (use_ray or address) else "serial"
+    if address:
+        backend = "ray"
+    elif backend == "auto":
+        import importlib.util
+
+        backend = "ray" if importlib.util.find_spec("ray") else "serial"
     results = run_suite(specs, suite_name, seed_list, backend=backend, address=address, num_cpus=num_cpus,
                         progress=False if quiet else None)
     with atomic_output_dir(Path(out), overwrite=force, marker="suite.json") as staging:

@@ -15,7 +15,8 @@ from rlcc.simulator.suite_report import normalize
 
 def test_reduced_suite_writes_tables_and_plots(tmp_path, repo):
     out = tmp_path / "suite"
-    res = CliRunner().invoke(simulate_command, ["suite", "--suite", "reduced", "--controller", "swift", "--controller", "hpcc",
+    res = CliRunner().invoke(simulate_command, ["suite", "--suite", "reduced", "--backend", "serial",
+                                                "--controller", "swift", "--controller", "hpcc",
                                                 "--controller", f"fw={repo / 'examples' / 'firmware'}", "-o", str(out), "-q"])
     assert res.exit_code == 0, res.output
     md = (out / "suite.md").read_text()
@@ -34,9 +35,11 @@ def test_reduced_suite_writes_tables_and_plots(tmp_path, repo):
     assert again.exit_code == 2 and "--force" in again.output
 
 
-def test_suite_results_are_deterministic_and_normalize():
-    a = run_suite([ControllerSpec.parse("swift")], "reduced", (1,), progress=False)
-    b = run_suite([ControllerSpec.parse("swift")], "reduced", (1,), progress=False)
+def test_suite_on_ray_equals_the_serial_run(repo):
+    """Same suite, serially and on a local 2-CPU Ray: identical results (every job carries its seed)."""
+    ctl = [ControllerSpec.parse("dcqcn"), ControllerSpec.parse(f"teacher={repo / 'examples' / 'rlcc_mlp.onnx'}")]
+    a = run_suite(ctl, "reduced", (1,), progress=False)
+    b = run_suite(ctl, "reduced", (1,), backend="ray", num_cpus=2, progress=False)
     assert json.dumps(normalize(a), sort_keys=True) == json.dumps(normalize(b), sort_keys=True)
 
 
