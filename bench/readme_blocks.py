@@ -367,7 +367,58 @@ def coverage() -> str:
     return text + (f"; missed: {', '.join(f'`{m}`' for m in listed)}" if listed else "")
 
 
+def _suite_summary() -> Any:
+    from rlcc.simulator.suite_report import Summary, normalize
+
+    return Summary(normalize(load(RESULTS / "suite" / "suite.json")))
+
+
+def suite_tables() -> str:
+    """The paper's Table IV and Table V for the example, from bench/bench_suite.py's suite.json."""
+    from rlcc.simulator.suite_report import SuccessCriteria, table_iv, table_v
+
+    summary = _suite_summary()
+    meta = load(RESULTS / "suite_meta.json")
+    out = ["Table IV, packets lost per flow (the whole run; bold: best per column):", ""]
+    out += table_iv(summary)
+    grid, notes = table_v(summary)
+    out += ["", "Table V, success per task (✓: the criterion below held at every scale):", ""] + grid
+    if notes:
+        out += [""] + notes
+    crit = SuccessCriteria.from_dict(summary.results.get("criteria")).describe()
+    out += ["", para("Criteria: " + " ".join(f"{k}: {v}" for k, v in crit.items())), "",
+            para(f"{meta['runs']} simulations in {meta['wall_s']:.0f} s on {cores(meta)} cores ({meta['backend']}); "
+                 "all tables and plots: `bench/results/suite/suite.md`.")]
+    return "\n".join(out)
+
+
+def fabric() -> str:
+    """Fabric simulator scaling (bench/bench_fabric.py)."""
+    doc = load(RESULTS / "fabric.json")
+    fab = [r for r in doc["flows_curve"] if r["topology"] == "fat-tree"]
+    rows = [[str(r["flows"]), f"{r['wall_per_sim_ms']:.3f} s", f"{r['us_per_decision']:.2f} µs",
+             f"{r['projected_2s_min']:.1f} min", f"{r['vs_single_switch']:.1f}×"] for r in fab]
+    out = [table(["flows (64-host fat-tree, all-to-all)", "wall per simulated ms", "per decision", "2 s projected",
+                  "vs single switch"], ["---:", "---:", "---:", "---:", "---:"], rows), ""]
+    hrows = [[str(r["hosts"]), f"{r['leaves']}×{r['hosts_per_leaf']}", str(r["flows"]), f"{r['wall_per_sim_ms']:.3f} s",
+              f"{r['us_per_decision']:.2f} µs"] for r in doc["hosts_curve"]]
+    out += [table(["hosts", "leaves × hosts", "flows (all-to-all)", "wall per simulated ms", "per decision"],
+                  ["---:", "---:", "---:", "---:", "---:"], hrows), ""]
+    t = doc.get("target_run")
+    if t:
+        met = "meets" if t["wall_s"] <= t["goal_s"] else "misses"
+        out.append(para(f"Target run, measured: {t['flows']} flows, {t['duration_ms'] / 1e3:g} simulated s: "
+                        f"**{t['wall_s'] / 60:.1f} min** on {cores(doc)} cores ({met} the {t['goal_s'] / 60:g}-minute goal)."))
+    else:
+        big = fab[-1]
+        out.append(para(f"The target (8064 flows, 2 simulated s) projects to **{big['projected_2s_min']:.1f} min** from "
+                        f"{doc['duration_ms']:g} simulated ms on {cores(doc)} cores (goal: 2 min)."))
+    return "\n".join(out)
+
+
 BLOCKS: dict[str, tuple[Callable[[], str], bool]] = {
+    "suite": (suite_tables, True),
+    "fabric": (fabric, True),
     "compile-wall": (compile_wall, False),
     "eval": (eval_table, True),
     "eval-k3": (lambda: eval_table("training_k3"), True),

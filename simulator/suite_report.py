@@ -291,6 +291,10 @@ class Summary:
             topologies.setdefault(c.family, set()).add(c.topology)
         self._both = {f for f, t in topologies.items() if len(t) > 1}
 
+    def title(self, case: Case) -> str:
+        """The case's name with its topology said once."""
+        return self.label(case) if case.family in self._both else f"{case.family} on {case.topology}"
+
     def label(self, case: Case) -> str:
         return f"{case.family} ({case.topology})" if case.family in self._both else case.family
 
@@ -569,7 +573,7 @@ def markdown(summary: Summary, figures: Mapping[Case, str]) -> str:
     out += ["Criteria:", ""] + [f"- {f}: {words[f]}." for f in FAMILIES if any(c.family == f for c in summary.cases)]
     out += [""]
     for case in summary.cases:
-        out += [f"## {summary.label(case)}" + ("" if case.family in summary._both else f" ({case.topology})"), ""]
+        out += [f"## {summary.title(case)}", ""]
         if case.family in STEADY:
             out += _steady_section(summary, case)
         elif case.family == "long-short":
@@ -655,7 +659,7 @@ def _steady_figure(summary: Summary, case: Case, colors: Mapping[str, str]) -> F
         ax.grid(alpha=0.3)
     axes[0].set_ylim(0, 1.05)
     _legend(fig, summary, colors)
-    fig.suptitle(f"{summary.label(case)} on {case.topology} (mean over seeds)")
+    fig.suptitle(f"{summary.title(case)} (mean over seeds)")
     return fig
 
 
@@ -699,7 +703,7 @@ def _osu_figure(summary: Summary, case: Case, colors: Mapping[str, str]) -> Figu
     for ax in (ax_rel, ax_abs):
         ax.grid(axis="y", alpha=0.3)
     _legend(fig, summary, colors)
-    fig.suptitle(f"{summary.label(case)} on {case.topology}: MPI all-to-all (mean over seeds)")
+    fig.suptitle(f"{summary.title(case)}: MPI all-to-all (mean over seeds)")
     return fig
 
 
@@ -720,7 +724,7 @@ def _fct_figure(summary: Summary, case: Case, colors: Mapping[str, str]) -> Figu
         for ax in row:
             ax.set_xlabel("flow size")
     _legend(fig, summary, colors)
-    fig.suptitle(f"{summary.label(case)} on {case.topology}: FCT slowdown per flow size (mean over seeds)")
+    fig.suptitle(f"{summary.title(case)}: FCT slowdown per flow size (mean over seeds)")
     return fig
 
 

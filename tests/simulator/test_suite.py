@@ -70,3 +70,20 @@ def test_firmware_without_a_verify_report_runs_at_the_default_latency(tmp_path, 
     (fw / "verify.json").write_text("{}")
     with pytest.raises(BadInputError, match="budget.worst_case_ns"):
         load_firmware(str(fw))
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["many-to-one", "--topology", "{topo}"], "invalid topology: host b has no link"),
+    (["trace", "--cdf", "{cdf}", "--duration-ms", "1"], "line 3: cdf 40 is below the previous cdf 60"),
+    (["all-to-all", "--leaves", "3"], "--leaves needs --topology"),
+    (["osu", "--topology", "fat-tree", "--hosts", "65"], "65 hosts do not fit the topology's 64"),
+])
+def test_fabric_bad_input_is_one_line_and_exit_3(tmp_path, args, needle):
+    topo = tmp_path / "t.json"
+    topo.write_text(json.dumps({"hosts": ["a", "b"], "switches": ["s"],
+                                "links": [{"a": "a", "b": "s", "rate_gbps": 100, "delay_ns": 1}]}))
+    cdf = tmp_path / "bad.cdf"
+    cdf.write_text("# size cdf%\n1000 60\n2000 40\n3000 100\n")
+    res = CliRunner().invoke(simulate_command, [a.format(topo=topo, cdf=cdf) for a in args])
+    assert res.exit_code == 3, res.output
+    assert needle in res.output and len(res.output.strip().splitlines()) == 1
