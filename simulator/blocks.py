@@ -390,26 +390,30 @@ class BlockLoop:
             dH = np.bincount(js * nH + host, weights=delta, minlength=B * nH).reshape(B, nH)
             for x in entries:
                 changed[x[0] - s] = True
-        by_step: dict[int, list] = {}
-        for key, idx, nw in entries:
-            by_step.setdefault(key - s, []).append((idx, nw))
         snaps = []  # integral state (host base, scale, ref, time; group drop, mark) at each step's start
-        delays = np.empty((B, nQ1))
+        queues = []  # queue bytes at each step's start
+        flushed = 0  # entries whose rates are in fl.tx / fl.rate (only the series reads them in the loop)
         for j in range(B):
             k = s + j
             snaps.append((fab.host_base, fab.host_scale, fab.host_ref, fab.time, fab.group_drop, fab.group_mark))
-            delays[j] = fab.queue_delays()
+            queues.append(fab.queue)  # (the fabric replaces the array each step)
             if changed[j]:
                 fab.host_queue_rate += dM[j]
                 fab.host_sum += dH[j]
                 fab._dirty = True
-                for idx, nw in by_step[j]:
-                    fl.tx[idx] = nw
-                    fl.rate[idx] = nw
             fab.step(dt)
+            if k % self.series_every == 0:
+                while flushed < len(entries) and entries[flushed][0] <= k:
+                    fl.tx[entries[flushed][1]] = entries[flushed][2]
+                    fl.rate[entries[flushed][1]] = entries[flushed][2]
+                    flushed += 1
             self.sample(k)
             if self._progress is not None and k % PROGRESS_EVERY == PROGRESS_EVERY - 1:
                 self._progress(PROGRESS_EVERY)
+        for _, idx, nw in entries[flushed:]:
+            fl.tx[idx] = nw
+            fl.rate[idx] = nw
+        delays = np.stack(queues) / fab.cap  # ``PathFabric.queue_delays`` at each step's start
         counting = bool(nd and counted)
         if entries or counting:  # ``PathFabric.host_integral`` at each step's start
             hints = [b + sc * (t - r) for b, sc, r, t, _, _ in snaps]

@@ -130,8 +130,7 @@ class PathFabric:
     def _refresh(self) -> None:
         """NIC scales and link loads from the per-host rates; a changed scale rebases the host integrals."""
         cap = self.host_cap
-        over = self.host_sum > cap
-        scale = np.where(over, cap / np.maximum(self.host_sum, 1e-300), 1.0) if over.any() else self._ones()
+        scale = cap / np.maximum(self.host_sum, cap)  # cap / sum when oversubscribed, else exactly 1
         if (scale != self.host_scale).any():
             self.host_base = self.host_base + self.host_scale * (self.time - self.host_ref)
             self.host_ref = self.time
@@ -142,11 +141,6 @@ class PathFabric:
         self.send_rate = float(self.host_scale @ self.host_sum)
         self._inflow = None
         self._dirty = False
-
-    def _ones(self) -> np.ndarray:
-        if getattr(self, "_ones_", None) is None:
-            self._ones_ = np.ones(self.n_hosts)
-        return self._ones_
 
     # ---- integrals -----------------------------------------------------------------------------
     def host_integral(self) -> np.ndarray:
@@ -172,9 +166,12 @@ class PathFabric:
         groups = self.queue_groups[pos]
         link = np.repeat(hit, n)
         scale = self.host_scale[self.group_host] * dt
-        # New arrays (not in place): block snapshots of the integrals keep the old ones.
-        self.group_drop = self.group_drop + scale * np.bincount(groups, weights=frac[link], minlength=self.n_groups)
-        self.group_mark = self.group_mark + scale * np.bincount(groups, weights=mark[link], minlength=self.n_groups)
+        # New arrays (not in place): block snapshots of the integrals keep the old ones. A
+        # fraction that is 0 on every link adds nothing: the array is kept.
+        if frac.any():
+            self.group_drop = self.group_drop + scale * np.bincount(groups, weights=frac[link], minlength=self.n_groups)
+        if mark.any():
+            self.group_mark = self.group_mark + scale * np.bincount(groups, weights=mark[link], minlength=self.n_groups)
 
     # ---- time step ---------------------------------------------------------------------------
     def step(self, dt: float) -> None:
