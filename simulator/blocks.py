@@ -84,7 +84,8 @@ class BlockLoop:
         if getattr(self, "_feat", None) is None:
             self._feat = [(vocab.get(f.name).float_value, f.scale, f.offset) for f in spec.features]
         raw_step = vocab.FloatStep(spec.reward, self.flows.prev_action[due], rtt, rate)  # count-free: no counters
-        step = [value(raw_step) * scale + offset for value, scale, offset in self._feat]
+        step = [(value(raw_step) if scale == 1.0 else value(raw_step) * scale) + offset  # (x * 1.0 == x)
+                for value, scale, offset in self._feat]
         # slot c of the new window: oldest_first shifts left by F and appends the step
         if spec.step_order == "oldest_first":
             new = [cols[c + F][due] for c in range(W - F)] + step
@@ -125,10 +126,13 @@ class BlockLoop:
             else:
                 jd = np.zeros(nd, np.int64)
             rate = fl.rate[due]
-            if pend:  # a decided-but-not-yet-applied own rate change taking effect before the probe
+            # A decided-but-not-yet-applied own rate change taking effect before the probe: only
+            # from decisions less than a block before e (two decisions of a flow are >= a block apart).
+            near = [x for x in pend if x[0] - self.latency_steps + self.block_steps < e]
+            if near:
                 pos = fl.slot
                 pos[due] = np.arange(nd)
-                for key, idx, new in pend:
+                for key, idx, new in near:
                     p = pos[idx]
                     m = p >= 0
                     if m.any():
@@ -364,18 +368,26 @@ class BlockLoop:
         fab, fl, C, B, dt = self.fabric, self.flows, self.C, e - s, self.dt
         nQ1, nH = fab.n_queues + 1, fab.n_hosts
         entries = sorted(pend + inblock, key=lambda x: x[0])  # stable: step order, then decision order
-        # Rate changes: old sending rates (a flow may change twice in a block) and per-step deltas.
-        tx0 = fl.tx.copy()  # sending rates at the block start (the replay below advances it)
-        cur = tx0.copy()
-        olds = []
-        for key, idx, nw in entries:
-            olds.append(cur[idx])
-            cur[idx] = nw
+        # Rate changes: old sending rates and per-step deltas.
+        counting = bool(nd and counted)
+        tx0 = olds = None
         changed = np.zeros(B, bool)
         if entries:
             js = np.repeat(np.array([x[0] - s for x in entries]), [len(x[1]) for x in entries])
             idx_all = np.concatenate([x[1] for x in entries])
-            old_all = np.concatenate(olds)
+            distinct = self._distinct(idx_all)
+        if counting or (entries and not distinct):  # the sequential replay (a flow may change twice)
+            tx0 = fl.tx.copy()  # sending rates at the block start (the replay advances it)
+            cur = tx0.copy()
+            olds = []
+            for key, idx, nw in entries:
+                olds.append(cur[idx])
+                cur[idx] = nw
+            if entries:
+                old_all = np.concatenate(olds)
+        elif entries:
+            old_all = fl.tx[idx_all]
+        if entries:
             delta = np.concatenate([x[2] for x in entries]) - old_all
             g = self.group[idx_all]
             host = fab.group_host[g]
@@ -414,7 +426,6 @@ class BlockLoop:
             fl.tx[idx] = nw
             fl.rate[idx] = nw
         delays = np.stack(queues) / fab.cap  # ``PathFabric.queue_delays`` at each step's start
-        counting = bool(nd and counted)
         if entries or counting:  # ``PathFabric.host_integral`` at each step's start
             hints = [b + sc * (t - r) for b, sc, r, t, _, _ in snaps]
         if nd:
@@ -423,7 +434,7 @@ class BlockLoop:
             qd = flat.take(off + pq[0].take(p))
             for h in range(1, len(pq)):
                 qd = qd + flat.take(off + pq[h].take(p))
-        if entries and not counting and self._distinct(idx_all):
+        if entries and not counting and distinct:
             # Nothing counted and every changed flow changes once: settle all of them in one
             # call with the integrals of their steps (the same values and arithmetic per flow).
             gd = snaps[0][4], snaps[0][5]
