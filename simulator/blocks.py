@@ -403,12 +403,12 @@ class BlockLoop:
             for x in entries:
                 changed[x[0] - s] = True
         snaps = []  # integral state (host base, scale, ref, time; group drop, mark) at each step's start
-        queues = []  # queue bytes at each step's start
+        delays = np.empty((B, nQ1))  # queue bytes at each step's start, then their delays
         flushed = 0  # entries whose rates are in fl.tx / fl.rate (only the series reads them in the loop)
         for j in range(B):
             k = s + j
             snaps.append((fab.host_base, fab.host_scale, fab.host_ref, fab.time, fab.group_drop, fab.group_mark))
-            queues.append(fab.queue)  # (the fabric replaces the array each step)
+            delays[j] = fab.queue
             if changed[j]:
                 fab.host_queue_rate += dM[j]
                 fab.host_sum += dH[j]
@@ -425,15 +425,16 @@ class BlockLoop:
         for _, idx, nw in entries[flushed:]:
             fl.tx[idx] = nw
             fl.rate[idx] = nw
-        delays = np.stack(queues) / fab.cap  # ``PathFabric.queue_delays`` at each step's start
+        delays /= fab.cap  # ``PathFabric.queue_delays`` at each step's start
         if entries or counting:  # ``PathFabric.host_integral`` at each step's start
-            hints = [b + sc * (t - r) for b, sc, r, t, _, _ in snaps]
-        if nd:
-            p = self.path[due]
-            flat, off, pq = delays.ravel(), jd * nQ1, fab.path_queues_t
-            qd = flat.take(off + pq[0].take(p))
-            for h in range(1, len(pq)):
-                qd = qd + flat.take(off + pq[h].take(p))
+            hints = np.empty((B, nH))
+            for j, (b, sc, r, t, _, _) in enumerate(snaps):
+                np.add(b, sc * (t - r), out=hints[j])
+        if nd:  # the probes' queueing delays: the sum over each path's hops at the decision's step
+            flat, off, fq = delays.ravel(), jd * nQ1, fab.flow_queues
+            qd = flat.take(off + fq[0].take(due))
+            for h in range(1, len(fq)):
+                qd = qd + flat.take(off + fq[h].take(due))
         if entries and not counting and distinct:
             # Nothing counted and every changed flow changes once: settle all of them in one
             # call with the integrals of their steps (the same values and arithmetic per flow).
@@ -443,7 +444,7 @@ class BlockLoop:
                 gd = [np.stack([sn[c] for sn in snaps]).ravel().take(flat_g) for c in (4, 5)]
             else:
                 gd = [gd[0].take(g), gd[1].take(g)]
-            hint = np.stack(hints).ravel().take(js * nH + host)
+            hint = hints.ravel().take(js * nH + host)
             fl.settle_cols(idx_all, [hint, *gd], old_all * C)
         elif entries or counting:
             self._replay_paths(s, B, entries, olds, snaps, hints, tx0, due, jd if counting else None, obs, ret,

@@ -106,10 +106,11 @@ class PathFabric:
         order = np.argsort(flat, kind="stable")
         self.queue_groups = (order // self.group_queues.shape[1]).astype(np.int64)  # groups, by queue
         self.queue_ptr = np.searchsorted(flat[order], np.arange(nQ + 2))
-        # Per hop, contiguous: each group's (host, queue) cell of ``host_queue_rate`` and each
-        # path's queue (1-D gathers are ~5x faster than row gathers of a (n, H) array).
+        # Per hop, contiguous: each group's (host, queue) cell of ``host_queue_rate``, each path's
+        # and each flow's queue (1-D gathers are ~5x faster than row gathers of a (n, H) array).
         self.group_cells = np.ascontiguousarray((self.group_host[:, None] * (nQ + 1) + self.group_queues).T)
         self.path_queues_t = np.ascontiguousarray(self.path_queues.T)
+        self.flow_queues = np.ascontiguousarray(self.path_queues_t[:, self.flow_path])  # (H, flows)
         self.dropped = self.offered = 0.0
         self._dirty = False
         self._dt, self._capdt, self._inflow = None, None, None  # per-step constants at the current rates
