@@ -84,7 +84,8 @@ class BlockLoop:
         if getattr(self, "_feat", None) is None:
             self._feat = [(vocab.get(f.name).float_value, f.scale, f.offset) for f in spec.features]
         raw_step = vocab.FloatStep(spec.reward, self.flows.prev_action[due], rtt, rate)  # count-free: no counters
-        step = [value(raw_step) * scale + offset for value, scale, offset in self._feat]
+        step = [(value(raw_step) if scale == 1.0 else value(raw_step) * scale) + offset  # (x * 1.0 == x)
+                for value, scale, offset in self._feat]
         # slot c of the new window: oldest_first shifts left by F and appends the step
         if spec.step_order == "oldest_first":
             new = [cols[c + F][due] for c in range(W - F)] + step
@@ -116,15 +117,22 @@ class BlockLoop:
         counted = False
         if nd:
             ret = fl.next_ret[due]
-            jd = np.searchsorted(edges, ret, side="right")
-            if B > 1:
-                order = np.argsort(jd.astype(np.uint8 if B < 256 else np.uint16), kind="stable")  # radix sort
-                due, ret, jd = due[order], ret[order], jd[order]
+            if B > 1:  # jd = searchsorted(edges, ret, "right"), by comparisons (ret < edges[-1])
+                jd8 = np.zeros(nd, np.uint8 if B < 256 else np.uint16)
+                for edge in edges[:-1].tolist():
+                    jd8 += ret >= edge
+                order = np.argsort(jd8, kind="stable")  # radix sort
+                due, ret, jd = due[order], ret[order], jd8[order].astype(np.int64)
+            else:
+                jd = np.zeros(nd, np.int64)
             rate = fl.rate[due]
-            if pend:  # a decided-but-not-yet-applied own rate change taking effect before the probe
+            # A decided-but-not-yet-applied own rate change taking effect before the probe: only
+            # from decisions less than a block before e (two decisions of a flow are >= a block apart).
+            near = [x for x in pend if x[0] - self.latency_steps + self.block_steps < e]
+            if near:
                 pos = fl.slot
                 pos[due] = np.arange(nd)
-                for key, idx, new in pend:
+                for key, idx, new in near:
                     p = pos[idx]
                     m = p >= 0
                     if m.any():
@@ -358,59 +366,113 @@ class BlockLoop:
         same values as the step loop (bit-identical: tests/simulator/test_fabric.py)."""
         due, nd, ret, jd, rtt, rate, obs, new, factors, pend, inblock, counted, _ = self._decide_block(s, e)
         fab, fl, C, B, dt = self.fabric, self.flows, self.C, e - s, self.dt
-        nQ1 = fab.n_queues + 1
+        nQ1, nH = fab.n_queues + 1, fab.n_hosts
         entries = sorted(pend + inblock, key=lambda x: x[0])  # stable: step order, then decision order
-        # Rate changes: old sending rates (a flow may change twice in a block) and per-step deltas.
-        tx0 = fl.tx.copy()  # sending rates at the block start (the replay below advances it)
-        cur = tx0.copy()
-        olds = []
-        for key, idx, nw in entries:
-            olds.append(cur[idx])
-            cur[idx] = nw
+        # Rate changes: old sending rates and per-step deltas.
+        counting = bool(nd and counted)
+        tx0 = olds = None
         changed = np.zeros(B, bool)
         if entries:
-            js = np.concatenate([np.full(len(x[1]), x[0] - s) for x in entries])
+            js = np.repeat(np.array([x[0] - s for x in entries]), [len(x[1]) for x in entries])
             idx_all = np.concatenate([x[1] for x in entries])
-            delta = np.concatenate([x[2] for x in entries]) - np.concatenate(olds)
+            distinct = self._distinct(idx_all)
+        if counting or (entries and not distinct):  # the sequential replay (a flow may change twice)
+            tx0 = fl.tx.copy()  # sending rates at the block start (the replay advances it)
+            cur = tx0.copy()
+            olds = []
+            for key, idx, nw in entries:
+                olds.append(cur[idx])
+                cur[idx] = nw
+            if entries:
+                old_all = np.concatenate(olds)
+        elif entries:
+            old_all = fl.tx[idx_all]
+        if entries:
+            delta = np.concatenate([x[2] for x in entries]) - old_all
             g = self.group[idx_all]
             host = fab.group_host[g]
-            q = fab.group_queues[g]
-            cells = ((js * fab.n_hosts + host)[:, None] * nQ1 + q).ravel()
-            dM = np.bincount(cells, weights=np.repeat(delta, q.shape[1]), minlength=B * fab.n_hosts * nQ1)
-            dM = dM.reshape(B, fab.n_hosts, nQ1)
-            dH = np.bincount(js * fab.n_hosts + host, weights=delta, minlength=B * fab.n_hosts).reshape(B, fab.n_hosts)
-            changed[np.unique(js)] = True
-        by_step: dict[int, list] = {}
-        for key, idx, nw in entries:
-            by_step.setdefault(key - s, []).append((idx, nw))
-        snaps = []  # integrals (host scale, group drop, group mark) at each step's start
-        delays = np.empty((B, nQ1))
+            # cells (j, host, queue) of the per-host rate matrix, flow by flow (bincount's order)
+            gc = fab.group_cells
+            cells = np.empty((len(g), len(gc)), np.int64)
+            base = js * (nH * nQ1)
+            for h in range(len(gc)):
+                np.add(base, gc[h].take(g), out=cells[:, h])
+            dM = np.bincount(cells.ravel(), weights=np.repeat(delta, len(gc)), minlength=B * nH * nQ1)
+            dM = dM.reshape(B, nH, nQ1)
+            dH = np.bincount(js * nH + host, weights=delta, minlength=B * nH).reshape(B, nH)
+            for x in entries:
+                changed[x[0] - s] = True
+        snaps = []  # integral state (host base, scale, ref, time; group drop, mark) at each step's start
+        delays = np.empty((B, nQ1))  # queue bytes at each step's start, then their delays
+        flushed = 0  # entries whose rates are in fl.tx / fl.rate (only the series reads them in the loop)
         for j in range(B):
             k = s + j
-            snaps.append((fab.host_int, fab.group_drop, fab.group_mark))
-            delays[j] = fab.queue / fab.cap
+            snaps.append((fab.host_base, fab.host_scale, fab.host_ref, fab.time, fab.group_drop, fab.group_mark))
+            delays[j] = fab.queue
             if changed[j]:
                 fab.host_queue_rate += dM[j]
                 fab.host_sum += dH[j]
                 fab._dirty = True
-                for idx, nw in by_step[j]:
-                    fl.tx[idx] = nw
-                    fl.rate[idx] = nw
             fab.step(dt)
+            if k % self.series_every == 0:
+                while flushed < len(entries) and entries[flushed][0] <= k:
+                    fl.tx[entries[flushed][1]] = entries[flushed][2]
+                    fl.rate[entries[flushed][1]] = entries[flushed][2]
+                    flushed += 1
             self.sample(k)
             if self._progress is not None and k % PROGRESS_EVERY == PROGRESS_EVERY - 1:
                 self._progress(PROGRESS_EVERY)
-        # Replay the per-flow accounting in step order, as the step loop does it: at each step the
-        # changes decided at earlier steps, then the counts of the step's decisions, then (zero
-        # decision latency) the step's own changes.
-        cuts = np.searchsorted(jd, np.arange(B + 1)) if (nd and counted) else None
+        for _, idx, nw in entries[flushed:]:
+            fl.tx[idx] = nw
+            fl.rate[idx] = nw
+        delays /= fab.cap  # ``PathFabric.queue_delays`` at each step's start
+        if entries or counting:  # ``PathFabric.host_integral`` at each step's start
+            hints = np.empty((B, nH))
+            for j, (b, sc, r, t, _, _) in enumerate(snaps):
+                np.add(b, sc * (t - r), out=hints[j])
+        if nd:  # the probes' queueing delays: the sum over each path's hops at the decision's step
+            flat, off, fq = delays.ravel(), jd * nQ1, fab.flow_queues
+            qd = flat.take(off + fq[0].take(due))
+            for h in range(1, len(fq)):
+                qd = qd + flat.take(off + fq[h].take(due))
+        if entries and not counting and distinct:
+            # Nothing counted and every changed flow changes once: settle all of them in one
+            # call with the integrals of their steps (the same values and arithmetic per flow).
+            gd = snaps[0][4], snaps[0][5]
+            if any(sn[4] is not gd[0] or sn[5] is not gd[1] for sn in snaps):
+                flat_g = js * fab.n_groups + g
+                gd = [np.stack([sn[c] for sn in snaps]).ravel().take(flat_g) for c in (4, 5)]
+            else:
+                gd = [gd[0].take(g), gd[1].take(g)]
+            hint = hints.ravel().take(js * nH + host)
+            fl.settle_cols(idx_all, [hint, *gd], old_all * C)
+        elif entries or counting:
+            self._replay_paths(s, B, entries, olds, snaps, hints, tx0, due, jd if counting else None, obs, ret,
+                               rtt, rate, factors, new)
+        if nd:
+            fl.send_probes(due, ret, self.base_rtt(due), qd)
+
+    def _distinct(self, idx: np.ndarray) -> bool:
+        """No flow index twice in ``idx`` (uses the ``slot`` scratch column)."""
+        slot, pos = self.flows.slot, np.arange(len(idx))
+        slot[idx] = pos
+        ok = bool((slot[idx] == pos).all())
+        slot[idx] = -1
+        return ok
+
+    def _replay_paths(self, s, B, entries, olds, snaps, hints, tx0, due, jd, obs, ret, rtt, rate, factors, new) -> None:
+        """Replay the per-flow accounting in step order, as the step loop does it: at each step the
+        changes decided at earlier steps, then the counts of the step's decisions (``jd`` not
+        None: someone records them), then (zero decision latency) the step's own changes."""
+        fab, fl, C = self.fabric, self.flows, self.C
+        cuts = np.searchsorted(jd, np.arange(B + 1)) if jd is not None else None
         counts = []
         at: dict[int, list[int]] = {}
         for i, (key, _, _) in enumerate(entries):
             at.setdefault(key - s, []).append(i)
         late = self.latency_steps == 0
         for j in range(B):
-            hint, gd, gm = snaps[j]
+            hint, gd, gm = hints[j], snaps[j][4], snaps[j][5]
 
             def settle(ids: np.ndarray, weight: np.ndarray) -> None:
                 grp = self.group[ids]
@@ -429,12 +491,6 @@ class BlockLoop:
                 for i in mine:
                     settle(entries[i][1], olds[i])
                     tx0[entries[i][1]] = entries[i][2]
-        if nd:
-            pq = fab.path_queues[self.path[due]]
-            qd = delays[jd, pq[:, 0]]
-            for h in range(1, pq.shape[1]):
-                qd = qd + delays[jd, pq[:, h]]
-            fl.send_probes(due, ret, self.base_rtt(due), qd)
         if counts:
             cnp = np.concatenate([c[0] for c in counts])
             nack = np.concatenate([c[1] for c in counts])

@@ -127,11 +127,17 @@ class _Run(BlockLoop):
         self.snap_start = Snapshot.zero(n)
         self.snap_window: Snapshot | None = None
         self.rtt_stats = np.zeros(4)  # whole-run RTT sum (ns, exact integer), count; window sum, count
-        # Queue samples: per port (single switch) or per path, as bytes at a host's line rate.
+        # Queue samples, one row per q_every steps: per port as bytes at a host's line rate
+        # (single switch), or per queue as its delay in ns (a topology: the metrics derive the
+        # per-path delays, whose count (paths x rows) q_every bounds).
         n_q = self.fabric.n_paths if self.multi else self.fabric.n_ports
         self.q_weights = self.fabric.path_flows if self.multi else None
         self.q_every = max(1, int(np.ceil(self.n_steps * n_q / MAX_QUEUE_SAMPLES)))
-        self.q_samples = np.zeros((self.n_steps // self.q_every + 1, n_q), np.float32)
+        rows = self.n_steps // self.q_every + 1
+        if self.multi:
+            self.q_samples = np.zeros((rows, self.fabric.n_queues + 1))
+        else:
+            self.q_samples = np.zeros((rows, n_q), np.float32)
         self.series_every = max(1, self.n_steps // SERIES_POINTS)
         self.series_flows = np.unique(np.linspace(0, n - 1, min(n, SERIES_FLOWS)).astype(np.int64))
         self.series: dict[str, list] = {"t_us": [], "queue_us": [], "rates": [], "load": []}
@@ -379,7 +385,7 @@ class _Run(BlockLoop):
         if k % self.q_every == 0:
             f = self.fabric
             if self.multi:
-                self.q_samples[k // self.q_every] = f.path_delay(np.arange(f.n_paths)) * self.C
+                self.q_samples[k // self.q_every] = f.queue_delays()
             else:
                 self.q_samples[k // self.q_every] = f.total_queue() if f.n_ports == 1 else f.queue_bytes()
         if k % self.series_every == 0:
