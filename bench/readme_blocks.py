@@ -386,7 +386,7 @@ def suite_tables() -> str:
     if notes:
         out += [""] + notes
     crit = SuccessCriteria.from_dict(summary.results.get("criteria")).describe()
-    out += ["", para("Criteria: " + " ".join(f"{k}: {v}" for k, v in crit.items())), "",
+    out += ["", para("Criteria: " + "; ".join(f"{k}: {v.rstrip('.')}" for k, v in crit.items()) + "."), "",
             para(f"{meta['runs']} simulations in {meta['wall_s']:.0f} s on {cores(meta)} cores ({meta['backend']}); "
                  "all tables and plots: `bench/results/suite/suite.md`.")]
     return "\n".join(out)
