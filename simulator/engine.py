@@ -6,7 +6,9 @@ controller in ONE batched call, run timer-driven controllers (DCQCN; Swift's re-
 each flow's current egress queueing delay), advance the fabric, finish short flows, and sample
 the queue. Each flow has one outstanding probe: it is sent when the
 previous one returns (or at a random phase in [0, base RTT) at start) and comes back after base
-RTT + the queueing delay of its egress port at send time.
+RTT + the queueing delay of its egress port at send time. On a topology (``fabric.PathFabric``)
+the base RTT is the flow's path's and the delay is the sum over the path's hops; flows of later
+epochs (OSU iterations) start when the previous epoch's last flow has finished.
 """
 
 from __future__ import annotations
