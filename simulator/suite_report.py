@@ -467,20 +467,24 @@ def _seed_note(summary: Summary) -> str:
             f"({counts[0]}-{counts[-1]} seeds per point; suite.json lists them).")
 
 
+def _measured(summary: Summary, case: Case):
+    """(scale, controller, metric getter) of every run of ``case``, in display order."""
+    for s in summary.scales[case]:
+        for c in summary.controllers:
+            if (case, s, c) in summary.means:
+                yield s, c, summary.means[(case, s, c)].get
+
+
 def _steady_section(summary: Summary, case: Case) -> list[str]:
     has_rtt_us = any(summary.get(case, s, c, "mean_rtt_us") is not None
                      for s in summary.scales[case] for c in summary.controllers)
     header = ["scale", "controller", "goodput"] + (["mean RTT (us)"] if has_rtt_us else []) + [
         "RTT inflation", "mean queue (us)", "p99 queue (us)", "drops/flow", "Jain"]
     rows = []
-    for s in summary.scales[case]:
-        for c in summary.controllers:
-            if (case, s, c) not in summary.means:
-                continue
-            g = summary.means[(case, s, c)].get
-            rows.append([_esc(s), _esc(c), _fmt(g("goodput"), 3)] + ([_fmt(g("mean_rtt_us"), 1)] if has_rtt_us else [])
-                        + [_fmt(g("mean_rtt_inflation"), 2), _fmt(g("queue_delay_mean_us"), 1),
-                           _fmt(g("queue_delay_p99_us"), 1), _fmt(g("drops_per_flow"), 1), _fmt(g("jain"), 3)])
+    for s, c, g in _measured(summary, case):
+        rows.append([_esc(s), _esc(c), _fmt(g("goodput"), 3)] + ([_fmt(g("mean_rtt_us"), 1)] if has_rtt_us else [])
+                    + [_fmt(g("mean_rtt_inflation"), 2), _fmt(g("queue_delay_mean_us"), 1),
+                       _fmt(g("queue_delay_p99_us"), 1), _fmt(g("drops_per_flow"), 1), _fmt(g("jain"), 3)])
     cap = (f"{summary.label(case)} on {case.topology}: goodput (fraction of line rate), RTT (us; inflation = mean RTT / "
            f"base RTT), queueing delay at the egress ports (us, mean and p99), packets dropped per flow, Jain "
            f"fairness of the long-lived flows' goodput; per scale and controller.")
@@ -491,14 +495,10 @@ def _long_short_section(summary: Summary, case: Case) -> list[str]:
     header = ["scale", "controller", "long-flow BW", "short slowdown mean", "short slowdown p99",
               "short completed", "recovery (us)", "drops/flow"]
     rows = []
-    for s in summary.scales[case]:
-        for c in summary.controllers:
-            if (case, s, c) not in summary.means:
-                continue
-            g = summary.means[(case, s, c)].get
-            rows.append([_esc(s), _esc(c), _fmt(g("long_flow_bw"), 3), _fmt(g("short_fct_slowdown_mean"), 2),
-                         _fmt(g("short_fct_slowdown_p99"), 2), _fmt(g("short_completed"), 3),
-                         _fmt(g("recovery_us"), 1), _fmt(g("drops_per_flow"), 1)])
+    for s, c, g in _measured(summary, case):
+        rows.append([_esc(s), _esc(c), _fmt(g("long_flow_bw"), 3), _fmt(g("short_fct_slowdown_mean"), 2),
+                     _fmt(g("short_fct_slowdown_p99"), 2), _fmt(g("short_completed"), 3),
+                     _fmt(g("recovery_us"), 1), _fmt(g("drops_per_flow"), 1)])
     cap = (f"{summary.label(case)} on {case.topology} (paper Fig. 10): long-flow bandwidth (fraction of line rate, "
            f"higher is better), short-flow slowdown (FCT / ideal FCT, lower is better), fraction of short flows "
            f"completed, long-flow recovery time (us), packets dropped per flow.")
