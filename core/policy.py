@@ -34,6 +34,8 @@ class OnnxPolicy:
         _check_opset(model, self.path)
         if spec is None:
             spec = spec_from_metadata(model, self.path)
+        if spec.recurrent is not None:
+            raise BadInputError(f"{self.path}: the spec declares recurrent state; load it with rlcc.recurrent.load_policy")
         self.spec = spec
         self.input_name, self.output_name = _check_signature(model, spec, self.path)
         self._declared_output = _shape_text(_dims(model.graph.output[0]))
@@ -68,13 +70,7 @@ class OnnxPolicy:
             except Exception as exc:  # onnxruntime raises its own exception hierarchy
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise BadInputError(f"{self.path}: onnxruntime cannot evaluate the model: {first}") from None
-            y = np.asarray(y, dtype=np.float64)
-            if y.shape not in ((len(chunk),), (len(chunk), 1)):
-                raise BadInputError(
-                    f"{self.path}: output '{self.output_name}' has actual shape {_shape_text(list(y.shape))} "
-                    f"on a batch of {len(chunk)}, declared {self._declared_output}"
-                )
-            out[start : start + len(chunk)] = y.reshape(len(chunk))
+            out[start : start + len(chunk)] = check_outputs(self.path, self.output_name, y, len(chunk), self._declared_output)
         return out
 
     def factor(self, x: np.ndarray, batch: int = DEFAULT_BATCH) -> np.ndarray:
@@ -83,6 +79,15 @@ class OnnxPolicy:
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         return self.factor(x)
+
+
+def check_outputs(path: Path, name: str, y, n: int, declared: str = "(batch, 1)") -> np.ndarray:
+    """A batch's outputs as (n,) float64, or a clear error when the graph returned another shape."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.shape not in ((n,), (n, 1)):
+        raise BadInputError(f"{path}: output '{name}' has actual shape {_shape_text(list(y.shape))} "
+                            f"on a batch of {n}, declared {declared}")
+    return y.reshape(n)
 
 
 def embed_spec(model_path: str | os.PathLike, spec: ObservationSpec, out_path: str | os.PathLike | None = None) -> None:
@@ -177,7 +182,9 @@ def _check_signature(model, spec: ObservationSpec, path: Path) -> tuple[str, str
     inputs = [i for i in model.graph.input if i.name not in initializers]
     outputs = list(model.graph.output)
     if len(inputs) != 1:
-        raise BadInputError(f"{path}: policy must have exactly one input, found {len(inputs)}")
+        hint = ("; a recurrent policy declares its state inputs/outputs in the spec's 'recurrent'"
+                if len(inputs) > 1 and len(outputs) > 1 else "")
+        raise BadInputError(f"{path}: policy must have exactly one input, found {len(inputs)}{hint}")
     if len(outputs) != 1:
         raise BadInputError(f"{path}: policy must have exactly one output, found {len(outputs)}")
     (inp,), (out,) = inputs, outputs

@@ -31,6 +31,9 @@ STEP_ORDERS = ("oldest_first", "newest_first")
 ACTION_TYPES = ("factor", "tanh")
 TANH_MAPS = ("linear", "asymmetric")
 MAX_HISTORY = 8
+# Recurrent state: values per flow a spec may declare (any backend must then place them somewhere;
+# the per-flow context and the device's global flow table are sized far below this).
+MAX_STATE_VALUES = 1024
 # Base RTT range: keeps the device's 2^32 / base_rtt reciprocal within 32 bits and RTTs sane.
 MIN_BASE_RTT_NS = 100
 MAX_BASE_RTT_NS = 1_000_000_000
@@ -79,6 +82,33 @@ class RateLimits:
 
 
 @dataclasses.dataclass(frozen=True)
+class StateTensor:
+    """One recurrent state tensor: ONNX graph input ``input`` (batch, size) float32 is fed, at the
+    flow's next decision, what graph output ``output`` returned at this one; ``reset`` at a new flow."""
+
+    name: str
+    input: str
+    output: str
+    size: int
+    reset: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Recurrent:
+    """A recurrent policy's per-flow state (the explicit h/c convention of ``rlcc_lstm.onnx``)."""
+
+    state: tuple[StateTensor, ...]
+
+    @property
+    def size(self) -> int:
+        """State values per flow, all tensors."""
+        return sum(t.size for t in self.state)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"state": [dataclasses.asdict(t) for t in self.state]}
+
+
+@dataclasses.dataclass(frozen=True)
 class ObservationSpec:
     """A validated, immutable observation spec (see module docstring for the layout)."""
 
@@ -90,6 +120,8 @@ class ObservationSpec:
     rate: RateLimits = RateLimits()
     # Student-only inputs after the window (``rlcc.derived``): the teacher never sees them.
     derived: tuple[str, ...] = ()
+    # Recurrent teachers: per-flow state carried between decisions (None: a window policy).
+    recurrent: Recurrent | None = None
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -216,6 +248,7 @@ class ObservationSpec:
             "action": dataclasses.asdict(self.action),
             "rate": dataclasses.asdict(self.rate),
             **({"derived": list(self.derived)} if self.derived else {}),
+            **({"recurrent": self.recurrent.to_dict()} if self.recurrent else {}),
         }
 
     def to_json(self) -> str:
@@ -229,7 +262,7 @@ class ObservationSpec:
         version = data.get("rlcc_spec")
         if version != SPEC_VERSION:
             raise BadInputError(f"invalid spec: 'rlcc_spec' must be {SPEC_VERSION}, got {version!r}")
-        known = {"rlcc_spec", "features", "history", "step_order", "reward", "action", "rate", "derived"}
+        known = {"rlcc_spec", "features", "history", "step_order", "reward", "action", "rate", "derived", "recurrent"}
         _no_unknown_keys(data, known, "spec")
         feats = data.get("features")
         if not isinstance(feats, Sequence) or isinstance(feats, (str, bytes)) or not feats:
@@ -243,6 +276,7 @@ class ObservationSpec:
             action=_build(Action, data.get("action", {}), "action"),
             rate=_build(RateLimits, data.get("rate", {}), "rate"),
             derived=_names(data.get("derived", []), "derived"),
+            recurrent=_recurrent(data["recurrent"]) if "recurrent" in data else None,
         )
 
     @classmethod
@@ -305,6 +339,39 @@ def _names(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _recurrent(data: Any) -> Recurrent:
+    if not isinstance(data, Mapping):
+        raise BadInputError("invalid spec: 'recurrent' must be an object")
+    _no_unknown_keys(data, {"state"}, "recurrent")
+    tensors = data.get("state")
+    if not isinstance(tensors, Sequence) or isinstance(tensors, (str, bytes)) or not tensors:
+        raise BadInputError("invalid spec: 'recurrent.state' must be a non-empty list")
+    state = []
+    for i, t in enumerate(tensors):
+        where = f"recurrent.state[{i}]"
+        if not isinstance(t, Mapping) or not {"name", "input", "output", "size"} <= set(t):
+            raise BadInputError(f"invalid spec: '{where}' needs name, input, output and size")
+        state.append(_build(StateTensor, t, where))
+    return Recurrent(tuple(state))
+
+
+def _validate_recurrent(rec: Recurrent) -> None:
+    for field in ("name", "input", "output"):
+        values = [getattr(t, field) for t in rec.state]
+        if len(set(values)) != len(values):
+            raise BadInputError(f"invalid spec: recurrent state {field} listed twice")
+    for t in rec.state:
+        if t.input == t.output:
+            raise BadInputError(f"invalid spec: recurrent state {t.name!r} reads and writes the same tensor {t.input!r}")
+        if t.size < 1:
+            raise BadInputError(f"invalid spec: recurrent state {t.name!r} needs size >= 1, got {t.size}")
+    if rec.size > MAX_STATE_VALUES:
+        raise BadInputError(
+            f"invalid spec: recurrent state of {rec.size} values per flow is too large for any placement "
+            f"(at most {MAX_STATE_VALUES})"
+        )
+
+
 def _validate(spec: ObservationSpec) -> None:
     for i, f in enumerate(spec.features):
         if f.name not in vocab.REGISTRY:
@@ -344,5 +411,7 @@ def _validate(spec: ObservationSpec) -> None:
             raise BadInputError(f"invalid spec: derived input {name!r} needs feature {src!r} and history >= 2")
     if len(set(spec.derived)) != len(spec.derived):
         raise BadInputError("invalid spec: a derived input is listed twice")
+    if spec.recurrent is not None:
+        _validate_recurrent(spec.recurrent)
     if not 0 < spec.rate.min <= spec.rate.initial <= 1:
         raise BadInputError("invalid spec: rate needs 0 < min <= initial <= 1")

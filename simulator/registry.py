@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from rlcc.errors import BadInputError
+from rlcc.recurrent import RecurrentPolicy, load_policy
 from rlcc.simulator.controllers import Dcqcn, Hpcc, PolicyController, Swift
+from rlcc.simulator.controllers.recurrent import RecurrentController
 from rlcc.spec import ObservationSpec
 
 CONTROLLERS = ("swift", "dcqcn", "hpcc", "policy")
@@ -21,5 +23,8 @@ def make_controller(name: str, policy: str | None = None, spec: ObservationSpec 
     if name == "policy":
         if not policy:
             raise BadInputError("controller 'policy' needs a policy file (--policy FILE.onnx)")
-        return PolicyController(policy, spec)
+        loaded = load_policy(policy, spec)
+        if isinstance(loaded, RecurrentPolicy):
+            return RecurrentController(loaded, name=f"policy:{loaded.path.name}")
+        return PolicyController(loaded)
     raise BadInputError(f"unknown controller {name!r} (known: {', '.join(CONTROLLERS)})")

@@ -18,11 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rlcc.spec import METADATA_KEY, ObservationSpec
+from rlcc.spec import METADATA_KEY, ObservationSpec, Recurrent, StateTensor
 from rlcc.train.adam import Adam
 from rlcc.train.mlp import Mlp
-
-LSTM_METADATA_KEY = "rlcc.recurrent"
 
 
 def _sig(x: np.ndarray) -> np.ndarray:
@@ -178,10 +176,10 @@ def export_lstm(lstm: Lstm, spec: ObservationSpec, path: str | Path) -> None:
     model.ir_version = 8
     model.doc_string = "RL-CC LSTM policy (behaviour-cloned from the ADPG MLP); per-flow state h/c, zeros at a flow's first decision"
     # history 1: the recurrent policy sees only the current step; its state carries the past.
-    step_spec = dataclasses.replace(spec, history=1)
-    for key, value in ((METADATA_KEY, step_spec.to_json()), (LSTM_METADATA_KEY, f'{{"hidden": {H}, "state": ["h", "c"]}}')):
-        entry = model.metadata_props.add()
-        entry.key, entry.value = key, value
+    state = tuple(StateTensor(n, f"{n}_in", f"{n}_out", H, 0.0) for n in ("h", "c"))
+    step_spec = dataclasses.replace(spec, history=1, recurrent=Recurrent(state))
+    entry = model.metadata_props.add()
+    entry.key, entry.value = METADATA_KEY, step_spec.to_json()
     onnx.checker.check_model(model)
     onnx.save(model, str(path))
 
