@@ -38,7 +38,7 @@ from rlcc.distill.pipeline import (
 from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US
 from rlcc.errors import BadInputError, BuildError, EmulationError, ExitCode
 from rlcc.fxp.model import check_fits_context, model_params
-from rlcc.policy import OnnxPolicy
+from rlcc.recurrent import load_policy
 from rlcc.progress import bars, silent
 from rlcc.spec import ObservationSpec
 from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES
@@ -123,7 +123,7 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
     check_output_dir(out, force, "-o", marker=OUT_MARKER)  # seconds now, not after minutes of compiling
     sdk_choice = choose(sdk, slot)
     spec = ObservationSpec.from_file(str(spec_file)) if spec_file else None
-    policy = OnnxPolicy(model, spec)
+    policy = load_policy(model, spec)
     check_fits_context(policy.spec)  # before minutes of sampling, not after
     check_param_count(sdk_choice, len(model_params(policy.spec)))
     overrides = {k: v for k, v in (("samples", samples), ("scenarios", scenarios), ("candidates", candidates))

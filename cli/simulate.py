@@ -81,6 +81,8 @@ def _common(fn: Callable) -> Callable:
         click.option("--duration-ms", type=POSITIVE_FLOAT, default=None, help="simulated time [default 10]"),
         click.option("--seed", type=int, default=None, help="random seed [default 0]"),
         click.option("--decision-latency-us", type=NON_NEGATIVE_FLOAT, default=None, help="decision latency [default 1]"),
+        click.option("--serial-decisions/--pipelined-decisions", "serial_decisions", default=None,
+                     help="a flow's next RTT probe leaves when its decision completes (NIC-like) / when the previous one returns [default]"),
         click.option("--initial-rate", type=StartRate(), default=None, help=INITIAL_RATE_HELP),
         click.option("--line-rate-gbps", type=POSITIVE_FLOAT, default=None),
         click.option("--base-rtt-us", type=POSITIVE_FLOAT, default=None),
@@ -100,7 +102,7 @@ def _common(fn: Callable) -> Callable:
 
 
 NETWORK_OPTS = ("line_rate_gbps", "base_rtt_us", "buffer_bytes", "dt_ns")
-SCENARIO_OPTS = ("duration_ms", "seed", "decision_latency_us")
+SCENARIO_OPTS = ("duration_ms", "seed", "decision_latency_us", "serial_decisions")
 TOPOLOGY_OPTS = ("hosts_per_leaf", "leaves", "spines", "links_per_pair", "fabric_gbps", "buffer_alpha")
 
 

@@ -19,6 +19,7 @@ Two views of the same network:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import os
@@ -63,9 +64,11 @@ class RecurrentPolicy:
             raise BadInputError(f"{self.path}: a recurrent policy sees one step (spec history 1; its state carries the past), "
                                 f"spec has history {spec.history}")
         self.spec = spec
+        self.step_spec = spec  # the ONNX's own spec (``spec`` of a ``windowed`` view differs)
         self.input_name, self.output_name = _check_recurrent_signature(model, spec, self.path)
-        self.state_inputs = [t.input for t in spec.recurrent.state]
-        self.state_outputs = [t.output for t in spec.recurrent.state]
+        self.state_tensors = spec.recurrent.state
+        self.state_inputs = [t.input for t in self.state_tensors]
+        self.state_outputs = [t.output for t in self.state_tensors]
         self.output_activation = output_activation(model)
         self._session = _make_session(self.model_bytes, self.path)
         self._probe(seed)
@@ -84,11 +87,18 @@ class RecurrentPolicy:
 
     @property
     def state_size(self) -> int:
-        return self.spec.recurrent.size
+        return sum(t.size for t in self.state_tensors)
+
+    def windowed(self, k: int) -> "RecurrentPolicy":
+        """The same policy whose ``spec`` is a ``k``-step window spec (no ``recurrent`` block): the
+        spec of a window student, of the engine's windows and of ``factor``'s input."""
+        view = copy.copy(self)
+        view.spec = dataclasses.replace(self.step_spec, history=k, recurrent=None)
+        return view
 
     def initial_state(self, n: int) -> np.ndarray:
         """The reset state of ``n`` new flows, (n, state_size) float32, tensors in spec order."""
-        return np.tile(np.concatenate([np.full(t.size, t.reset, dtype=np.float32) for t in self.spec.recurrent.state]), (n, 1))
+        return np.tile(np.concatenate([np.full(t.size, t.reset, dtype=np.float32) for t in self.state_tensors]), (n, 1))
 
     def step_raw(self, x: np.ndarray, state: np.ndarray, batch: int = DEFAULT_BATCH) -> tuple[np.ndarray, np.ndarray]:
         """One decision of a batch of flows: raw outputs (B,) float64 and the new state (B, S) float32."""
@@ -98,7 +108,7 @@ class RecurrentPolicy:
             raise ValueError(f"step inputs must be (B, {self.spec.n_features}) and state (B, {self.state_size})")
         y = np.empty(len(x), dtype=np.float64)
         new = np.empty_like(state)
-        bounds = np.cumsum([0] + [t.size for t in self.spec.recurrent.state])
+        bounds = np.cumsum([0] + [t.size for t in self.state_tensors])
         for start in range(0, len(x), batch):
             sl = slice(start, start + batch)
             feeds = {self.input_name: x[sl]}

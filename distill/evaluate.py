@@ -22,7 +22,7 @@ from rlcc.simulator.controllers.compiled import FloatTreesController, GoldenCont
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.quantize import device_inputs_to_float
 from rlcc.progress import Stage
-from rlcc.simulator.controllers import FactorController
+from rlcc.simulator.controllers.recurrent import teacher_controller
 from rlcc.simulator.engine import simulate
 from rlcc.simulator.scenarios import ManyToOne
 from rlcc.spec import ObservationSpec
@@ -131,7 +131,7 @@ def closed_loops(
     for c, check in enumerate(checks):
         e, m = check.get("ensemble", ensemble), check.get("model", model)
         factories = {
-            "teacher": functools.partial(FactorController, teacher, spec, "teacher"),
+            "teacher": functools.partial(teacher_controller, teacher, spec, "teacher"),
             "float_trees": functools.partial(FloatTreesController, e, spec, clamp=factor_clamp(m)),
             "fixed_point": functools.partial(GoldenController, m),
         }
@@ -188,7 +188,7 @@ def suite_check(teacher: FactorFn, ensemble: FloatEnsemble, model: FxModel, late
 
     spec = model.spec
     factories = {
-        "teacher": functools.partial(FactorController, teacher, spec, "teacher"),
+        "teacher": functools.partial(teacher_controller, teacher, spec, "teacher"),
         "float_trees": functools.partial(FloatTreesController, ensemble, spec, clamp=factor_clamp(model)),
         "fixed_point": functools.partial(_golden_at, model, latency_us),
     }

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 from rlcc import derived as derived_vocab
 from rlcc import formats as fmt
-from rlcc.distill import equilibrium, evaluate, sampling, select
+from rlcc.distill import equilibrium, evaluate, sampling, select, window
 from rlcc.distill.factor_range import FactorRange, teacher_factor_range
 from rlcc.distill.fit import (
     DEFAULT_BUDGET_OPS,
@@ -44,7 +44,7 @@ from rlcc.fxp.model import FxModel
 from rlcc.fxp.quantize import QuantizeStats, quantize
 from rlcc.policy import OnnxPolicy
 from rlcc.progress import Progress, Stage, silent
-from rlcc.simulator.controllers import FactorController
+from rlcc.simulator.controllers.recurrent import teacher_controller
 from rlcc.simulator.controllers.compiled import FloatTreesController, GoldenController
 from rlcc.spec import ObservationSpec
 from rlcc.tree_ir import FitsBudget, FloatEnsemble, FloatRamp
@@ -168,7 +168,20 @@ def compile_policy(
     options.validate()
     runner = Runner(jobs)
     try:
-        return _compile(policy, options, log, fits, runner, progress)
+        if not getattr(policy, "recurrent", False):
+            return _compile(policy, options, log, fits, runner, progress)
+        # A recurrent teacher: sample it once through the longest window the context holds,
+        # choose the student's window on held-out decisions, distill through that window.
+        widest = policy.windowed(window.max_window(policy.step_spec))
+        visited = _sample_teacher(widest, options, log, runner, progress)
+        train, held = sampling.split_holdout(visited, options.holdout_fraction, options.seed)
+        log(f"recurrent teacher: choosing the student's window (1..{widest.spec.history} steps) on held-out decisions")
+        choice = window.choose(train, held, widest.spec, options.student_spec, _fit_config(options))
+        log(f"window: {choice.k} steps (held-out RMSE "
+            + ", ".join(f"k={c.k}: {c.held_out_rmse:.4f}" for c in choice.candidates) + ")")
+        result = _compile(policy.windowed(choice.k), options, log, fits, runner, progress,
+                          window.sub_window(visited, widest.spec, choice.k))
+        return dataclasses.replace(result, report=dataclasses.replace(result.report, window=choice))
     finally:
         runner.close()
 
@@ -190,17 +203,29 @@ def check_on_suite(result: CompileResult, policy: OnnxPolicy, options: CompileOp
     return dataclasses.replace(result, report=report)
 
 
+def _fit_config(options: CompileOptions) -> FitConfig:
+    return FitConfig(trees=options.trees, depth=options.depth, budget_ops=options.budget_ops, seed=options.seed)
+
+
+def _sample_teacher(policy, options: CompileOptions, log: Log, runner: Runner, progress: Progress) -> Samples:
+    """The teacher's closed-loop decisions over the sampling mix (recurrent teachers keep per-flow state)."""
+    scenarios = sampling.parse_scenarios(options.scenarios, options.seed, options.duration_scale)
+    log(f"sampling {options.samples} closed-loop decisions over {len(scenarios)} scenarios")
+    with progress("sampling the teacher", "sim-ms") as stage:
+        return sampling.closed_loop(functools.partial(teacher_controller, policy.factor, policy.spec, "teacher"),
+                                    policy.factor, policy.spec, scenarios, options.samples, options.seed,
+                                    runner=runner, stage=stage)
+
+
 def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBudget | None, runner: Runner,
-             progress: Progress) -> CompileResult:
+             progress: Progress, visited: Samples | None = None) -> CompileResult:
+    """``visited``: the teacher's closed-loop samples when already taken (recurrent teachers)."""
     spec, teacher = policy.spec, policy.factor
     student = options.student_spec(spec)
     scenarios = sampling.parse_scenarios(options.scenarios, options.seed, options.duration_scale)
-    config = FitConfig(trees=options.trees, depth=options.depth, budget_ops=options.budget_ops, seed=options.seed)
-
-    log(f"sampling {options.samples} closed-loop decisions over {len(scenarios)} scenarios")
-    with progress("sampling the teacher", "sim-ms") as stage:
-        visited = sampling.closed_loop(functools.partial(FactorController, teacher, spec, "teacher"), teacher, spec,
-                                       scenarios, options.samples, options.seed, runner=runner, stage=stage)
+    config = _fit_config(options)
+    if visited is None:
+        visited = _sample_teacher(policy, options, log, runner, progress)
     train, held = sampling.split_holdout(visited, options.holdout_fraction, options.seed)
     n_tail = int(round(len(train) * options.perturb_fraction))
     n_anchor = int(round(len(train) * options.anchor_fraction))

@@ -7,9 +7,10 @@ import json
 from typing import Any
 
 from rlcc.distill.gate import FidelityVerdict
+from rlcc.recurrent import WINDOW_BURN_IN
 from rlcc.distill.report_data import ClosedLoop, CompileReport, Selection
 
-REPORT_VERSION = 3  # 2: candidate selection and the fidelity gate; 3: the reduced suite on both topologies
+REPORT_VERSION = 4  # 2: candidate selection and the fidelity gate; 3: the reduced suite on both topologies; 4: window of a recurrent teacher
 
 
 def to_json(report: CompileReport) -> str:
@@ -77,6 +78,20 @@ def _selection_section(sel: Selection | None) -> list[str]:
     return out
 
 
+def _window_section(w) -> list[str]:
+    if w is None:
+        return []
+    out = ["", "## Window (recurrent teacher)", "",
+           ("The teacher is recurrent: its state carries the past. The trees see the last k steps, kept in the "
+            "per-flow context; labels are the teacher's own actions along its closed-loop trajectories (per-flow "
+            "state), other training states are labelled by the teacher run over the window after a burn-in on its "
+            f"oldest step. Chosen: **k = {w.k}** ({w.reason})."), "",
+           "| k | context bytes | held-out RMSE (plain trees) |", "|---|---|---|"]
+    out += [f"| {c.k}{' (chosen)' if c.k == w.k else ''} | {c.context_bytes} | {_f(c.held_out_rmse, 5)} |"
+            for c in w.candidates]
+    return out
+
+
 def _clamp_line(fr: dict[str, Any] | None) -> list[str]:
     """The firmware's factor clamp and where it comes from (``rlcc.distill.factor_range``)."""
     if not fr:
@@ -139,6 +154,7 @@ def to_markdown(report: CompileReport) -> str:
         f"{_f(fid.fixed_vs_float_end_to_end_max_lsb, 1)} / {_f(fid.fixed_vs_float_end_to_end_mean_lsb, 3)} |"),
         f"| decision paths changed by device feature rounding | {_f(100 * fid.path_changed_fraction_end_to_end, 4)}% |",
     ]
+    out += _window_section(report.window)
     out += _gate_section(report.gate)
     out += _selection_section(report.selection)
     out += [""]
@@ -172,7 +188,9 @@ def to_markdown(report: CompileReport) -> str:
         "",
         ("Probe windows are simulator states (RTT and rate, previous factor 1.0; `rlcc.distill.evaluate.probe_windows`), "
          "with a deeper congested state than the delta = -target of the training probe (`rlcc.train.probe`), so cells "
-         "can differ from that table."),
+         "can differ from that table.")
+        + (f" The recurrent teacher is driven by each probe window as a short input sequence: reset state, "
+           f"{WINDOW_BURN_IN} steps of the window's oldest step, then its {report.window.k} steps." if report.window else ""),
         "",
         "| previous | current | teacher | float trees | fixed point |",
         "|---|---|---|---|---|",

@@ -12,6 +12,7 @@ from typing import Any
 from rlcc.fxp.quantize import QuantizeStats
 
 from rlcc.distill.gate import FidelityVerdict
+from rlcc.distill.window import WindowChoice
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,6 +173,8 @@ class CompileReport:
     # (rlcc-compile adds it after verification; None with --no-verify or before).
     closed_loop_suite: ClosedLoop | None = None
     suite_latency_us: float | None = None
+    # A recurrent teacher's window student: the window chosen on held-out decisions (None otherwise).
+    window: WindowChoice | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data; the gate adds its derived verdicts (``passed`` per check and overall)."""

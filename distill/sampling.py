@@ -28,6 +28,7 @@ from rlcc.fxp import golden
 from rlcc.fxp.model import FxConstants
 from rlcc.progress import Stage
 from rlcc.simulator.controllers.base import Decision, DecisionBatch
+from rlcc.simulator.controllers.recurrent import RecurrentController, recurrent_owner
 from rlcc.simulator.engine import simulate
 from rlcc.simulator.scenarios import AllToAll, LongShort, ManyToOne, Network, Scenario, TopologyConfig
 from rlcc.spec import ObservationSpec
@@ -113,8 +114,14 @@ class Recorder:
     same samples either way.
     """
 
-    def __init__(self, driver, spec: ObservationSpec, capacity: int, seed: int) -> None:
+    def __init__(self, driver, spec: ObservationSpec, capacity: int, seed: int, teacher=None) -> None:
         self.driver = driver
+        # A recurrent teacher labels each decision as it happens, from its per-flow state along
+        # this trajectory: the driver's own factors when the teacher drives, else a shadow copy
+        # fed the same decisions (DAgger). None: window teachers label afterwards (closed_loop).
+        owner = recurrent_owner(teacher) if teacher is not None else None
+        self.label_driver = owner is not None and isinstance(driver, RecurrentController)
+        self.shadow = RecurrentController(owner, spec, "shadow") if owner is not None and not self.label_driver else None
         self.spec = spec  # the engine builds the exact spec inputs for us
         self.initial_rate = driver.initial_rate
         self.name = f"recorder:{getattr(driver, 'name', type(driver).__name__)}"
@@ -125,12 +132,15 @@ class Recorder:
         self.obs = np.zeros((capacity, spec.input_width), np.float32)
         self.raw = np.zeros((capacity, k, len(RAW_FIELDS)))
         self.flow = np.zeros(capacity, np.int64)
+        self.label = np.zeros(capacity)
         self.size = 0
         self.seen = 0
         self._waiting: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def reset(self, n_flows: int, network: Network, rng: np.random.Generator) -> None:
         self.driver.reset(n_flows, network, rng)
+        if self.shadow is not None:
+            self.shadow.reset(n_flows, network, rng)
         self.prev_factor = np.ones(n_flows)
         self.past = np.zeros((n_flows, max(self.spec.history - 1, 0), len(RAW_FIELDS)))
         self._waiting = None
@@ -138,6 +148,8 @@ class Recorder:
     def decide(self, batch: DecisionBatch):
         out = self.driver.decide(batch)
         rates, factors = out if isinstance(out, Decision) else (out, None)
+        labels = (self.shadow.factors(batch) if self.shadow is not None else
+                  factors if self.label_driver else np.zeros(len(batch.flow_ids)))
         ids = batch.flow_ids
         late = batch.cnp_count is None  # block mode: counts come through block_counts
         zeros = np.zeros(len(ids))
@@ -155,28 +167,28 @@ class Recorder:
             factors = np.clip(np.asarray(rates, dtype=np.float64), 1e-9, 1.0) / batch.rate
         self.prev_factor[ids] = factors
         if late:
-            self._waiting = (batch.obs, window, ids, first)
+            self._waiting = (batch.obs, window, ids, first, labels)
         else:
-            self._record(batch.obs, window, ids)
+            self._record(batch.obs, window, ids, labels)
         return out
 
     def block_counts(self, cnp: np.ndarray, nack: np.ndarray) -> None:
         """The CNP/NACK counts of the last block's decisions (engine block mode)."""
         if self._waiting is None:
             return
-        obs, window, ids, first = self._waiting
+        obs, window, ids, first, labels = self._waiting
         self._waiting = None
         for col, counts in ((CNP, cnp), (NACK, nack)):
             window[:, 0, col] = counts
             window[first, 1:, col] = np.asarray(counts, dtype=np.float64)[first, None]  # copies of the first step
-        self._record(obs, window, ids)
+        self._record(obs, window, ids, labels)
 
-    def _record(self, obs: np.ndarray, window: np.ndarray, ids: np.ndarray) -> None:
-        self._keep(obs, window, ids)
+    def _record(self, obs: np.ndarray, window: np.ndarray, ids: np.ndarray, labels: np.ndarray) -> None:
+        self._keep(obs, window, ids, labels)
         if self.spec.history > 1:
             self.past[ids] = window[:, :-1]
 
-    def _keep(self, obs: np.ndarray, window: np.ndarray, ids: np.ndarray) -> None:
+    def _keep(self, obs: np.ndarray, window: np.ndarray, ids: np.ndarray, labels: np.ndarray) -> None:
         """Algorithm R over all decisions seen, vectorized per batch."""
         n = len(ids)
         index = self.seen + np.arange(n)
@@ -184,12 +196,13 @@ class Recorder:
         head = min(self.capacity - self.size, n)
         if head:
             sl = slice(self.size, self.size + head)
-            self.obs[sl], self.raw[sl], self.flow[sl] = obs[:head], window[:head], ids[:head]
+            self.obs[sl], self.raw[sl], self.flow[sl], self.label[sl] = obs[:head], window[:head], ids[:head], labels[:head]
             self.size += head
         if head < n:
             slots = (self.rng.random(n - head) * (index[head:] + 1)).astype(np.int64)
             hit = np.flatnonzero(slots < self.capacity) + head
-            self.obs[slots[hit - head]], self.raw[slots[hit - head]], self.flow[slots[hit - head]] = obs[hit], window[hit], ids[hit]
+            dst = slots[hit - head]
+            self.obs[dst], self.raw[dst], self.flow[dst], self.label[dst] = obs[hit], window[hit], ids[hit], labels[hit]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -252,30 +265,33 @@ def closed_loop(
     The scenarios run through ``runner`` (in worker processes: ``driver_factory`` must then be
     picklable, e.g. a ``functools.partial``); ``stage`` advances by simulated milliseconds."""
     per = max(1, n_samples // len(scenarios))
-    tasks = [(driver_factory, spec, entry.scenario, per, _mix(seed, entry.name, origin)) for entry in scenarios]
+    tasks = [(driver_factory, spec, entry.scenario, per, _mix(seed, entry.name, origin), teacher) for entry in scenarios]
     costs = [entry.scenario.duration_ms for entry in scenarios]
     recorded = run_all(runner, _record_scenario, tasks, costs=costs, stage=stage)
     parts = []
-    for i, (obs, raw, flow) in enumerate(recorded):
+    for i, (obs, raw, flow, label) in enumerate(recorded):
         m = len(obs)
         if m == 0:
             continue
-        parts.append(Samples(obs, raw, np.zeros(m), np.full(m, origin, np.int8), np.full(m, i, np.int16),
+        parts.append(Samples(obs, raw, label, np.full(m, origin, np.int8), np.full(m, i, np.int16),
                              flow, tuple(e.name for e in scenarios)))
     if not parts:
         raise BadInputError("the simulator produced no decisions for the sampling scenarios")
     out = Samples.concat(parts)
-    out.label = teacher_labels(teacher, out.obs)
+    if recurrent_owner(teacher) is None:
+        out.label = teacher_labels(teacher, out.obs)
+    elif not np.all(np.isfinite(out.label)):
+        raise BadInputError("teacher policy produced NaN or inf on sampled states")
     return out
 
 
-def _record_scenario(task: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One scenario of ``closed_loop``: the reservoir's (obs, raw windows, flow ids)."""
-    driver_factory, spec, scenario, capacity, seed = task
-    rec = Recorder(driver_factory(), spec, capacity, seed=seed)
+def _record_scenario(task: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One scenario of ``closed_loop``: the reservoir's (obs, raw windows, flow ids, labels)."""
+    driver_factory, spec, scenario, capacity, seed, teacher = task
+    rec = Recorder(driver_factory(), spec, capacity, seed=seed, teacher=teacher)
     simulate(scenario, rec)
     m = rec.size
-    return rec.obs[:m].copy(), rec.raw[:m].copy(), rec.flow[:m].copy()
+    return rec.obs[:m].copy(), rec.raw[:m].copy(), rec.flow[:m].copy(), rec.label[:m].copy()
 
 
 def teacher_labels(teacher: FactorFn, obs: np.ndarray) -> np.ndarray:

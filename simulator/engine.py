@@ -161,6 +161,7 @@ class _Run(BlockLoop):
             and self.tick_ns is None
             and not self.finite.any()
             and not self.telemetry
+            and not scenario.serial_decisions
         )
 
     # ---- per-flow accounting -------------------------------------------------------------------
@@ -248,11 +249,14 @@ class _Run(BlockLoop):
 
     def apply_pending(self, k: int) -> None:
         while self.pending and self.pending[0][0] <= k:
-            _, idx, new = self.pending.popleft()
+            _, idx, new, probe_at = self.pending.popleft()
             live = self.flows.active[idx]
             if not live.all():
                 idx, new = idx[live], new[live]
+                probe_at = None if probe_at is None else probe_at[live]
             self.set_rates(idx, new)
+            if probe_at is not None:  # serial decisions: the result requests the next probe
+                self.send_probes(idx, probe_at)
 
     def decide(self, k: int, t_end: float) -> None:
         fl = self.flows
@@ -275,9 +279,13 @@ class _Run(BlockLoop):
         fl.record_decision(due, factors)
         if self.latency_steps == 0:
             self.set_rates(due, new)
+            self.send_probes(due, ret)
+        elif self.sc.serial_decisions:
+            fl.next_ret[due] = np.inf  # no probe in flight until the decision completes
+            self.pending.append((k + self.latency_steps, due, new, ret + self.decision_latency_us * 1e3))
         else:
-            self.pending.append((k + self.latency_steps, due, new))
-        self.send_probes(due, ret)
+            self.pending.append((k + self.latency_steps, due, new, None))
+            self.send_probes(due, ret)
         rsum = int(rtt.sum())
         self.rtt_stats[0:2] += (rsum, len(due))
         if k >= self.window_step:

@@ -178,6 +178,11 @@ class Scenario:
     initial_rate: float | None = None
     network: Network = Network()
     topology: TopologyConfig | None = None
+    # True: a flow's next RTT probe leaves when its decision completes (the PCC result's rtt_req),
+    # so a flow decides at most once per RTT + decision time and acts on fresh state, as a NIC
+    # whose decisions take longer than an RTT does. False (default): it leaves when the previous
+    # probe returns and decisions slower than an RTT pipeline (every result still lands late).
+    serial_decisions: bool = False
 
     # Logical flow tables number ports by receiver: ``port_is_host`` scenarios (all-to-all) send
     # to logical host ``port``; the others (incasts) have one receiver, a host of its own.
@@ -549,6 +554,10 @@ def _check_type(value: Any, annotation: str, name: str) -> None:
     if annotation.startswith("str"):
         if not isinstance(value, str):
             raise BadInputError(f"invalid scenario: {name} must be a string, got {_shown(value)}")
+        return
+    if annotation == "bool":
+        if not isinstance(value, bool):
+            raise BadInputError(f"invalid scenario: {name} must be true or false, got {_shown(value)}")
         return
     if "int" in annotation and "float" not in annotation:
         ok = (isinstance(value, int) and not isinstance(value, bool)) or (value is None and "None" in annotation)

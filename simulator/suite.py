@@ -50,6 +50,7 @@ class ControllerSpec:
     name: str
     kind: str
     path: str | None = None
+    latency_us: float | None = None  # decision time to simulate instead of the controller's own
 
     @staticmethod
     def parse(text: str) -> ControllerSpec:
@@ -77,10 +78,10 @@ class ControllerSpec:
     def build(self) -> Any:
         from rlcc.simulator.registry import make_controller
 
-        if self.kind == "firmware":
-            return load_firmware(self.path, self.name)
-        ctl = make_controller(self.kind, self.path)
+        ctl = load_firmware(self.path, self.name) if self.kind == "firmware" else make_controller(self.kind, self.path)
         ctl.name = self.name
+        if self.latency_us is not None:
+            ctl.decision_latency_us = self.latency_us
         return ctl
 
 

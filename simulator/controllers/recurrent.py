@@ -64,7 +64,15 @@ class RecurrentController:
 
 def teacher_controller(teacher: Callable[[np.ndarray], np.ndarray], spec: ObservationSpec, name: str = "teacher"):
     """The controller that runs a teacher closed loop: per-flow state for a recurrent teacher
-    (an object with ``recurrent = True``), else the window function as a ``FactorController``."""
-    if getattr(teacher, "recurrent", False):
-        return RecurrentController(teacher, spec, name)
+    (``recurrent = True`` on it or on the object it is a bound method of, e.g.
+    ``RecurrentPolicy.factor``), else the window function as a ``FactorController``."""
+    owner = recurrent_owner(teacher)
+    if owner is not None:
+        return RecurrentController(owner, spec, name)
     return FactorController(teacher, spec, name)
+
+
+def recurrent_owner(teacher: Callable) -> Stepper | None:
+    """The recurrent policy behind a teacher callable, or None for a window function."""
+    owner = getattr(teacher, "__self__", teacher)
+    return owner if getattr(owner, "recurrent", False) else None

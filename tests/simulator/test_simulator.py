@@ -340,6 +340,36 @@ def test_decision_latency_loses_control(latency_us, in_control):
     assert on_target == in_control, m
 
 
+@pytest.mark.parametrize("serial", [True, False])
+def test_serial_decisions_act_on_the_rate_of_the_previous_decision(serial):
+    """Serial decisions (the result requests the next probe): a flow decides once per RTT + decision
+    time, on the rate its previous decision set. Pipelined (default): several decisions in flight
+    read the same old rate."""
+    seen: dict[int, list[tuple[float, float, float]]] = {}
+
+    class Halving:
+        spec, initial_rate, name = None, 1.0, "halving"
+
+        def reset(self, *a):
+            pass
+
+        def decide(self, batch):
+            new = batch.rate * 0.5 + 0.25
+            for f, t, r, n in zip(batch.flow_ids, batch.time_ns, batch.rate, new):
+                seen.setdefault(int(f), []).append((t, r, n))
+            return new
+
+    sc = ManyToOne(flows=1, duration_ms=0.5, decision_latency_us=50.0, serial_decisions=serial)
+    simulate(sc, Halving())
+    for rows in seen.values():
+        gaps = np.diff([t for t, _, _ in rows])
+        chained = all(abs(r - prev_new) < 1e-12 for (_, r, _), (_, _, prev_new) in zip(rows[1:], rows))
+        assert chained == serial
+        assert (gaps.min() >= 50_000) == serial  # pipelined flows decide every RTT (~8 us)
+        if serial:
+            assert 9 >= len(rows) >= 8  # 500 us / (8 us + 50 us), plus the first
+
+
 def test_policy_controller_runs_the_onnx_policy():
     r = simulate(ManyToOne(flows=16, duration_ms=2), make_controller("policy", SYNTHETIC), trace=TraceConfig(capacity=10))
     assert r.controller.startswith("policy:")
