@@ -142,3 +142,31 @@ def test_window_choice_finds_the_memory_the_labels_need(lag, expect):
     choice = window.choose(train, held, spec, lambda sp: sp, FitConfig(trees=10, depth=4))
     assert choice.k == expect and [c.k for c in choice.candidates] == [1, 2, 3, 4]
     assert window.max_window(STEP_SPEC) == 4 and choice.candidates[0].context_bytes == window.FIXED_CTX_BYTES
+
+
+@pytest.mark.slow
+def test_compiling_the_lstm_example_gives_verified_deterministic_window_trees(tmp_path):
+    """rlcc-compile on the recurrent example: window chosen and reported, firmware bit-exact in the
+    emulator, and the same bytes on a second run."""
+    import json
+
+    from click.testing import CliRunner
+
+    from rlcc.cli.main import compile_command
+
+    outs = []
+    for run in ("a", "b"):
+        out = tmp_path / run
+        res = CliRunner().invoke(compile_command, [str(EXAMPLE), "-o", str(out), "--quick", "--accept-fidelity", "-q"])
+        assert res.exit_code == 0, res.output
+        outs.append(out)
+    report = json.loads((outs[0] / "report.json").read_text())
+    w = report["window"]
+    assert 1 <= w["k"] <= w["max_k"] == window.max_window(STEP_SPEC) and len(w["candidates"]) == w["max_k"]
+    assert json.loads((outs[0] / "model.rlcc.json").read_text())["spec"]["history"] == w["k"]
+    assert "recurrent" in json.loads((outs[0] / "spec.json").read_text())  # the teacher's own spec
+    assert "## Window (recurrent teacher)" in (outs[0] / "report.md").read_text()
+    verdict = json.loads((outs[0] / "verify.json").read_text())
+    assert verdict["bit_exact"] and verdict["passed"]
+    for name in ("firmware.c", "model.rlcc.json", "report.json"):
+        assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
