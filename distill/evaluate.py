@@ -22,7 +22,7 @@ from rlcc.simulator.controllers.compiled import FloatTreesController, GoldenCont
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.quantize import device_inputs_to_float
 from rlcc.progress import Stage
-from rlcc.simulator.controllers import FactorController
+from rlcc.simulator.controllers.recurrent import teacher_controller
 from rlcc.simulator.engine import simulate
 from rlcc.simulator.scenarios import ManyToOne
 from rlcc.spec import ObservationSpec
@@ -131,7 +131,7 @@ def closed_loops(
     for c, check in enumerate(checks):
         e, m = check.get("ensemble", ensemble), check.get("model", model)
         factories = {
-            "teacher": functools.partial(FactorController, teacher, spec, "teacher"),
+            "teacher": functools.partial(teacher_controller, teacher, spec, "teacher"),
             "float_trees": functools.partial(FloatTreesController, e, spec, clamp=factor_clamp(m)),
             "fixed_point": functools.partial(GoldenController, m),
         }
@@ -178,17 +178,19 @@ def _golden_at(model: FxModel, latency_us: float) -> GoldenController:
     return ctl
 
 
-def suite_check(teacher: FactorFn, ensemble: FloatEnsemble, model: FxModel, latency_us: float, seed: int,
-                runner: Runner | None = None, stage: Stage | None = None) -> ClosedLoop:
+def suite_check(teacher: FactorFn, ensemble: FloatEnsemble | None, model: FxModel, latency_us: float, seed: int,
+                runner: Runner | None = None, stage: Stage | None = None, keys: Sequence[str] = SUITE_KEYS) -> ClosedLoop:
     """Teacher vs float trees vs fixed point on the simulator's reduced suite (many-to-one on the
     single switch and on the 64-host fat-tree, all-to-all on the fat-tree; steady state: fair-share
     start, second half measured). The fixed point decides in ``latency_us``, the worst-case event
-    time ``rlcc-verify`` measured; teacher and float trees in the simulator's default."""
+    time ``rlcc-verify`` measured; teacher and float trees in the simulator's default. ``keys``: the
+    controllers run (a recurrent teacher, an object with ``recurrent = True``, keeps per-flow state;
+    an int8 network has no float trees)."""
     from rlcc.simulator.suite import reduced_suite
 
     spec = model.spec
     factories = {
-        "teacher": functools.partial(FactorController, teacher, spec, "teacher"),
+        "teacher": functools.partial(teacher_controller, teacher, spec, "teacher"),
         "float_trees": functools.partial(FloatTreesController, ensemble, spec, clamp=factor_clamp(model)),
         "fixed_point": functools.partial(_golden_at, model, latency_us),
     }
@@ -197,7 +199,7 @@ def suite_check(teacher: FactorFn, ensemble: FloatEnsemble, model: FxModel, late
     for pt in points:
         sc = dataclasses.replace(pt.scenario, initial_rate=pt.scenario.fair_rate())
         name = f"{pt.topology} {pt.family}:{int(pt.scale_value)}"
-        for key in SUITE_KEYS:
+        for key in keys:
             tasks.append((sc, factories[key]))
             costs.append(sc.duration_ms * sc.n_flows * _RELATIVE_COST[key])
             slots.append((name, key))
@@ -208,7 +210,7 @@ def suite_check(teacher: FactorFn, ensemble: FloatEnsemble, model: FxModel, late
         rows.setdefault(name, {})[key] = _row(m, base_us)
     for row in rows.values():
         t = row["teacher"]
-        for key in SUITE_KEYS[1:]:
+        for key in keys[1:]:
             s = row[key]
             row[key] = dataclasses.replace(s, goodput_diff=_r(s.goodput - t.goodput),
                                            latency_rel_diff=_r(s.mean_latency_us / t.mean_latency_us - 1.0),
