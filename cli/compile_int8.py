@@ -18,11 +18,11 @@ import click
 from rlcc import formats as fmt
 from rlcc.cli.common import atomic_output_dir
 from rlcc.codegen import generate
-from rlcc.codegen.sdk_flavours import SdkChoice
+from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, SdkChoice
 from rlcc.distill import int8_report
 from rlcc.distill.int8_pipeline import check_on_suite, compile_int8
 from rlcc.distill.pipeline import CompileOptions
-from rlcc.errors import BuildError, EmulationError, ExitCode
+from rlcc.errors import BadInputError, BuildError, EmulationError, ExitCode
 from rlcc.fxp.int8_net import check_state_fits
 from rlcc.progress import bars, silent
 from rlcc.recurrent import load_policy
@@ -44,6 +44,8 @@ def compile_int8_command(model: Path, spec: ObservationSpec | None, out: Path, o
         if not quiet:
             click.echo(f"rlcc-compile: [{time.perf_counter() - start:5.1f}s] {msg}")
 
+    if sdk.flavour.name != DEFAULT_FLAVOUR:  # the generator refuses it too; say so before the work
+        raise BadInputError(f"--backend int8 generates C for the {DEFAULT_FLAVOUR} SDK only, not --sdk {sdk.flavour.name}")
     policy = load_policy(model, spec)
     if policy.spec.recurrent is not None:  # before minutes of calibration, not after
         check_state_fits(policy.spec.recurrent.state[0].size, (policy.spec.history - 1) * policy.spec.n_features)

@@ -53,3 +53,27 @@ def example(name: str) -> tuple[object, object, q8.Int8Net, Calibration]:
     calib = calibration(policy, net)
     model, _ = quantize_net(net, policy.spec, calib, 4_000_000, {"source": path.name})
     return policy, net, model, calib
+
+
+def onnx_with_op(tmp_path: Path, op: str) -> Path:
+    """A small MLP ONNX (the example's spec) with operator ``op`` between its two products."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    from rlcc.policy import METADATA_KEY
+
+    policy, _, _, _ = example("rlcc_mlp")
+    w0 = numpy_helper.from_array(np.ones((4, 3), dtype=np.float32), "W0")
+    w1 = numpy_helper.from_array(np.ones((3, 1), dtype=np.float32), "W1")
+    nodes = [helper.make_node("MatMul", ["obs", "W0"], ["a"]), helper.make_node(op, ["a"], ["b"]),
+             helper.make_node("MatMul", ["b", "W1"], ["c"]), helper.make_node("Tanh", ["c"], ["action"])]
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(nodes, "g", [vi("obs", TensorProto.FLOAT, ["batch", 4])],
+                              [vi("action", TensorProto.FLOAT, ["batch", 1])], initializer=[w0, w1])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    entry = model.metadata_props.add()
+    entry.key, entry.value = METADATA_KEY, policy.spec.to_json()
+    path = tmp_path / f"{op}.onnx"
+    onnx.save(model, str(path))
+    return path

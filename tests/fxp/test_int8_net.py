@@ -18,7 +18,7 @@ from rlcc.fxp import int8_net as q8
 from rlcc.fxp.vectors import random_vectors, sequence_vectors
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from int8_models import NAMES, example  # noqa: E402
+from int8_models import NAMES, example, onnx_with_op  # noqa: E402
 
 
 def _floor_shift(v: int, s: int) -> int:
@@ -125,31 +125,8 @@ def test_int8_activations_cost_fidelity_on_the_mlp():
     assert model.act_max == q8.ACT16_MAX
 
 
-def _onnx_with(tmp_path: Path, op: str) -> Path:
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-
-    from rlcc.policy import METADATA_KEY
-
-    policy, _, _, _ = example("rlcc_mlp")
-    w0 = numpy_helper.from_array(np.ones((4, 3), dtype=np.float32), "W0")
-    w1 = numpy_helper.from_array(np.ones((3, 1), dtype=np.float32), "W1")
-    nodes = [helper.make_node("MatMul", ["obs", "W0"], ["a"]), helper.make_node(op, ["a"], ["b"]),
-             helper.make_node("MatMul", ["b", "W1"], ["c"]), helper.make_node("Tanh", ["c"], ["action"])]
-    vi = helper.make_tensor_value_info
-    graph = helper.make_graph(nodes, "g", [vi("obs", TensorProto.FLOAT, ["batch", 4])],
-                              [vi("action", TensorProto.FLOAT, ["batch", 1])], initializer=[w0, w1])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    entry = model.metadata_props.add()
-    entry.key, entry.value = METADATA_KEY, policy.spec.to_json()
-    path = tmp_path / f"{op}.onnx"
-    onnx.save(model, str(path))
-    return path
-
-
 def test_unsupported_op_is_one_line_bad_input(tmp_path):
-    path = _onnx_with(tmp_path, "LeakyRelu")
+    path = onnx_with_op(tmp_path, "LeakyRelu")
     policy, _, _, _ = example("rlcc_mlp")
     with pytest.raises(BadInputError, match="operator LeakyRelu is not supported by --backend int8") as e:
         read_network(path, policy.spec, None)
