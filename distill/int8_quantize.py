@@ -27,6 +27,7 @@ from rlcc.spec import ObservationSpec
 
 CLIP_QUANTILES = (1.0, 0.99999, 0.9999, 0.999, 0.995, 0.99, 0.98, 0.95, 0.9, 0.8, 0.7, 0.5)
 INT16_GAIN = 0.8  # int16 hidden activations only when they cut the calibration RMSE by 20 %
+CLIP_TOLERANCE = 1e-3  # the largest factor change an input clip may cause in the float network
 HEAD_MULT_BITS = 20  # the head's index has 16 bits: a 21-bit multiplier is ample and leaves room for the offset
 MULT_BITS = 29  # multipliers in [2^29, 2^30): 64-bit products stay below 2^62
 
@@ -84,23 +85,45 @@ def _rows(w_eff: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.clip(np.rint(w_eff / sw), -q8.Q_MAX, q8.Q_MAX).astype(np.int64).T, sw
 
 
+def _acc_bits(wq: np.ndarray, bias: np.ndarray, in_max: int) -> int:
+    """Bits of the largest accumulator magnitude of int weights (out, in) on inputs up to ``in_max``."""
+    return int(np.max(np.abs(bias) + in_max * np.sum(np.abs(wq), axis=1))).bit_length()
+
+
 def _mults(real: np.ndarray, bits: int) -> tuple[tuple[int, ...], int]:
     """Per-row multipliers with one shift: the largest in [2^bits, 2^(bits+1))."""
     _, shift = _mult_shift(float(np.max(np.abs(real))), bits)
     return tuple(int(round(v * 2.0**shift)) for v in real), shift
 
 
-def _dense(w: np.ndarray, b: np.ndarray, scale_in: np.ndarray | float, scale_out: float, relu: bool) -> q8.Dense:
-    """An int8 layer (per-output weight scales) for float (in, out) weights whose inputs are in
-    steps ``scale_in`` (per input or one) and whose output steps are ``scale_out``."""
-    wq, sw = _rows(w * np.broadcast_to(np.asarray(scale_in, dtype=np.float64).reshape(-1, 1), w.shape))
-    mults, shift = _mults(sw / scale_out, MULT_BITS - 2)
-    return q8.Dense(q8._tuple2(wq), q8._ints(np.rint(b / sw)), relu, mults, shift, float(scale_out))
+def _bias_corrected(b: np.ndarray, w: np.ndarray, wq: np.ndarray, sw: np.ndarray, scale_in: np.ndarray | float,
+                    a: np.ndarray | None) -> np.ndarray:
+    """``b`` plus the mean effect of the weights' rounding on the calibration inputs ``a`` (N, in):
+    rounding is not zero-mean on inputs that are (saturated LSTM states, ReLU outputs), and a
+    bias of a few 1e-3 in the factor moves the closed loop's equilibrium."""
+    if a is None or not len(a):
+        return b
+    s_in = np.broadcast_to(np.asarray(scale_in, dtype=np.float64).reshape(-1, 1), w.shape)
+    w_hat = wq.T * sw[None, :] / s_in
+    return b + np.mean(a @ (w - w_hat), axis=0)
 
 
-def _head(w: np.ndarray, b: float, scale_in: np.ndarray | float, spec: ObservationSpec, act: str) -> q8.Head:
+def _dense(w: np.ndarray, b: np.ndarray, scale_in: np.ndarray | float, scale_out: float, relu: bool, in_max: int,
+           a: np.ndarray | None = None) -> q8.Dense:
+    """An int8 layer (per-output weight scales) for float (in, out) weights whose inputs (``a`` on
+    the calibration set) are in steps ``scale_in`` (per input or one) and up to ``in_max``, and whose
+    output steps are ``scale_out``."""
     wq, sw = _rows(w * np.broadcast_to(np.asarray(scale_in, dtype=np.float64).reshape(-1, 1), w.shape))
-    sw = float(sw[0])
+    bq = np.rint(_bias_corrected(b, w, wq, sw, scale_in, a) / sw).astype(np.int64)
+    mults, shift = _mults(sw / scale_out, min(MULT_BITS - 2, 60 - _acc_bits(wq, bq, in_max)))
+    return q8.Dense(q8._tuple2(wq), q8._ints(bq), relu, mults, shift, float(scale_out))
+
+
+def _head(w: np.ndarray, b: float, scale_in: np.ndarray | float, spec: ObservationSpec, act: str,
+          a: np.ndarray | None = None) -> q8.Head:
+    wq, sws = _rows(w * np.broadcast_to(np.asarray(scale_in, dtype=np.float64).reshape(-1, 1), w.shape))
+    b = float(_bias_corrected(np.array([b]), w, wq, sws, scale_in, a)[0])
+    sw = float(sws[0])
     if act == "tanh":
         z_lo, z_hi = -q8.HEAD_TANH_Z, q8.HEAD_TANH_Z
         points = spec.output_to_factor(np.tanh(np.linspace(z_lo, z_hi, q8.HEAD_SEGMENTS + 1)))
@@ -115,19 +138,25 @@ def _head(w: np.ndarray, b: float, scale_in: np.ndarray | float, spec: Observati
     return q8.Head(q8._ints(wq[0]), bq, mult, add, shift, lut, float(z_lo), float(z_hi), act)
 
 
-def _lstm(net: FloatNet, scale_in: np.ndarray | float, c_max: float, spec: ObservationSpec) -> q8.Lstm:
+def _lstm(net: FloatNet, scale_in: np.ndarray | float, c_max: float, spec: ObservationSpec, in_max: int,
+          x: np.ndarray | None = None, h: np.ndarray | None = None) -> q8.Lstm:
     m = net.lstm
     H = net.hidden
     wxq, sx = _rows(m.wx * np.broadcast_to(np.asarray(scale_in, dtype=np.float64).reshape(-1, 1), m.wx.shape))
-    whq, sh = _rows(m.wh)
+    h_step = 1.0 / q8.H_ONE
+    whq, sh = _rows(m.wh * h_step)
+    sh = sh / h_step
+    b = _bias_corrected(_bias_corrected(m.b, m.wx, wxq, sx, scale_in, x), m.wh, whq, sh, 1.0, h)
     zs = float(1 << q8.GATE_Z_FRAC_BITS)
-    h_step = 1.0 / (1 << q8.GATE_OUT_FRAC_BITS)
     real_x, real_h = sx * zs, sh * h_step * zs
     _, shift = _mult_shift(float(max(np.max(real_x), np.max(real_h))))
-    shift = min(shift, 40)
+    # the gate sum stays below 2^61: shrink the multipliers' precision for wide (first-product) inputs
+    top = (2.0 ** _acc_bits(wxq, np.zeros(4 * H), in_max) * np.max(real_x)
+           + 2.0 ** _acc_bits(whq, np.zeros(4 * H), q8.H_ONE) * np.max(real_h))
+    shift = int(min(shift, 40, math.floor(math.log2(2.0**60 / top))))
     mult_x = tuple(int(round(v * 2.0**shift)) for v in real_x)
     mult_h = tuple(int(round(v * 2.0**shift)) for v in real_h)
-    bias = tuple(int(round(v * zs * 2.0**shift)) + (1 << (shift - 1)) for v in m.b)
+    bias = tuple(int(round(v * zs * 2.0**shift)) + (1 << (shift - 1)) for v in b)
     c_frac = int(min(14, max(7, math.floor(math.log2(q8.C_MAX / max(1.25 * c_max, 1e-6))))))
     states = spec.recurrent.state
     h_reset = states[m.h_index].reset
@@ -139,31 +168,37 @@ def _lstm(net: FloatNet, scale_in: np.ndarray | float, c_max: float, spec: Obser
 
 
 def build(net: FloatNet, spec: ObservationSpec, constants: FxConstants, clips: np.ndarray, calib: Calibration,
-          provenance: dict[str, Any], act_clips: np.ndarray | None = None, act_max: int = q8.ACT8_MAX) -> q8.Int8Net:
+          provenance: dict[str, Any], act_clips: np.ndarray | None = None, act_max: int = q8.ACT8_MAX,
+          bias_correction: bool = False) -> q8.Int8Net:
     """The Int8Net for per-input clip ranges ``clips`` (scaled units) and per-layer activation clip
-    ranges ``act_clips`` (default: the largest activation ``calib`` reaches)."""
+    ranges ``act_clips`` (default: the largest activation ``calib`` reaches); ``bias_correction``:
+    biases absorb the weights' mean rounding effect on ``calib`` (``_bias_corrected``)."""
+    bc = (lambda v: v) if bias_correction else (lambda v: None)  # noqa: E731
     first = net.layers[0].w if net.layers else net.lstm.wx if net.lstm is not None else net.head.w
     inputs = _input_maps(spec, np.asarray(clips, dtype=np.float64), first)
     steps = np.array([m.scale for m in inputs])
     x = np.clip(calib.x_float, -clips, clips)
     layers, scale_in, a = [], steps, x
     for k, layer in enumerate(net.layers):
+        a_in = a
         a = a @ layer.w + layer.b
         if layer.act == "relu":
             a = np.maximum(a, 0.0)
         top = (max(float(np.max(np.abs(a))), 1e-6) if act_clips is None else float(act_clips[k])) / act_max
+        layers.append(_dense(layer.w, layer.b, scale_in, top, layer.act == "relu", q8.IN_MAX if k == 0 else act_max, bc(a_in)))
         a = np.clip(a, -top * act_max, top * act_max)
-        layers.append(_dense(layer.w, layer.b, scale_in, top, layer.act == "relu"))
         scale_in = top
     lstm = None
     if net.lstm is not None:
-        c_max = float(np.max(np.abs(calib.c))) if calib.c is not None and len(calib.c) else 1.0
+        c_max, h_in = 1.0, None
         if calib.c is not None and len(calib.c):
-            _, _, c2 = net.cell(a, calib.h, calib.c)
-            c_max = max(c_max, float(np.max(np.abs(c2))))
-        lstm = _lstm(net, scale_in, c_max, spec)
-        scale_in = 1.0 / (1 << q8.GATE_OUT_FRAC_BITS)
-    head = _head(net.head.w, float(net.head.b[0]), scale_in, spec, net.head.act)
+            _, h2, c2 = net.cell(a, calib.h, calib.c)
+            c_max = max(float(np.max(np.abs(calib.c))), float(np.max(np.abs(c2))))
+            h_in = calib.h
+        lstm = _lstm(net, scale_in, c_max, spec, act_max if net.layers else q8.IN_MAX, bc(a), bc(h_in))
+        a = None if h_in is None else h2
+        scale_in = 1.0 / q8.H_ONE
+    head = _head(net.head.w, float(net.head.b[0]), scale_in, spec, net.head.act, bc(a))
     return q8.Int8Net(spec, constants, inputs, tuple(layers), lstm, head, provenance, act_max)
 
 
@@ -171,7 +206,7 @@ def teacher_state(model: q8.Int8Net, calib: Calibration) -> tuple[np.ndarray | N
     """The teacher's float state before each calibration decision in the int8 formats."""
     if model.lstm is None or calib.h is None:
         return None, None
-    h = np.clip(np.rint(calib.h * (1 << q8.GATE_OUT_FRAC_BITS)), -q8.Q_MAX, q8.Q_MAX).astype(np.int64)
+    h = np.clip(np.rint(calib.h * q8.H_ONE), -q8.Q_MAX, q8.Q_MAX).astype(np.int64)
     c = np.clip(np.rint(calib.c * 2.0**model.lstm.c_frac), -q8.C_MAX, q8.C_MAX).astype(np.int64)
     return h, c
 
@@ -195,31 +230,45 @@ def _clip_grid(mags: np.ndarray) -> np.ndarray:
 def quantize_net(net: FloatNet, spec: ObservationSpec, calib: Calibration, probe_timeout_ns: int,
                  provenance: dict[str, Any]) -> tuple[q8.Int8Net, dict[str, Any]]:
     """The Int8Net with the clip ranges that minimize the factor RMSE on ``calib`` (``search``),
-    with int8 hidden activations unless int16 ones measurably help (RMSE below
-    ``INT16_GAIN`` times int8's), and the measurements."""
+    with int8 hidden activations unless int16 ones measurably help (RMSE below ``INT16_GAIN``
+    times int8's), bias-corrected or not (whichever searched setting is better), and the
+    measurements."""
     if len(calib) == 0:
         raise BadInputError("int8 calibration: no teacher decisions")
     constants = FxConstants.from_spec(spec, probe_timeout_ns)
-    found = {a: search(net, spec, constants, calib, provenance, a) for a in ((q8.ACT8_MAX, q8.ACT16_MAX) if net.layers
-                                                                            else (q8.ACT8_MAX,))}
+    acts = (q8.ACT8_MAX, q8.ACT16_MAX) if net.layers else (q8.ACT8_MAX,)
+    found = {(a, bc): search(net, spec, constants, calib, provenance, a, bc) for a in acts for bc in (False, True)}
+    best_of = {a: min((found[(a, bc)][1], bc) for bc in (False, True)) for a in acts}
     act = q8.ACT8_MAX
-    if q8.ACT16_MAX in found and found[q8.ACT16_MAX][1] < INT16_GAIN * found[q8.ACT8_MAX][1]:
+    if q8.ACT16_MAX in best_of and best_of[q8.ACT16_MAX][0] < INT16_GAIN * best_of[q8.ACT8_MAX][0]:
         act = q8.ACT16_MAX
-    params, best = found[act]
+    best, bias_correction = best_of[act]
+    params = found[(act, bias_correction)][0]
     n_in = spec.input_width
     names = spec.input_names()
     record = {"input_clip": {names[i]: float(f"{params[i]:.6g}") for i in range(n_in)},
               "activation_clip": [float(f"{v:.6g}") for v in params[n_in:]],
-              "activation_bits": 8 if act == q8.ACT8_MAX else 16,
+              "activation_bits": 8 if act == q8.ACT8_MAX else 16, "bias_correction": bool(bias_correction),
               "calibration_rmse": float(f"{best:.6g}"), "calibration_decisions": len(calib),
-              "calibration_rmse_by_activation_bits": {str(8 if a == q8.ACT8_MAX else 16): float(f"{v[1]:.6g}")
-                                                      for a, v in found.items()}}
-    prov = {**provenance, **{k: record[k] for k in ("input_clip", "activation_clip", "activation_bits")}}
-    return build(net, spec, constants, params[:n_in], calib, prov, params[n_in:], act), record
+              "calibration_rmse_by_setting": {f"int{8 if a == q8.ACT8_MAX else 16}{' bias-corrected' if bc else ''}":
+                                              float(f"{v[1]:.6g}") for (a, bc), v in found.items()}}
+    prov = {**provenance, **{k: record[k] for k in ("input_clip", "activation_clip", "activation_bits", "bias_correction")}}
+    return build(net, spec, constants, params[:n_in], calib, prov, params[n_in:], act, bias_correction), record
+
+
+def clip_loss(net: FloatNet, spec: ObservationSpec, calib: Calibration, clips: np.ndarray) -> float:
+    """Largest factor change the input clip ranges alone cause in the float network on ``calib``
+    (from the teacher's own state): a clip may cut only what the network ignores. The factor
+    error alone would trade the rare deep-congestion decisions (a startup transient's drops)
+    for resolution at the equilibrium."""
+    x = np.clip(calib.x_float, -clips, clips)
+    y, _, _ = net.step(x, calib.h, calib.c)
+    y0, _, _ = net.step(calib.x_float, calib.h, calib.c)
+    return float(np.max(np.abs(spec.output_to_factor(y) - spec.output_to_factor(y0))))
 
 
 def search(net: FloatNet, spec: ObservationSpec, constants: FxConstants, calib: Calibration, provenance: dict[str, Any],
-           act_max: int) -> tuple[np.ndarray, float]:
+           act_max: int, bias_correction: bool = False) -> tuple[np.ndarray, float]:
     """(clip ranges of the inputs then of each pre-layer's activations, their factor RMSE). First
     the inputs, one feature at a time (shared by its window steps), over ``_clip_grid`` with every
     activation range the largest value it reaches; then each layer's activation range over the
@@ -230,7 +279,7 @@ def search(net: FloatNet, spec: ObservationSpec, constants: FxConstants, calib: 
 
     def rmse(clips: np.ndarray, acts: np.ndarray | None) -> float:
         try:
-            model = build(net, spec, constants, clips, calib, provenance, acts, act_max)
+            model = build(net, spec, constants, clips, calib, provenance, acts, act_max, bias_correction)
         except BadInputError:  # scales whose integer constants would overflow: not a candidate
             return math.inf
         return float(np.sqrt(np.mean((int8_factors(model, calib) - calib.label) ** 2)))
@@ -242,6 +291,8 @@ def search(net: FloatNet, spec: ObservationSpec, constants: FxConstants, calib: 
             for value in _clip_grid(mags[:, group].reshape(-1)):
                 trial = clips.copy()
                 trial[group] = value
+                if clip_loss(net, spec, calib, trial) > CLIP_TOLERANCE:
+                    continue
                 err = rmse(trial, None)
                 if err < best - 1e-12:
                     best, clips = err, trial

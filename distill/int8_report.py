@@ -43,7 +43,7 @@ def to_markdown(report: Int8Report) -> str:
         f"# rlcc compile report: {report.teacher['path']} (backend int8)",
         "",
         f"Network: {report.network}{' (recurrent)' if report.teacher['recurrent'] else ''}. "
-        f"int8 weights, int16 inputs, int{q['activation_bits']} hidden activations, int32 accumulators, "
+        f"int8 weights, 24-bit inputs, int{q['activation_bits']} hidden activations, int64/int32 accumulators, "
         "lookup tables for the nonlinearities and the action map (rlcc.fxp.int8_net).",
         "",
         "## Quantization",
@@ -51,8 +51,9 @@ def to_markdown(report: Int8Report) -> str:
         f"Calibrated on {q['calibration_decisions']} closed-loop teacher decisions. Input clip ranges (scaled units): "
         + ", ".join(f"{k} {v:g}" for k, v in q["input_clip"].items()) + ". "
         + (f"Activation clip ranges per layer: {', '.join(f'{v:g}' for v in q['activation_clip'])}. " if q["activation_clip"] else "")
-        + "Calibration factor RMSE by hidden activation width: "
-        + ", ".join(f"int{k} {v:g}" for k, v in q["calibration_rmse_by_activation_bits"].items()) + ".",
+        + "Calibration factor RMSE by setting (hidden activation width, bias correction): "
+        + ", ".join(f"{k} {v:g}" for k, v in q["calibration_rmse_by_setting"].items())
+        + f"; chosen: int{q['activation_bits']}{' bias-corrected' if q['bias_correction'] else ''}.",
         "",
         "## Fidelity (open loop, held-out decisions)",
         "",

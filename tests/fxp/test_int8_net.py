@@ -42,6 +42,7 @@ def reference(d: dict, x: list[int], words: list[int], valid: bool) -> tuple[int
     m = d["lstm"]
     if m is not None:
         H = len(m["wh"][0])
+        G, Z = len(m["sigmoid_lut"]) // 2, q8.GATE_Z_FRAC_BITS
         hw, cw = (H + 3) // 4, (H + 1) // 2
 
         def field(word: int, k: int, bits: int) -> int:
@@ -54,14 +55,14 @@ def reference(d: dict, x: list[int], words: list[int], valid: bool) -> tuple[int
         for r in range(4 * H):
             ax = sum(w * v for w, v in zip(m["wx"][r], q))
             ah = sum(w * v for w, v in zip(m["wh"][r], h))
-            z.append(_clamp(_floor_shift(ax * m["mult_x"][r] + ah * m["mult_h"][r] + m["bias"][r], m["shift"]), -128, 127) + 128)
+            z.append(_clamp(_floor_shift(ax * m["mult_x"][r] + ah * m["mult_h"][r] + m["bias"][r], m["shift"]), -G, G - 1) + G)
         sig, tnh = m["sigmoid_lut"], m["tanh_lut"]
         h2, c2 = [], []
         for j in range(H):
             i_, f_, g_, o_ = sig[z[j]], sig[z[H + j]], tnh[z[2 * H + j]], sig[z[3 * H + j]]
             cn = _clamp(_floor_shift(f_ * c[j] + i_ * g_ * 2 ** (m["c_frac"] - 7) + 64, 7), -32767, 32767)
-            t = _clamp(_floor_shift(cn + 2 ** (m["c_frac"] - 5), m["c_frac"] - 4), -128, 127) + 128
-            h2.append(_floor_shift(o_ * tnh[t] + 64, 7))
+            t = _clamp(_floor_shift(cn + 2 ** (m["c_frac"] - Z - 1), m["c_frac"] - Z), -G, G - 1) + G
+            h2.append(_floor_shift(o_ * tnh[t] * 127 + 2**13, 14))
             c2.append(cn)
         new_words = [0] * (hw + cw)
         for j in range(H):
@@ -145,7 +146,7 @@ def test_validate_rejects_overflowing_layer():
     import dataclasses
 
     _, _, model, _ = example("rlcc_mlp")
-    d = model.layers[0]
+    d = model.layers[1]  # a later layer accumulates in int32 (the first in int64)
     wide = dataclasses.replace(d, bias=(2**31,) + d.bias[1:])
     with pytest.raises(BadInputError, match="overflow"):
-        dataclasses.replace(model, layers=(wide,) + model.layers[1:])
+        dataclasses.replace(model, layers=(model.layers[0], wide))
