@@ -64,7 +64,7 @@ class FloatNet:
         m = self.lstm
         H = self.hidden
         z = x @ m.wx + h @ m.wh + m.b
-        sig = lambda v: 1.0 / (1.0 + np.exp(-v))  # noqa: E731
+        sig = lambda v: 0.5 * (1.0 + np.tanh(0.5 * v))  # noqa: E731  (no overflow for large |v|)
         c2 = sig(z[:, H:2 * H]) * c + sig(z[:, :H]) * np.tanh(z[:, 2 * H:3 * H])
         return z, sig(z[:, 3 * H:]) * np.tanh(c2), c2
 
