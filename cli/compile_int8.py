@@ -8,6 +8,7 @@ closed loop and the fidelity gate). Same exit codes as the tree backend.
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from pathlib import Path
@@ -48,7 +49,8 @@ def compile_int8_command(model: Path, spec: ObservationSpec | None, out: Path, o
         raise BadInputError(f"--backend int8 generates C for the {DEFAULT_FLAVOUR} SDK only, not --sdk {sdk.flavour.name}")
     policy = load_policy(model, spec)
     if policy.spec.recurrent is not None:  # before minutes of calibration, not after
-        check_state_fits(policy.spec.recurrent.state[0].size, (policy.spec.history - 1) * policy.spec.n_features)
+        check_state_fits(policy.spec.recurrent.state[0].size, (policy.spec.history - 1) * policy.spec.n_features,
+                         functools.partial(global_state_price, TARGETS[target].default_profile))
     if show_progress is None:
         show_progress = not quiet and sys.stderr.isatty()
     progress = bars() if show_progress else silent
@@ -131,3 +133,14 @@ def _measure_profile(firmware_c: Path, profile: str) -> dict[str, Any]:
                         round(int(rtt.max()) * 1e9 / prof.clock_hz, 3))
 
 
+
+
+def global_state_price(profile: str, words: int) -> str:
+    """The per-decision cost of ``words`` state words in global memory on ``profile``
+    (``emulator/profiles``): one load (with its use stall) and one store each."""
+    from rlcc.emulator.cycle_model import load_profile
+
+    prof = load_profile(profile)
+    k = prof.costs
+    cycles = words * (k["load"] + k["load_use_stall"] + k["store"])
+    return f"about {cycles} cycles, {cycles * 1e9 / prof.clock_hz:.0f} ns, on profile {prof.name}, plus the address computation"

@@ -43,7 +43,7 @@ import dataclasses
 import hashlib
 import json
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -188,28 +188,18 @@ def state_bytes(hidden: int) -> int:
     return 4 * (-(-hidden // 4) + -(-hidden // 2))
 
 
-def check_state_fits(hidden: int, window_words: int = 0) -> None:
-    """BadInputError unless the LSTM state fits the context words the firmware leaves free."""
+def check_state_fits(hidden: int, window_words: int = 0, price: Callable[[int], str] | None = None) -> None:
+    """BadInputError unless the LSTM state fits the context words the firmware leaves free.
+    ``price(words)``: the cost of keeping that many words in global memory instead, for the message
+    (the cycle profiles live above this module: ``rlcc.cli.compile_int8``)."""
     free = 4 * (fmt.CTX_HISTORY_WORDS - window_words)
     need = state_bytes(hidden)
     if need > free:
+        words = -(-need // 4)
         raise BadInputError(
             f"LSTM state of {hidden} units needs {need} bytes (h {hidden} x int8, c {hidden} x int16, word-packed) but the "
             f"{fmt.CTX_BYTES}-byte per-flow context has {free} free; keeping it in global memory instead would add "
-            f"{-(-need // 4)} loads and {-(-need // 4)} stores per decision ({state_memory_note(need)})")
-
-
-def state_memory_note(need: int) -> str:
-    """The per-decision price of state in global memory on the default profile (``emulator/profiles``):
-    one load (with its use stall) and one store per state word."""
-    from rlcc.emulator.cycle_model import load_profile  # the cycle costs' one source
-    from rlcc.targets import DEFAULT_TARGET
-
-    prof = load_profile(DEFAULT_TARGET.default_profile)
-    words = -(-need // 4)
-    k = prof.costs
-    cycles = words * (k["load"] + k["load_use_stall"] + k["store"])
-    return f"about {cycles} cycles, {cycles * 1e9 / prof.clock_hz:.0f} ns, on profile {prof.name}, plus the address computation"
+            f"{words} loads and {words} stores per decision" + (f" ({price(words)})" if price else ""))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -138,7 +138,7 @@ def test_state_too_large_names_bytes_and_price():
     with pytest.raises(BadInputError) as e:
         q8.check_state_fits(16)
     msg = str(e.value)
-    assert "needs 48 bytes" in msg and f"has {4 * fmt.CTX_HISTORY_WORDS} free" in msg and "cycles" in msg and "\n" not in msg
+    assert "needs 48 bytes" in msg and f"has {4 * fmt.CTX_HISTORY_WORDS} free" in msg and "12 loads" in msg and "\n" not in msg
     q8.check_state_fits(8)  # the example's: 24 bytes
 
 
