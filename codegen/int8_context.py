@@ -11,7 +11,7 @@ from rlcc.codegen.context import build_context
 from rlcc.codegen.sdk_flavours import SdkChoice
 from rlcc.fxp import int8_net as q8
 
-ROW_WIDTH = 16  # table values per line
+ROW_WIDTH = 8  # table values per line
 
 
 def _rows(values: Sequence[int], width: int = ROW_WIDTH) -> list[str]:
@@ -69,6 +69,7 @@ def build_int8_context(model: q8.Int8Net, name: str, source_info: dict[str, Any]
     counts = model.counts()
     ctx.update({
         "backend": q8.BACKEND,
+        "fold_target": "input scaling constants",
         "param_note": "Changing a parameter changes the inputs the network sees, which it was calibrated with at the defaults.",
         "net": {"inputs": inputs, "layers": layers, "lstm": lstm, "head": head, "act_type": act_type,
                 "act_bits": 8 if model.act_max == q8.ACT8_MAX else 16, "act_max": model.act_max,

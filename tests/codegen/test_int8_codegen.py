@@ -55,6 +55,7 @@ def test_generated_c_is_integer_only_and_deterministic(generated, tmp_path):
     for name in NAMES:
         text = generated[name]["c"].read_text()
         assert "float" not in text and "double" not in text and "malloc" not in text
+        assert max(len(line) for line in text.splitlines()) <= 120
         again = generate(example(name)[2], tmp_path / name, source_info={"policy": f"{name}.onnx"})
         assert again["c"].read_bytes() == generated[name]["c"].read_bytes()
         assert again["manifest"].read_bytes() == generated[name]["manifest"].read_bytes()
