@@ -47,12 +47,16 @@ from rlcc.verify.check import DEFAULT_BUDGET_NS, verify_firmware
 from rlcc.verify.report import summary, write_json
 
 OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force replaces only such directories
+BACKENDS = ("trees", "int8")  # the first is the default; rlcc.cli.compile_int8 runs the second
 
 
 @click.command("compile")
 @click.argument("model", type=click.Path(path_type=Path))
 @click.option("-o", "--out", "out", type=click.Path(path_type=Path), required=True, help="Output directory (written atomically).")
 @click.option("--spec", "spec_file", type=click.Path(path_type=Path), help="Observation spec JSON (overrides the one in the ONNX metadata).")
+@click.option("--backend", type=click.Choice(BACKENDS), default=BACKENDS[0], show_default=True,
+              help="trees: distill into boosted trees (the deployed RL-CC design); int8: the network itself (MLP or "
+                   "LSTM) as int8 integer code, to measure its cost and fidelity on the same core model.")
 @click.option("--trees", type=int, default=DEFAULT_TREES, show_default=True, help="Maximum number of trees.")
 @click.option("--depth", type=int, default=DEFAULT_DEPTH, show_default=True, help="Depth of each oblivious tree.")
 @click.option("--budget-ops", type=int, default=DEFAULT_BUDGET_OPS, show_default=True, help="Operations budget (comparisons + additions); caps the tree count.")
@@ -101,7 +105,7 @@ OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force r
 @click.option("--progress/--no-progress", "show_progress", default=None,
               help="Progress bars on stderr [default: when stderr is a terminal and not --quiet].")
 @guarded("rlcc-compile")
-def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, depth: int, budget_ops: int,
+def compile_command(model: Path, out: Path, spec_file: Path | None, backend: str, trees: int, depth: int, budget_ops: int,
                     samples: int | None, scenarios: str | None, dagger_rounds: int, candidates: int | None,
                     max_goodput_diff: float, max_steady_pct: float, max_transient_pct: float, max_drop_diff: float,
                     accept_fidelity: bool, derived: str, equilibrium: str, seed: int, quick: bool, force: bool,
@@ -123,6 +127,19 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
     check_output_dir(out, force, "-o", marker=OUT_MARKER)  # seconds now, not after minutes of compiling
     sdk_choice = choose(sdk, slot)
     spec = ObservationSpec.from_file(str(spec_file)) if spec_file else None
+    if backend == "int8":
+        from rlcc.cli.compile_int8 import compile_int8_command
+
+        overrides = {k: v for k, v in (("samples", samples), ("scenarios", scenarios)) if v is not None}
+        overrides["bar"] = FidelityBar(goodput=max_goodput_diff, steady_pct=max_steady_pct, transient_pct=max_transient_pct,
+                                       drop_margin=max_drop_diff)
+        if probe_timeout_us is not None:
+            overrides["probe_timeout_ns"] = _probe_timeout_ns(probe_timeout_us)
+        options = CompileOptions.quick(seed=seed, **overrides) if quick else CompileOptions(seed=seed, **overrides)
+        return compile_int8_command(model, spec, out, options, sdk_choice, force=force, name=name, run_verify=run_verify,
+                                    target=target, budget_ns=budget_ns, budget_cycles=budget_cycles,
+                                    accept_fidelity=accept_fidelity, jobs=jobs or default_jobs(), quiet=quiet,
+                                    show_progress=show_progress, start=start)
     policy = load_policy(model, spec)
     check_fits_context(policy.spec)  # before minutes of sampling, not after
     check_param_count(sdk_choice, len(model_params(policy.spec)))
@@ -131,10 +148,7 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
     overrides["bar"] = FidelityBar(goodput=max_goodput_diff, steady_pct=max_steady_pct, transient_pct=max_transient_pct,
                                    drop_margin=max_drop_diff)
     if probe_timeout_us is not None:
-        ns = probe_timeout_us * 1000.0
-        if not math.isfinite(ns) or not 1 <= round(ns) <= fmt.PROBE_TIMEOUT_NS_MAX:
-            raise BadInputError(f"--probe-timeout-us must be between 0.001 and {fmt.PROBE_TIMEOUT_NS_MAX / 1000:g} us")
-        overrides["probe_timeout_ns"] = int(round(ns))
+        overrides["probe_timeout_ns"] = _probe_timeout_ns(probe_timeout_us)
     common = dict(trees=trees, depth=depth, budget_ops=budget_ops, dagger_rounds=dagger_rounds, seed=seed,
                   derived=derived, equilibrium=equilibrium, **overrides)
     options = CompileOptions.quick(**common) if quick else CompileOptions(**common)
@@ -206,3 +220,10 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, trees: int, 
         click.echo("rlcc-compile: error: the firmware misses the fidelity bar vs its teacher (report.md, "
                    "'Fidelity gate'); --accept-fidelity to ship it anyway", err=True)
         sys.exit(int(ExitCode.FIDELITY))
+
+
+def _probe_timeout_ns(probe_timeout_us: float) -> int:
+    ns = probe_timeout_us * 1000.0
+    if not math.isfinite(ns) or not 1 <= round(ns) <= fmt.PROBE_TIMEOUT_NS_MAX:
+        raise BadInputError(f"--probe-timeout-us must be between 0.001 and {fmt.PROBE_TIMEOUT_NS_MAX / 1000:g} us")
+    return int(round(ns))

@@ -302,6 +302,8 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "wrap_call": wrap_call,
         "rlcc_version": __version__,
         "tree_style": tree_style,
+        "param_note": "Changing a parameter changes the inputs the trees see, which were trained with the defaults.",
+        "fold_target": "thresholds",
         "model_sha256": model_sha256(model),
         "source_info": sorted((str(k), str(v)) for k, v in source_info.items()),
         "spec": spec,

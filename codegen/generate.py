@@ -8,12 +8,16 @@ from typing import Any
 from rlcc.codegen import manifest
 from rlcc.codegen.context import build_context, runtime_header_text
 from rlcc.codegen.render import render
-from rlcc.codegen.sdk_flavours import SdkChoice, choose
+from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, SdkChoice, choose
+from rlcc.errors import BadInputError
+from rlcc.fxp.int8_net import Int8Net, is_int8
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.vectors import Vectors, default_vectors
 
+INT8_TEMPLATE = "firmware_int8.c.j2"  # the tree template with the decision replaced by the network
 
-def render_sources(model: FxModel, name: str = "firmware", tree_style: str = "oblivious",
+
+def render_sources(model: FxModel | Int8Net, name: str = "firmware", tree_style: str = "oblivious",
                    source_info: dict[str, Any] | None = None,
                    inline_runtime: bool = False, sdk: SdkChoice | None = None) -> tuple[dict[str, str], dict[str, Any]]:
     """The C sources as text ({"c": ..., "h": ...}) and the template context used.
@@ -24,13 +28,22 @@ def render_sources(model: FxModel, name: str = "firmware", tree_style: str = "ob
     flavour (``rlcc.codegen.sdk_flavours``; default the stub); the model part is the same for all.
     """
     sdk = sdk or choose()
-    context = build_context(model, name, tree_style, source_info or {}, sdk)
+    c_template = sdk.flavour.c_template
+    if is_int8(model):
+        from rlcc.codegen.int8_context import build_int8_context
+
+        if sdk.flavour.name != DEFAULT_FLAVOUR:
+            raise BadInputError(f"--backend int8 generates C for the {DEFAULT_FLAVOUR} SDK only, not --sdk {sdk.flavour.name}")
+        context = build_int8_context(model, name, source_info or {}, sdk)
+        c_template = INT8_TEMPLATE
+    else:
+        context = build_context(model, name, tree_style, source_info or {}, sdk)
     if inline_runtime:
         context["runtime_text"] = runtime_header_text().rstrip("\n")
-    return {"c": render(sdk.flavour.c_template, context), "h": render(sdk.flavour.h_template, context)}, context
+    return {"c": render(c_template, context), "h": render(sdk.flavour.h_template, context)}, context
 
 
-def generate(model: FxModel, out_dir: str | Path, name: str = "firmware", tree_style: str = "oblivious",
+def generate(model: FxModel | Int8Net, out_dir: str | Path, name: str = "firmware", tree_style: str = "oblivious",
              vectors: Vectors | None = None, source_info: dict[str, Any] | None = None,
              inline_runtime: bool = False, sdk: SdkChoice | None = None) -> dict[str, Path]:
     """Write ``<name>.c``, ``<name>.h`` and ``<name>.rlcc.json`` into ``out_dir``, plus the flavour's

@@ -12,6 +12,7 @@ Schema (format ``rlcc.firmware``, version 1)::
      "events": {"enabled": [names], "disabled": [names], "disable_event_mask": int},
      "source_info": {str: str},
      "sdk": {"flavour": "doca", "slot": int, "algo_index": int} (only for a flavour other than the stub),
+     "backend": "int8" (only for an int8 network, ``rlcc.fxp.int8_net``; "model" is then its JSON),
      "vectors": {"count": N, "ctx_in": [[12 ints]], "event": [[8 ints]], "attr": [ints],
                  "ctx_out": [[12 ints]], "rate": [ints], "rtt_req": [ints], "targets": [strs]}}
 
@@ -29,6 +30,7 @@ from typing import Any
 
 from rlcc import formats as fmt
 from rlcc.errors import BadInputError
+from rlcc.fxp.int8_net import BACKEND, Int8Net, is_int8, load_model_dict
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.quantize import input_affine
 from rlcc.fxp.vectors import Vectors
@@ -48,6 +50,8 @@ def build(model: FxModel, context: dict[str, Any], files: dict[str, tuple[str, s
     ``sdk``: the flavour entry (``SdkChoice.manifest_entry``), absent for the stub."""
     names = {v: k for k, v in fmt.EVENT_NAMES.items()}
     extra = {} if sdk is None else {"sdk": sdk}
+    if is_int8(model):  # absent: the tree backend (manifests before backends existed read alike)
+        extra["backend"] = BACKEND
     return {
         **extra,
         "format": FORMAT,
@@ -111,8 +115,8 @@ def _vectors_json(vectors: dict[str, Any]) -> str:
     return "{\n" + ",\n".join(parts) + "\n }"
 
 
-def load(path: str) -> tuple[dict[str, Any], FxModel, Vectors]:
-    """Read a manifest: (raw dict, model, vectors)."""
+def load(path: str) -> tuple[dict[str, Any], FxModel | Int8Net, Vectors]:
+    """Read a manifest: (raw dict, model (an ``Int8Net`` for ``"backend": "int8"``), vectors)."""
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
@@ -121,7 +125,9 @@ def load(path: str) -> tuple[dict[str, Any], FxModel, Vectors]:
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != VERSION:
         raise BadInputError(f"{path}: not an rlcc firmware manifest ({FORMAT} v{VERSION})")
     try:
-        return data, FxModel.from_dict(data["model"]), Vectors.from_dict(data["vectors"])
+        if data.get("backend", "trees") not in ("trees", BACKEND):
+            raise BadInputError(f"{path}: unknown backend {data.get('backend')!r}")
+        return data, load_model_dict(data["model"]), Vectors.from_dict(data["vectors"])
     except BadInputError as exc:
         raise BadInputError(f"{path}: {exc}") from None
     except (KeyError, TypeError, ValueError) as exc:

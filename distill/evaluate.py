@@ -178,12 +178,14 @@ def _golden_at(model: FxModel, latency_us: float) -> GoldenController:
     return ctl
 
 
-def suite_check(teacher: FactorFn, ensemble: FloatEnsemble, model: FxModel, latency_us: float, seed: int,
-                runner: Runner | None = None, stage: Stage | None = None) -> ClosedLoop:
+def suite_check(teacher: FactorFn, ensemble: FloatEnsemble | None, model: FxModel, latency_us: float, seed: int,
+                runner: Runner | None = None, stage: Stage | None = None, keys: Sequence[str] = SUITE_KEYS) -> ClosedLoop:
     """Teacher vs float trees vs fixed point on the simulator's reduced suite (many-to-one on the
     single switch and on the 64-host fat-tree, all-to-all on the fat-tree; steady state: fair-share
     start, second half measured). The fixed point decides in ``latency_us``, the worst-case event
-    time ``rlcc-verify`` measured; teacher and float trees in the simulator's default."""
+    time ``rlcc-verify`` measured; teacher and float trees in the simulator's default. ``keys``: the
+    controllers run (a recurrent teacher, an object with ``recurrent = True``, keeps per-flow state;
+    an int8 network has no float trees)."""
     from rlcc.simulator.suite import reduced_suite
 
     spec = model.spec
@@ -197,7 +199,7 @@ def suite_check(teacher: FactorFn, ensemble: FloatEnsemble, model: FxModel, late
     for pt in points:
         sc = dataclasses.replace(pt.scenario, initial_rate=pt.scenario.fair_rate())
         name = f"{pt.topology} {pt.family}:{int(pt.scale_value)}"
-        for key in SUITE_KEYS:
+        for key in keys:
             tasks.append((sc, factories[key]))
             costs.append(sc.duration_ms * sc.n_flows * _RELATIVE_COST[key])
             slots.append((name, key))
@@ -208,7 +210,7 @@ def suite_check(teacher: FactorFn, ensemble: FloatEnsemble, model: FxModel, late
         rows.setdefault(name, {})[key] = _row(m, base_us)
     for row in rows.values():
         t = row["teacher"]
-        for key in SUITE_KEYS[1:]:
+        for key in keys[1:]:
             s = row[key]
             row[key] = dataclasses.replace(s, goodput_diff=_r(s.goodput - t.goodput),
                                            latency_rel_diff=_r(s.mean_latency_us / t.mean_latency_us - 1.0),

@@ -21,7 +21,8 @@ def _f(v: Any, digits: int = 4) -> str:
     return f"{v:.{digits}f}" if isinstance(v, float) else str(v)
 
 
-def _closed_loop_table(cl: ClosedLoop, title: str, what: str, kind: str = "many-to-one") -> list[str]:
+def _closed_loop_table(cl: ClosedLoop, title: str, what: str, kind: str = "many-to-one",
+                      keys: tuple[str, ...] = ("teacher", "float_trees", "fixed_point")) -> list[str]:
     out = [
         "",
         f"## {title} ({kind}, {_f(cl.duration_ms, 0)} ms, measured from {_f(100 * cl.window_from, 0)}% of the run)",
@@ -32,7 +33,7 @@ def _closed_loop_table(cl: ClosedLoop, title: str, what: str, kind: str = "many-
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, row in cl.scenarios.items():
-        for key in ("teacher", "float_trees", "fixed_point"):
+        for key in keys:
             m = row[key]
             diffs = (f"{m.goodput_diff:+.4f} | {100 * m.latency_rel_diff:+.1f}% | {m.queue_diff_us:+.1f}"
                      if key != "teacher" else "- | - | -")

@@ -21,6 +21,8 @@ Per event (context words from ``rlcc.formats``; ``ts`` = the event's 32-bit time
    - ``sum = bias + sum_t leaves_t[index_t] + sum_r ramp_r`` where ``index_t = OR_k (x[in_k] OP_k
      thr_k) << k`` and ``ramp_r = trunc(d * k / 2^shift)``, ``d = clamp(x[in_r], lo, hi) - center``,
      ``k = k_below if d < 0 else k_above`` (truncation toward zero; ``|d k| < 2^31``);
+     (another backend replaces this sum by its own decision: ``rlcc.fxp.int8_net``, whose recurrent
+     state lives in the context words after the window and is reset while the history is invalid);
    - ``factor = clamp(sum, clamp_min, clamp_max)`` (Q16.16);
    - ``p = rate * factor + carry`` with ``carry = flags >> 16`` (error feedback: the fraction
      the previous update dropped), ``rate' = clamp(p >> 16, rate_min, RATE_MAX)``;
@@ -285,7 +287,11 @@ def event_core(ops: IntOps, model: FxModel, ctx: Sequence[Any], ev: Sequence[Any
         for f in range(nf):
             x[spec.input_index(ago, f)] = steps[ago][f]
     x += derived_core(ops, spec, x)
-    total, leaves = ensemble_core(ops, model, x)
+    state: dict[int, Any] = {}
+    if hasattr(model, "decision_core"):  # another backend's decision (rlcc.fxp.int8_net): its state words
+        total, leaves, state = model.decision_core(ops, x, w, valid)
+    else:
+        total, leaves = ensemble_core(ops, model, x)
     factor = vocab.iclip(ops, total, c.clamp_min_q16, c.clamp_max_q16)
     product = ops.mul_shr(rate, factor, 0) + (w[fmt.CTX_FLAGS] >> fmt.CTX_RATE_CARRY_SHIFT)
     new_rate = vocab.iclip(ops, product >> fmt.FACTOR_FRAC_BITS, c.rate_min, fmt.RATE_MAX)
@@ -298,6 +304,8 @@ def event_core(ops: IntOps, model: FxModel, ctx: Sequence[Any], ev: Sequence[Any
     for ago in range(1, k):  # stored step `ago` = this window's step ago - 1
         for f in range(nf):
             decided[fmt.CTX_HISTORY + (ago - 1) * nf + f] = steps[ago - 1][f] & _U32
+    for word, value in state.items():
+        decided[word] = value
 
     is_rtt = etype == fmt.EVENT_RTT
     out = [ops.where(is_rtt, decided[i], counted[i]) for i in range(fmt.CTX_WORDS)]
@@ -382,7 +390,7 @@ def step(model: FxModel, ctx: np.ndarray, events: np.ndarray, attr: np.ndarray |
     features = np.zeros((n, model.spec.student_width), dtype=np.int64)
     for i, v in enumerate(o.inputs):
         features[:, i] = np.where(is_rtt, v, 0)
-    leaf_index = np.zeros((n, len(model.trees)), dtype=np.int64)
+    leaf_index = np.zeros((n, len(o.leaf_index)), dtype=np.int64)
     for t, v in enumerate(o.leaf_index):
         leaf_index[:, t] = np.where(is_rtt, v, 0)
     return GoldenResult(

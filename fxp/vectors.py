@@ -428,18 +428,26 @@ def sequence_vectors(model: FxModel, n_flows: int, n_events: int, seed: int = 0)
 
 
 def default_vectors(model: FxModel, seed: int = 0) -> Vectors:
-    """The manifest's default set: observable vectors, boundaries, 1024 random vectors, 8 flows x 64 events."""
-    from rlcc.fxp.observable import observable_vectors  # observable builds on this module
-
-    return concat(observable_vectors(model, seed).vectors, boundary_vectors(model, seed),
+    """The manifest's default set: observable vectors, boundaries, 1024 random vectors, 8 flows x 64 events
+    (an int8 network: its saturation vectors instead of the trees' observable ones)."""
+    return concat(_model_vectors(model, seed), boundary_vectors(model, seed),
                   random_vectors(model, 1024, seed + 1), sequence_vectors(model, 8, 64, seed + 2))
 
 
 def verification_set(model: FxModel, seed: int = 0, n_random: int = 100_000) -> tuple[Vectors, list[str]]:
     """What the verifier runs: observable vectors, boundary and edge vectors, ``n_random`` random
     vectors; with each vector's target tag (an observable target id or the generator's name)."""
-    from rlcc.fxp.observable import observable_vectors  # observable builds on this module
-
-    vec = concat(observable_vectors(model, seed).vectors, boundary_vectors(model, seed),
+    vec = concat(_model_vectors(model, seed), boundary_vectors(model, seed),
                  random_vectors(model, n_random, seed + 1))
     return vec, [str(t) for t in vec.targets]
+
+
+def _model_vectors(model: Any, seed: int) -> Vectors:
+    """The model-specific vectors: the trees' observable set, or an int8 network's edges."""
+    if getattr(model, "backend", "trees") == "int8":
+        from rlcc.fxp.int8_vectors import saturation_vectors  # builds on this module
+
+        return saturation_vectors(model, seed)
+    from rlcc.fxp.observable import observable_vectors  # observable builds on this module
+
+    return observable_vectors(model, seed).vectors

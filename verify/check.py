@@ -14,6 +14,7 @@ from rlcc.emulator.cycle_model import Profile
 from rlcc.errors import BadInputError
 from rlcc.firmware_sdk_stub import harness_layout as hl
 from rlcc.fxp import golden
+from rlcc.fxp.int8_net import is_int8
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.observable import coverage as observable_coverage
 from rlcc.fxp.vectors import Vectors, concat, verification_set
@@ -226,6 +227,9 @@ def verify_firmware(
 
     if prove_timeout_s <= 0:
         raise BadInputError("--prove-timeout must be positive")
+    if is_int8(model) and (prove or mutants):
+        raise BadInputError(f"{manifest.name}: --prove and --mutants support tree firmware only, not the int8 backend "
+                            "(its verification is sampled: the vectors)")
     stage = stage or Stage()
     stage.add(5)
     vectors = concat(shipped, verification_set(model, seed, random_count)[0])
@@ -266,7 +270,8 @@ def verify_firmware(
     rtt = (vectors.event[:, fmt.EV_ATTR] & 0xFF) == fmt.EVENT_RTT
     text = firmware_c.read_text(encoding="utf-8", errors="replace")
     expected_mask = int(raw.get("events", {}).get("disable_event_mask", mask))
-    coverage = observable_coverage(model, vectors)
+    coverage = {"note": "int8 backend: no observable-target coverage (saturation vectors instead)"} if is_int8(model) \
+        else observable_coverage(model, vectors)
     stage.advance(1)
     return VerifyResult(
         firmware=str(firmware_c),
@@ -283,7 +288,7 @@ def verify_firmware(
         worst_case=_worst_case(model, vectors, out),
         budget=Budget.resolve(prof, budget_cycles, budget_ns, full_load),
         size=size,
-        context_bytes=4 * (fmt.CTX_HISTORY + model.history_words),
+        context_bytes=4 * getattr(model, "context_words", fmt.CTX_HISTORY + model.history_words),
         source_matches_manifest=manifest_io.sha256_text(text) == raw.get("files", {}).get("c", {}).get("sha256"),
         coverage=coverage,
         stack=stack,

@@ -33,7 +33,9 @@ def summary(r: VerifyResult) -> str:
         hw, size = stack["high_water_bytes"], stack["size_bytes"]
         lines.append(f"stack: {hw} of {size} B used ({100 * hw / size:.0f}%)")
     cov = d.get("coverage") or {}
-    if cov:
+    if cov.get("note"):
+        lines.append(f"coverage: {cov['note']}")
+    elif cov:
         parts = [f"{k} {cov[k]['observable']}/{cov[k]['targets']}" for k in ("splits", "leaves", "other") if k in cov]
         lines.append(f"observable coverage of one-datum mutants: {', '.join(parts)}"
                      + (f"; missed: {', '.join(cov['missed'][:6])}" if cov.get("missed") else ""))

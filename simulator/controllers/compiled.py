@@ -121,3 +121,12 @@ class FloatTreesController:
 
 def _count_free(spec: ObservationSpec) -> bool:
     return not spec.uses_counters
+
+
+class Int8NetController(GoldenController):
+    """An int8 network (``rlcc.fxp.int8_net.Int8Net``) closed loop: the same raw-event semantics as
+    ``GoldenController`` (the golden model runs either backend's decision), its recurrent state in
+    each flow's context."""
+
+    def __init__(self, model, clock_offset_ns: int = DEFAULT_CLOCK_OFFSET_NS, name: str = "int8-net") -> None:
+        super().__init__(model, clock_offset_ns, name)

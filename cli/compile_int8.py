@@ -1,0 +1,146 @@
+"""``rlcc-compile --backend int8``: the network itself as integer firmware (``rlcc.fxp.int8_net``).
+
+Writes into OUT atomically, like the tree backend: ``spec.json``, ``model.rlcc.json`` (the int8
+network), ``NAME.c/.h/.rlcc.json``, ``verify.json``, ``report.json``/``report.md`` (fidelity,
+Table I device cost with cycles per decision on the verify profile and on ``EXTRA_PROFILES``,
+closed loop and the fidelity gate). Same exit codes as the tree backend.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rlcc import formats as fmt
+from rlcc.cli.common import atomic_output_dir
+from rlcc.codegen import generate
+from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, SdkChoice
+from rlcc.distill import int8_report
+from rlcc.distill.int8_pipeline import check_on_suite, compile_int8
+from rlcc.distill.pipeline import CompileOptions
+from rlcc.errors import BadInputError, BuildError, EmulationError, ExitCode
+from rlcc.fxp.int8_net import check_state_fits
+from rlcc.progress import bars, silent
+from rlcc.recurrent import load_policy
+from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US
+from rlcc.spec import ObservationSpec
+from rlcc.targets import TARGETS
+from rlcc.verify.check import verify_firmware
+from rlcc.verify.report import summary, write_json
+
+OUT_MARKER = "model.rlcc.json"
+EXTRA_PROFILES = ("generic5",)  # Table I also reports cycles on these (besides the verify profile)
+
+
+def compile_int8_command(model: Path, spec: ObservationSpec | None, out: Path, options: CompileOptions, sdk: SdkChoice, *,
+                         force: bool, name: str, run_verify: bool, target: str, budget_ns: float | None,
+                         budget_cycles: int | None, accept_fidelity: bool, jobs: int, quiet: bool,
+                         show_progress: bool | None, start: float) -> None:
+    def log(msg: str) -> None:
+        if not quiet:
+            click.echo(f"rlcc-compile: [{time.perf_counter() - start:5.1f}s] {msg}")
+
+    if sdk.flavour.name != DEFAULT_FLAVOUR:  # the generator refuses it too; say so before the work
+        raise BadInputError(f"--backend int8 generates C for the {DEFAULT_FLAVOUR} SDK only, not --sdk {sdk.flavour.name}")
+    policy = load_policy(model, spec)
+    if policy.spec.recurrent is not None:  # before minutes of calibration, not after
+        check_state_fits(policy.spec.recurrent.state[0].size, (policy.spec.history - 1) * policy.spec.n_features,
+                         functools.partial(global_state_price, TARGETS[target].default_profile))
+    if show_progress is None:
+        show_progress = not quiet and sys.stderr.isatty()
+    progress = bars() if show_progress else silent
+    result = compile_int8(policy, options, log, jobs, progress)
+    failure: BuildError | EmulationError | None = None
+    verdict = None
+    with atomic_output_dir(out, overwrite=force, marker=OUT_MARKER) as stage:
+        (stage / "spec.json").write_text(policy.spec.to_json())
+        (stage / OUT_MARKER).write_text(result.model.to_json())
+        source = {"policy": policy.path.name, "policy_sha256": result.model.provenance["source_sha256"], "backend": "int8"}
+        paths = generate(result.model, stage, name=name, source_info=source, sdk=sdk)
+        if run_verify:
+            log(f"verifying {name}.c on {target} in the emulator")
+            try:
+                with progress(f"verifying {name}.c on {target}", "step") as bar:
+                    verdict = verify_firmware(paths["c"], target=target, budget_ns=budget_ns, budget_cycles=budget_cycles,
+                                              seed=options.seed, stage=bar)
+                device = {"profiles": [_profile_row(verdict.profile, target, verdict.rtt_cycles, verdict.worst_case_ns)]}
+                for prof in EXTRA_PROFILES:
+                    device["profiles"].append(_measure_profile(paths["c"], prof))
+                result.report.device = device
+            except (BuildError, EmulationError) as exc:
+                failure = exc
+            else:
+                verdict.firmware = f"{name}.c"
+                write_json(verdict, stage / "verify.json")
+        latency_us = verdict.worst_case_ns / 1e3 if verdict is not None else DEFAULT_DECISION_LATENCY_US
+        result = check_on_suite(result, policy, options, latency_us, log, jobs, progress)
+        (stage / "report.json").write_text(int8_report.to_json(result.report))
+        (stage / "report.md").write_text(int8_report.to_markdown(result.report))
+    r = result.report
+    cycles = "" if verdict is None else f", {verdict.rtt_cycles['max']} cycles ({verdict.worst_case_ns:g} ns) per decision"
+    click.echo(f"rlcc-compile: wrote {out}: int8 {r.network}, {r.sizes['macs']} MACs, {r.sizes['constant_bytes']} B constants, "
+               f"state {r.sizes['state_bytes']} B{cycles}; factor RMSE vs teacher {r.fidelity['rmse_vs_teacher']:.4f} "
+               f"({time.perf_counter() - start:.1f}s)")
+    gate = r.gate
+    if not quiet:
+        worst = gate.worst
+        click.echo(f"rlcc-compile: fidelity gate {'passed' if gate.passed else 'FAILED'}"
+                   + (f": worst {worst.scenario} {worst.metric} {worst.difference:+.3g}{worst.unit} (bar {worst.tolerance:.3g}{worst.unit})"
+                      if worst else ""))
+    if failure is not None:
+        raise failure
+    if verdict is not None:
+        if not quiet or not verdict.passed:
+            click.echo(summary(verdict))
+        if not verdict.bit_exact:
+            click.echo(f"rlcc-compile: error: firmware differs from the golden model on {verdict.mismatches} vectors", err=True)
+            sys.exit(int(ExitCode.MISMATCH))
+        if not verdict.within_budget:
+            click.echo(f"rlcc-compile: error: worst-case event {verdict.cycles['max']} cycles > budget {verdict.budget.cycles}",
+                       err=True)
+            sys.exit(int(ExitCode.BUDGET))
+    if not gate.passed and not accept_fidelity:
+        click.echo("rlcc-compile: error: the int8 network misses the fidelity bar vs its teacher (report.md, 'Fidelity gate'); "
+                   "--accept-fidelity to ship it anyway", err=True)
+        sys.exit(int(ExitCode.FIDELITY))
+
+
+def _profile_row(profile: str, target: str, rtt: dict[str, Any], worst_ns: float) -> dict[str, Any]:
+    return {"profile": profile, "target": target, "rtt_cycles_max": int(rtt["max"]), "rtt_cycles_mean": rtt["mean"],
+            "worst_case_ns": worst_ns}
+
+
+def _measure_profile(firmware_c: Path, profile: str) -> dict[str, Any]:
+    """RTT-decision cycles of the firmware on its manifest's vectors under another cycle profile
+    (built for the target of the profile's XLEN)."""
+    from rlcc.codegen import manifest as manifest_io
+    from rlcc.emulator.cycle_model import load_profile
+    from rlcc.verify.check import manifest_path_for
+    from rlcc.verify.firmware_run import firmware_build
+
+    prof = load_profile(profile)
+    t = next(x for x in TARGETS.values() if x.xlen == prof.xlen)
+    _, _, vectors = manifest_io.load(str(manifest_path_for(firmware_c)))
+    with firmware_build(firmware_c, t, prof, None) as fw:
+        cycles = fw.run(vectors)["cycles"]
+    rtt = cycles[(vectors.event[:, fmt.EV_ATTR] & 0xFF) == fmt.EVENT_RTT]
+    return _profile_row(prof.name, t.name, {"max": int(rtt.max()), "mean": round(float(rtt.mean()), 3)},
+                        round(int(rtt.max()) * 1e9 / prof.clock_hz, 3))
+
+
+
+
+def global_state_price(profile: str, words: int) -> str:
+    """The per-decision cost of ``words`` state words in global memory on ``profile``
+    (``emulator/profiles``): one load (with its use stall) and one store each."""
+    from rlcc.emulator.cycle_model import load_profile
+
+    prof = load_profile(profile)
+    k = prof.costs
+    cycles = words * (k["load"] + k["load_use_stall"] + k["store"])
+    return f"about {cycles} cycles, {cycles * 1e9 / prof.clock_hz:.0f} ns, on profile {prof.name}, plus the address computation"
