@@ -9,14 +9,20 @@ firmware deciding in the worst-case time rlcc-verify measured; the fidelity gate
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 import click
 from rlcc import formats as fmt
+from rlcc.cli.backends import BACKENDS, Outcome, finish, record_choice
+from rlcc.cli.backends import choose as choose_backend
 from rlcc.cli.common import POSITIVE_FLOAT, atomic_output_dir, check_output_dir, guarded
 from rlcc.codegen import generate
 from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, FLAVOUR_NAMES, check_param_count, choose
@@ -44,10 +50,9 @@ from rlcc.spec import ObservationSpec
 from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES
 from rlcc.verify.budget import cycle_budget
 from rlcc.verify.check import DEFAULT_BUDGET_NS, verify_firmware
-from rlcc.verify.report import summary, write_json
+from rlcc.verify.report import write_json
 
 OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force replaces only such directories
-BACKENDS = ("trees", "int8")  # the first is the default; rlcc.cli.compile_int8 runs the second
 
 
 @click.command("compile")
@@ -56,7 +61,9 @@ BACKENDS = ("trees", "int8")  # the first is the default; rlcc.cli.compile_int8 
 @click.option("--spec", "spec_file", type=click.Path(path_type=Path), help="Observation spec JSON (overrides the one in the ONNX metadata).")
 @click.option("--backend", type=click.Choice(BACKENDS), default=BACKENDS[0], show_default=True,
               help="trees: distill into boosted trees (the deployed RL-CC design); int8: the network itself (MLP or "
-                   "LSTM) as int8 integer code, to measure its cost and fidelity on the same core model.")
+                   "LSTM) as int8 integer code, to measure its cost and fidelity on the same core model; auto: compile "
+                   "both, keep the cheapest in cycles that is bit-exact, within the budget and inside the fidelity bar "
+                   "(report.md says why).")
 @click.option("--trees", type=int, default=DEFAULT_TREES, show_default=True, help="Maximum number of trees.")
 @click.option("--depth", type=int, default=DEFAULT_DEPTH, show_default=True, help="Depth of each oblivious tree.")
 @click.option("--budget-ops", type=int, default=DEFAULT_BUDGET_OPS, show_default=True, help="Operations budget (comparisons + additions); caps the tree count.")
@@ -127,33 +134,13 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, backend: str
     check_output_dir(out, force, "-o", marker=OUT_MARKER)  # seconds now, not after minutes of compiling
     sdk_choice = choose(sdk, slot)
     spec = ObservationSpec.from_file(str(spec_file)) if spec_file else None
-    if backend == "int8":
-        from rlcc.cli.compile_int8 import compile_int8_command
-
-        overrides = {k: v for k, v in (("samples", samples), ("scenarios", scenarios)) if v is not None}
-        overrides["bar"] = FidelityBar(goodput=max_goodput_diff, steady_pct=max_steady_pct, transient_pct=max_transient_pct,
-                                       drop_margin=max_drop_diff)
-        if probe_timeout_us is not None:
-            overrides["probe_timeout_ns"] = _probe_timeout_ns(probe_timeout_us)
-        options = CompileOptions.quick(seed=seed, **overrides) if quick else CompileOptions(seed=seed, **overrides)
-        return compile_int8_command(model, spec, out, options, sdk_choice, force=force, name=name, run_verify=run_verify,
-                                    target=target, budget_ns=budget_ns, budget_cycles=budget_cycles,
-                                    accept_fidelity=accept_fidelity, jobs=jobs or default_jobs(), quiet=quiet,
-                                    show_progress=show_progress, start=start)
-    policy = load_policy(model, spec)
-    check_fits_context(policy.spec)  # before minutes of sampling, not after
-    check_param_count(sdk_choice, len(model_params(policy.spec)))
-    overrides = {k: v for k, v in (("samples", samples), ("scenarios", scenarios), ("candidates", candidates))
-                 if v is not None}
+    overrides: dict[str, Any] = {k: v for k, v in (("samples", samples), ("scenarios", scenarios)) if v is not None}
     overrides["bar"] = FidelityBar(goodput=max_goodput_diff, steady_pct=max_steady_pct, transient_pct=max_transient_pct,
                                    drop_margin=max_drop_diff)
     if probe_timeout_us is not None:
         overrides["probe_timeout_ns"] = _probe_timeout_ns(probe_timeout_us)
-    common = dict(trees=trees, depth=depth, budget_ops=budget_ops, dagger_rounds=dagger_rounds, seed=seed,
-                  derived=derived, equilibrium=equilibrium, **overrides)
-    options = CompileOptions.quick(**common) if quick else CompileOptions(**common)
-    options.validate()
-    student = options.student_spec(policy.spec)  # a --derived the window cannot feed fails here, before the work
+    if budget_cycles is not None and budget_cycles <= 0:
+        raise BadInputError("--budget-cycles must be positive")
 
     def log(msg: str) -> None:
         if not quiet:
@@ -162,64 +149,97 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, backend: str
     if show_progress is None:
         show_progress = not quiet and sys.stderr.isatty()
     progress = bars() if show_progress else silent
+    common = dict(target=target, budget_ns=budget_ns, budget_cycles=budget_cycles, name=name, sdk=sdk_choice,
+                  run_verify=run_verify, jobs=jobs or default_jobs(), log=log, progress=progress, start=start)
 
-    fits = None
-    if budget_cycles is not None:
-        if budget_cycles <= 0:
-            raise BadInputError("--budget-cycles must be positive")
-        fits = cycle_budget(student, budget_cycles, target)
-    result = compile_policy(policy, options, log, fits, jobs=jobs or default_jobs(), progress=progress)
-    failure: BuildError | EmulationError | None = None
+    def trees_backend(stage: Path) -> Outcome:
+        tree_overrides = dict(overrides, **({"candidates": candidates} if candidates is not None else {}))
+        opts = dict(trees=trees, depth=depth, budget_ops=budget_ops, dagger_rounds=dagger_rounds, seed=seed,
+                    derived=derived, equilibrium=equilibrium, **tree_overrides)
+        options = CompileOptions.quick(**opts) if quick else CompileOptions(**opts)
+        return _trees(model, spec, stage, options, tree_style=tree_style, **common)
+
+    def int8_backend(stage: Path) -> Outcome:
+        from rlcc.cli.compile_int8 import compile_int8_outcome
+
+        options = CompileOptions.quick(seed=seed, **overrides) if quick else CompileOptions(seed=seed, **overrides)
+        return compile_int8_outcome(model, spec, stage, options, **common)
+
+    runners = {"trees": trees_backend, "int8": int8_backend}
     with atomic_output_dir(out, overwrite=force, marker=OUT_MARKER) as stage:
-        (stage / "spec.json").write_text(policy.spec.to_json())
-        (stage / OUT_MARKER).write_text(result.model.to_json())
-        (stage / "catboost.json").write_text(result.fit.catboost_json or "{}\n")
-        source = {"policy": policy.path.name, "policy_sha256": hashlib.sha256(policy.model_bytes).hexdigest()}
-        paths = generate(result.model, stage, name=name, tree_style=tree_style, source_info=source, sdk=sdk_choice)
-        verdict = None
-        if run_verify:
-            log(f"verifying {name}.c on {target} in the emulator")
+        if backend != "auto":
+            outcome = runners[backend](stage)
+        else:
+            outcome = _auto(runners, stage, log)
+    finish(dataclasses.replace(outcome, wrote_line=outcome.wrote_line.replace(str(outcome.directory), str(out))),
+           accept_fidelity, quiet)
+
+
+def _auto(runners: dict[str, Callable[[Path], Outcome]], stage: Path, log: Callable[[str], None]) -> Outcome:
+    """Compile with every backend beside ``stage``, keep the cheapest qualifying one in ``stage``."""
+    outcomes = []
+    with tempfile.TemporaryDirectory(dir=stage.parent, prefix=f".{stage.name}.auto.") as tmp:
+        for name, run in runners.items():
+            log(f"--backend auto: compiling with the {name} backend")
             try:
-                with progress(f"verifying {name}.c on {target}", "step") as bar:
-                    verdict = verify_firmware(paths["c"], target=target, budget_ns=budget_ns, budget_cycles=budget_cycles,
-                                              seed=seed, stage=bar)
-            except (BuildError, EmulationError) as exc:
-                failure = exc  # reported after OUT is in place, like a mismatch
-            else:
-                verdict.firmware = f"{name}.c"
-                write_json(verdict, stage / "verify.json")
-        # The closed loop on both topologies, the firmware deciding in the time it was measured to take.
-        latency_us = verdict.worst_case_ns / 1e3 if verdict is not None else DEFAULT_DECISION_LATENCY_US
-        result = check_on_suite(result, policy, options, latency_us, log, jobs or default_jobs(), progress)
-        (stage / "report.json").write_text(report_mod.to_json(result.report))
-        (stage / "report.md").write_text(report_mod.to_markdown(result.report))
+                outcomes.append(run(Path(tmp) / name))
+            except BadInputError as exc:
+                if name == next(iter(runners)):
+                    raise  # the default backend's bad input is the command's
+                outcomes.append(Outcome(name, None, reason=str(exc).split(": ", 1)[-1]))
+        chosen, why = choose_backend(outcomes)
+        log(f"--backend auto: {why}")
+        shutil.copytree(chosen.directory, stage, dirs_exist_ok=True)
+        record_choice(stage, outcomes, chosen, why)
+    return dataclasses.replace(chosen, directory=stage, wrote_line=chosen.wrote_line.replace(str(chosen.directory), str(stage)))
+
+
+def _trees(model: Path, spec: ObservationSpec | None, stage: Path, options: CompileOptions, *, tree_style: str,
+           target: str, budget_ns: float | None, budget_cycles: int | None, name: str, sdk, run_verify: bool, jobs: int,
+           log: Callable[[str], None], progress, start: float) -> Outcome:
+    """The tree backend: sample, distill, quantize, generate, verify, check on the suite; files into ``stage``."""
+    policy = load_policy(model, spec)
+    check_fits_context(policy.spec)  # before minutes of sampling, not after
+    check_param_count(sdk, len(model_params(policy.spec)))
+    options.validate()
+    student = options.student_spec(policy.spec)  # a --derived the window cannot feed fails here, before the work
+    fits = cycle_budget(student, budget_cycles, target) if budget_cycles is not None else None
+    result = compile_policy(policy, options, log, fits, jobs=jobs, progress=progress)
+    failure: BuildError | EmulationError | None = None
+    stage.mkdir(parents=True, exist_ok=True)
+    (stage / "spec.json").write_text(policy.spec.to_json())
+    (stage / OUT_MARKER).write_text(result.model.to_json())
+    (stage / "catboost.json").write_text(result.fit.catboost_json or "{}\n")
+    source = {"policy": policy.path.name, "policy_sha256": hashlib.sha256(policy.model_bytes).hexdigest()}
+    paths = generate(result.model, stage, name=name, tree_style=tree_style, source_info=source, sdk=sdk)
+    verdict = None
+    if run_verify:
+        log(f"verifying {name}.c on {target} in the emulator")
+        try:
+            with progress(f"verifying {name}.c on {target}", "step") as bar:
+                verdict = verify_firmware(paths["c"], target=target, budget_ns=budget_ns, budget_cycles=budget_cycles,
+                                          seed=options.seed, stage=bar)
+        except (BuildError, EmulationError) as exc:
+            failure = exc  # reported after OUT is in place, like a mismatch
+        else:
+            verdict.firmware = f"{name}.c"
+            write_json(verdict, stage / "verify.json")
+    # The closed loop on both topologies, the firmware deciding in the time it was measured to take.
+    latency_us = verdict.worst_case_ns / 1e3 if verdict is not None else DEFAULT_DECISION_LATENCY_US
+    result = check_on_suite(result, policy, options, latency_us, log, jobs, progress)
+    (stage / "report.json").write_text(report_mod.to_json(result.report))
+    (stage / "report.md").write_text(report_mod.to_markdown(result.report))
     f, s, gate = result.report.fidelity, result.report.sizes, result.report.gate
-    click.echo(
-        f"rlcc-compile: wrote {out}: {s.trees} trees, {s.operations} ops, state {s.state_bytes} B; "
-        f"RMSE vs teacher {f.float_vs_teacher_rmse:.4f}, quantization path changes "
-        f"{f.path_changed_fraction:.4f} ({time.perf_counter() - start:.1f}s)"
-    )
     worst = gate.worst
-    if not quiet:
-        click.echo(f"rlcc-compile: fidelity gate {'passed' if gate.passed else 'FAILED'}: "
+    return Outcome(
+        "trees", stage, verdict, failure, gate.passed,
+        gate_line=(f"rlcc-compile: fidelity gate {'passed' if gate.passed else 'FAILED'}: "
                    + (f"worst {worst.scenario} {worst.metric} {worst.difference:+.3g}{worst.unit} "
                       f"(bar {worst.tolerance:.3g}{worst.unit})" if worst else "no closed-loop checks")
-                   + ("" if gate.passed else f", {len(gate.failures)} of {len(gate.checks)} checks outside the bar"))
-    if failure is not None:
-        raise failure
-    if verdict is not None:
-        if not quiet or not (verdict.bit_exact and verdict.within_budget):
-            click.echo(summary(verdict))
-        if not verdict.bit_exact:
-            click.echo(f"rlcc-compile: error: firmware differs from the golden model on {verdict.mismatches} vectors", err=True)
-            sys.exit(int(ExitCode.MISMATCH))
-        if not verdict.within_budget:
-            click.echo(f"rlcc-compile: error: worst-case event {verdict.cycles['max']} cycles > budget {verdict.budget.cycles}", err=True)
-            sys.exit(int(ExitCode.BUDGET))
-    if not gate.passed and not accept_fidelity:
-        click.echo("rlcc-compile: error: the firmware misses the fidelity bar vs its teacher (report.md, "
-                   "'Fidelity gate'); --accept-fidelity to ship it anyway", err=True)
-        sys.exit(int(ExitCode.FIDELITY))
+                   + ("" if gate.passed else f", {len(gate.failures)} of {len(gate.checks)} checks outside the bar")),
+        wrote_line=(f"rlcc-compile: wrote {stage}: {s.trees} trees, {s.operations} ops, state {s.state_bytes} B; "
+                    f"RMSE vs teacher {f.float_vs_teacher_rmse:.4f}, quantization path changes "
+                    f"{f.path_changed_fraction:.4f} ({time.perf_counter() - start:.1f}s)"))
 
 
 def _probe_timeout_ns(probe_timeout_us: float) -> int:

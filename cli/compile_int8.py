@@ -9,105 +9,78 @@ closed loop and the fidelity gate). Same exit codes as the tree backend.
 from __future__ import annotations
 
 import functools
-import sys
 import time
 from pathlib import Path
-from typing import Any
-
-import click
+from typing import Any, Callable
 
 from rlcc import formats as fmt
-from rlcc.cli.common import atomic_output_dir
+from rlcc.cli.backends import Outcome
 from rlcc.codegen import generate
 from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, SdkChoice
 from rlcc.distill import int8_report
 from rlcc.distill.int8_pipeline import check_on_suite, compile_int8
 from rlcc.distill.pipeline import CompileOptions
-from rlcc.errors import BadInputError, BuildError, EmulationError, ExitCode
+from rlcc.errors import BadInputError, BuildError, EmulationError
 from rlcc.fxp.int8_net import check_state_fits
-from rlcc.progress import bars, silent
 from rlcc.recurrent import load_policy
 from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US
 from rlcc.spec import ObservationSpec
 from rlcc.targets import TARGETS
 from rlcc.verify.check import verify_firmware
-from rlcc.verify.report import summary, write_json
+from rlcc.verify.report import write_json
 
-OUT_MARKER = "model.rlcc.json"
+OUT_MARKER = "model.rlcc.json"  # the same marker as the tree backend (rlcc.cli.compile)
 EXTRA_PROFILES = ("generic5",)  # Table I also reports cycles on these (besides the verify profile)
 
 
-def compile_int8_command(model: Path, spec: ObservationSpec | None, out: Path, options: CompileOptions, sdk: SdkChoice, *,
-                         force: bool, name: str, run_verify: bool, target: str, budget_ns: float | None,
-                         budget_cycles: int | None, accept_fidelity: bool, jobs: int, quiet: bool,
-                         show_progress: bool | None, start: float) -> None:
-    def log(msg: str) -> None:
-        if not quiet:
-            click.echo(f"rlcc-compile: [{time.perf_counter() - start:5.1f}s] {msg}")
-
+def compile_int8_outcome(model: Path, spec: ObservationSpec | None, stage: Path, options: CompileOptions, *,
+                         sdk: SdkChoice, name: str, run_verify: bool, target: str, budget_ns: float | None,
+                         budget_cycles: int | None, jobs: int, log: Callable[[str], None], progress, start: float) -> Outcome:
+    """Calibrate, quantize, generate, verify and check the int8 network; files into ``stage``."""
     if sdk.flavour.name != DEFAULT_FLAVOUR:  # the generator refuses it too; say so before the work
         raise BadInputError(f"--backend int8 generates C for the {DEFAULT_FLAVOUR} SDK only, not --sdk {sdk.flavour.name}")
     policy = load_policy(model, spec)
     if policy.spec.recurrent is not None:  # before minutes of calibration, not after
         check_state_fits(policy.spec.recurrent.state[0].size, (policy.spec.history - 1) * policy.spec.n_features,
                          functools.partial(global_state_price, TARGETS[target].default_profile))
-    if show_progress is None:
-        show_progress = not quiet and sys.stderr.isatty()
-    progress = bars() if show_progress else silent
     result = compile_int8(policy, options, log, jobs, progress)
     failure: BuildError | EmulationError | None = None
     verdict = None
-    with atomic_output_dir(out, overwrite=force, marker=OUT_MARKER) as stage:
-        (stage / "spec.json").write_text(policy.spec.to_json())
-        (stage / OUT_MARKER).write_text(result.model.to_json())
-        source = {"policy": policy.path.name, "policy_sha256": result.model.provenance["source_sha256"], "backend": "int8"}
-        paths = generate(result.model, stage, name=name, source_info=source, sdk=sdk)
-        if run_verify:
-            log(f"verifying {name}.c on {target} in the emulator")
-            try:
-                with progress(f"verifying {name}.c on {target}", "step") as bar:
-                    verdict = verify_firmware(paths["c"], target=target, budget_ns=budget_ns, budget_cycles=budget_cycles,
-                                              seed=options.seed, stage=bar)
-                device = {"profiles": [_profile_row(verdict.profile, target, verdict.rtt_cycles, verdict.worst_case_ns)]}
-                for prof in EXTRA_PROFILES:
-                    device["profiles"].append(_measure_profile(paths["c"], prof))
-                result.report.device = device
-            except (BuildError, EmulationError) as exc:
-                failure = exc
-            else:
-                verdict.firmware = f"{name}.c"
-                write_json(verdict, stage / "verify.json")
-        latency_us = verdict.worst_case_ns / 1e3 if verdict is not None else DEFAULT_DECISION_LATENCY_US
-        result = check_on_suite(result, policy, options, latency_us, log, jobs, progress)
-        (stage / "report.json").write_text(int8_report.to_json(result.report))
-        (stage / "report.md").write_text(int8_report.to_markdown(result.report))
+    stage.mkdir(parents=True, exist_ok=True)
+    (stage / "spec.json").write_text(policy.spec.to_json())
+    (stage / OUT_MARKER).write_text(result.model.to_json())
+    source = {"policy": policy.path.name, "policy_sha256": result.model.provenance["source_sha256"], "backend": "int8"}
+    paths = generate(result.model, stage, name=name, source_info=source, sdk=sdk)
+    if run_verify:
+        log(f"verifying {name}.c on {target} in the emulator")
+        try:
+            with progress(f"verifying {name}.c on {target}", "step") as bar:
+                verdict = verify_firmware(paths["c"], target=target, budget_ns=budget_ns, budget_cycles=budget_cycles,
+                                          seed=options.seed, stage=bar)
+            device = {"profiles": [_profile_row(verdict.profile, target, verdict.rtt_cycles, verdict.worst_case_ns)]}
+            for prof in EXTRA_PROFILES:
+                device["profiles"].append(_measure_profile(paths["c"], prof))
+            result.report.device = device
+        except (BuildError, EmulationError) as exc:
+            failure = exc
+        else:
+            verdict.firmware = f"{name}.c"
+            write_json(verdict, stage / "verify.json")
+    latency_us = verdict.worst_case_ns / 1e3 if verdict is not None else DEFAULT_DECISION_LATENCY_US
+    result = check_on_suite(result, policy, options, latency_us, log, jobs, progress)
+    (stage / "report.json").write_text(int8_report.to_json(result.report))
+    (stage / "report.md").write_text(int8_report.to_markdown(result.report))
     r = result.report
     cycles = "" if verdict is None else f", {verdict.rtt_cycles['max']} cycles ({verdict.worst_case_ns:g} ns) per decision"
-    click.echo(f"rlcc-compile: wrote {out}: int8 {r.network}, {r.sizes['macs']} MACs, {r.sizes['constant_bytes']} B constants, "
-               f"state {r.sizes['state_bytes']} B{cycles}; factor RMSE vs teacher {r.fidelity['rmse_vs_teacher']:.4f} "
-               f"({time.perf_counter() - start:.1f}s)")
-    gate = r.gate
-    if not quiet:
-        worst = gate.worst
-        click.echo(f"rlcc-compile: fidelity gate {'passed' if gate.passed else 'FAILED'}"
-                   + (f": worst {worst.scenario} {worst.metric} {worst.difference:+.3g}{worst.unit} (bar {worst.tolerance:.3g}{worst.unit})"
-                      if worst else ""))
-    if failure is not None:
-        raise failure
-    if verdict is not None:
-        if not quiet or not verdict.passed:
-            click.echo(summary(verdict))
-        if not verdict.bit_exact:
-            click.echo(f"rlcc-compile: error: firmware differs from the golden model on {verdict.mismatches} vectors", err=True)
-            sys.exit(int(ExitCode.MISMATCH))
-        if not verdict.within_budget:
-            click.echo(f"rlcc-compile: error: worst-case event {verdict.cycles['max']} cycles > budget {verdict.budget.cycles}",
-                       err=True)
-            sys.exit(int(ExitCode.BUDGET))
-    if not gate.passed and not accept_fidelity:
-        click.echo("rlcc-compile: error: the int8 network misses the fidelity bar vs its teacher (report.md, 'Fidelity gate'); "
-                   "--accept-fidelity to ship it anyway", err=True)
-        sys.exit(int(ExitCode.FIDELITY))
+    gate, worst = r.gate, r.gate.worst
+    return Outcome(
+        "int8", stage, verdict, failure, gate.passed,
+        gate_line=(f"rlcc-compile: fidelity gate {'passed' if gate.passed else 'FAILED'}"
+                   + (f": worst {worst.scenario} {worst.metric} {worst.difference:+.3g}{worst.unit} "
+                      f"(bar {worst.tolerance:.3g}{worst.unit})" if worst else "")),
+        wrote_line=(f"rlcc-compile: wrote {stage}: int8 {r.network}, {r.sizes['macs']} MACs, {r.sizes['constant_bytes']} B "
+                    f"constants, state {r.sizes['state_bytes']} B{cycles}; factor RMSE vs teacher "
+                    f"{r.fidelity['rmse_vs_teacher']:.4f} ({time.perf_counter() - start:.1f}s)"))
 
 
 def _profile_row(profile: str, target: str, rtt: dict[str, Any], worst_ns: float) -> dict[str, Any]:
