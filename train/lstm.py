@@ -32,7 +32,8 @@ MAX_HIDDEN = MAX_STATE_VALUES // 2
 
 
 def _sig(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
+    with np.errstate(over="ignore"):  # exp(-x) = inf for x << 0 gives the exact limit 0
+        return 1.0 / (1.0 + np.exp(-x))
 
 
 @dataclasses.dataclass
