@@ -1,4 +1,4 @@
-"""`rlcc-train` / `rlcc train`: train the RL-CC MLP policy with ADPG and export it to ONNX."""
+"""`rlcc-train` / `rlcc train`: train the RL-CC policy (MLP or LSTM) with ADPG and export it to ONNX."""
 
 from __future__ import annotations
 
@@ -15,28 +15,32 @@ from rlcc.cli.common import check_output_dir, check_writable_file, guarded
 @click.option("--log-dir", type=click.Path(), help="Write train_log.csv and train_log.png here.")
 @click.option("--seed", type=int, help="Override the config's seed.")
 @click.option("--iterations", type=int, help="Override the config's number of ADPG iterations.")
-@click.option("--lstm-out", type=click.Path(), help="Also distil a recurrent LSTM policy (behaviour cloning) to this ONNX.")
+@click.option("--arch", type=click.Choice(["mlp", "lstm"]),
+              help="Override the config's architecture; 'lstm' also sets the spec's history to 1.")
 @click.option("--quiet", is_flag=True, help="No per-iteration progress lines.")
 @guarded("rlcc-train")
-def train_command(config_path, out, log_dir, seed, iterations, lstm_out, quiet) -> None:
+def train_command(config_path, out, log_dir, seed, iterations, arch, quiet) -> None:
     """Train the shared deterministic RL-CC policy (ADPG) on small simulator scenarios.
+
+    The policy is a bias-free MLP on the spec's input window (arch 'mlp') or an LSTM with
+    per-flow h/c state fed one step per decision (arch 'lstm', trained through time).
 
     Writes OUT (ONNX with the rlcc.spec metadata) and OUT's config as <OUT stem>.train.json,
     which reproduces the run byte-for-byte: rlcc-train --config <that file> --out OUT.
     """
     from rlcc.train.config import TrainConfig
-    from rlcc.train.export import export_mlp
+    from rlcc.train.export import export_policy
     from rlcc.train.trainer import plot_log, train, write_log_csv
 
     cfg = TrainConfig.from_file(config_path) if config_path else TrainConfig()
     overrides = {k: v for k, v in (("seed", seed), ("iterations", iterations)) if v is not None}
     cfg = dataclasses.replace(cfg, **overrides)
+    if arch is not None:
+        cfg = cfg.with_arch(arch)
     # Every output is checked before the minute of training, not after.
     out_path = Path(out)
     check_writable_file(out_path, "--out", create_parents=True)
     check_writable_file(out_path.with_name(out_path.stem + ".train.json"), create_parents=True)
-    if lstm_out:
-        check_writable_file(lstm_out, "--lstm-out", create_parents=False)
     if log_dir:
         check_output_dir(log_dir, overwrite=True, option="--log-dir")
 
@@ -51,7 +55,9 @@ def train_command(config_path, out, log_dir, seed, iterations, lstm_out, quiet) 
     result = train(cfg, progress)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     spec = cfg.observation_spec()
-    export_mlp(result.mlp, spec, out_path, doc=f"RL-CC MLP trained by rlcc-train (ADPG), seed {cfg.seed}, {cfg.iterations} iterations")
+    kind = "LSTM (per-flow h/c state)" if cfg.arch == "lstm" else "MLP"
+    export_policy(result.policy, spec, out_path,
+                  doc=f"RL-CC {kind} trained by rlcc-train (ADPG), seed {cfg.seed}, {cfg.iterations} iterations")
     cfg_path = out_path.with_name(out_path.stem + ".train.json")
     cfg_path.write_text(cfg.to_json())
     if log_dir:
@@ -60,12 +66,6 @@ def train_command(config_path, out, log_dir, seed, iterations, lstm_out, quiet) 
         write_log_csv(result.log, d / "train_log.csv")
         click.echo(f"wrote log: {d / 'train_log.csv'}", err=True)
         click.echo(f"wrote plot: {plot_log(result.log, d / 'train_log.png')}", err=True)
-    if lstm_out:
-        from rlcc.train.lstm import distill_lstm, export_lstm
-
-        lstm, bc_loss = distill_lstm(result.mlp, cfg)
-        export_lstm(lstm, spec, lstm_out)
-        click.echo(f"rlcc-train: wrote {lstm_out} (behaviour-cloning MSE {bc_loss:.2e})", err=True)
     last = result.log[-1]
     click.echo(
         f"rlcc-train: wrote {out_path} and {cfg_path} in {result.wall_s:.1f} s "

@@ -2,6 +2,6 @@
 
 Modules: ``mlp`` (network, manual backprop), ``adam`` (optimizer), ``config`` (run config),
 ``adpg`` (rollouts in the simulator and the ADPG gradient), ``trainer`` (the loop and its log),
-``export`` (ONNX), ``lstm`` (recurrent variant), ``probe`` (explainability table),
+``export`` (ONNX), ``lstm`` (recurrent policy: LSTM, BPTT), ``probe`` (explainability table),
 ``evaluate`` (acceptance metrics on unseen scenarios).
 """

@@ -13,6 +13,9 @@ from typing import Any, Mapping
 
 from rlcc.errors import BadInputError
 from rlcc.spec import ObservationSpec
+from rlcc.train.lstm import MAX_HIDDEN, MAX_STATE_VALUES
+
+ARCHS = ("mlp", "lstm")
 
 DEFAULT_SPEC: dict[str, Any] = {
     "rlcc_spec": 1,
@@ -41,14 +44,22 @@ class TrainConfig:
     ``rollout``: decisions per flow averaged into one ADPG weight (the papers' finite T);
     ``delta_clip``: |delta| bound in the gradient weight (2 x target): delta is at most
     +target but reaches -100 in a startup incast, and unclipped that transient drowns the
-    under-utilized signal (the positive-delta ReLUs die and the policy stops probing up); ``scenarios``: simulator scenario dicts, all run
-    every iteration with seed ``seed + iteration`` (fresh probe phases).
+    under-utilized signal (the positive-delta ReLUs die and the policy stops probing up);
+    ``scenarios``: simulator scenario dicts, all run every iteration with seed
+    ``seed + iteration`` (fresh probe phases).
+
+    ``arch``: ``"mlp"`` (``hidden`` layer widths, input = the spec's window) or ``"lstm"``
+    (``lstm_pre`` FC pre-layer widths, an LSTM cell of ``lstm_hidden`` units, spec ``history``
+    1: the per-flow state carries the past; h + c at most ``MAX_STATE_VALUES``).
     """
 
     seed: int = 0
     iterations: int = 100
     lr: float = 0.02
+    arch: str = "mlp"
     hidden: tuple[int, ...] = (12, 12)
+    lstm_hidden: int = 8
+    lstm_pre: tuple[int, ...] = ()
     init_out_scale: float = 0.1
     rollout: int = 16
     delta_clip: float = 0.128
@@ -61,13 +72,35 @@ class TrainConfig:
             raise BadInputError("invalid train config: need iterations >= 0, rollout >= 1, lr > 0, delta_clip > 0")
         if not self.hidden or any(h < 1 for h in self.hidden):
             raise BadInputError("invalid train config: 'hidden' must list positive layer widths")
+        if self.arch not in ARCHS:
+            raise BadInputError(f"invalid train config: 'arch' must be one of {', '.join(ARCHS)}, got {self.arch!r}")
+        if not isinstance(self.lstm_hidden, int) or not 1 <= self.lstm_hidden <= MAX_HIDDEN:
+            raise BadInputError(
+                f"invalid train config: 'lstm_hidden' must be 1..{MAX_HIDDEN} (h + c of a flow at most "
+                f"{MAX_STATE_VALUES} values, the device's per-flow state budget), got {self.lstm_hidden}"
+            )
+        if any(h < 1 for h in self.lstm_pre):
+            raise BadInputError("invalid train config: 'lstm_pre' must list positive layer widths")
         if not self.scenarios:
             raise BadInputError("invalid train config: 'scenarios' must not be empty")
-        self.observation_spec()
+        spec = self.observation_spec()
+        if self.arch == "lstm" and spec.history != 1:
+            raise BadInputError(
+                f"invalid train config: arch 'lstm' sees one step per decision (its state carries the past): "
+                f"set spec history to 1, not {spec.history}"
+            )
         self.scenario_objects()
 
     def observation_spec(self) -> ObservationSpec:
         return ObservationSpec.from_dict(self.spec)
+
+    def with_arch(self, arch: str) -> "TrainConfig":
+        """This config for another architecture (the CLI's ``--arch``): ``lstm`` also sets the
+        spec's history to 1 (one step per decision)."""
+        spec = dict(self.spec)
+        if arch == "lstm":
+            spec["history"] = 1
+        return dataclasses.replace(self, arch=arch, spec=spec)
 
     def scenario_objects(self, seed_offset: int = 0) -> list:
         from rlcc.simulator.scenarios import Scenario
@@ -82,6 +115,7 @@ class TrainConfig:
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["hidden"] = list(self.hidden)
+        data["lstm_pre"] = list(self.lstm_pre)
         data["scenarios"] = [dict(s) for s in self.scenarios]
         return data
 
@@ -97,8 +131,12 @@ class TrainConfig:
         if unknown:
             raise BadInputError(f"invalid train config: unknown key(s) {', '.join(unknown)}")
         kwargs = dict(data)
-        if "hidden" in kwargs:
-            kwargs["hidden"] = tuple(kwargs["hidden"])
+        for key in ("hidden", "lstm_pre"):
+            if key in kwargs:
+                try:
+                    kwargs[key] = tuple(kwargs[key])
+                except TypeError:
+                    raise BadInputError(f"invalid train config: '{key}' must be a list of layer widths") from None
         if "scenarios" in kwargs:
             kwargs["scenarios"] = tuple(kwargs["scenarios"])
         try:

@@ -2,7 +2,8 @@
 
 ``python -m rlcc.train.evaluate POLICY.onnx OUT_DIR`` writes ``eval.json`` and ``eval.md``:
 simulator metrics over each scenario's converged window (its second half), the pass/fail of
-each criterion, and the explainability table (``rlcc.train.probe``).
+each criterion, and the explainability table (``rlcc.train.probe``). A recurrent policy (spec
+with a ``recurrent`` block) runs with per-flow state (``RecurrentController``).
 
 Criteria: goodput >= 0.85, drops ~0 after convergence (< 1 packet per flow in the window),
 Jain >= 0.8, mean RTT inflation within 25% of ``beta + target * sqrt(N)`` with N the flows
@@ -19,10 +20,12 @@ import sys
 from pathlib import Path
 
 from rlcc.policy import OnnxPolicy
+from rlcc.recurrent import RecurrentPolicy, load_policy
 from rlcc.simulator.controllers.factor import PolicyController
+from rlcc.simulator.controllers.recurrent import RecurrentController
 from rlcc.simulator.engine import simulate
 from rlcc.simulator.scenarios import AllToAll, ManyToOne, Network, Scenario
-from rlcc.train.probe import explain_table, table_markdown
+from rlcc.train.probe import STEADY_STEPS, explain_policy, table_markdown
 
 EVAL_SCENARIOS: list[tuple[str, Scenario, int]] = [
     ("many-to-one 64", ManyToOne(flows=64, duration_ms=160.0, seed=1), 64),
@@ -34,8 +37,14 @@ EVAL_SCENARIOS: list[tuple[str, Scenario, int]] = [
 GOODPUT_MIN, JAIN_MIN, RTT_TOL, DROPS_MAX = 0.85, 0.8, 0.25, 1.0
 
 
-def evaluate_scenario(policy: OnnxPolicy, name: str, scenario: Scenario, n_bottleneck: int) -> dict:
-    r = simulate(scenario, PolicyController(policy))
+def policy_controller(policy: OnnxPolicy | RecurrentPolicy):
+    if isinstance(policy, RecurrentPolicy):
+        return RecurrentController(policy, name=f"policy:{policy.path.name}")
+    return PolicyController(policy)
+
+
+def evaluate_scenario(policy: OnnxPolicy | RecurrentPolicy, name: str, scenario: Scenario, n_bottleneck: int) -> dict:
+    r = simulate(scenario, policy_controller(policy))
     m = r.metrics
     rw = policy.spec.reward
     expected = rw.beta + rw.target * math.sqrt(n_bottleneck)
@@ -65,13 +74,14 @@ def evaluate_scenario(policy: OnnxPolicy, name: str, scenario: Scenario, n_bottl
 
 
 def evaluate(policy_path: str | Path) -> dict:
-    policy = OnnxPolicy(policy_path)
+    policy = load_policy(policy_path)
     rows = [evaluate_scenario(policy, *s) for s in EVAL_SCENARIOS]
     return {
         "policy": Path(policy_path).name,
+        "recurrent": isinstance(policy, RecurrentPolicy),
         "criteria": {"goodput_min": GOODPUT_MIN, "drops_per_flow_max": DROPS_MAX, "jain_min": JAIN_MIN, "rtt_rel_tolerance": RTT_TOL},
         "scenarios": rows,
-        "explain_table": explain_table(policy.factor, policy.spec),
+        "explain_table": explain_policy(policy),
     }
 
 
@@ -92,6 +102,9 @@ def report_markdown(result: dict) -> str:
             f"{'yes' if r['pass'] else 'no: ' + ', '.join(failed)} |"
         )
     lines += ["", "## Explainability probe (rate factor; row = previous condition, column = current)", ""]
+    if result.get("recurrent"):
+        lines += [f"Recurrent policy: from the reset state the previous condition is held for {STEADY_STEPS} decisions "
+                  "(own factor fed back), then one decision under the current one.", ""]
     lines.append(table_markdown(result["explain_table"]))
     return "\n".join(lines)
 

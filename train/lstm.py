@@ -1,48 +1,66 @@
-"""A small recurrent RL-CC policy: one LSTM cell per decision with explicit per-flow state.
+"""The recurrent RL-CC policy: bias-free FC pre-layers, one LSTM cell, a bias-free FC head.
 
-It is distilled from the trained MLP by behaviour cloning (not trained with ADPG): the MLP's
-training rollouts give per-flow decision sequences; the LSTM, fed only the CURRENT step's
-features (its state replaces the MLP's window), is fit to the MLP's raw tanh output with
-truncated BPTT. It exists as a recurrent teacher for future distillation work; its ONNX has
-inputs ``obs, h_in, c_in`` and outputs ``action, h_out, c_out`` (see train/README.md).
+The papers' production shape (FC layers, an LSTM, an FC head), trained with ADPG like the MLP
+(``rlcc.train.adpg``); the gradient of each decision's output flows back through the flow's
+whole decision sequence (BPTT, ``weighted_grads``). The policy sees only the CURRENT step's
+features (spec ``history`` 1); its per-flow state ``h``, ``c`` (zeros at a flow's first
+decision) carries the past.
 
-Cell (gate order i, f, g, o): ``z = x @ Wx + h @ Wh + b``; ``c' = sig(f) c + sig(i) tanh(g)``;
-``h' = sig(o) tanh(c')``; ``action = tanh(h' @ Wo)``.
+Step (gate order i, f, g, o): ``u = relu(...relu(x @ P0)... @ Pk)``; ``z = u @ Wx + h @ Wh + b``;
+``c' = sig(f) c + sig(i) tanh(g)``; ``h' = sig(o) tanh(c')``; ``y = tanh(h' @ Wo)``.
+The g-gate bias is held at 0 and nothing else has a bias, so zero input and zero state give
+``c' = h' = 0`` and ``y = 0`` (factor 1): like the bias-free MLP, the ``delta = 0``,
+``prev_action = 1`` operating point is an exact fixed point. The i/f/o biases only scale.
+
+ONNX (``export_lstm``): inputs ``obs (B, F)``, ``h_in``, ``c_in (B, H)`` -> outputs ``action (B, 1)``,
+``h_out``, ``c_out``; the spec's ``recurrent`` block names the state (see train/README.md).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import sys
 from pathlib import Path
 
 import numpy as np
 
 from rlcc.spec import METADATA_KEY, ObservationSpec, Recurrent, StateTensor
-from rlcc.train.adam import Adam
-from rlcc.train.mlp import Mlp
+
+# h + c values per flow: as int8 they must take at most 16 bytes of the device's per-flow
+# context (rlcc.formats.CTX_BYTES, 48), next to the runtime's own fields.
+MAX_STATE_VALUES = 16
+MAX_HIDDEN = MAX_STATE_VALUES // 2
 
 
 def _sig(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
+    with np.errstate(over="ignore"):  # exp(-x) = inf for x << 0 gives the exact limit 0
+        return 1.0 / (1.0 + np.exp(-x))
 
 
 @dataclasses.dataclass
 class Lstm:
-    wx: np.ndarray  # (F, 4H)
+    pre: list[np.ndarray]  # FC pre-layers (in, out), ReLU, no bias
+    wx: np.ndarray  # (U, 4H), U = last pre-layer width (or F)
     wh: np.ndarray  # (H, 4H)
-    b: np.ndarray  # (4H,)
+    b: np.ndarray  # (4H,) gate biases; the g block stays 0 (fixed point, module doc)
     wo: np.ndarray  # (H, 1)
 
     @classmethod
-    def init(cls, n_in: int, hidden: int, rng: np.random.Generator) -> "Lstm":
+    def init(
+        cls, n_in: int, hidden: int, rng: np.random.Generator, pre: tuple[int, ...] = (), out_scale: float = 0.1
+    ) -> "Lstm":
+        """He-initialized pre-layers, 1/sqrt(fan-in) gates, forget bias 1, a small head (factor ~1 at start)."""
+        weights = []
+        for n, m in zip((n_in, *pre), pre):
+            weights.append(rng.normal(0.0, np.sqrt(2.0 / n), (n, m)))
+        u = pre[-1] if pre else n_in
         b = np.zeros(4 * hidden)
-        b[hidden : 2 * hidden] = 1.0  # forget-gate bias 1: remember by default
+        b[hidden : 2 * hidden] = 1.0  # remember by default
         return cls(
-            rng.normal(0, 1 / np.sqrt(n_in), (n_in, 4 * hidden)),
-            rng.normal(0, 1 / np.sqrt(hidden), (hidden, 4 * hidden)),
+            weights,
+            rng.normal(0.0, 1.0 / np.sqrt(u), (u, 4 * hidden)),
+            rng.normal(0.0, 1.0 / np.sqrt(hidden), (hidden, 4 * hidden)),
             b,
-            rng.normal(0, 1 / np.sqrt(hidden), (hidden, 1)),
+            rng.normal(0.0, out_scale / np.sqrt(hidden), (hidden, 1)),
         )
 
     @property
@@ -50,104 +68,133 @@ class Lstm:
         return self.wh.shape[0]
 
     @property
+    def n_in(self) -> int:
+        return self.pre[0].shape[0] if self.pre else self.wx.shape[0]
+
+    @property
     def params(self) -> list[np.ndarray]:
-        return [self.wx, self.wh, self.b, self.wo]
+        return [*self.pre, self.wx, self.wh, self.b, self.wo]
 
     def step(self, x: np.ndarray, h: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
-        """One decision for a batch: (action (B,), h', c', cache)."""
+        """One decision for a batch of flows: (y (B,), h', c', cache for ``weighted_grads``)."""
         H = self.hidden
-        z = x @ self.wx + h @ self.wh + self.b
-        i, f, g, o = _sig(z[:, :H]), _sig(z[:, H : 2 * H]), np.tanh(z[:, 2 * H : 3 * H]), _sig(z[:, 3 * H :])
+        us = [np.asarray(x, dtype=np.float64)]
+        for w in self.pre:
+            us.append(np.maximum(us[-1] @ w, 0.0))
+        z = us[-1] @ self.wx + h @ self.wh + self.b
+        i, f, o = _sig(z[:, :H]), _sig(z[:, H : 2 * H]), _sig(z[:, 3 * H :])
+        g = np.tanh(z[:, 2 * H : 3 * H])
         c2 = f * c + i * g
         tc = np.tanh(c2)
         h2 = o * tc
         y = np.tanh(h2 @ self.wo)[:, 0]
-        return y, h2, c2, (x, h, c, i, f, g, o, tc, h2, y)
+        return y, h2, c2, (us, h, c, i, f, g, o, tc, h2, y)
 
-    def sequence_grads(self, xs: np.ndarray, targets: np.ndarray) -> tuple[float, list[np.ndarray]]:
-        """MSE over (B, L) and its gradients by BPTT from a zero state; xs is (B, L, F)."""
+    def unroll(self, xs: np.ndarray) -> tuple[np.ndarray, list[tuple]]:
+        """Outputs (B, L) of B flows fed steps xs (B, L, F) from the zero state, and the caches."""
         B, L, _ = xs.shape
-        H = self.hidden
-        h, c = np.zeros((B, H)), np.zeros((B, H))
-        caches, ys = [], []
+        h, c = np.zeros((B, self.hidden)), np.zeros((B, self.hidden))
+        ys, caches = np.empty((B, L)), []
         for t in range(L):
-            y, h, c, cache = self.step(xs[:, t], h, c)
+            ys[:, t], h, c, cache = self.step(xs[:, t], h, c)
             caches.append(cache)
-            ys.append(y)
-        err = np.stack(ys, 1) - targets
-        loss = float(np.mean(err**2))
+        return ys, caches
+
+    def backward(self, caches: list[tuple], dy: np.ndarray) -> list[np.ndarray]:
+        """BPTT: gradients of ``sum_{b,t} dy[b, t] * y[b, t]`` w.r.t. ``params``; y[b, t]
+        depends on steps 0..t of its sequence through the state."""
+        H = self.hidden
+        B = dy.shape[0]
         grads = [np.zeros_like(p) for p in self.params]
+        gp, gx, gh, gb, go = grads[: len(self.pre)], *grads[len(self.pre) :]
         dh_next, dc_next = np.zeros((B, H)), np.zeros((B, H))
-        for t in range(L - 1, -1, -1):
-            x, h_prev, c_prev, i, f, g, o, tc, h2, y = caches[t]
-            dy = (2.0 / err.size) * err[:, t] * (1.0 - y * y)
-            grads[3] += h2.T @ dy[:, None]
-            dh = dy[:, None] @ self.wo.T + dh_next
-            do = dh * tc * o * (1 - o)
-            dc = dh * o * (1 - tc * tc) + dc_next
-            di, df, dg = dc * g * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - g * g)
-            dz = np.concatenate([di, df, dg, do], axis=1)
-            grads[0] += x.T @ dz
-            grads[1] += h_prev.T @ dz
-            grads[2] += dz.sum(0)
+        for t in range(len(caches) - 1, -1, -1):
+            us, h_prev, c_prev, i, f, g, o, tc, h2, y = caches[t]
+            dlin = dy[:, t] * (1.0 - y * y)
+            go += h2.T @ dlin[:, None]
+            dh = dlin[:, None] @ self.wo.T + dh_next
+            dc = dh * o * (1.0 - tc * tc) + dc_next
+            dz = np.concatenate(
+                [dc * g * i * (1.0 - i), dc * c_prev * f * (1.0 - f), dc * i * (1.0 - g * g), dh * tc * o * (1.0 - o)], axis=1
+            )
+            gx += us[-1].T @ dz
+            gh += h_prev.T @ dz
+            gb += dz.sum(0)
+            if self.pre:
+                du = dz @ self.wx.T
+                for k in range(len(self.pre) - 1, -1, -1):
+                    du = du * (us[k + 1] > 0)
+                    gp[k] += us[k].T @ du
+                    if k:
+                        du = du @ self.pre[k].T
             dh_next, dc_next = dz @ self.wh.T, dc * f
-        return loss, grads
+        gb[2 * H : 3 * H] = 0.0  # the g-gate bias is not a parameter (fixed point)
+        return grads
+
+    def weighted_grads(self, obs: np.ndarray, dy: np.ndarray, bounds: list[tuple[int, int]]) -> list[np.ndarray]:
+        """Gradients of ``sum_t dy_t * pi(o_1..o_t)`` over flow sequences ``obs[start:stop]`` (time
+        order, each from its first decision): the flows are padded to one (B, L) batch; padding
+        comes after a flow's last step and has dy 0, so it contributes nothing."""
+        if not bounds:
+            return [np.zeros_like(p) for p in self.params]
+        L = max(b - a for a, b in bounds)
+        xs = np.zeros((len(bounds), L, obs.shape[1]))
+        dys = np.zeros((len(bounds), L))
+        for k, (a, b) in enumerate(bounds):
+            xs[k, : b - a] = obs[a:b]
+            dys[k, : b - a] = dy[a:b]
+        _, caches = self.unroll(xs)
+        return self.backward(caches, dys)
+
+    def copy(self) -> "Lstm":
+        return Lstm([w.copy() for w in self.pre], self.wx.copy(), self.wh.copy(), self.b.copy(), self.wo.copy())
 
 
-def current_step(spec: ObservationSpec, obs: np.ndarray) -> np.ndarray:
-    """The current step's scaled features out of MLP windows (N, width) -> (N, F)."""
-    idx = [spec.input_index(0, f) for f in range(spec.n_features)]
-    return np.asarray(obs, dtype=np.float64)[:, idx]
+def step_spec(lstm: Lstm, spec: ObservationSpec) -> ObservationSpec:
+    """The exported spec: one step of ``spec``'s features (history 1) and the h/c state block."""
+    state = tuple(StateTensor(n, f"{n}_in", f"{n}_out", lstm.hidden, 0.0) for n in ("h", "c"))
+    return dataclasses.replace(spec, history=1, recurrent=Recurrent(state))
 
 
-def bc_dataset(mlp: Mlp, cfg, seq_len: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-flow decision chunks (from each flow's first decision) of the MLP's own rollouts."""
-    from rlcc.train.trainer import collect
+class LstmStepper:
+    """The numpy LSTM as a recurrent stepper for ``RecurrentController`` (state = [h, c], float64)."""
 
-    spec = cfg.observation_spec()
-    xs, ys = [], []
-    for r in collect(mlp, cfg, cfg.iterations + 1):
-        for start, end in r.bounds:
-            stop = start + seq_len
-            if stop <= end:
-                xs.append(current_step(spec, r.obs[start:stop]))
-                ys.append(mlp(r.obs[start:stop]))
-    return np.stack(xs), np.stack(ys)
+    recurrent = True
 
+    def __init__(self, lstm: Lstm, spec: ObservationSpec) -> None:
+        self.lstm = lstm
+        self.spec = step_spec(lstm, spec)
 
-def distill_lstm(
-    mlp: Mlp, cfg, hidden: int = 8, seq_len: int = 64, steps: int = 1500, lr: float = 0.01
-) -> tuple[Lstm, float]:
-    """Behaviour-clone the MLP into an LSTM; returns it and its final training MSE."""
-    spec = cfg.observation_spec()
-    xs, ys = bc_dataset(mlp, cfg, seq_len)
-    rng = np.random.default_rng(cfg.seed)
-    lstm = Lstm.init(spec.n_features, hidden, rng)
-    opt = Adam(lstm.params, lr)
-    loss = float("nan")
-    for _ in range(steps):
-        batch = rng.integers(0, len(xs), size=min(32, len(xs)))
-        loss, grads = lstm.sequence_grads(xs[batch], ys[batch])
-        opt.step(lstm.params, [-g for g in grads])
-    loss, _ = lstm.sequence_grads(xs, ys)
-    return lstm, loss
+    def initial_state(self, n: int) -> np.ndarray:
+        return np.zeros((n, 2 * self.lstm.hidden))
+
+    def step_raw(self, x: np.ndarray, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        H = self.lstm.hidden
+        y, h, c, _ = self.lstm.step(x, state[:, :H], state[:, H:])
+        return y, np.concatenate([h, c], axis=1)
 
 
-def export_lstm(lstm: Lstm, spec: ObservationSpec, path: str | Path) -> None:
-    """ONNX: inputs obs (B, F), h_in (B, H), c_in (B, H) -> action (B, 1), h_out, c_out."""
+def export_lstm(lstm: Lstm, spec: ObservationSpec, path: str | Path, doc: str = "") -> None:
+    """ONNX: obs (B, F), h_in (B, H), c_in (B, H) -> action (B, 1), h_out, c_out; float32
+    initializers ``P0..`` (pre-layers), ``Wx``, ``Wh``, ``b``, ``Wo``; deterministic bytes."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     H, F = lstm.hidden, spec.n_features
     f32 = lambda a, n: numpy_helper.from_array(np.asarray(a, dtype=np.float32), n)  # noqa: E731
-    inits = [f32(lstm.wx, "Wx"), f32(lstm.wh, "Wh"), f32(lstm.b, "b"), f32(lstm.wo, "Wo")]
+    inits = [f32(w, f"P{k}") for k, w in enumerate(lstm.pre)]
+    inits += [f32(lstm.wx, "Wx"), f32(lstm.wh, "Wh"), f32(lstm.b, "b"), f32(lstm.wo, "Wo")]
     inits.append(numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1"))
     for k, name in enumerate(("i", "f", "g", "o")):
         inits.append(numpy_helper.from_array(np.array([k * H], dtype=np.int64), f"{name}_start"))
         inits.append(numpy_helper.from_array(np.array([(k + 1) * H], dtype=np.int64), f"{name}_end"))
     n = helper.make_node
-    nodes = [
-        n("MatMul", ["obs", "Wx"], ["zx"]),
+    nodes, u = [], "obs"
+    for k in range(len(lstm.pre)):
+        nodes += [n("MatMul", [u, f"P{k}"], [f"pre{k}_lin"]), n("Relu", [f"pre{k}_lin"], [f"pre{k}"])]
+        u = f"pre{k}"
+    nodes += [
+        n("MatMul", [u, "Wx"], ["zx"]),
         n("MatMul", ["h_in", "Wh"], ["zh"]),
         n("Add", ["zx", "zh"], ["zxh"]),
         n("Add", ["zxh", "b"], ["z"]),
@@ -174,43 +221,21 @@ def export_lstm(lstm: Lstm, spec: ObservationSpec, path: str | Path) -> None:
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="rlcc-train")
     model.ir_version = 8
-    model.doc_string = "RL-CC LSTM policy (behaviour-cloned from the ADPG MLP); per-flow state h/c, zeros at a flow's first decision"
-    # history 1: the recurrent policy sees only the current step; its state carries the past.
-    state = tuple(StateTensor(n, f"{n}_in", f"{n}_out", H, 0.0) for n in ("h", "c"))
-    step_spec = dataclasses.replace(spec, history=1, recurrent=Recurrent(state))
+    model.doc_string = doc or "RL-CC LSTM policy (ADPG); per-flow state h/c, zeros at a flow's first decision"
     entry = model.metadata_props.add()
-    entry.key, entry.value = METADATA_KEY, step_spec.to_json()
+    entry.key, entry.value = METADATA_KEY, step_spec(lstm, spec).to_json()
     onnx.checker.check_model(model)
     onnx.save(model, str(path))
 
 
-def mlp_from_onnx(path: str | Path) -> tuple[Mlp, ObservationSpec]:
-    """The bias-free MLP and spec back out of an ONNX written by ``export_mlp``."""
+def lstm_from_onnx(path: str | Path) -> tuple[Lstm, ObservationSpec]:
+    """The numpy LSTM and the step spec back out of an ONNX written by ``export_lstm``."""
     import onnx
     from onnx import numpy_helper
 
     from rlcc.policy import spec_from_metadata
 
     model = onnx.load(str(path))
-    weights = {t.name: numpy_helper.to_array(t).astype(np.float64) for t in model.graph.initializer}
-    mlp = Mlp([weights[f"W{i}"] for i in range(len(weights))])
-    return mlp, spec_from_metadata(model, Path(path))
-
-
-def main(argv: list[str]) -> int:
-    """``python -m rlcc.train.lstm MLP.onnx CONFIG.train.json OUT.onnx``."""
-    from rlcc.train.config import TrainConfig
-
-    if len(argv) != 3:
-        print("usage: python -m rlcc.train.lstm MLP.onnx CONFIG.train.json OUT.onnx", file=sys.stderr)
-        return 2
-    mlp, spec = mlp_from_onnx(argv[0])
-    cfg = TrainConfig.from_file(argv[1])
-    lstm, loss = distill_lstm(mlp, cfg)
-    export_lstm(lstm, spec, argv[2])
-    print(f"wrote {argv[2]} (behaviour-cloning MSE {loss:.2e})")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    w = {t.name: numpy_helper.to_array(t).astype(np.float64) for t in model.graph.initializer}
+    pre = [w[f"P{k}"] for k in range(sum(1 for name in w if name.startswith("P")))]
+    return Lstm(pre, w["Wx"], w["Wh"], w["b"], w["Wo"]), spec_from_metadata(model, Path(path))

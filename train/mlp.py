@@ -57,5 +57,15 @@ class Mlp:
                 g = (g @ self.weights[i].T) * (h_in > 0)
         return grads
 
+    @property
+    def params(self) -> list[np.ndarray]:
+        return self.weights
+
+    def weighted_grads(self, obs: np.ndarray, dy: np.ndarray, bounds: list[tuple[int, int]] | None = None) -> list[np.ndarray]:
+        """Gradients of ``sum_t dy_t * y(obs_t)``; each output depends on its own window only, so
+        the flow ``bounds`` are not needed."""
+        _, cache = self.forward(obs)
+        return self.backward(cache, dy)
+
     def copy(self) -> "Mlp":
         return Mlp([w.copy() for w in self.weights])

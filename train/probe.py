@@ -5,17 +5,22 @@ congested ``-target``. Row = previous condition, column = current one. The windo
 ``prev_action`` entries are the policy's own steady response to the previous condition (the
 fixed point of feeding its action back while that condition persists), so the diagonal is the
 response to a persisting condition and off-diagonal cells are the first step of a change.
+
+A recurrent policy has no window to fill: it is driven by a SEQUENCE from the reset state, the
+previous condition held for ``STEADY_STEPS`` decisions (its own factor fed back as
+``prev_action``), then one step of the current condition (``explain_table_recurrent``).
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
 from rlcc.spec import ObservationSpec
 
 CONDITIONS = ("under-utilized", "on target", "congested")
+STEADY_STEPS = 50  # decisions a previous condition persists (window fixed point / recurrent hold)
 FactorFn = Callable[[np.ndarray], np.ndarray]
 
 
@@ -33,7 +38,7 @@ def _obs(spec: ObservationSpec, a_prev: float, d_prev: float, a_now: float, d_no
     return spec.assemble(spec.scale_step(raw))
 
 
-def steady_factor(fn: FactorFn, spec: ObservationSpec, delta: float, iters: int = 50) -> float:
+def steady_factor(fn: FactorFn, spec: ObservationSpec, delta: float, iters: int = STEADY_STEPS) -> float:
     """Factor the policy settles to when ``delta`` persists and its action is fed back."""
     a = 1.0
     for _ in range(iters):
@@ -49,6 +54,33 @@ def explain_table(fn: FactorFn, spec: ObservationSpec) -> dict[str, dict[str, fl
         a = steady_factor(fn, spec, deltas[prev])
         table[prev] = {cur: float(fn(_obs(spec, a, deltas[prev], a, deltas[cur]))[0]) for cur in CONDITIONS}
     return table
+
+
+def explain_table_recurrent(stepper: Any, hold: int = STEADY_STEPS) -> dict[str, dict[str, float]]:
+    """``table[previous][current]`` for a recurrent stepper (``spec``, ``initial_state``,
+    ``step_raw``): from the reset state, ``previous`` held for ``hold`` decisions with the
+    policy's own factor fed back, then one decision under ``current``."""
+    spec = stepper.spec
+    deltas = condition_deltas(spec)
+    table: dict[str, dict[str, float]] = {}
+    for prev in CONDITIONS:
+        state, a = stepper.initial_state(1), 1.0
+        for _ in range(hold):
+            y, state = stepper.step_raw(_obs(spec, a, deltas[prev], a, deltas[prev]), state)
+            a = float(spec.output_to_factor(y)[0])
+        table[prev] = {}
+        for cur in CONDITIONS:
+            y, _ = stepper.step_raw(_obs(spec, a, deltas[prev], a, deltas[cur]), state)
+            table[prev][cur] = float(spec.output_to_factor(y)[0])
+    return table
+
+
+def explain_policy(policy: Any) -> dict[str, dict[str, float]]:
+    """The table of a loaded policy: recurrent ones (``recurrent = True``) by sequences, window
+    policies by their ``factor`` function."""
+    if getattr(policy, "recurrent", False):
+        return explain_table_recurrent(policy)
+    return explain_table(policy.factor, policy.spec)
 
 
 def table_markdown(table: dict[str, dict[str, float]]) -> str:

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from rlcc.train.adam import Adam
-from rlcc.train.adpg import Rollout, adpg_direction, run_rollout
+from rlcc.train.adpg import Policy, Rollout, adpg_direction, run_rollout
 from rlcc.train.config import TrainConfig
+from rlcc.train.lstm import Lstm
 from rlcc.train.mlp import Mlp
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ LOG_COLUMNS = (
 
 @dataclasses.dataclass
 class TrainResult:
-    mlp: Mlp
+    policy: Mlp | Lstm
     log: list[dict[str, float]]
     wall_s: float
 
@@ -68,34 +69,40 @@ def summarize(iteration: int, rollouts: list[Rollout], grad_norm: float) -> dict
     }
 
 
-def collect(mlp: Mlp, cfg: TrainConfig, iteration: int) -> list[Rollout]:
+def collect(policy: Policy, cfg: TrainConfig, iteration: int) -> list[Rollout]:
     spec = cfg.observation_spec()
     return [
-        run_rollout(mlp, spec, sc, cfg.rollout, cfg.delta_clip, cfg.trace_capacity)
+        run_rollout(policy, spec, sc, cfg.rollout, cfg.delta_clip, cfg.trace_capacity)
         for sc in cfg.scenario_objects(seed_offset=iteration)
     ]
+
+
+def init_policy(cfg: TrainConfig, rng: np.random.Generator) -> Mlp | Lstm:
+    """The untrained network of ``cfg.arch``, with a small output layer (factor ~1 at start)."""
+    spec = cfg.observation_spec()
+    if cfg.arch == "lstm":
+        return Lstm.init(spec.n_features, cfg.lstm_hidden, rng, cfg.lstm_pre, cfg.init_out_scale)
+    return Mlp.init([spec.input_width, *cfg.hidden, 1], rng, cfg.init_out_scale)
 
 
 def train(cfg: TrainConfig, progress: Callable[[dict[str, float]], None] | None = None) -> TrainResult:
     """Run ``cfg.iterations`` ADPG steps; the log has one row per iteration plus a final evaluation row."""
     wall = time.perf_counter()
-    spec = cfg.observation_spec()
-    rng = np.random.default_rng(cfg.seed)
-    mlp = Mlp.init([spec.input_width, *cfg.hidden, 1], rng, cfg.init_out_scale)
-    opt = Adam(mlp.weights, cfg.lr)
+    policy = init_policy(cfg, np.random.default_rng(cfg.seed))
+    opt = Adam(policy.params, cfg.lr)
     log: list[dict[str, float]] = []
     for it in range(cfg.iterations):
-        rollouts = collect(mlp, cfg, it)
-        direction = adpg_direction(mlp, rollouts)
+        rollouts = collect(policy, cfg, it)
+        direction = adpg_direction(policy, rollouts)
         norm = float(np.sqrt(sum(float(np.sum(g * g)) for g in direction)))
-        opt.step(mlp.weights, direction)
+        opt.step(policy.params, direction)
         log.append(summarize(it, rollouts, norm))
         if progress:
             progress(log[-1])
-    log.append(summarize(cfg.iterations, collect(mlp, cfg, cfg.iterations), float("nan")))
+    log.append(summarize(cfg.iterations, collect(policy, cfg, cfg.iterations), float("nan")))
     if progress:
         progress(log[-1])
-    return TrainResult(mlp, log, time.perf_counter() - wall)
+    return TrainResult(policy, log, time.perf_counter() - wall)
 
 
 def write_log_csv(log: list[dict[str, float]], path: str | Path) -> None:

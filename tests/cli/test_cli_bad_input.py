@@ -273,9 +273,11 @@ def test_train_outputs_are_checked_before_training(tmp_path, monkeypatch):
     monkeypatch.setattr(rlcc.train.trainer, "train", lambda *_a, **_k: pytest.fail("training ran"))
     blocker = tmp_path / "file"
     blocker.write_text("x")
+    too_big = tmp_path / "big.json"
+    too_big.write_text('{"arch": "lstm", "lstm_hidden": 64, "spec": {"history": 1}}')
     for args, message in ((["--out", blocker / "p.onnx"], "cannot write --out"),
                           (["--out", tmp_path / "p.onnx", "--log-dir", blocker], "cannot write --log-dir"),
-                          (["--out", tmp_path / "p.onnx", "--lstm-out", tmp_path / "no" / "l.onnx"], "no such directory")):
+                          (["--out", tmp_path / "p.onnx", "--config", too_big], "lstm_hidden")):
         result = invoke(train_command, *args)
         assert result.exit_code == int(ExitCode.BAD_INPUT), result.output
         assert result.output.startswith("rlcc-train: error: ") and result.output.count("\n") == 1, result.output

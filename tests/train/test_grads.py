@@ -1,11 +1,10 @@
-"""Manual gradients of the MLP and the LSTM against finite differences."""
+"""Manual gradients of the MLP against finite differences (the LSTM's BPTT: test_lstm.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from rlcc.train.adpg import rollout_weights
-from rlcc.train.lstm import Lstm
 from rlcc.train.mlp import Mlp
 
 
@@ -25,24 +24,6 @@ def test_mlp_backward_matches_finite_differences():
             down = float(dy @ mlp(x))
             w[idx] = old
             assert abs((up - down) / (2 * eps) - g[idx]) < 1e-5
-
-
-def test_lstm_bptt_matches_finite_differences():
-    rng = np.random.default_rng(1)
-    lstm = Lstm.init(2, 4, rng)
-    xs, ys = rng.normal(size=(3, 5, 2)), rng.normal(size=(3, 5)) * 0.5
-    _, grads = lstm.sequence_grads(xs, ys)
-    eps = 1e-6
-    for p, g in zip(lstm.params, grads):
-        flat, gflat = p.reshape(-1), g.reshape(-1)
-        for k in (0, len(flat) // 2, len(flat) - 1):
-            old = flat[k]
-            flat[k] = old + eps
-            up, _ = lstm.sequence_grads(xs, ys)
-            flat[k] = old - eps
-            down, _ = lstm.sequence_grads(xs, ys)
-            flat[k] = old
-            assert abs((up - down) / (2 * eps) - gflat[k]) < 1e-6
 
 
 def test_rollout_weights_average_the_future_clipped_deltas():

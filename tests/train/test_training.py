@@ -34,8 +34,8 @@ def test_training_moves_abs_delta_toward_zero(tiny_run):
 def test_same_seed_gives_byte_identical_onnx(tiny_run, tmp_path):
     cfg = dataclasses.replace(TINY, iterations=2)
     spec = cfg.observation_spec()
-    export_mlp(train(cfg).mlp, spec, tmp_path / "a.onnx")
-    export_mlp(train(cfg).mlp, spec, tmp_path / "b.onnx")
+    export_mlp(train(cfg).policy, spec, tmp_path / "a.onnx")
+    export_mlp(train(cfg).policy, spec, tmp_path / "b.onnx")
     assert (tmp_path / "a.onnx").read_bytes() == (tmp_path / "b.onnx").read_bytes()
 
 
@@ -65,12 +65,12 @@ def test_cli_writes_model_config_and_log(tmp_path):
     assert bad.exit_code == 3
 
 
-def test_lstm_export_has_explicit_state_and_is_rejected_by_onnx_policy(tiny_run, tmp_path):
+def test_lstm_export_has_explicit_state_and_is_rejected_by_onnx_policy(tmp_path):
     from rlcc.policy import OnnxPolicy
     from rlcc.train.lstm import Lstm, export_lstm
 
     spec = TINY.observation_spec()
-    lstm = Lstm.init(spec.n_features, 8, np.random.default_rng(0))
+    lstm = Lstm.init(spec.n_features, 8, np.random.default_rng(0), out_scale=1.0)
     path = tmp_path / "lstm.onnx"
     export_lstm(lstm, spec, path)
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
