@@ -41,6 +41,7 @@ FactorFn = Callable[[np.ndarray], np.ndarray]
 FAIR_SHARE_FLOWS = 64  # the rate of the fixed-point window: 1/64 of line rate
 MAX_INFLATION = 4000.0  # RTT search range: base RTT .. 4000 x base (a full 32 MB buffer at 8 us)
 BISECTION_STEPS = 60
+CROSSING_GRID = 512  # log-spaced RTTs scanned for the teacher's first downward crossing of 1
 BOX_SAMPLES = 8192  # uniform teacher-labelled samples of the box for the slopes (fallback)
 MIN_LOOP_SAMPLES = 512  # closed-loop samples in the box needed to fit on them
 SLOPE_RIDGE = 1e-9  # relative ridge of the normal equations (only guards a degenerate box)
@@ -112,6 +113,7 @@ def find(teacher: FactorFn, spec: ObservationSpec) -> Equilibrium:
     if not (f_lo >= 1.0 >= f_hi):
         return Equilibrium(None, None, (), f"the teacher's factor does not cross 1 between the base RTT and "
                                            f"{MAX_INFLATION:g}x it (factor {f_lo:.4f} .. {f_hi:.4f})")
+    lo, hi = _first_crossing(teacher, spec, lo, hi)
     for _ in range(BISECTION_STEPS):
         mid = 0.5 * (lo + hi)
         if float(teacher(float_inputs(spec, _window(spec, np.exp([mid]))))[0]) >= 1.0:
@@ -122,6 +124,21 @@ def find(teacher: FactorFn, spec: ObservationSpec) -> Equilibrium:
     obs = float_inputs(spec, _window(spec, np.array([rtt])))[0]
     sites = tuple(RampSite(j, float(np.float32(obs[j])), width) for j, width in sites_wanted)
     return Equilibrium(rtt, obs, sites, "")
+
+
+def _first_crossing(teacher: FactorFn, spec: ObservationSpec, lo: float, hi: float) -> tuple[float, float]:
+    """The bracket (log RTT) of the lowest RTT where the factor falls below 1: the equilibrium a
+    flow reaches as its queue grows from empty. A teacher that crosses 1 once (monotone, e.g. the
+    MLPs) keeps the whole range as its bracket; one that crosses several times (a recurrent
+    teacher's window view, run open loop, can swing back above 1 past its equilibrium) gets the
+    grid cell of its first downward crossing, not whichever crossing bisection would land on."""
+    grid = np.linspace(lo, hi, CROSSING_GRID)
+    above = np.asarray(teacher(float_inputs(spec, _window(spec, np.exp(grid)))), dtype=np.float64) >= 1.0
+    down = np.flatnonzero(above[:-1] & ~above[1:])
+    ups = np.count_nonzero(~above[:-1] & above[1:])
+    if len(down) <= 1 and ups == 0:
+        return lo, hi
+    return float(grid[down[0]]), float(grid[down[0] + 1])
 
 
 def ramp_inputs(spec: ObservationSpec) -> list[tuple[int, float]]:

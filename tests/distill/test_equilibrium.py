@@ -28,6 +28,22 @@ def policy(example_policy):
     return OnnxPolicy(example_policy)
 
 
+def test_a_teacher_crossing_one_several_times_gets_its_first_downward_crossing(policy):
+    """Factor above 1 until 2.0x base RTT, below until 2.4x, above again until 3.5x, then below:
+    the equilibrium a flow reaches from an empty queue is 2.0x, not the crossing at 3.5x (where a
+    plain bisection over the whole range lands)."""
+    spec, base = policy.spec, policy.spec.reward.base_rtt_ns
+    rtt_index = spec.input_index(0, spec.feature_names.index("delta"))
+
+    def teacher(obs):
+        delta = np.asarray(obs[:, rtt_index], np.float64) / 10.0  # scale 10 in the example's spec
+        infl = spec.reward.beta + (spec.reward.target - delta) * 8.0  # fair share 1/64: sqrt = 1/8
+        return np.where(infl < 2.0, 1.05, np.where(infl < 2.4, 0.95, np.where(infl < 3.5, 1.05, 0.9)))
+
+    eq = equilibrium.find(teacher, spec)
+    assert eq.rtt_ns / base == pytest.approx(2.0, rel=1e-6)
+
+
 def test_fixed_point_is_where_the_teacher_answers_one(policy):
     eq = equilibrium.find(policy.factor, policy.spec)
     assert eq.reason == "" and eq.rtt_ns is not None
