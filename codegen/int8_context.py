@@ -57,8 +57,7 @@ def build_int8_context(model: q8.Int8Net, name: str, source_info: dict[str, Any]
         m = model.lstm
         lstm = {"hidden": m.hidden, "n_in": m.n_in, "in_type": in_type, "accx_type": "int32_t" if model.layers else "int64_t", "wx": _matrix(m.wx), "wh": _matrix(m.wh),
                 "bias": _rows([_c64(b) for b in m.bias], 4), "mult_x": _rows(m.mult_x), "mult_h": _rows(m.mult_h),
-                "shift": m.shift, "c_frac": m.c_frac, "c_up": 1 << (m.c_frac - 7),
-                "c_round": 1 << (m.c_frac - q8.GATE_Z_FRAC_BITS - 1), "c_index_shift": m.c_frac - q8.GATE_Z_FRAC_BITS,
+                "shift": m.shift, "c_frac": m.c_frac,
                 "reset_h": _rows(m.reset_h), "reset_c": _rows(m.reset_c),
                 "sigmoid": _rows(m.sigmoid_lut), "tanh": _rows(m.tanh_lut), "h_words": m.h_words, "c_words": m.c_words,
                 "word0": model.state_word0, "state_bytes": 4 * model.state_words}
@@ -74,8 +73,9 @@ def build_int8_context(model: q8.Int8Net, name: str, source_info: dict[str, Any]
         "net": {"inputs": inputs, "layers": layers, "lstm": lstm, "head": head, "act_type": act_type,
                 "act_bits": 8 if model.act_max == q8.ACT8_MAX else 16, "act_max": model.act_max,
                 "in_max": q8.IN_MAX, "x_min": q8.X_MIN, "x_max": q8.X_MAX,
-                "gate": {"size": q8.GATE_LUT_SIZE, "half": q8.GATE_HALF, "h_one": q8.H_ONE, "z_frac_bits": q8.GATE_Z_FRAC_BITS, "out_frac_bits": q8.GATE_OUT_FRAC_BITS,
-                         "c_max": q8.C_MAX},
+                "gate": {"size": q8.GATE_LUT_SIZE, "half": q8.GATE_HALF, "h_one": q8.H_ONE, "z_frac_bits": q8.GATE_Z_FRAC_BITS,
+                         "interp_bits": q8.GATE_INTERP_BITS, "z_limit": q8.GATE_Z_LIMIT,
+                         "out_frac_bits": q8.GATE_OUT_FRAC_BITS, "c_max": q8.C_MAX},
                 "head_segments": q8.HEAD_SEGMENTS, "head_frac_bits": q8.HEAD_FRAC_BITS,
                 "counts": counts, "constant_bytes": model.constant_bytes(), "provenance": model.provenance,
                 "factor_frac_bits": fmt.FACTOR_FRAC_BITS},

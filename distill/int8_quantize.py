@@ -147,7 +147,7 @@ def _lstm(net: FloatNet, scale_in: np.ndarray | float, c_max: float, spec: Obser
     whq, sh = _rows(m.wh * h_step)
     sh = sh / h_step
     b = _bias_corrected(_bias_corrected(m.b, m.wx, wxq, sx, scale_in, x), m.wh, whq, sh, 1.0, h)
-    zs = float(1 << q8.GATE_Z_FRAC_BITS)
+    zs = float(1 << (q8.GATE_Z_FRAC_BITS + q8.GATE_INTERP_BITS))
     real_x, real_h = sx * zs, sh * h_step * zs
     _, shift = _mult_shift(float(max(np.max(real_x), np.max(real_h))))
     # the gate sum stays below 2^61: shrink the multipliers' precision for wide (first-product) inputs

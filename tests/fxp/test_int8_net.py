@@ -42,7 +42,12 @@ def reference(d: dict, x: list[int], words: list[int], valid: bool) -> tuple[int
     m = d["lstm"]
     if m is not None:
         H = len(m["wh"][0])
-        G, Z = len(m["sigmoid_lut"]) // 2, q8.GATE_Z_FRAC_BITS
+        G, Z, I, Q = len(m["sigmoid_lut"]) // 2, q8.GATE_Z_FRAC_BITS, q8.GATE_INTERP_BITS, q8.GATE_OUT_FRAC_BITS
+        lim = G * 2**I
+
+        def lookup(table: list[int], zv: int) -> int:
+            k, r = _floor_shift(zv, I) + G, zv % 2**I
+            return _floor_shift(table[k] * (2**I - r) + table[k + 1] * r + 2 ** (I - 1), I)
         hw, cw = (H + 3) // 4, (H + 1) // 2
 
         def field(word: int, k: int, bits: int) -> int:
@@ -55,14 +60,14 @@ def reference(d: dict, x: list[int], words: list[int], valid: bool) -> tuple[int
         for r in range(4 * H):
             ax = sum(w * v for w, v in zip(m["wx"][r], q))
             ah = sum(w * v for w, v in zip(m["wh"][r], h))
-            z.append(_clamp(_floor_shift(ax * m["mult_x"][r] + ah * m["mult_h"][r] + m["bias"][r], m["shift"]), -G, G - 1) + G)
+            z.append(_clamp(_floor_shift(ax * m["mult_x"][r] + ah * m["mult_h"][r] + m["bias"][r], m["shift"]), -lim, lim - 1))
         sig, tnh = m["sigmoid_lut"], m["tanh_lut"]
         h2, c2 = [], []
         for j in range(H):
-            i_, f_, g_, o_ = sig[z[j]], sig[z[H + j]], tnh[z[2 * H + j]], sig[z[3 * H + j]]
-            cn = _clamp(_floor_shift(f_ * c[j] + i_ * g_ * 2 ** (m["c_frac"] - 7) + 64, 7), -32767, 32767)
-            t = _clamp(_floor_shift(cn + 2 ** (m["c_frac"] - Z - 1), m["c_frac"] - Z), -G, G - 1) + G
-            h2.append(_floor_shift(o_ * tnh[t] * 127 + 2**13, 14))
+            i_, f_, g_, o_ = lookup(sig, z[j]), lookup(sig, z[H + j]), lookup(tnh, z[2 * H + j]), lookup(sig, z[3 * H + j])
+            cn = _clamp(_floor_shift(f_ * c[j] * 2**Q + i_ * g_ * 2 ** m["c_frac"] + 2 ** (2 * Q - 1), 2 * Q), -32767, 32767)
+            t = _clamp(_floor_shift(cn * 2 ** (Z + I) + 2 ** (m["c_frac"] - 1), m["c_frac"]), -lim, lim - 1)
+            h2.append(_floor_shift(o_ * lookup(tnh, t) * 127 + 2 ** (2 * Q - 1), 2 * Q))
             c2.append(cn)
         new_words = [0] * (hw + cw)
         for j in range(H):
