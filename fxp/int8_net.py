@@ -440,8 +440,9 @@ class Int8Net:
     def from_dict(cls, data: Any) -> "Int8Net":
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise BadInputError(f"not an rlcc int8 network (format must be '{FORMAT}')")
-        if data.get("version") != VERSION:
-            raise BadInputError(f"unsupported int8 network version {data.get('version')!r} (this rlcc reads {VERSION})")
+        version = data.get("version")
+        if version != VERSION and not (version == 1 and data.get("lstm") is None):  # version 1 differs only in the LSTM
+            raise BadInputError(f"unsupported int8 network version {version!r} (this rlcc reads {VERSION}, and 1 without an LSTM)")
         try:
             lstm = data.get("lstm")
             return cls(

@@ -155,3 +155,34 @@ def test_validate_rejects_overflowing_layer():
     wide = dataclasses.replace(d, bias=(2**31,) + d.bias[1:])
     with pytest.raises(BadInputError, match="overflow"):
         dataclasses.replace(model, layers=(model.layers[0], wide))
+
+
+def test_gate_tables_interpolate_within_a_step_and_a_half():
+    """Every gate value the device can compute (each z step) against math's sigmoid and tanh: the
+    interpolated Q12 tables stay within 1.5 output steps (the Q7 tables they replaced: 1/256 of
+    1.0 plus the index step's 1/64 of slope, a fixed offset at a steady state's z)."""
+    import math
+
+    sig, tnh = (np.asarray(t, dtype=np.int64) for t in q8.gate_luts())
+    z = np.arange(-q8.GATE_Z_LIMIT, q8.GATE_Z_LIMIT, dtype=np.int64)
+    one = 1 << q8.GATE_OUT_FRAC_BITS
+    zf = z / 2.0 ** (q8.GATE_Z_FRAC_BITS + q8.GATE_INTERP_BITS)
+    exact_sig = np.array([1.0 / (1.0 + math.exp(-v)) for v in zf])
+    exact_tanh = np.array([math.tanh(v) for v in zf])
+    assert np.max(np.abs(q8.gate_lookup(sig, z) / one - exact_sig)) * one < 1.5
+    assert np.max(np.abs(q8.gate_lookup(tnh, z) / one - exact_tanh)) * one < 1.5
+    assert sig[q8.GATE_HALF] * 2 == one and tnh[q8.GATE_HALF] == 0 and tnh[-1] == one == -tnh[0]
+
+
+def test_version_1_reads_only_without_lstm():
+    """Version 1 differs only in the LSTM's gate rules: an MLP of version 1 still reads; an LSTM of
+    version 1 is refused in one line rather than run with the wrong tables."""
+    for name in NAMES:
+        _, _, model, _ = example(name)
+        d = {**model.to_dict(), "version": 1}
+        if model.lstm is None:
+            assert q8.Int8Net.from_dict(d) == model
+        else:
+            with pytest.raises(BadInputError, match="unsupported int8 network version 1") as e:
+                q8.Int8Net.from_dict(d)
+            assert "\n" not in str(e.value)
