@@ -485,6 +485,7 @@ BLOCKS: dict[str, tuple[Callable[[], str], bool]] = {
     "compile-wall": (compile_wall, False),
     "eval": (eval_table, True),
     "eval-k3": (lambda: eval_table("training_k3"), True),
+    "eval-lstm": (lambda: eval_table("training_lstm"), True),
     "eval-time": (eval_time, False),
     "table-vi": (table_vi, True),
     "compile-stages": (compile_stages, False),
