@@ -10,7 +10,7 @@ transient (line-rate start into the buffer), at every evaluation size, and the f
 verdict. The issue's goal: steady goodput within 0.01 and RTT/queue within 3%; transient within
 0.01 and 10%.
 
-    python bench/bench_fidelity_seeds.py [--seeds 0,1,2,3,4] [--policies rlcc_mlp,rlcc_mlp_k3,synthetic_mlp] [--jobs 2]
+    python bench/bench_fidelity_seeds.py [--seeds 0,1,2,3,4] [--policies rlcc_mlp,rlcc_mlp_k3,synthetic_mlp,rlcc_lstm] [--jobs 2]
                                          [--equilibrium none|ramps]
 
 Writes bench/results/fidelity_seeds.json (``--equilibrium none``, trees only:
@@ -28,7 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchlib import POLICIES, machine, seeds_and_policies, shown
+from benchlib import POLICIES as WINDOW_POLICIES
+from benchlib import RECURRENT_POLICIES, machine, seeds_and_policies, shown
+
+POLICIES = {**WINDOW_POLICIES, **RECURRENT_POLICIES}  # rlcc-compile takes both
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = {"ramps": ROOT / "bench" / "results" / "fidelity_seeds.json",
@@ -83,7 +86,7 @@ def main() -> None:
     extra = argparse.ArgumentParser(add_help=False)
     extra.add_argument("--equilibrium", choices=sorted(RESULTS), default="ramps")
     eq, rest = extra.parse_known_args()
-    args = seeds_and_policies(__doc__, rest)
+    args = seeds_and_policies(__doc__, rest, POLICIES)
     seeds = args.seeds
     out = RESULTS[eq.equilibrium]
     # policies not run now keep their earlier rows (each entry records its own machine)

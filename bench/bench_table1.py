@@ -1,8 +1,8 @@
 """Benchmark: the papers' Table I on rlcc's core model — the same policies as LSTM, MLP and trees.
 
 Compiles the two trained examples (``examples/rlcc_lstm.onnx``, ``examples/rlcc_mlp.onnx``) with
-each backend (integer neural firmware ``--backend int8`` and distilled trees; the MLP's trees are
-the shipped ``examples/firmware``) into ``bench/results/table1/<row>/`` and measures every
+each backend (integer neural firmware ``--backend int8`` and distilled trees) into
+``bench/results/table1/<row>/`` and measures every
 firmware in rlcc's emulator on the ``dpa`` and ``generic5`` cycle profiles: the worst-case RTT
 decision in cycles and ns, instructions, operations per decision, read-only constants and
 per-flow context bytes. The papers' ConnectX-6Dx figures (450 us / 17 us / 0.9 us, Table I of
@@ -30,7 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "results" / "table1"
 RESULTS = ROOT / "bench" / "results" / "table1.json"
 PROFILES = ("dpa", "generic5")
-VECTORS = 2000  # random vectors on top of the observable and boundary ones: cycles, not assurance
+# Table I measures what each backend costs; the 2 us gate is not applied here (the int8 LSTM misses it).
+MEASURE_ONLY_BUDGET_NS = 1_000_000
 # (row, policy, backend, paper's figure for that architecture on ConnectX-6Dx in us, paper FLOPs)
 ROWS = (
     ("lstm_int8", "rlcc_lstm.onnx", "int8", 450.0, 2600),
@@ -38,25 +39,22 @@ ROWS = (
     ("lstm_trees", "rlcc_lstm.onnx", "trees", 0.9, None),
     ("mlp_trees", "rlcc_mlp.onnx", "trees", 0.9, None),
 )
-SHIPPED = {"mlp_trees": ROOT / "examples" / "firmware"}
 
 
 def firmware_dir(row: str, policy: str, backend: str, rebuild: bool) -> tuple[Path, float | None]:
     """The row's compiled firmware (compiled now when missing or ``rebuild``) and the compile wall time."""
-    if row in SHIPPED:
-        return SHIPPED[row], None
     out = OUT / row
     if out.is_dir() and not rebuild:
         return out, None
     cmd = [str(Path(sys.executable).with_name("rlcc-compile")), str(ROOT / "examples" / policy), "-o", str(out),
-           "--force", "-q", "--accept-fidelity", "--backend", backend]
+           "--force", "-q", "--accept-fidelity", "--backend", backend, "--budget-ns", str(MEASURE_ONLY_BUDGET_NS)]
     t = time.perf_counter()
     subprocess.run(cmd, check=True)
     return out, round(time.perf_counter() - t, 1)
 
 
 def measure(fw: Path, profile: str) -> dict:
-    v = verify_firmware(fw / "firmware.c", profile=profile, random_count=VECTORS).to_dict()
+    v = verify_firmware(fw / "firmware.c", profile=profile).to_dict()  # the compile's own vector set
     if not v["bit_exact"]:
         raise SystemExit(f"{fw}: firmware differs from its golden model on {profile}")
     rtt = v["rtt_decision_cycles"]

@@ -40,13 +40,15 @@ def shown(path: Path) -> str:
 # different character (window of 3, another target/beta) and the hand-designed synthetic one.
 POLICIES = {"rlcc_mlp": ROOT / "examples" / "rlcc_mlp.onnx", "rlcc_mlp_k3": ROOT / "examples" / "rlcc_mlp_k3.onnx",
             "synthetic_mlp": ROOT / "examples" / "synthetic_mlp.onnx"}
+# The recurrent teacher (window trees): only in the benchmarks that load policies with rlcc.recurrent.load_policy.
+RECURRENT_POLICIES = {"rlcc_lstm": ROOT / "examples" / "rlcc_lstm.onnx"}
 
 
-def seeds_and_policies(doc: str, argv: list[str] | None = None) -> argparse.Namespace:
+def seeds_and_policies(doc: str, argv: list[str] | None = None, policies: dict | None = None) -> argparse.Namespace:
     """Command line of a per-seed, per-policy benchmark: --seeds, --policies, --jobs (``argv``:
     what is left after a benchmark's own options; default sys.argv)."""
     ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--seeds", default="0,1,2,3,4", type=lambda s: [int(x) for x in s.split(",")])
-    ap.add_argument("--policies", default=",".join(POLICIES), type=lambda s: s.split(","))
+    ap.add_argument("--policies", default=",".join(policies or POLICIES), type=lambda s: s.split(","))
     ap.add_argument("--jobs", type=int, default=2)
     return ap.parse_args(argv)

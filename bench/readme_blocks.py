@@ -416,12 +416,76 @@ def fabric() -> str:
     return "\n".join(out)
 
 
+def table1() -> str:
+    """The papers' Table I on rlcc's core model (bench/bench_table1.py)."""
+    doc = load(RESULTS / "table1.json")
+    names = {"lstm_int8": "LSTM, int8", "mlp_int8": "MLP, int8", "lstm_trees": "trees of the LSTM",
+             "mlp_trees": "trees of the MLP"}
+    rows = []
+    for r in doc["rows"]:
+        d, g = r["profiles"]["dpa"], r["profiles"]["generic5"]
+        ops = f"{r['macs']} MACs + {r.get('lut_lookups', 0)} LUT" if "macs" in r else f"{r['operations']} cmp/add"
+        flops = f" ({r['paper_flops']} FLOPs)" if r["paper_flops"] else ""
+        rows.append([names.get(r["row"], r["row"]), f"{d['rtt_cycles_max']}", f"{d['ns_max'] / 1e3:.2f} µs",
+                     f"{g['rtt_cycles_max']}", f"{g['ns_max'] / 1e3:.2f} µs", ops, f"{r['rodata_bytes']} B",
+                     f"{r['context_bytes']} B", f"{r['paper_us']:g} µs{flops}"])
+    out = [table(["policy, backend", "cycles (dpa)", "per decision (dpa, 1.8 GHz)", "cycles (generic5)",
+                  "per decision (generic5, 1 GHz)", "operations", "constants", "per-flow context", "paper (ConnectX-6Dx)"],
+                 ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:"], rows)]
+    by = {r["row"]: r["profiles"]["dpa"]["ns_max"] for r in doc["rows"]}
+    if {"mlp_int8", "mlp_trees", "lstm_int8"} <= set(by):
+        out += ["", para(f"On the same core the int8 LSTM takes {by['lstm_int8'] / by['mlp_trees']:.1f}× and the int8 MLP "
+                         f"{by['mlp_int8'] / by['mlp_trees']:.1f}× the trees' time (the paper: 500× and 19×). Worst-case RTT "
+                         f"decision over the verification vectors; compiled firmware in `bench/results/table1/`.")]
+    return "\n".join(out)
+
+
+def lstm_trees() -> str:
+    """The recurrent example's window trees, from bench_table1's compile of it."""
+    fw = RESULTS / "table1" / "lstm_trees"
+    rep, ver = load(fw / "report.json"), load(fw / "verify.json")
+    w = rep["window"]
+    rmse = " / ".join(f"{c['held_out_rmse']:.4f}" for c in w["candidates"])
+    checks = rep["gate"]["checks"]
+    worst = max(checks, key=lambda c: abs(c["difference"]) / c["tolerance"] if c["tolerance"] else 0.0)
+    unit = worst["unit"] or ""
+    return para(f"Measured on the shipped ADPG-trained LSTM (`bench/results/table1/lstm_trees/`, seed 0, default options): "
+                f"k = {w['k']} chosen (held-out RMSE {rmse} for k = 1..{w['max_k']}), {rep['sizes']['trees']} trees, "
+                f"{ver['rtt_decision_cycles']['max']} cycles ({ver['budget']['worst_case_ns']:.0f} ns) per decision on "
+                f"{ver['profile']}, {'bit-exact' if ver['bit_exact'] else 'NOT bit-exact'}, and the fidelity gate "
+                f"{'passes' if rep['gate']['passed'] else 'FAILS'} (worst check: {worst['scenario']} {worst['metric']} "
+                f"{worst['difference']:+.3g}{unit} vs the teacher, bar {worst['tolerance']:.3g}{unit}).")
+
+
+def table2() -> str:
+    """The papers' Table II in the simulator (bench/bench_table2.py)."""
+    doc = load(RESULTS / "table2.json")
+    flows = doc["settings"]["flows"]
+    out = []
+    for topology, title in (("single-switch", "single switch"), ("fat-tree", "64-host fat-tree, inter-rack senders")):
+        rows = []
+        for r in doc["rows"]:
+            cells = {c["flows"]: c for c in doc["cells"] if c["controller"] == r["name"] and c["topology"] == topology}
+            rows.append([r["name"]] + [f"{cells[n]['goodput']:.2f} / {cells[n]['drops_per_flow']:.0f} / {cells[n]['queue_us']:.0f}"
+                                       for n in flows])
+        out += [f"Many-to-one, {title} (goodput / drops per flow / mean queue µs):", "",
+                table(["policy @ decision time"] + [f"{n} flows" for n in flows], ["---"] + ["---:"] * len(flows), rows), ""]
+    st = doc["settings"]
+    out.append(para(f"Flows start at line rate into a {st['buffer_bytes'] / 1e6:g} MB buffer, {st['duration_ms']:g} ms, "
+                    f"serial decisions; {len(doc['cells'])} simulations in {doc['wall_s']:.0f} s on {cores(doc)} cores."))
+    return "\n".join(out)
+
+
 BLOCKS: dict[str, tuple[Callable[[], str], bool]] = {
+    "table1": (table1, True),
+    "table2": (table2, True),
+    "lstm-trees": (lstm_trees, True),
     "suite": (suite_tables, True),
     "fabric": (fabric, True),
     "compile-wall": (compile_wall, False),
     "eval": (eval_table, True),
     "eval-k3": (lambda: eval_table("training_k3"), True),
+    "eval-lstm": (lambda: eval_table("training_lstm"), True),
     "eval-time": (eval_time, False),
     "table-vi": (table_vi, True),
     "compile-stages": (compile_stages, False),

@@ -13,12 +13,12 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import click
 from rlcc.errors import BuildError, EmulationError, ExitCode
-from rlcc.verify.check import VerifyResult
-from rlcc.verify.report import summary
+from rlcc.verify.check import VerifyResult, verify_firmware
+from rlcc.verify.report import summary, write_json
 
 BACKENDS = ("trees", "int8", "auto")  # the first is the default
 
@@ -103,6 +103,26 @@ def record_choice(directory: Path, outcomes: list[Outcome], chosen: Outcome, why
     data = json.loads(rj.read_text())
     data["backend_choice"] = {"chosen": chosen.backend, "why": why, "candidates": [o.describe() for o in outcomes]}
     rj.write_text(json.dumps(data, sort_keys=True, indent=1, allow_nan=True) + "\n")
+
+
+def verify_into(stage: Path, firmware_c: Path, *, name: str, target: str, budget_ns: float | None,
+                budget_cycles: int | None, seed: int, log: Callable[[str], None], progress,
+                then: Callable[[VerifyResult], None] | None = None) -> tuple[VerifyResult | None, BuildError | EmulationError | None]:
+    """Verify the generated C in the emulator and write ``stage/verify.json``; a build or emulator
+    failure is returned (reported after OUT is in place, like a mismatch). ``then`` runs on the
+    verdict (more measurements), inside the same failure handling."""
+    log(f"verifying {name}.c on {target} in the emulator")
+    try:
+        with progress(f"verifying {name}.c on {target}", "step") as bar:
+            verdict = verify_firmware(firmware_c, target=target, budget_ns=budget_ns, budget_cycles=budget_cycles,
+                                      seed=seed, stage=bar)
+        if then is not None:
+            then(verdict)
+    except (BuildError, EmulationError) as exc:
+        return None, exc
+    verdict.firmware = f"{name}.c"
+    write_json(verdict, stage / "verify.json")
+    return verdict, None
 
 
 def finish(o: Outcome, accept_fidelity: bool, quiet: bool) -> None:

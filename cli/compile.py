@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import click
 from rlcc import formats as fmt
-from rlcc.cli.backends import BACKENDS, Outcome, finish, record_choice
+from rlcc.cli.backends import BACKENDS, Outcome, finish, record_choice, verify_into
 from rlcc.cli.backends import choose as choose_backend
 from rlcc.cli.common import POSITIVE_FLOAT, atomic_output_dir, check_output_dir, guarded
 from rlcc.codegen import generate
@@ -42,15 +42,14 @@ from rlcc.distill.pipeline import (
     compile_policy,
 )
 from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US
-from rlcc.errors import BadInputError, BuildError, EmulationError, ExitCode
+from rlcc.errors import BadInputError, ExitCode
 from rlcc.fxp.model import check_fits_context, model_params
 from rlcc.recurrent import load_policy
 from rlcc.progress import bars, silent
 from rlcc.spec import ObservationSpec
 from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES
 from rlcc.verify.budget import cycle_budget
-from rlcc.verify.check import DEFAULT_BUDGET_NS, verify_firmware
-from rlcc.verify.report import write_json
+from rlcc.verify.check import DEFAULT_BUDGET_NS
 
 OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force replaces only such directories
 
@@ -205,25 +204,15 @@ def _trees(model: Path, spec: ObservationSpec | None, stage: Path, options: Comp
     student = options.student_spec(policy.spec)  # a --derived the window cannot feed fails here, before the work
     fits = cycle_budget(student, budget_cycles, target) if budget_cycles is not None else None
     result = compile_policy(policy, options, log, fits, jobs=jobs, progress=progress)
-    failure: BuildError | EmulationError | None = None
     stage.mkdir(parents=True, exist_ok=True)
     (stage / "spec.json").write_text(policy.spec.to_json())
     (stage / OUT_MARKER).write_text(result.model.to_json())
     (stage / "catboost.json").write_text(result.fit.catboost_json or "{}\n")
     source = {"policy": policy.path.name, "policy_sha256": hashlib.sha256(policy.model_bytes).hexdigest()}
     paths = generate(result.model, stage, name=name, tree_style=tree_style, source_info=source, sdk=sdk)
-    verdict = None
-    if run_verify:
-        log(f"verifying {name}.c on {target} in the emulator")
-        try:
-            with progress(f"verifying {name}.c on {target}", "step") as bar:
-                verdict = verify_firmware(paths["c"], target=target, budget_ns=budget_ns, budget_cycles=budget_cycles,
-                                          seed=options.seed, stage=bar)
-        except (BuildError, EmulationError) as exc:
-            failure = exc  # reported after OUT is in place, like a mismatch
-        else:
-            verdict.firmware = f"{name}.c"
-            write_json(verdict, stage / "verify.json")
+    verdict, failure = (verify_into(stage, paths["c"], name=name, target=target, budget_ns=budget_ns,
+                                    budget_cycles=budget_cycles, seed=options.seed, log=log, progress=progress)
+                        if run_verify else (None, None))
     # The closed loop on both topologies, the firmware deciding in the time it was measured to take.
     latency_us = verdict.worst_case_ns / 1e3 if verdict is not None else DEFAULT_DECISION_LATENCY_US
     result = check_on_suite(result, policy, options, latency_us, log, jobs, progress)

@@ -14,20 +14,18 @@ from pathlib import Path
 from typing import Any, Callable
 
 from rlcc import formats as fmt
-from rlcc.cli.backends import Outcome
+from rlcc.cli.backends import Outcome, verify_into
 from rlcc.codegen import generate
 from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, SdkChoice
 from rlcc.distill import int8_report
 from rlcc.distill.int8_pipeline import check_on_suite, compile_int8
 from rlcc.distill.pipeline import CompileOptions
-from rlcc.errors import BadInputError, BuildError, EmulationError
+from rlcc.errors import BadInputError
 from rlcc.fxp.int8_net import check_state_fits
 from rlcc.recurrent import load_policy
 from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US
 from rlcc.spec import ObservationSpec
 from rlcc.targets import TARGETS
-from rlcc.verify.check import verify_firmware
-from rlcc.verify.report import write_json
 
 OUT_MARKER = "model.rlcc.json"  # the same marker as the tree backend (rlcc.cli.compile)
 EXTRA_PROFILES = ("generic5",)  # Table I also reports cycles on these (besides the verify profile)
@@ -44,28 +42,20 @@ def compile_int8_outcome(model: Path, spec: ObservationSpec | None, stage: Path,
         check_state_fits(policy.spec.recurrent.state[0].size, (policy.spec.history - 1) * policy.spec.n_features,
                          functools.partial(global_state_price, TARGETS[target].default_profile))
     result = compile_int8(policy, options, log, jobs, progress)
-    failure: BuildError | EmulationError | None = None
-    verdict = None
     stage.mkdir(parents=True, exist_ok=True)
     (stage / "spec.json").write_text(policy.spec.to_json())
     (stage / OUT_MARKER).write_text(result.model.to_json())
     source = {"policy": policy.path.name, "policy_sha256": result.model.provenance["source_sha256"], "backend": "int8"}
     paths = generate(result.model, stage, name=name, source_info=source, sdk=sdk)
-    if run_verify:
-        log(f"verifying {name}.c on {target} in the emulator")
-        try:
-            with progress(f"verifying {name}.c on {target}", "step") as bar:
-                verdict = verify_firmware(paths["c"], target=target, budget_ns=budget_ns, budget_cycles=budget_cycles,
-                                          seed=options.seed, stage=bar)
-            device = {"profiles": [_profile_row(verdict.profile, target, verdict.rtt_cycles, verdict.worst_case_ns)]}
-            for prof in EXTRA_PROFILES:
-                device["profiles"].append(_measure_profile(paths["c"], prof))
-            result.report.device = device
-        except (BuildError, EmulationError) as exc:
-            failure = exc
-        else:
-            verdict.firmware = f"{name}.c"
-            write_json(verdict, stage / "verify.json")
+    def measure_profiles(v) -> None:
+        device = {"profiles": [_profile_row(v.profile, target, v.rtt_cycles, v.worst_case_ns)]}
+        device["profiles"] += [_measure_profile(paths["c"], prof) for prof in EXTRA_PROFILES]
+        result.report.device = device
+
+    verdict, failure = (verify_into(stage, paths["c"], name=name, target=target, budget_ns=budget_ns,
+                                    budget_cycles=budget_cycles, seed=options.seed, log=log, progress=progress,
+                                    then=measure_profiles)
+                        if run_verify else (None, None))
     latency_us = verdict.worst_case_ns / 1e3 if verdict is not None else DEFAULT_DECISION_LATENCY_US
     result = check_on_suite(result, policy, options, latency_us, log, jobs, progress)
     (stage / "report.json").write_text(int8_report.to_json(result.report))

@@ -24,7 +24,27 @@ BOUNDED_OUTPUTS = {"Tanh": (-1.0, 1.0), "Sigmoid": (0.0, 1.0)}
 _PASS_THROUGH = {"Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten"}
 
 
-class OnnxPolicy:
+class PicklableSession:
+    """Picklable for worker processes (``rlcc.distill.parallel``): the ONNX Runtime session
+    (``_session``) is rebuilt from ``model_bytes`` on the other side, once per process."""
+
+    model_bytes: bytes
+    path: Path
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        del state["_session"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        key = hashlib.sha256(self.model_bytes).hexdigest()
+        if key not in _SESSIONS:
+            _SESSIONS[key] = _make_session(self.model_bytes, self.path)
+        self._session = _SESSIONS[key]
+
+
+class OnnxPolicy(PicklableSession):
     """A validated single-input, single-output ONNX policy plus its observation spec."""
 
     def __init__(self, path: str | os.PathLike, spec: ObservationSpec | None = None, *, seed: int = 0) -> None:
@@ -42,20 +62,6 @@ class OnnxPolicy:
         self.output_activation = output_activation(model)
         self._session = _make_session(self.model_bytes, self.path)
         _probe(self, seed)
-
-    def __getstate__(self) -> dict:
-        """Picklable for worker processes (``rlcc.distill.parallel``): the ONNX Runtime session
-        is rebuilt from the model bytes on the other side, once per process."""
-        state = dict(self.__dict__)
-        del state["_session"]
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        key = hashlib.sha256(self.model_bytes).hexdigest()
-        if key not in _SESSIONS:
-            _SESSIONS[key] = _make_session(self.model_bytes, self.path)
-        self._session = _SESSIONS[key]
 
     def predict_raw(self, x: np.ndarray, batch: int = DEFAULT_BATCH) -> np.ndarray:
         """Raw policy output for inputs (N, width), evaluated in batches; shape (N,) float64."""

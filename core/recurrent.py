@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import hashlib
 import os
 from pathlib import Path
 
@@ -29,8 +28,8 @@ import numpy as np
 
 from rlcc.errors import BadInputError
 from rlcc.policy import (
-    _SESSIONS,
     DEFAULT_BATCH,
+    PicklableSession,
     _check_opset,
     _dims,
     _load_onnx,
@@ -46,7 +45,7 @@ WINDOW_BURN_IN = 8  # steps of the oldest window step fed before the window (see
 PROBE_STEPS = 8  # at most the spec's MAX_HISTORY
 
 
-class RecurrentPolicy:
+class RecurrentPolicy(PicklableSession):
     """A validated recurrent ONNX policy (spec with ``recurrent``) evaluated in batches of flows."""
 
     recurrent = True
@@ -72,18 +71,6 @@ class RecurrentPolicy:
         self.output_activation = output_activation(model)
         self._session = _make_session(self.model_bytes, self.path)
         self._probe(seed)
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        del state["_session"]
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        key = hashlib.sha256(self.model_bytes).hexdigest()
-        if key not in _SESSIONS:
-            _SESSIONS[key] = _make_session(self.model_bytes, self.path)
-        self._session = _SESSIONS[key]
 
     @property
     def state_size(self) -> int:

@@ -24,7 +24,7 @@ from rlcc.distill.int8_calibrate import calibrate
 from rlcc.distill.int8_graph import describe, read_network
 from rlcc.distill.int8_quantize import Calibration, int8_factors, quantize_net
 from rlcc.distill.parallel import Runner
-from rlcc.distill.pipeline import CompileOptions
+from rlcc.distill.pipeline import CompileOptions, add_suite_check
 from rlcc.distill.report_data import ClosedLoop
 from rlcc.fxp.int8_net import Int8Net
 from rlcc.progress import Progress, silent
@@ -122,15 +122,4 @@ def compile_int8(policy: Any, options: CompileOptions, log: Log = lambda _m: Non
 def check_on_suite(result: Int8Result, policy: Any, options: CompileOptions, latency_us: float, log: Log = lambda _m: None,
                    jobs: int = 1, progress: Progress = silent) -> Int8Result:
     """The reduced suite at the measured decision latency, added to the report and the gate."""
-    log(f"closed loop: reduced suite on the single switch and the fat-tree (int8 network decides in {latency_us:g} us)")
-    teacher = policy if getattr(policy, "recurrent", False) else policy.factor
-    runner = Runner(jobs)
-    try:
-        with progress("closed loop: reduced suite on both topologies", "sim-ms") as stage:
-            table = evaluate.suite_check(teacher, None, result.model, latency_us, options.seed, runner, stage, KEYS)
-    finally:
-        runner.close()
-    r = result.report
-    report = dataclasses.replace(r, closed_loop_suite=table, suite_latency_us=latency_us,
-                                 gate=judge([r.closed_loop_steady, r.closed_loop, table], options.bar))
-    return dataclasses.replace(result, report=report)
+    return add_suite_check(result, policy.factor, None, options, latency_us, log, jobs, progress, KEYS, "int8 network")

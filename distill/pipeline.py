@@ -190,11 +190,18 @@ def check_on_suite(result: CompileResult, policy: OnnxPolicy, options: CompileOp
                    log: Log = lambda _msg: None, jobs: int = 1, progress: Progress = silent) -> CompileResult:
     """Add the reduced suite on both topologies (``evaluate.suite_check``, the fixed point at its
     measured decision latency) to the report and judge the gate over every closed-loop table."""
-    log(f"closed loop: reduced suite on the single switch and the fat-tree (firmware decides in {latency_us:g} us)")
+    return add_suite_check(result, policy.factor, result.ensemble, options, latency_us, log, jobs, progress)
+
+
+def add_suite_check(result, teacher, ensemble: FloatEnsemble | None, options: CompileOptions, latency_us: float,
+                    log: Log, jobs: int, progress: Progress, keys=evaluate.SUITE_KEYS, who: str = "firmware"):
+    """``result`` (any backend's, with ``model`` and ``report``) with the reduced suite's table and the
+    gate judged over it and the report's other closed-loop tables; ``keys``: the controllers run."""
+    log(f"closed loop: reduced suite on the single switch and the fat-tree ({who} decides in {latency_us:g} us)")
     runner = Runner(jobs)
     try:
         with progress("closed loop: reduced suite on both topologies", "sim-ms") as stage:
-            table = evaluate.suite_check(policy.factor, result.ensemble, result.model, latency_us, options.seed, runner, stage)
+            table = evaluate.suite_check(teacher, ensemble, result.model, latency_us, options.seed, runner, stage, keys)
     finally:
         runner.close()
     r = result.report

@@ -50,10 +50,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.errors import BadInputError
-from rlcc.fxp.model import PARAM_RULE, FxConstants, check_fits_context, model_params, param_violations
+from rlcc.fxp.model import PARAM_RULE, FxConstants, InputFormats, check_fits_context, model_params, param_violations
 from rlcc.spec import ObservationSpec
 
 FORMAT = "rlcc.int8net"
@@ -211,7 +210,7 @@ def check_state_fits(hidden: int, window_words: int = 0, price: Callable[[int], 
 
 
 @dataclasses.dataclass(frozen=True)
-class Int8Net:
+class Int8Net(InputFormats):
     """A quantized neural policy plus everything needed to run it on the device."""
 
     spec: ObservationSpec
@@ -233,15 +232,6 @@ class Int8Net:
         self.validate()
 
     # ---- layout -----------------------------------------------------------------------------
-    @property
-    def feature_frac_bits(self) -> tuple[int, ...]:
-        return tuple(vocab.get(f.name).frac_bits for f in self.spec.features)
-
-    @property
-    def input_frac_bits(self) -> tuple[int, ...]:
-        bits = self.feature_frac_bits
-        return tuple(bits[i % self.spec.n_features] for i in range(self.spec.input_width))
-
     @property
     def history_words(self) -> int:
         """Context words of the input window (as the tree firmware stores it)."""

@@ -204,8 +204,25 @@ class FxConstants:
         )
 
 
+class InputFormats:
+    """Device formats of a model's inputs, from its ``spec`` (every backend's model)."""
+
+    spec: ObservationSpec
+
+    @property
+    def feature_frac_bits(self) -> tuple[int, ...]:
+        return tuple(vocab.get(f.name).frac_bits for f in self.spec.features)
+
+    @property
+    def input_frac_bits(self) -> tuple[int, ...]:
+        """Fractional bits of every student input (its feature's or derived input's device format)."""
+        bits = self.feature_frac_bits
+        window = tuple(bits[i % self.spec.n_features] for i in range(self.spec.input_width))
+        return window + tuple(derived_vocab.get(d).frac_bits for d in self.spec.derived)
+
+
 @dataclasses.dataclass(frozen=True)
-class FxModel:
+class FxModel(InputFormats):
     """A quantized tree-ensemble policy plus everything needed to run it on the device."""
 
     spec: ObservationSpec
@@ -218,16 +235,6 @@ class FxModel:
     def __post_init__(self) -> None:
         self.validate()
 
-    @property
-    def feature_frac_bits(self) -> tuple[int, ...]:
-        return tuple(vocab.get(f.name).frac_bits for f in self.spec.features)
-
-    @property
-    def input_frac_bits(self) -> tuple[int, ...]:
-        """Fractional bits of every student input (its feature's or derived input's device format)."""
-        bits = self.feature_frac_bits
-        window = tuple(bits[i % self.spec.n_features] for i in range(self.spec.input_width))
-        return window + tuple(derived_vocab.get(d).frac_bits for d in self.spec.derived)
 
     @property
     def history_words(self) -> int:

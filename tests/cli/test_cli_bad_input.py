@@ -193,7 +193,9 @@ def test_compile_verification_build_failure_keeps_out_and_exits_6(tmp_path, exam
     def broken_build(*_args, **_kwargs):
         raise BuildError("cross-compilation failed: firmware.c:1: error")
 
-    monkeypatch.setattr(compile_cli, "verify_firmware", broken_build)
+    from rlcc.cli import backends
+
+    monkeypatch.setattr(backends, "verify_firmware", broken_build)
     out = tmp_path / "OUT"
     result = invoke(compile_command, example_policy, "-o", out)
     assert result.exit_code == int(ExitCode.BUILD), result.output

@@ -27,12 +27,17 @@ def example_spec() -> ObservationSpec:
 
 
 def reference_cell(path: Path):
-    """An independent numpy reading of the LSTM graph's weights: gates i, f, g, o of z = x Wx + h Wh + b."""
+    """An independent numpy reading of the LSTM graph's weights: ReLU pre-layers P0.., then gates
+    i, f, g, o of z = x Wx + h Wh + b, action tanh(h' Wo)."""
     model = onnx.load(str(path))
     w = {t.name: numpy_helper.to_array(t).astype(np.float64) for t in model.graph.initializer}
-    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    sig = lambda v: 0.5 * (1.0 + np.tanh(0.5 * v))  # noqa: E731 - the logistic without exp overflow
 
     def step(x, h, c):
+        k = 0
+        while f"P{k}" in w:  # bias-free ReLU pre-layers before the cell
+            x = np.maximum(x @ w[f"P{k}"], 0.0)
+            k += 1
         z = x @ w["Wx"] + h @ w["Wh"] + w["b"]
         i, f, g, o = np.split(z, 4, axis=1)
         c2 = sig(f) * c + sig(i) * np.tanh(g)

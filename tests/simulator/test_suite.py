@@ -72,6 +72,18 @@ def test_firmware_without_a_verify_report_runs_at_the_default_latency(tmp_path, 
         load_firmware(str(fw))
 
 
+def test_int8_firmware_runs_as_its_integer_network_at_its_measured_latency(repo):
+    """An int8 firmware directory (``bench/bench_table1.py``'s) loads as an Int8NetController at
+    its verify.json time; a spec's latency override replaces that time."""
+    from rlcc.simulator.controllers.compiled import Int8NetController
+
+    fw = repo / "bench" / "results" / "table1" / "mlp_int8"
+    ctl = load_firmware(str(fw), "int8")
+    assert isinstance(ctl, Int8NetController) and ctl.decision_latency_us == firmware_latency_us(fw / "verify.json") > 1.0
+    spec = ControllerSpec("x", "firmware", str(fw), latency_us=17.0)
+    assert spec.build().decision_latency_us == 17.0 and spec.build().name == "x"
+
+
 @pytest.mark.parametrize("args,needle", [
     (["many-to-one", "--topology", "{topo}"], "invalid topology: host b has no link"),
     (["trace", "--cdf", "{cdf}", "--duration-ms", "1"], "line 3: cdf 40 is below the previous cdf 60"),
