@@ -5,7 +5,7 @@
  * The model-independent runtime (per-event steps and their semantics, exact square root, clamps,
  * parameter commit) is rlcc_runtime.h, version 4.
  *
- * Source model sha256: d48bb63886ca4a630fd0ae011b3a998cd9ac7b2212bd05b28fe82222f538036c
+ * Source model sha256: f34f514660df22e074cf9ac71bec32af5ec6298da2a59609866c76fea7f6ac48
  * backend: int8
  * policy: rlcc_mlp.onnx
  * policy_sha256: 4221a47813cba449ae20066a1bc9f2c5fcfbe735baf844797ebfc657da8c5e14
