@@ -5,6 +5,9 @@ Writes into OUT atomically: ``spec.json``, ``model.rlcc.json`` (the FxModel), ``
 ``report.json``, ``report.md``, ``NAME.c/.h/.rlcc.json`` and ``verify.json``. After verification the
 closed loop runs once more on the simulator's reduced suite (single switch and fat-tree), the
 firmware deciding in the worst-case time rlcc-verify measured; the fidelity gate covers it too.
+That is the tree backend (the default; recurrent teachers distill to window trees). ``--backend
+int8`` compiles the network itself (``rlcc.cli.compile_int8``); ``--backend auto`` runs both and
+keeps the cheapest that qualifies (``rlcc.cli.backends``).
 """
 
 from __future__ import annotations
