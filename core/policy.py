@@ -31,6 +31,14 @@ class PicklableSession:
     model_bytes: bytes
     path: Path
 
+    def _open(self, path: str | os.PathLike, spec: ObservationSpec | None):
+        """Load and check the ONNX file (sets ``path`` and ``model_bytes``): (model, spec given or embedded)."""
+        self.path = Path(path)
+        model = _load_onnx(self.path)
+        self.model_bytes = model.SerializeToString()
+        _check_opset(model, self.path)
+        return model, spec if spec is not None else spec_from_metadata(model, self.path)
+
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         del state["_session"]
@@ -48,12 +56,7 @@ class OnnxPolicy(PicklableSession):
     """A validated single-input, single-output ONNX policy plus its observation spec."""
 
     def __init__(self, path: str | os.PathLike, spec: ObservationSpec | None = None, *, seed: int = 0) -> None:
-        self.path = Path(path)
-        model = _load_onnx(self.path)
-        self.model_bytes = model.SerializeToString()
-        _check_opset(model, self.path)
-        if spec is None:
-            spec = spec_from_metadata(model, self.path)
+        model, spec = self._open(path, spec)
         if spec.recurrent is not None:
             raise BadInputError(f"{self.path}: the spec declares recurrent state; load it with rlcc.recurrent.load_policy")
         self.spec = spec

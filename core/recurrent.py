@@ -30,7 +30,6 @@ from rlcc.errors import BadInputError
 from rlcc.policy import (
     DEFAULT_BATCH,
     PicklableSession,
-    _check_opset,
     _dims,
     _load_onnx,
     _make_session,
@@ -51,12 +50,7 @@ class RecurrentPolicy(PicklableSession):
     recurrent = True
 
     def __init__(self, path: str | os.PathLike, spec: ObservationSpec | None = None, *, seed: int = 0) -> None:
-        self.path = Path(path)
-        model = _load_onnx(self.path)
-        self.model_bytes = model.SerializeToString()
-        _check_opset(model, self.path)
-        if spec is None:
-            spec = spec_from_metadata(model, self.path)
+        model, spec = self._open(path, spec)
         if spec.recurrent is None:
             raise BadInputError(f"{self.path}: the spec declares no 'recurrent' state")
         if spec.history != 1:

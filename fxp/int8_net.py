@@ -233,11 +233,6 @@ class Int8Net(InputFormats):
 
     # ---- layout -----------------------------------------------------------------------------
     @property
-    def history_words(self) -> int:
-        """Context words of the input window (as the tree firmware stores it)."""
-        return (self.spec.history - 1) * self.spec.n_features
-
-    @property
     def state_words(self) -> int:
         """Context words of the recurrent state, after the window words."""
         return 0 if self.lstm is None else self.lstm.h_words + self.lstm.c_words

@@ -220,6 +220,11 @@ class InputFormats:
         window = tuple(bits[i % self.spec.n_features] for i in range(self.spec.input_width))
         return window + tuple(derived_vocab.get(d).frac_bits for d in self.spec.derived)
 
+    @property
+    def history_words(self) -> int:
+        """Context words of the input window's past steps."""
+        return (self.spec.history - 1) * self.spec.n_features
+
 
 @dataclasses.dataclass(frozen=True)
 class FxModel(InputFormats):
@@ -234,11 +239,6 @@ class FxModel(InputFormats):
 
     def __post_init__(self) -> None:
         self.validate()
-
-
-    @property
-    def history_words(self) -> int:
-        return (self.spec.history - 1) * self.spec.n_features
 
     @property
     def n_operations(self) -> int:
