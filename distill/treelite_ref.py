@@ -71,3 +71,44 @@ def gtil_predict(ensemble: FloatEnsemble, x: np.ndarray, dtype: str = "float32")
     x = np.ascontiguousarray(x, dtype=np.float32 if dtype == "float32" else np.float64)
     out = treelite.gtil.predict(model, x, nthread=1)
     return np.asarray(out, dtype=np.float64).reshape(len(x))
+
+
+def multiclass_to_treelite(data: dict, n_features: int):
+    """A treelite model of a CatBoost MultiClass JSON export, straight from the JSON (float32
+    borders and leaf vectors): the independent reference for the integer switch-agent classifier."""
+    from treelite.model_builder import Metadata, ModelBuilder, PostProcessorFunc, TreeAnnotation
+
+    scale, bias = data["scale_and_bias"]
+    k = len(bias)
+    trees = data["oblivious_trees"] or [{"splits": [], "leaf_values": [0.0] * k}]
+    builder = ModelBuilder(
+        threshold_type="float32", leaf_output_type="float32",
+        metadata=Metadata(num_feature=n_features, task_type="kMultiClf", average_tree_output=False, num_target=1,
+                          num_class=[k], leaf_vector_shape=(1, k)),
+        tree_annotation=TreeAnnotation(num_tree=len(trees), target_id=[0] * len(trees), class_id=[-1] * len(trees)),
+        postprocessor=PostProcessorFunc(name="identity_multiclass"),
+        base_scores=[float(b) for b in bias],
+    )
+    for t in trees:
+        leaves = np.asarray(t["leaf_values"], np.float64).reshape(-1, k) * scale
+        builder.start_tree()
+        _emit_vector(builder, t["splits"], leaves, level=0, node=0, leaf=0)
+        builder.end_tree()
+    return builder.commit()
+
+
+def _emit_vector(builder, splits: list, leaves: np.ndarray, level: int, node: int, leaf: int) -> None:
+    """Oblivious tree -> full binary tree, as ``_emit``: the level-k test sets bit k of the leaf."""
+    builder.start_node(node)
+    if level == len(splits):
+        builder.leaf([float(v) for v in leaves[leaf]])
+        builder.end_node()
+        return
+    s = splits[level]
+    left = node + 1
+    right = left + (1 << (len(splits) - level)) - 1
+    builder.numerical_test(int(s["float_feature_index"]), float(np.float32(s["border"])), default_left=True, opname="<=",
+                           left_child_key=left, right_child_key=right)
+    builder.end_node()
+    _emit_vector(builder, splits, leaves, level + 1, left, leaf)
+    _emit_vector(builder, splits, leaves, level + 1, right, leaf | (1 << level))
