@@ -28,6 +28,7 @@ from rlcc.simulator.flows import FlowState
 from rlcc.simulator.metrics import Snapshot, compute_metrics
 from rlcc.simulator.network import Fabric
 from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US, Scenario
+from rlcc.simulator.switch_agent import WindowAgent
 from rlcc.simulator.switch_run import SwitchAgentRun
 from rlcc.simulator.trace import Trace, TraceConfig, TraceRecorder
 from rlcc.spec import Feature, ObservationSpec, Reward
@@ -60,7 +61,7 @@ class _Run(BlockLoop):
 
     def __init__(
         self, scenario: Scenario, controller: Controller, trace: TraceConfig | None, block_steps: int | None = None,
-        switch_agent=None,
+        switch_agent: WindowAgent | None = None,
     ) -> None:
         scenario.validate()
         _check_controller(controller)
@@ -455,7 +456,7 @@ def simulate(
     trace: TraceConfig | None = None,
     progress: Callable[[int], None] | None = None,
     block_steps: int | None = None,
-    switch_agent=None,
+    switch_agent: WindowAgent | None = None,
 ) -> SimResult:
     """Run ``scenario`` under ``controller``; deterministic for the scenario's seed.
 
