@@ -12,7 +12,7 @@ from rlcc.errors import BadInputError
 from rlcc.simulator.controllers.constant import ConstantRate
 from rlcc.simulator.controllers.dcqcn import Dcqcn
 from rlcc.simulator.engine import simulate
-from rlcc.simulator.scenarios import Incast, ManyToOne, Network, TopologyConfig
+from rlcc.simulator.scenarios import AllToAll, Incast, ManyToOne, Network, TopologyConfig
 from rlcc.simulator.switch_agent import StaticEcn, WindowAgent
 from rlcc.simulator.switch_metrics import switch_metrics
 from rlcc.switch_spec import EcnTemplate, SwitchAgentSpec
@@ -44,6 +44,11 @@ def _marked_area(q: np.ndarray) -> np.ndarray:
     return ramp + np.maximum(q - KMAX, 0.0)
 
 
+def _red(q: np.ndarray) -> np.ndarray:
+    """RED marking probability at queue depth q (bytes)."""
+    return np.where(q >= KMAX, 1.0, np.where(q > KMIN, PMAX * (q - KMIN) / (KMAX - KMIN), 0.0))
+
+
 @pytest.mark.parametrize("topology", [None, TopologyConfig(kind="star", hosts=3)], ids=["switch", "star"])
 def test_interval_statistics_match_the_analytic_ramp(topology):
     # Two flows at 0.75 of line rate into one port: the queue grows at 0.5 C from t = 0.
@@ -69,9 +74,8 @@ def test_interval_statistics_match_the_analytic_ramp(topology):
     got = np.array([s.marked_pkts[port] for s in agent.seen])
     # The fabric marks with the step-start queue (a left Riemann sum of the rising probability):
     # its cumulative error grows by at most arrivals x dt x the probability's rise in the interval.
-    p = lambda q: np.where(q >= KMAX, 1.0, np.where(q > KMIN, PMAX * (q - KMIN) / (KMAX - KMIN), 0.0))  # noqa: E731
-    rise = p(0.5 * C * t) - p(0.5 * C * (t - T))
-    slack = 1.0 * C * 1.5 * NET.dt_ns * rise / SPEC.packet_bytes + 1.0
+    rise = _red(0.5 * C * t) - _red(0.5 * C * (t - T))
+    slack = C * 1.5 * NET.dt_ns * rise / SPEC.packet_bytes + 1.0
     assert np.all(np.abs(got - want) <= slack)
     assert got.sum() > 1000 and got[: int(KMIN / (0.5 * C) // T)].sum() == 0
     if topology is not None:  # the idle queues (toward the senders) see nothing
@@ -79,10 +83,13 @@ def test_interval_statistics_match_the_analytic_ramp(topology):
         assert not other.any()
 
 
-@pytest.mark.parametrize("topology", [None, TopologyConfig(kind="fat-tree", hosts_per_leaf=2, leaves=2, spines=1,
-                                                           links_per_pair=1)], ids=["switch", "leaf-spine"])
-def test_static_default_template_is_bit_identical_to_no_agent(topology):
-    sc = ManyToOne(flows=8, duration_ms=1.0, network=NET, topology=topology)
+@pytest.mark.parametrize("sc", [
+    ManyToOne(flows=8, duration_ms=1.0, network=NET),
+    AllToAll(hosts=3, flows_per_pair=2, duration_ms=1.0, network=NET),  # several ports
+    ManyToOne(flows=8, duration_ms=1.0, network=NET,
+              topology=TopologyConfig(kind="fat-tree", hosts_per_leaf=2, leaves=2, spines=1, links_per_pair=1)),
+], ids=["switch", "ports", "leaf-spine"])
+def test_static_default_template_is_bit_identical_to_no_agent(sc):
     plain = simulate(sc, Dcqcn())
     with_agent = simulate(sc, Dcqcn(), switch_agent=StaticEcn(SPEC, 0))
     assert plain.switch is None and with_agent.switch is not None
@@ -166,3 +173,17 @@ def test_incast_flow_table():
     np.testing.assert_allclose(dec, 1 / 3, atol=0.04)
     with pytest.raises(BadInputError, match="max_bytes"):
         Incast(min_bytes=1000, max_bytes=10).validate()
+
+
+def test_record_keeps_every_mth_interval_within_the_cap(monkeypatch):
+    import rlcc.simulator.switch_run as switch_run
+
+    monkeypatch.setattr(switch_run, "MAX_RECORD_CELLS", 30)
+    agent = Recorder(SPEC)
+    res = simulate(ManyToOne(flows=2, duration_ms=1.0, network=NET, initial_rate=0.75), ConstantRate(0.75),
+                   switch_agent=agent)
+    sw = res.switch
+    assert len(agent.seen) == 100 and sw["interval_every"] == 4  # ceil(100 intervals x 1 queue / 30)
+    assert np.array_equal(sw["time_ns"], [agent.seen[i].time_ns for i in range(0, 100, 4)])
+    assert np.array_equal(sw["qlen_bytes"][:, 0], [agent.seen[i].qlen_bytes[0] for i in range(0, 100, 4)])
+    assert sw["tx_bytes"][0] == sum(int(s.tx_bytes[0]) for s in agent.seen)
