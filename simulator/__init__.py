@@ -30,13 +30,13 @@ from rlcc.simulator.engine import SimResult, simulate
 from rlcc.simulator.metrics import jain
 from rlcc.simulator.registry import make_controller
 from rlcc.simulator.scenarios import (
-    SCENARIOS, AllToAll, FlowTable, LongShort, ManyToOne, Network, OsuAllToAll, PoissonTrace, Scenario, TopologyConfig,
+    SCENARIOS, AllToAll, FlowTable, Incast, LongShort, ManyToOne, Network, OsuAllToAll, PoissonTrace, Scenario, TopologyConfig,
 )
 from rlcc.simulator.trace import Trace, TraceConfig, TraceRecorder
 
 __all__ = [
     "AllToAll", "ConstantRate", "Controller", "Dcqcn", "DcqcnParams", "Decision", "DecisionBatch", "FactorController",
-    "FlowTable", "HopTelemetry", "Hpcc", "HpccParams", "LongShort", "ManyToOne", "Network", "OsuAllToAll", "PoissonTrace", "TopologyConfig", "PolicyController",
+    "FlowTable", "HopTelemetry", "Hpcc", "HpccParams", "Incast", "LongShort", "ManyToOne", "Network", "OsuAllToAll", "PoissonTrace", "TopologyConfig", "PolicyController",
     "SCENARIOS", "Scenario", "SimResult", "Swift", "SwiftParams", "TickController", "TickInfo", "Trace", "TraceConfig",
     "TraceRecorder", "callable_controller", "jain", "make_controller", "simulate",
 ]

@@ -222,8 +222,7 @@ class BlockLoop:
         progress = self._progress
         single = fab._single
         if single:
-            net = self.net
-            kmin, kmax, pmax = net.ecn_kmin_bytes, net.ecn_kmax_bytes, net.ecn_pmax
+            kmin, kmax, pmax = fab._ecn0
             buf = fab.buffer
             q, d, m, time = fab._q, fab._d, fab._m, fab.time
             offered, dropped, delivered = fab.offered, fab.dropped, fab.delivered

@@ -28,6 +28,8 @@ from rlcc.simulator.flows import FlowState
 from rlcc.simulator.metrics import Snapshot, compute_metrics
 from rlcc.simulator.network import Fabric
 from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US, Scenario
+from rlcc.simulator.switch_agent import WindowAgent
+from rlcc.simulator.switch_run import SwitchAgentRun
 from rlcc.simulator.trace import Trace, TraceConfig, TraceRecorder
 from rlcc.spec import Feature, ObservationSpec, Reward
 
@@ -49,6 +51,7 @@ class SimResult:
     flows: dict[str, np.ndarray]
     trace: Trace | None
     wall_s: float
+    switch: dict[str, np.ndarray] | None = None  # switch-agent record (``switch_run.SwitchAgentRun.result``)
 
 
 class _Run(BlockLoop):
@@ -57,7 +60,8 @@ class _Run(BlockLoop):
     flow_state = FlowState  # class of ``self.flows`` (tests extend it)
 
     def __init__(
-        self, scenario: Scenario, controller: Controller, trace: TraceConfig | None, block_steps: int | None = None
+        self, scenario: Scenario, controller: Controller, trace: TraceConfig | None, block_steps: int | None = None,
+        switch_agent: WindowAgent | None = None,
     ) -> None:
         scenario.validate()
         _check_controller(controller)
@@ -90,6 +94,10 @@ class _Run(BlockLoop):
         root = np.random.default_rng(scenario.seed)
         phase_rng, ctl_rng = root.spawn(2)
         controller.reset(n, self.net, ctl_rng)
+        self.agent: SwitchAgentRun | None = None
+        if switch_agent is not None:  # a third child: the phases' and the controller's streams are unchanged
+            self.agent = SwitchAgentRun(switch_agent, self.fabric, self.multi, self.net.line_rate_gbps, self.dt,
+                                        self.n_steps, root.spawn(1)[0])
 
         self.spec: ObservationSpec | None = getattr(controller, "spec", None)
         width = self.spec.input_width if self.spec else 0
@@ -162,6 +170,7 @@ class _Run(BlockLoop):
             and not self.finite.any()
             and not self.telemetry
             and not scenario.serial_decisions
+            and self.agent is None
         )
 
     # ---- per-flow accounting -------------------------------------------------------------------
@@ -424,6 +433,8 @@ class _Run(BlockLoop):
                 self.tick(t)
                 self.next_tick += self.tick_ns
             self.fabric.step(dt)
+            if self.agent is not None and self.agent.due(k + 1):
+                self.agent.close((k + 1) * dt)
             if len(self.finite_active):
                 self.finish_flows(t + dt)
             self.sample(k)
@@ -445,6 +456,7 @@ def simulate(
     trace: TraceConfig | None = None,
     progress: Callable[[int], None] | None = None,
     block_steps: int | None = None,
+    switch_agent: WindowAgent | None = None,
 ) -> SimResult:
     """Run ``scenario`` under ``controller``; deterministic for the scenario's seed.
 
@@ -456,9 +468,13 @@ def simulate(
     CNP/NACK features, the distillation sampler around them) are computed in blocks of this many steps
     with one controller call per block (default and maximum: floor(base RTT / dt)).
     Results do not depend on it (see ``rlcc.simulator.blocks``); 0 forces the step-by-step loop.
+
+    ``switch_agent``: a switch agent (``rlcc.simulator.switch_agent``) retuning every egress queue's
+    ECN each ``agent.spec.interval_us`` (see ``rlcc.simulator.switch_run``); its record is
+    ``SimResult.switch``. Runs with an agent use the step-by-step loop.
     """
     wall = time.perf_counter()
-    run = _Run(scenario, controller, trace, block_steps)
+    run = _Run(scenario, controller, trace, block_steps, switch_agent)
     run.run(progress)
     wall = time.perf_counter() - wall
     stats = run.rtt_stats / np.array([run.base, 1.0, run.base, 1.0])  # RTT sums -> inflation sums
@@ -483,11 +499,13 @@ def simulate(
         "fct_ns": run.flows.fct,
         "decisions": run.flows.n_dec,
         "final_rate": run.flows.rate,
+        "size_bytes": run.table.size_bytes.copy(),
         "base_rtt_ns": np.broadcast_to(run.base_rtt(np.arange(run.n)), (run.n,)).astype(np.float64),
     }
     name = getattr(controller, "name", type(controller).__name__)
     tr = run.recorder.finish() if run.recorder else None
-    return SimResult(scenario, name, window, full, series, flows, tr, wall)
+    switch = run.agent.result() if run.agent is not None else None
+    return SimResult(scenario, name, window, full, series, flows, tr, wall, switch)
 
 
 def _check_controller(controller: object) -> None:

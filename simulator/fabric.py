@@ -16,13 +16,16 @@ step-start queue. Each switch has a shared buffer: a port whose queue would exce
 threshold alpha x (free buffer at the step start) (Choudhury and Hahne, "Dynamic queue length
 thresholds for shared-memory packet switches", IEEE/ACM ToN 1998) drops the excess; what still
 exceeds the switch's buffer is dropped in proportion to the ports' arrivals (the single switch's
-rule). ``alpha = None``: no per-port threshold.
+rule). ``alpha = None``: no per-port threshold. RED parameters are per queue (``set_ecn``: a
+switch agent retunes them); ``track_queues`` adds per-queue cumulative marked bytes and queue
+time integrals (``queue_counters``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from rlcc.simulator.network import queue_areas
 from rlcc.simulator.scenarios import FlowTable, Network
 from rlcc.simulator.topology import Routing, Topology
 
@@ -112,9 +115,28 @@ class PathFabric:
         self.path_queues_t = np.ascontiguousarray(self.path_queues.T)
         self.flow_queues = np.ascontiguousarray(self.path_queues_t[:, self.flow_path])  # (H, flows)
         self.dropped = self.offered = 0.0
+        self._track = False  # per-queue marked bytes and queue integrals (switch agents)
+        self.marked = np.zeros(nQ + 1)
+        self.q_area = np.zeros(nQ + 1)
         self._dirty = False
         self._dt, self._capdt, self._inflow = None, None, None  # per-step constants at the current rates
         self._delay, self._delay_at = np.zeros(nQ + 1), 0.0  # per-queue delay (ns), cached per step
+
+    # ---- switch agents -----------------------------------------------------------------------
+    def set_ecn(self, queues: np.ndarray, kmin: np.ndarray, kmax: np.ndarray, pmax: np.ndarray) -> None:
+        """Set the RED parameters of some queues (kmin == kmax: step marking above kmin)."""
+        self.kmin[queues], self.kmax[queues], self.pmax[queues] = kmin, kmax, pmax
+        self._kmin_min = float(self.kmin[: max(self.n_queues, 1)].min())  # the padding slot never queues
+
+    def track_queues(self) -> None:
+        """Keep per-queue cumulative marked bytes and queue integrals from now on."""
+        self._track = True
+
+    def queue_counters(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per queue (padding slot excluded): (queue bytes, cumulative transmitted bytes,
+        cumulative ECN-marked bytes, integral of the queue over time in byte x ns)."""
+        nQ = self.n_queues
+        return self.queue[:nQ].copy(), self.tx[:nQ], self.marked[:nQ].copy(), self.q_area[:nQ].copy()
 
     # ---- rates -------------------------------------------------------------------------------
     def add_rates(self, groups: np.ndarray, delta: np.ndarray) -> None:
@@ -187,6 +209,7 @@ class PathFabric:
         q = self.queue
         q_new = q + inflow
         q_new -= self._capdt
+        q_raw = q_new.copy() if self._track else None
         np.maximum(q_new, 0.0, out=q_new)
         qsum, qmax = float(q_new.sum()), float(q_new.max())
         # Fast path: no queue above its ECN threshold, and no queue near a buffer limit (every
@@ -216,9 +239,14 @@ class PathFabric:
             self.dropped += float(drop.sum())
         if marking or dropping:
             ramp = self.pmax * (q - self.kmin) / np.maximum(self.kmax - self.kmin, 1e-300)
-            mark = np.where(q >= self.kmax, 1.0, np.where(q > self.kmin, ramp, 0.0))
+            mark = np.where(q > self.kmin, np.where(q >= self.kmax, 1.0, ramp), 0.0)
             frac = drop / np.maximum(inflow, 1e-300) if dropping else np.zeros_like(q)
-            self._accrue(frac, mark * (1.0 - frac), dt)
+            accepted = mark * (1.0 - frac)
+            self._accrue(frac, accepted, dt)
+            if self._track:
+                self.marked += accepted * inflow
+        if self._track:
+            self.q_area += queue_areas(q, q_raw, q_new, dt)
         self.arrived += inflow
         self.offered += self.send_rate * self.C * dt
         self.queue = q_new

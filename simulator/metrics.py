@@ -75,8 +75,8 @@ def compute_metrics(run: "_Run", a: Snapshot, b: Snapshot, rtt_stats: np.ndarray
             out["long_flow_bw"] = float(good[0] / (net.bytes_per_ns * span)) if span > 0 else float("nan")
         short = run.finite
         fct = run.flows.fct[short]
-        ideal = run.table.size_bytes[short] / net.bytes_per_ns + run.base_rtt(np.flatnonzero(short))
-        slow = (fct / ideal)[np.isfinite(fct)]
+        slow = fct_slowdown(fct, run.table.size_bytes[short], run.base_rtt(np.flatnonzero(short)), net.bytes_per_ns)
+        slow = slow[np.isfinite(slow)]
         out["short_completed"] = float(np.isfinite(fct).mean())
         out["short_fct_slowdown_mean"] = float(slow.mean()) if len(slow) else float("nan")
         out["short_fct_slowdown_p99"] = float(np.percentile(slow, 99)) if len(slow) else float("nan")
@@ -86,6 +86,12 @@ def compute_metrics(run: "_Run", a: Snapshot, b: Snapshot, rtt_stats: np.ndarray
         out["iterations_completed"] = float(done.sum())
         out["iteration_us"] = float(took[done].mean() / 1e3) if done.any() else float("nan")
     return {k: (float(v) if v is not None else math.nan) for k, v in out.items()}
+
+
+def fct_slowdown(fct_ns: np.ndarray, size_bytes: np.ndarray, base_rtt_ns: np.ndarray | float,
+                 bytes_per_ns: float) -> np.ndarray:
+    """Per flow: FCT / ideal FCT, the ideal being size at line rate + the flow's base RTT (NaN: unfinished)."""
+    return fct_ns / (size_bytes / bytes_per_ns + base_rtt_ns)
 
 
 def path_delay_stats(fabric, rows: np.ndarray, weights: np.ndarray, bytes_per_ns: float) -> tuple[float, float]:

@@ -10,7 +10,9 @@ changes (``Fabric.integrals``). That is what makes 8192 flows at a 1 us step aff
 
 Within a step the queue is updated with the step's constant inflow (explicit Euler); marking uses
 the queue at the start of the step; drops are shared by the ports' flows in proportion to their
-arrival rates.
+arrival rates. ECN parameters are per port (``set_ecn``: a switch agent retunes them); with
+``track_queues`` the fabric also keeps per-port cumulative marked bytes and queue time integrals
+(the interval statistics a switch agent reads).
 """
 
 from __future__ import annotations
@@ -55,6 +57,34 @@ class Fabric:
         self._q = 0.0  # the single-port fast path keeps its state in Python floats
         self._d = 0.0
         self._m = 0.0
+        # Per-port RED parameters (a switch agent changes them); the fast path reads port 0's.
+        self.kmin = np.full(self.n_ports, float(net.ecn_kmin_bytes))
+        self.kmax = np.full(self.n_ports, float(net.ecn_kmax_bytes))
+        self.pmax = np.full(self.n_ports, float(net.ecn_pmax))
+        self._ecn0 = (float(self.kmin[0]), float(self.kmax[0]), float(self.pmax[0]))
+        # Per-port cumulative ECN-marked bytes and queue integral (byte x ns): only with ``track_queues``.
+        self._track = False
+        self.marked = np.zeros(self.n_ports)
+        self.q_area = np.zeros(self.n_ports)
+        self._mb = 0.0
+        self._qa = 0.0
+
+    # ---- switch agents -----------------------------------------------------------------------
+    def set_ecn(self, queues: np.ndarray, kmin: np.ndarray, kmax: np.ndarray, pmax: np.ndarray) -> None:
+        """Set the RED parameters of some ports (kmin == kmax: step marking above kmin)."""
+        self.kmin[queues], self.kmax[queues], self.pmax[queues] = kmin, kmax, pmax
+        self._ecn0 = (float(self.kmin[0]), float(self.kmax[0]), float(self.pmax[0]))
+
+    def track_queues(self) -> None:
+        """Keep per-port cumulative marked bytes and queue integrals from now on (``queue_counters``)."""
+        self._track = True
+
+    def queue_counters(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per port: (queue bytes, cumulative transmitted bytes, cumulative ECN-marked bytes,
+        integral of the queue over time in byte x ns), float64 (ports,) arrays (copies)."""
+        if self._single:
+            return np.array([self._q]), np.array([self.delivered]), np.array([self._mb]), np.array([self._qa])
+        return self.queue.copy(), self.tx.copy(), self.marked.copy(), self.q_area.copy()
 
     # ---- rates -------------------------------------------------------------------------------
     def add_rates(self, groups: np.ndarray, delta: np.ndarray) -> None:
@@ -98,12 +128,11 @@ class Fabric:
 
     # ---- time step ---------------------------------------------------------------------------
     def ecn_fraction(self, queue: np.ndarray) -> np.ndarray:
-        """RED marking probability for per-port queue lengths (bytes)."""
-        n = self.net
-        if n.ecn_kmax_bytes == n.ecn_kmin_bytes:
-            return np.where(queue > n.ecn_kmin_bytes, 1.0, 0.0)
-        ramp = n.ecn_pmax * (queue - n.ecn_kmin_bytes) / (n.ecn_kmax_bytes - n.ecn_kmin_bytes)
-        return np.where(queue >= n.ecn_kmax_bytes, 1.0, np.clip(ramp, 0.0, None))
+        """RED marking probability for per-port queue lengths (bytes): 0 up to kmin, linear to
+        pmax below kmax, 1 from kmax (kmin == kmax: 1 above kmin)."""
+        kmin, kmax = self.kmin, self.kmax
+        ramp = self.pmax * (queue - kmin) / np.maximum(kmax - kmin, 1e-300)
+        return np.where(queue > kmin, np.where(queue >= kmax, 1.0, ramp), 0.0)
 
     def step(self, dt: float) -> None:
         """Advance queues by dt ns at the current rates."""
@@ -116,16 +145,17 @@ class Fabric:
         self.time += dt
 
     def _step_single(self, dt: float) -> None:
-        n = self.net
+        kmin, kmax, pmax = self._ecn0
         q = self._q
-        if q <= n.ecn_kmin_bytes:
+        if q <= kmin:
             mark = 0.0
-        elif q >= n.ecn_kmax_bytes:
+        elif q >= kmax:
             mark = 1.0
         else:
-            mark = n.ecn_pmax * (q - n.ecn_kmin_bytes) / (n.ecn_kmax_bytes - n.ecn_kmin_bytes)
+            mark = pmax * (q - kmin) / (kmax - kmin)
         inflow = self._load1 * self.C * dt
         q_new = q + inflow - self.C * dt
+        q_raw = q_new
         if q_new < 0.0:
             q_new = 0.0
         self.offered += inflow
@@ -141,13 +171,17 @@ class Fabric:
             self.delivered += q + inflow - q_new
         if mark:
             self._m += mark * dt
+        if self._track:
+            self._mb += mark * inflow
+            self._qa += queue_area(q, q_raw, q_new, dt)
         self._q = q_new
 
     def _step_multi(self, dt: float) -> None:
         q = self.queue
         mark = self.ecn_fraction(q)
         inflow = self.port_load * (self.C * dt)
-        q_new = np.maximum(q + inflow - self.C * dt, 0.0)
+        q_raw = q + inflow - self.C * dt
+        q_new = np.maximum(q_raw, 0.0)
         off = float(inflow.sum())
         self.offered += off
         excess = float(q_new.sum()) - self.buffer
@@ -161,6 +195,9 @@ class Fabric:
             self.dropped += dropped
             mark = mark * (1.0 - frac)
         self.mark_int += mark * dt
+        if self._track:
+            self.marked += mark * inflow
+            self.q_area += queue_areas(q, q_raw, q_new, dt)
         self.delivered += float(q.sum()) + off - float(q_new.sum()) - dropped
         self.tx += q + inflow - q_new - (drop if dropped else 0.0)
         self.queue = q_new
@@ -180,3 +217,20 @@ class Fabric:
         tx = np.full(self.n_ports, self.delivered) if self._single else self.tx
         col = ports[:, None]
         return np.ones(len(ports), np.int64), self.queue[col], tx[col], np.full((len(ports), 1), self.C)
+
+
+
+def queue_area(q: float, q_raw: float, q_new: float, dt: float) -> float:
+    """Integral (byte x ns) of a queue over one Euler step: linear from ``q`` toward ``q_raw``
+    (the unclamped end), stopping at 0 when it drains (exact); at the buffer clamp the trapezoid
+    to the kept ``q_new`` (off by less than half the dropped bytes x dt)."""
+    if q_raw >= 0.0:
+        return (q + q_new) * (0.5 * dt)
+    return q * q / (q - q_raw) * (0.5 * dt)  # q >= 0 > q_raw: it drains at q / (q - q_raw) of the step
+
+
+def queue_areas(q: np.ndarray, q_raw: np.ndarray, q_new: np.ndarray, dt: float) -> np.ndarray:
+    """``queue_area`` of every queue."""
+    up = q_raw >= 0.0
+    drained = q * q / np.where(up, 1.0, q - q_raw) * (0.5 * dt)
+    return np.where(up, (q + q_new) * (0.5 * dt), drained)

@@ -514,7 +514,53 @@ class PoissonTrace(Scenario):
                          size_bytes=np.asarray(f.size_bytes, float), n_hosts=self.hosts, n_ports=self.hosts)
 
 
-SCENARIOS: dict[str, type[Scenario]] = {c.kind: c for c in (ManyToOne, AllToAll, LongShort, OsuAllToAll, PoissonTrace)}
+@dataclasses.dataclass(frozen=True)
+class Incast(Scenario):
+    """Dynamic incast with finite flows (ACC's training workload): every ``burst_interval_us`` from
+    t = 0, ``senders`` hosts each start ``flows_per_sender`` flows to one receiver, sizes
+    log-uniform in [``min_bytes``, ``max_bytes``] (seeded), ``bursts`` times. Metrics: FCT slowdown
+    (``switch_metrics``)."""
+
+    kind: ClassVar[str] = "incast"
+    senders: int = 8
+    flows_per_sender: int = 2
+    min_bytes: int = 10_000
+    max_bytes: int = 10_000_000
+    bursts: int = 1
+    burst_interval_us: float = 1000.0
+
+    @property
+    def n_flows(self) -> int:
+        return self.senders * self.flows_per_sender * self.bursts
+
+    def _validate_traffic(self) -> None:
+        _count(self.senders, "senders")
+        _count(self.flows_per_sender, "flows_per_sender")
+        _count(self.bursts, "bursts")
+        _in_range(self.min_bytes, 1, MAX_BYTES, "min_bytes")
+        _in_range(self.max_bytes, self.min_bytes, MAX_BYTES, "max_bytes")
+        _in_range(self.burst_interval_us, 0, MAX_BURST_INTERVAL_US, "burst_interval_us", low_open=True)
+        if self.n_flows > MAX_FLOWS:
+            raise BadInputError(f"invalid scenario: more than {MAX_FLOWS} flows")
+
+    def flow_table(self) -> FlowTable:
+        per = self.senders * self.flows_per_sender
+        n = per * self.bursts
+        u = np.random.default_rng(self.seed).uniform(0.0, 1.0, n)
+        lo, hi = math.log(self.min_bytes), math.log(self.max_bytes)
+        return FlowTable(
+            host=np.tile(np.repeat(np.arange(self.senders), self.flows_per_sender), self.bursts).astype(np.int32),
+            port=np.zeros(n, np.int32),
+            start_ns=np.repeat(np.arange(self.bursts) * self.burst_interval_us * 1e3, per),
+            size_bytes=np.round(np.exp(lo + (hi - lo) * u)),
+            n_hosts=self.senders,
+            n_ports=1,
+        )
+
+
+SCENARIOS: dict[str, type[Scenario]] = {
+    c.kind: c for c in (ManyToOne, AllToAll, LongShort, OsuAllToAll, PoissonTrace, Incast)
+}
 
 
 def _finite(value: int | float) -> bool:
