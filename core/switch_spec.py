@@ -80,7 +80,7 @@ class EcnTemplate:
         return self.pmax_q16 / PMAX_ONE
 
     def label(self) -> str:
-        return f"{self.kmin_bytes // 1000}K/{self.kmax_bytes // 1000}K/{100 * self.pmax_device:g}%"
+        return f"{self.kmin_bytes // 1000}K/{self.kmax_bytes // 1000}K/{100 * self.pmax:g}%"
 
 
 @dataclasses.dataclass(frozen=True)
