@@ -25,6 +25,7 @@ from rlcc.codegen.context import c_ident
 from rlcc.codegen.manifest import FORMAT, VERSION, sha256_text
 from rlcc.codegen.render import render
 from rlcc.errors import BadInputError
+from rlcc.fxp.switch_vectors import CTX_ACTION, CTX_HIST
 from rlcc.switch_spec import FEATURES, STAT_MAX, UTIL_ONE, SwitchAgentSpec
 from rlcc.targets import DEFAULT_TARGET, Target, get_target
 
@@ -138,6 +139,7 @@ def build_context(spec: SwitchAgentSpec, model: ClassEnsemble, name: str,
         "uses_action": "ecn_action" in spec.features,
         "uses_util": any(f in spec.features for f in ("tx_util", "mark_util")),
         "uses_mark": "mark_util" in spec.features,
+        "ctx_action": CTX_ACTION, "ctx_hist": CTX_HIST,
         "action_macro": f"{P}F_ECN_ACTION",
         "templates": [{"index": i, "kmin": a.kmin_bytes, "kmax": a.kmax_bytes, "pmax_q16": a.pmax_q16,
                        "label": a.label()} for i, a in enumerate(spec.actions)],
