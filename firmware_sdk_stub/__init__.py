@@ -5,6 +5,8 @@ C side (package data in this folder): ``pcc_sdk.h`` (API, includes ``pcc_fxp.h``
 ``pcc_runtime.c`` (parameter/counter storage, service stubs), the table-driven harness
 (``pcc_harness.h`` layout, ``harness_core.c`` loop, ``harness.c`` + ``crt0.S`` + ``link.ld``
 for bare-metal RISC-V, ``harness_host.c`` for a hosted build) and ``examples/rtt_template.c``.
+The switch SDK stub for switch-agent firmware: ``switch_sdk.h``, ``switch_runtime.c`` and its
+harness ``switch_harness.h``/``.c`` (Python layout: :mod:`~rlcc.firmware_sdk_stub.switch_layout`).
 Python side: :mod:`rlcc.firmware_sdk_stub.harness_layout` packs/unpacks the harness tables.
 
 This module only locates files; compiling is rlcc.verify.toolchain's job.
