@@ -77,7 +77,7 @@ def verify_command(
     from rlcc.verify.check import manifest_path_for
 
     if manifest_kind(manifest or manifest_path_for(firmware)) == SWITCH_KIND:
-        unsupported = [name for name, on in (("--prove", prove), ("--mutants", mutants), ("--full-load", full_load),
+        unsupported = [name for name, on in (("--prove", prove), ("--full-load", full_load),
                                              ("--budget-cycles", budget_cycles is not None), ("--junit", junit_path))
                        if on]
         if unsupported:
@@ -86,7 +86,7 @@ def verify_command(
             check_writable_file(json_path, "--json")
         _verify_switch(firmware, manifest, target, profile.split(",")[0].strip() if profile else None, cc, n_ports,
                        budget_us if budget_us is not None else (budget_ns / 1000.0 if budget_ns else None),
-                       random_count, seed, json_path, quiet)
+                       random_count, seed, json_path, quiet, mutants)
         return
     from rlcc.emulator.cycle_model import load_profile
     from rlcc.verify.check import verify_firmware
@@ -148,14 +148,14 @@ def verify_command(
 
 def _verify_switch(firmware: Path, manifest: Path | None, target: str, profile: str | None, cc: str | None,
                    n_ports: int, budget_us: float | None, random_count: int, seed: int, json_path: Path | None,
-                   quiet: bool) -> None:
+                   quiet: bool, mutants: bool) -> None:
     """The switch-agent check (``rlcc.verify.switch_check``), with the NIC path's exit codes."""
     import json
 
     from rlcc.verify.switch_check import summary, verify_switch_firmware
 
     result = verify_switch_firmware(firmware, manifest, target, profile, cc, n_ports=n_ports, budget_us=budget_us,
-                                    random_count=random_count, seed=seed)
+                                    random_count=random_count, seed=seed, mutants=mutants)
     if json_path:
         json_path.write_text(json.dumps(result.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
     if not quiet or not result.passed:
@@ -168,6 +168,9 @@ def _verify_switch(firmware: Path, manifest: Path | None, target: str, profile: 
         click.echo(f"rlcc-verify: error: one {result.n_ports}-port interval takes {result.interval_us:.2f} us, "
                    f"budget {result.budget_us:g} us", err=True)
         sys.exit(int(ExitCode.BUDGET))
+    if result.mutants_survived:
+        click.echo(f"rlcc-verify: error: {result.mutants_survived} mutant(s) survive the vectors", err=True)
+        sys.exit(int(ExitCode.MISMATCH))
     click.echo("rlcc-verify: PASS")
 
 

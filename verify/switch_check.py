@@ -121,10 +121,15 @@ class SwitchVerifyResult:
     size: dict[str, int]
     coverage: dict[str, int]
     source_matches_manifest: bool
+    mutants: dict[str, Any] | None = None  # rlcc.verify.switch_mutants.run_c_mutation_analysis with mutants=True
 
     @property
     def bit_exact(self) -> bool:
         return self.mismatches == 0 and self.interval_mismatches == 0
+
+    @property
+    def mutants_survived(self) -> int:
+        return 0 if self.mutants is None else int(self.mutants["survived"])
 
     @property
     def interval_us(self) -> float:
@@ -152,7 +157,7 @@ class SwitchVerifyResult:
             "budget": {"us": self.budget_us, "source": self.budget_source, "worst_interval_us": round(self.interval_us, 4),
                        "headroom": round(1.0 - self.interval_us / self.budget_us, 4), "within": self.within_budget},
             "size": self.size, "coverage": self.coverage, "source_matches_manifest": self.source_matches_manifest,
-            "passed": self.passed,
+            "mutants": self.mutants, "passed": self.passed,
         }
 
 
@@ -173,7 +178,9 @@ def check_build(fw: SwitchBuild, spec: SwitchAgentSpec, model: ClassEnsemble, ve
 def verify_switch_firmware(firmware_c: Path, manifest: Path | None = None, target: str | None = None,
                            profile: str | None = None, cc: str | None = None, n_ports: int = DEFAULT_PORTS,
                            budget_us: float | None = None, random_count: int = DEFAULT_RANDOM, seed: int = 0,
-                           n_intervals: int = DEFAULT_INTERVALS) -> SwitchVerifyResult:
+                           n_intervals: int = DEFAULT_INTERVALS, mutants: bool = False) -> SwitchVerifyResult:
+    """Build, run and compare (module docstring); ``mutants``: also build and run every C mutant
+    (``rlcc.verify.switch_mutants``) on the same vectors."""
     firmware_c = Path(firmware_c)
     if not firmware_c.is_file():
         raise BadInputError(f"{firmware_c}: no such file")
@@ -191,6 +198,11 @@ def verify_switch_firmware(firmware_c: Path, manifest: Path | None = None, targe
         size = fw.footprint()
         res = check_build(fw, spec, model, vectors, n_ports, n_intervals, seed)
         prof = fw.profile
+    mutation = None
+    if mutants:
+        from rlcc.verify.switch_mutants import run_c_mutation_analysis
+
+        mutation = run_c_mutation_analysis(firmware_c, spec, model, vectors, target, profile)
     bad = res["bad"]
     text = firmware_c.read_text(encoding="utf-8", errors="replace")
     return SwitchVerifyResult(
@@ -203,6 +215,7 @@ def verify_switch_firmware(firmware_c: Path, manifest: Path | None = None, targe
         budget_source="--budget-us" if budget_us is not None else "spec interval_us",
         size=size, coverage=sv.boundary_coverage(spec, model, vectors),
         source_matches_manifest=sha256_text(text) == raw.get("files", {}).get("c", {}).get("sha256"),
+        mutants=mutation,
     )
 
 
@@ -221,6 +234,11 @@ def summary(r: SwitchVerifyResult) -> str:
         f"{cov['leaves_reached']}/{cov['leaves_reachable']} reachable",
         f"size: code {r.size['code']} B, read-only data {r.size['rodata']} B, data {r.size['data']} B",
     ]
+    if r.mutants is not None:
+        m = r.mutants
+        lines.append(f"mutants: {m['mutants']} built, {m['killed']} killed, {m['equivalent']} equivalent, "
+                     f"{m['survived']} survived ({m['wall_s']:.0f} s)"
+                     + (f": {', '.join(m['survivors'][:6])}" if m["survivors"] else ""))
     if not r.source_matches_manifest:
         lines.append("note: firmware C differs from the manifest's copy (hand-edited?)")
     for ex in d["mismatch_examples"]:

@@ -156,3 +156,38 @@ def run_c_mutant(firmware_c: Path, mutant: CMutant, spec: SwitchAgentSpec, model
         with switch_build(src, target, profile) as fw:
             out = fw.runner().run(to_records(vectors))
     return len(mismatches(vectors, out, model.n_classes)) > 0
+
+
+def model_id(c_id: str, n_classes: int, per_row: int) -> str:
+    """The model mutant a C mutant equals (``op`` is the threshold -1 mutant; a leaf line holds
+    ``per_row`` entries of one leaf, the mutant edits its first)."""
+    kind, *rest = c_id.split(":")
+    if kind == "op":
+        return f"thr:{rest[0]}:{rest[1]}:-1"
+    if kind == "leaf":
+        lines_per_leaf = -(-n_classes // per_row)
+        row = int(rest[1][3:])
+        return f"leaf:{rest[0]}:{row // lines_per_leaf}:c{(row % lines_per_leaf) * per_row}:+1"
+    return c_id
+
+
+def run_c_mutation_analysis(firmware_c: Path, spec: SwitchAgentSpec, model: ClassEnsemble, vectors: sv.SwitchVectors,
+                            target: str, profile: str | None = None) -> dict[str, object]:
+    """Every C mutant built and run on ``vectors``: killed, equivalent (by construction) or survived."""
+    import time
+
+    from rlcc.codegen.switch_generate import LEAVES_PER_ROW
+
+    t0 = time.monotonic()
+    equivalent_ids = {m.id for m in model_mutants(spec, model) if m.equivalent}
+    muts = c_mutants(Path(firmware_c).read_text(encoding="utf-8"))
+    kills, equivalent, survivors = 0, 0, []
+    for m in muts:
+        if run_c_mutant(firmware_c, m, spec, model, vectors, target, profile):
+            kills += 1
+        elif model_id(m.id, model.n_classes, LEAVES_PER_ROW) in equivalent_ids:
+            equivalent += 1
+        else:
+            survivors.append(m.id)
+    return {"mutants": len(muts), "killed": kills, "equivalent": equivalent, "survived": len(survivors),
+            "survivors": survivors, "wall_s": round(time.monotonic() - t0, 1)}
