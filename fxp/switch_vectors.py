@@ -262,7 +262,7 @@ def saturation_records(spec: SwitchAgentSpec, model: ClassEnsemble, seed: int = 
     cases = [  # qlen, tx_bytes, marked_pkts, util_mul
         (STAT_MAX, STAT_MAX, STAT_MAX, STAT_MAX), (STAT_MAX, 0, 0, 0), (0, STAT_MAX, edge_pkts, STAT_MAX),
         (0, STAT_MAX, edge_pkts + 1, STAT_MAX), (1, 1 << 20, edge_pkts, 1 << 20), (1, 1 << 20, edge_pkts + 1, 1 << 20),
-        (STAT_MAX - 1, (1 << 16) + 1, 1, 1 << 32 - 1), (0, 0, 0, STAT_MAX), (STAT_MAX, STAT_MAX, STAT_MAX, 1),
+        (STAT_MAX - 1, (1 << 16) + 1, 1, 1 << 31), (0, 0, 0, STAT_MAX), (STAT_MAX, STAT_MAX, STAT_MAX, 1),
     ]
     muls = realistic_util_mul(spec, rng, 4)
     cases += [(STAT_MAX, int(2 ** 48 // m) + 1, int(2 ** 48 // m) // spec.packet_bytes + 1, int(m)) for m in muls]
