@@ -41,6 +41,10 @@ if TYPE_CHECKING:
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the result as JSON (stable schema rlcc.verify/1).")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), help="Write a JUnit XML report.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only failures.")
+@click.option("--ports", "n_ports", type=click.IntRange(1, 64), default=48, show_default=True,
+              help="Switch-agent firmware: ports (one queue each) in the measured monitoring interval.")
+@click.option("--budget-us", type=POSITIVE_FLOAT, help="Switch-agent firmware: fail if one monitoring interval over "
+              "--ports ports takes longer than this (default: the spec's interval).")
 @guarded("rlcc-verify")
 def verify_command(
     firmware: Path,
@@ -60,11 +64,30 @@ def verify_command(
     json_path: Path | None,
     junit_path: Path | None,
     quiet: bool,
+    n_ports: int = 48,
+    budget_us: float | None = None,
 ) -> None:
     """Cross-compile FIRMWARE (C) for RISC-V, run it in rlcc's emulator on the manifest's vectors
     plus boundary and random-extreme vectors, and compare every output bit for bit with the
     golden model. Exits 4 on a mismatch (or a counterexample from --prove, or a surviving
-    non-equivalent mutant with --mutants) and 5 when the worst-case event exceeds the budget."""
+    non-equivalent mutant with --mutants) and 5 when the worst-case event exceeds the budget.
+    A switch-agent manifest ("kind": "switch_agent") runs the switch check instead: per-queue
+    decisions and whole monitoring intervals over --ports ports, budget --budget-us."""
+    from rlcc.codegen.switch_generate import KIND as SWITCH_KIND, manifest_kind
+    from rlcc.verify.check import manifest_path_for
+
+    if manifest_kind(manifest or manifest_path_for(firmware)) == SWITCH_KIND:
+        unsupported = [name for name, on in (("--prove", prove), ("--full-load", full_load),
+                                             ("--budget-cycles", budget_cycles is not None), ("--junit", junit_path))
+                       if on]
+        if unsupported:
+            raise BadInputError(f"{', '.join(unsupported)}: not supported for switch-agent firmware")
+        if json_path is not None:
+            check_writable_file(json_path, "--json")
+        _verify_switch(firmware, manifest, target, profile.split(",")[0].strip() if profile else None, cc, n_ports,
+                       budget_us if budget_us is not None else (budget_ns / 1000.0 if budget_ns else None),
+                       random_count, seed, json_path, quiet, mutants)
+        return
     from rlcc.emulator.cycle_model import load_profile
     from rlcc.verify.check import verify_firmware
     from rlcc.verify.report import profile_line, spread_lines, summary, write_json, write_junit
@@ -119,6 +142,34 @@ def verify_command(
         sys.exit(int(ExitCode.BUDGET))
     if result.mutants is not None and result.mutants["survived"]:
         click.echo(f"rlcc-verify: error: {result.mutants['survived']} mutant(s) survive the vectors", err=True)
+        sys.exit(int(ExitCode.MISMATCH))
+    click.echo("rlcc-verify: PASS")
+
+
+def _verify_switch(firmware: Path, manifest: Path | None, target: str, profile: str | None, cc: str | None,
+                   n_ports: int, budget_us: float | None, random_count: int, seed: int, json_path: Path | None,
+                   quiet: bool, mutants: bool) -> None:
+    """The switch-agent check (``rlcc.verify.switch_check``), with the NIC path's exit codes."""
+    import json
+
+    from rlcc.verify.switch_check import summary, verify_switch_firmware
+
+    result = verify_switch_firmware(firmware, manifest, target, profile, cc, n_ports=n_ports, budget_us=budget_us,
+                                    random_count=random_count, seed=seed, mutants=mutants)
+    if json_path:
+        json_path.write_text(json.dumps(result.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    if not quiet or not result.passed:
+        click.echo(summary(result))
+    if not result.bit_exact:
+        click.echo(f"rlcc-verify: error: {result.mismatches + result.interval_mismatches} switch-agent records differ "
+                   "from the golden model", err=True)
+        sys.exit(int(ExitCode.MISMATCH))
+    if not result.within_budget:
+        click.echo(f"rlcc-verify: error: one {result.n_ports}-port interval takes {result.interval_us:.2f} us, "
+                   f"budget {result.budget_us:g} us", err=True)
+        sys.exit(int(ExitCode.BUDGET))
+    if result.mutants_survived:
+        click.echo(f"rlcc-verify: error: {result.mutants_survived} mutant(s) survive the vectors", err=True)
         sys.exit(int(ExitCode.MISMATCH))
     click.echo("rlcc-verify: PASS")
 

@@ -5,6 +5,8 @@ C side (package data in this folder): ``pcc_sdk.h`` (API, includes ``pcc_fxp.h``
 ``pcc_runtime.c`` (parameter/counter storage, service stubs), the table-driven harness
 (``pcc_harness.h`` layout, ``harness_core.c`` loop, ``harness.c`` + ``crt0.S`` + ``link.ld``
 for bare-metal RISC-V, ``harness_host.c`` for a hosted build) and ``examples/rtt_template.c``.
+The switch SDK stub for switch-agent firmware: ``switch_sdk.h``, ``switch_runtime.c`` and its
+harness ``switch_harness.h``/``.c`` (Python layout: :mod:`~rlcc.firmware_sdk_stub.switch_layout`).
 Python side: :mod:`rlcc.firmware_sdk_stub.harness_layout` packs/unpacks the harness tables.
 
 This module only locates files; compiling is rlcc.verify.toolchain's job.
@@ -28,6 +30,7 @@ TARGETS: tuple[str, ...] = BARE_METAL_TARGETS + (HOST_TARGET,)
 _COMMON_SOURCES = ("harness_core.c", "pcc_runtime.c")
 _BARE_METAL_SOURCES = ("crt0.S", "harness.c") + _COMMON_SOURCES
 _HOST_SOURCES = ("harness_host.c",) + _COMMON_SOURCES
+_SWITCH_SOURCES = ("crt0.S", "switch_harness.c", "switch_runtime.c")
 
 
 def _check_target(target: str) -> None:
@@ -61,6 +64,20 @@ def runtime_sources(target: str) -> list[Path]:
     return [SDK_DIR / n for n in names]
 
 
+def switch_header_path() -> Path:
+    """The switch SDK stub's header (``#include "switch_sdk.h"``): switch-agent firmware's interface."""
+    return SDK_DIR / "switch_sdk.h"
+
+
+def switch_runtime_sources(target: str) -> list[Path]:
+    """Bare-metal sources to link with switch-agent firmware: crt0.S, the switch harness and the
+    switch SDK stub's services and dispatcher (link with :func:`linker_script`)."""
+    _check_target(target)
+    if target == HOST_TARGET:
+        raise BadInputError("the switch SDK stub has a bare-metal harness only")
+    return [SDK_DIR / n for n in _SWITCH_SOURCES]
+
+
 def linker_script(target: str) -> Path:
     """Linker script of a bare-metal target (one script serves rv32 and rv64)."""
     _check_target(target)
@@ -88,6 +105,8 @@ __all__ = [
     "runtime_header",
     "include_dirs",
     "runtime_sources",
+    "switch_header_path",
+    "switch_runtime_sources",
     "linker_script",
     "example_source",
 ]
