@@ -50,6 +50,8 @@ from rlcc.fxp.model import check_fits_context, model_params
 from rlcc.recurrent import load_policy
 from rlcc.progress import bars, silent
 from rlcc.spec import ObservationSpec
+from rlcc.distill.switch_pipeline import SwitchFidelityBar
+from rlcc.switch_policy import is_switch_agent
 from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES
 from rlcc.verify.budget import cycle_budget
 from rlcc.verify.check import DEFAULT_BUDGET_NS
@@ -71,7 +73,8 @@ OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force r
 @click.option("--budget-ops", type=int, default=DEFAULT_BUDGET_OPS, show_default=True, help="Operations budget (comparisons + additions); caps the tree count.")
 @click.option("--samples", type=int, default=None, help=f"Closed-loop decisions to sample [default: {DEFAULT_SAMPLES}, --quick {QUICK_SAMPLES}].")
 @click.option("--scenarios", default=None, help="Sampling mix, comma list of [fat-tree/]kind:size[:duration_ms] (kinds: many-to-one, all-to-all, long-short; fat-tree/: on the 64-host fat-tree).")
-@click.option("--dagger-rounds", type=int, default=0, show_default=True, help="DAgger rounds: the fixed-point model drives, the teacher labels.")
+@click.option("--dagger-rounds", type=int, default=None,
+              help="DAgger rounds: the fixed-point model drives, the teacher labels [default: 0; switch agents: 1].")
 @click.option("--candidates", type=click.IntRange(1, len(CANDIDATE_GRID)), default=None,
               help=f"Candidate students ranked in closed loop on validation incasts; 1 = no selection "
                    f"[default: {DEFAULT_CANDIDATES}, --quick {QUICK_CANDIDATES}].")
@@ -105,7 +108,11 @@ OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force r
 @click.option("--slot", type=int, default=None, help="--sdk doca: the algorithm slot (and index), 0..7 [default: 0].")
 @click.option("--verify/--no-verify", "run_verify", default=True, show_default=True, help="Verify the C in the RISC-V emulator (as rlcc-verify does).")
 @click.option("--target", type=click.Choice(TARGET_NAMES), default=DEFAULT_TARGET.name, show_default=True, help="Verification target.")
-@click.option("--budget-ns", type=POSITIVE_FLOAT, default=None, help=f"Verification decision budget in ns [default: {DEFAULT_BUDGET_NS:g}].")
+@click.option("--budget-ns", type=POSITIVE_FLOAT, default=None,
+              help=f"Verification decision budget in ns [default: {DEFAULT_BUDGET_NS:g}]; for a switch agent: the budget of one "
+                   "monitoring interval over --ports ports [default: the spec's interval].")
+@click.option("--ports", type=click.IntRange(1, 256), default=48, show_default=True,
+              help="Switch agents: ports one monitoring interval serves (the ACC paper's switch: 48).")
 @click.option("--budget-cycles", type=int, default=None,
               help="Cycle budget per event on the target: keep the largest tree prefix whose firmware fits it (measured in the emulator), and verify against it.")
 @click.option("--jobs", type=click.IntRange(1, 64), default=None,
@@ -115,14 +122,17 @@ OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force r
               help="Progress bars on stderr [default: when stderr is a terminal and not --quiet].")
 @guarded("rlcc-compile")
 def compile_command(model: Path, out: Path, spec_file: Path | None, backend: str, trees: int, depth: int, budget_ops: int,
-                    samples: int | None, scenarios: str | None, dagger_rounds: int, candidates: int | None,
+                    samples: int | None, scenarios: str | None, dagger_rounds: int | None, candidates: int | None,
                     max_goodput_diff: float, max_steady_pct: float, max_transient_pct: float, max_drop_diff: float,
                     accept_fidelity: bool, derived: str, equilibrium: str, seed: int, quick: bool, force: bool,
                     name: str, tree_style: str, probe_timeout_us: float | None, sdk: str, slot: int | None,
                     run_verify: bool, target: str,
-                    budget_ns: float | None, budget_cycles: int | None, jobs: int | None, quiet: bool,
+                    budget_ns: float | None, ports: int, budget_cycles: int | None, jobs: int | None, quiet: bool,
                     show_progress: bool | None) -> None:
     """Compile MODEL (ONNX policy with an rlcc.spec) into verified firmware in OUT.
+
+    A switch agent (an ONNX Q-network with an rlcc.switch_agent spec: ACC's ECN tuner) compiles to
+    an integer tree classifier and switch-SDK firmware instead (README, "Switch agents").
 
     Samples the policy in closed loop in rlcc's simulator, distills it to CatBoost trees under
     the device budget, quantizes to an exact fixed-point model, generates C for the PCC SDK
@@ -134,6 +144,13 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, backend: str
     """
     start = time.perf_counter()
     check_output_dir(out, force, "-o", marker=OUT_MARKER)  # seconds now, not after minutes of compiling
+    if is_switch_agent(model):
+        _switch(model, out, force=force, trees=trees, depth=depth, dagger_rounds=1 if dagger_rounds is None else dagger_rounds,
+                seed=seed, quick=quick,
+                target=target, ports=ports, budget_ns=budget_ns, name=name, run_verify=run_verify,
+                accept_fidelity=accept_fidelity, quiet=quiet, start=start)
+        return
+    dagger_rounds = dagger_rounds or 0
     sdk_choice = choose(sdk, slot)
     spec = ObservationSpec.from_file(str(spec_file)) if spec_file else None
     overrides: dict[str, Any] = {k: v for k, v in (("samples", samples), ("scenarios", scenarios)) if v is not None}
@@ -175,6 +192,20 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, backend: str
             outcome = _auto(runners, stage, log)
     finish(dataclasses.replace(outcome, wrote_line=outcome.wrote_line.replace(str(outcome.directory), str(out))),
            accept_fidelity, quiet)
+
+
+def _switch(model: Path, out: Path, *, force: bool, budget_ns: float | None, accept_fidelity: bool, quiet: bool,
+            start: float, **kwargs: Any) -> None:
+    from rlcc.cli.compile_switch import compile_switch, finish_switch
+
+    def log(msg: str) -> None:
+        if not quiet:
+            click.echo(f"rlcc-compile: [{time.perf_counter() - start:5.1f}s] {msg}")
+
+    with atomic_output_dir(out, overwrite=force, marker=OUT_MARKER) as stage:
+        outcome = compile_switch(model, stage, budget_us=None if budget_ns is None else budget_ns / 1e3,
+                                 bar=SwitchFidelityBar(), log=log, **kwargs)
+    finish_switch(outcome, out, accept_fidelity, quiet, start)
 
 
 def _auto(runners: dict[str, Callable[[Path], Outcome]], stage: Path, log: Callable[[str], None]) -> Outcome:

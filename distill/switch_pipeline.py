@@ -84,7 +84,8 @@ class SwitchCompileResult:
     fit: FitResult
     samples: int  # labelled queue-intervals
     unique_rows: int
-    holdout_agreement: float
+    holdout_agreement: float  # on held-out scenarios' windows (training windows when none is held out)
+    holdout_scenarios: int
     action_counts: dict[str, list[int]]  # teacher labels / student actions over the samples
     closed_loop: list[dict]  # per scenario and agent: the metrics
     checks: list[GateCheck]
@@ -161,9 +162,10 @@ def compile_switch_agent(teacher: QNetPolicy, options: SwitchCompileOptions,
     all_y = np.concatenate([p[1] for p in parts])
     counts = {"teacher": np.bincount(all_y, minlength=spec.n_actions).tolist(),
               "student": np.bincount(fx.decide(fit.model, all_w), minlength=spec.n_actions).tolist()}
-    log(f"held-out agreement {holdout:.4f}; closed loop on {len(options.evaluation)} scenarios")
+    log(f"{'held-out' if held else 'training'} agreement {holdout:.4f}; closed loop on {len(options.evaluation)} scenarios")
     closed, checks = closed_loop(teacher, fit.model, options.evaluation, options.bar)
-    return SwitchCompileResult(fit.model, fit, int(len(all_y)), int(len(_merge(parts)[0])), holdout, counts, closed, checks)
+    return SwitchCompileResult(fit.model, fit, int(len(all_y)), int(len(_merge(parts)[0])), holdout, len(held), counts,
+                               closed, checks)
 
 
 def closed_loop(teacher: QNetPolicy, model: ClassEnsemble, scenarios: tuple[Scenario, ...], bar: SwitchFidelityBar,
