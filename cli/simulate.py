@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import numpy as np
 from rlcc.cli.common import (
     NON_NEGATIVE_FLOAT,
     POSITIVE_FLOAT,
@@ -78,6 +79,11 @@ def _common(fn: Callable) -> Callable:
         click.option("--fabric-gbps", type=POSITIVE_FLOAT, default=None, help="fat-tree leaf-spine link rate [line rate]"),
         click.option("--buffer-alpha", type=POSITIVE_FLOAT, default=None, help="switches' dynamic-threshold alpha [1]"),
         click.option("--spec", "spec_file", type=click.Path(), help="observation spec JSON if not in the ONNX file"),
+        click.option("--ecn-agent", type=click.Path(), default=None,
+                     help="switch ECN agent (ACC) on every switch egress queue: a Q-network ONNX with an rlcc.switch_agent "
+                          "spec (the teacher), or compiled switch-agent firmware (its .rlcc.json manifest or directory)"),
+        click.option("--ecn-static", type=int, default=None,
+                     help="with --ecn-agent: apply template INDEX of its action table everywhere (static ECN baseline)"),
         click.option("--duration-ms", type=POSITIVE_FLOAT, default=None, help="simulated time [default 10]"),
         click.option("--seed", type=int, default=None, help="random seed [default 0]"),
         click.option("--decision-latency-us", type=NON_NEGATIVE_FLOAT, default=None, help="decision latency [default 1]"),
@@ -163,6 +169,7 @@ def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any], start: str |
         controller = load_firmware(opts["policy"])
     else:
         controller = make_controller(opts["controller"], opts.get("policy"), spec)
+    agent = _ecn_agent(opts.get("ecn_agent"), opts.get("ecn_static"))
     trace = None
     if opts.get("trace_file"):
         trace = TraceConfig(capacity=opts["trace_capacity"], stride=opts["trace_stride"], seed=scenario.seed)
@@ -175,11 +182,15 @@ def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any], start: str |
 
         bar = tqdm(total=steps, unit="step", desc=PROG, file=sys.stderr, leave=False)
     try:
-        result = simulate(scenario, controller, trace=trace, progress=bar.update if bar else None)
+        result = simulate(scenario, controller, trace=trace, progress=bar.update if bar else None, switch_agent=agent)
     finally:
         if bar is not None:
             bar.close()
-    metrics = result.metrics_full if opts["full"] else result.metrics
+    metrics = dict(result.metrics_full if opts["full"] else result.metrics)
+    if agent is not None and np.isfinite(result.flows["size_bytes"]).any():
+        from rlcc.simulator.switch_metrics import switch_metrics
+
+        metrics.update({f"acc_{k}": v for k, v in switch_metrics(result).items()})
     # Where each file went, on stderr: stdout stays the metrics (valid JSON with --json).
     if opts.get("trace_file"):
         result.trace.save(opts["trace_file"])
@@ -196,6 +207,34 @@ def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any], start: str |
     width = max(len(k) for k in metrics)
     for key, value in metrics.items():
         click.echo(f"  {key:<{width}}  {value:.6g}")
+
+
+def _ecn_agent(path: str | None, static: int | None):
+    """The switch agent of --ecn-agent / --ecn-static (None without --ecn-agent)."""
+    if path is None:
+        if static is not None:
+            raise BadInputError("--ecn-static needs --ecn-agent (whose action table it indexes)")
+        return None
+    from rlcc.codegen.switch_generate import load_switch_manifest
+    from rlcc.simulator.switch_agent import ClassifierAgent, QNetAgent, StaticEcn
+    from rlcc.switch_policy import QNetPolicy
+
+    p = Path(path)
+    if p.is_dir():
+        found = sorted(p.glob("*.rlcc.json"))
+        if not found:
+            raise BadInputError(f"--ecn-agent {path}: no *.rlcc.json firmware manifest in the directory")
+        p = found[0]
+    if p.suffix == ".json":
+        _, spec, model = load_switch_manifest(p)
+        agent = ClassifierAgent(spec, model)
+    else:
+        agent = QNetAgent(QNetPolicy(p))
+    if static is None:
+        return agent
+    if not 0 <= static < agent.spec.n_actions:
+        raise BadInputError(f"--ecn-static must be in 0..{agent.spec.n_actions - 1}, got {static}")
+    return StaticEcn(agent.spec, static)
 
 
 def _start_label(start: str | float | None, scenario: Any) -> str:

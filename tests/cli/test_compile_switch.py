@@ -74,3 +74,34 @@ def test_duplicate_templates_in_metadata_exit_3(teacher, tmp_path):
     onnx.save(model, str(bad))
     r = compile_(bad, tmp_path / "out")
     assert r.returncode == 3 and "duplicates actions[0]" in r.stderr and "Traceback" not in r.stderr
+
+
+def sim(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["rlcc-sim", "trace", "--controller", "dcqcn", "--hosts", "8", "--duration-ms", "2", *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_rlcc_sim_runs_teacher_firmware_and_static(teacher, tmp_path):
+    out = tmp_path / "fw"
+    assert compile_(teacher, out, "--no-verify").returncode == 0
+    runs = {name: sim("--ecn-agent", str(path), "--json") for name, path in
+            (("teacher", teacher), ("firmware", out), ("manifest", out / "firmware.rlcc.json"))}
+    runs["static"] = sim("--ecn-agent", str(teacher), "--ecn-static", "7", "--json")
+    metrics = {}
+    for name, r in runs.items():
+        assert r.returncode == 0, r.stderr
+        metrics[name] = {k: v for k, v in json.loads(r.stdout)["metrics"].items() if k not in ("wall_s", "sim_speed")}
+        assert "acc_queue_kb_mean" in metrics[name]
+    assert metrics["firmware"] == metrics["manifest"]
+    # A 640 KB Kmin everywhere lets the queue build far beyond what the shallow-queue teacher keeps.
+    assert metrics["static"]["acc_queue_kb_mean"] > metrics["teacher"]["acc_queue_kb_mean"]
+
+
+def test_rlcc_sim_interval_below_step_and_bad_static_exit_3(tmp_path):
+    model = rule_qnet(tmp_path / "fast.onnx", default_spec(interval_us=6.0))
+    r = sim("--ecn-agent", str(model), "--dt-ns", "8000", "--base-rtt-us", "20")
+    assert r.returncode == 3 and "below the simulator step" in r.stderr and "Traceback" not in r.stderr
+    r = sim("--ecn-static", "1")
+    assert r.returncode == 3 and "--ecn-static needs --ecn-agent" in r.stderr
+    r = sim("--ecn-agent", str(model), "--ecn-static", "99")
+    assert r.returncode == 3 and "--ecn-static must be in 0..7" in r.stderr
