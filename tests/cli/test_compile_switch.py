@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from switch_models import default_spec, rule_qnet  # noqa: E402
+from switch_teacher import default_spec, rule_qnet  # noqa: E402
 
 FILES = ("firmware.c", "firmware.h", "firmware.rlcc.json", "report.md", "report.json", "verify.json", "model.rlcc.json")
 

@@ -16,7 +16,7 @@ from rlcc.simulator.scenarios import Incast, PoissonTrace
 from rlcc.switch_policy import QNetPolicy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from switch_models import default_spec, rule_qnet  # noqa: E402
+from switch_teacher import default_spec, rule_qnet  # noqa: E402
 
 SAMPLING = (Incast(senders=8, flows_per_sender=2, bursts=2, burst_interval_us=2000, duration_ms=4, seed=1),
             PoissonTrace(hosts=8, load=0.6, duration_ms=3, seed=2))
