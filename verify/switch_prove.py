@@ -38,7 +38,7 @@ from elftools.elf.elffile import ELFFile
 
 from rlcc.class_trees import ClassEnsemble
 from rlcc.emulator import Machine
-from rlcc.emulator.cycle_model import load_profile
+from rlcc.emulator.cycle_model import Profile, load_profile
 from rlcc.errors import RlccError
 from rlcc.firmware_sdk_stub import switch_layout as sl
 from rlcc.fxp import switch_vectors as sv
@@ -78,13 +78,24 @@ class SwitchProofResult:
                 "counterexample": self.counterexample}
 
     def summary(self) -> str:
-        if self.status == "proved":
-            pre = f" (precondition: {self.precondition}; {self.invariant})" if self.precondition else " (no precondition)"
-            return (f"proof: PROVED equivalent to the golden agent for all inputs{pre}; {self.paths} path(s), "
-                    f"{self.seconds:.1f} s")
-        if self.status == "counterexample":
-            return f"proof: COUNTEREXAMPLE ({self.detail}), reproduced in the emulator"
-        return f"proof: not proven ({self.status}: {self.detail}; {self.seconds:.1f} s)"
+        return proof_line(self.to_dict())
+
+
+def proof_line(d: dict[str, Any]) -> str:
+    """The one-line summary of a proof result (its ``to_dict()``)."""
+    if d["status"] == "proved":
+        pre = f" (precondition: {d['precondition']}; {d['invariant']})" if d["precondition"] else " (no precondition)"
+        return f"proof: PROVED equal to the golden agent for all inputs{pre}; {d['paths']} path(s), {d['seconds']:.1f} s"
+    if d["status"] == "counterexample":
+        c = d["counterexample"] or {}
+        if "expected" not in c:
+            return f"proof: COUNTEREXAMPLE ({d['detail']}): {c.get('fault', '')}"
+        i, e, g = c["inputs"], c["expected"], c["got"]
+        return (f"proof: COUNTEREXAMPLE ({d['detail']}), reproduced in the emulator: qlen_bytes {i['qlen_bytes']}, "
+                f"tx_bytes {i['tx_bytes']}, marked_pkts {i['marked_pkts']}, util_mul {i['util_mul']}, "
+                f"ctx {i['ctx_in'][:1 + 8]}...: golden action {e['action']} ecn {e['ecn']}, "
+                f"firmware action {g['action']} ecn {g['ecn']}")
+    return f"proof: not proven ({d['status']}: {d['detail']}; {d['seconds']:.1f} s)"
 
 
 @dataclasses.dataclass
@@ -99,7 +110,7 @@ class _Image:
     tp: int
 
 
-def _load_after_start(elf: Path, xlen: int, profile: str, zbb: bool | None) -> _Image:
+def _load_after_start(elf: Path, xlen: int, profile: str | Profile, zbb: bool | None) -> _Image:
     """The switch harness ELF in the emulator after its start-up (an empty decision table)."""
     m = Machine(xlen=xlen, profile=load_profile(profile), zbb=zbb)
     loaded = m.load_elf(elf)
@@ -163,7 +174,7 @@ def _describe(spec: SwitchAgentSpec, bounds: dict[int, int]) -> str | None:
 
 
 def prove_switch_firmware(elf: Path, spec: SwitchAgentSpec, model: ClassEnsemble, target: str,
-                          timeout_s: float = DEFAULT_TIMEOUT_S, profile: str | None = None,
+                          timeout_s: float = DEFAULT_TIMEOUT_S, profile: str | Profile | None = None,
                           zbb: bool | None = None) -> SwitchProofResult:
     """Prove (or refute) that ``elf``'s ``sw_agent_on_interval`` computes the golden decision."""
     t0 = time.monotonic()
