@@ -107,7 +107,6 @@ def _cli(*args):
     return subprocess.run([cmd, *map(str, args)], capture_output=True, text=True, timeout=600)
 
 
-@pytest.mark.slow
 def test_cli_prove_json_and_exit_codes(small, tmp_path):
     model, paths = small
     ok = _cli(paths["c"], "--prove", "--random", 100, "--ports", 4, "--json", tmp_path / "v.json")
@@ -133,3 +132,12 @@ def test_ten_tree_model_proved_rv64(tmp_path):
     paths = generate_switch_firmware(SPEC, model, tmp_path, "rv64imac")
     r = prove_switch_firmware(build_switch_elf(paths["c"], "rv64imac", tmp_path), SPEC, model, "rv64imac", timeout_s=300)
     assert r.status == "proved", r.to_dict()
+
+
+def test_timeout_is_reported_not_fatal(tmp_path):
+    """A budget too short for the 10-tree model's action: status timeout, the open outputs named."""
+    model = random_ensemble(SPEC, seed=11)
+    paths = generate_switch_firmware(SPEC, model, tmp_path, "rv64imac")
+    r = prove_switch_firmware(build_switch_elf(paths["c"], "rv64imac", tmp_path), SPEC, model, "rv64imac", timeout_s=2)
+    assert r.status == "timeout", r.to_dict()
+    assert "action" in r.open and "not proven" in r.summary()
