@@ -77,7 +77,7 @@ def verify_command(
     from rlcc.verify.check import manifest_path_for
 
     if manifest_kind(manifest or manifest_path_for(firmware)) == SWITCH_KIND:
-        unsupported = [name for name, on in (("--prove", prove), ("--full-load", full_load),
+        unsupported = [name for name, on in (("--full-load", full_load),
                                              ("--budget-cycles", budget_cycles is not None), ("--junit", junit_path))
                        if on]
         if unsupported:
@@ -86,7 +86,7 @@ def verify_command(
             check_writable_file(json_path, "--json")
         _verify_switch(firmware, manifest, target, profile.split(",")[0].strip() if profile else None, cc, n_ports,
                        budget_us if budget_us is not None else (budget_ns / 1000.0 if budget_ns else None),
-                       random_count, seed, json_path, quiet, mutants)
+                       random_count, seed, json_path, quiet, mutants, prove, prove_timeout)
         return
     from rlcc.emulator.cycle_model import load_profile
     from rlcc.verify.check import verify_firmware
@@ -148,18 +148,23 @@ def verify_command(
 
 def _verify_switch(firmware: Path, manifest: Path | None, target: str, profile: str | None, cc: str | None,
                    n_ports: int, budget_us: float | None, random_count: int, seed: int, json_path: Path | None,
-                   quiet: bool, mutants: bool) -> None:
-    """The switch-agent check (``rlcc.verify.switch_check``), with the NIC path's exit codes."""
+                   quiet: bool, mutants: bool, prove: bool = False, prove_timeout: float | None = None) -> None:
+    """The switch-agent check (``rlcc.verify.switch_check``), with the NIC path's exit codes; a
+    proof's counterexample exits 4, its timeout is reported only."""
     import json
 
     from rlcc.verify.switch_check import summary, verify_switch_firmware
 
     result = verify_switch_firmware(firmware, manifest, target, profile, cc, n_ports=n_ports, budget_us=budget_us,
-                                    random_count=random_count, seed=seed, mutants=mutants)
+                                    random_count=random_count, seed=seed, mutants=mutants, prove=prove,
+                                    prove_timeout_s=prove_timeout)
     if json_path:
         json_path.write_text(json.dumps(result.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
     if not quiet or not result.passed:
         click.echo(summary(result))
+    if result.proof_failed:
+        click.echo(f"rlcc-verify: error: the proof failed: {result.proof['detail']}", err=True)
+        sys.exit(int(ExitCode.MISMATCH))
     if not result.bit_exact:
         click.echo(f"rlcc-verify: error: {result.mismatches + result.interval_mismatches} switch-agent records differ "
                    "from the golden model", err=True)

@@ -122,6 +122,12 @@ class SwitchVerifyResult:
     coverage: dict[str, int]
     source_matches_manifest: bool
     mutants: dict[str, Any] | None = None  # rlcc.verify.switch_mutants.run_c_mutation_analysis with mutants=True
+    proof: dict[str, Any] | None = None  # rlcc.verify.switch_prove.SwitchProofResult.to_dict() with prove=True
+
+    @property
+    def proof_failed(self) -> bool:
+        """The prover found a counterexample the emulator reproduces (or a broken side condition)."""
+        return self.proof is not None and self.proof["status"] in ("counterexample", "failed")
 
     @property
     def bit_exact(self) -> bool:
@@ -141,7 +147,7 @@ class SwitchVerifyResult:
 
     @property
     def passed(self) -> bool:
-        return self.bit_exact and self.within_budget
+        return self.bit_exact and self.within_budget and not self.proof_failed
 
     def to_dict(self) -> dict[str, Any]:
         us = lambda c: round(c / self.clock_hz * 1e6, 4)  # noqa: E731
@@ -157,7 +163,7 @@ class SwitchVerifyResult:
             "budget": {"us": self.budget_us, "source": self.budget_source, "worst_interval_us": round(self.interval_us, 4),
                        "headroom": round(1.0 - self.interval_us / self.budget_us, 4), "within": self.within_budget},
             "size": self.size, "coverage": self.coverage, "source_matches_manifest": self.source_matches_manifest,
-            "mutants": self.mutants, "passed": self.passed,
+            "mutants": self.mutants, "proof": self.proof, "passed": self.passed,
         }
 
 
@@ -178,9 +184,11 @@ def check_build(fw: SwitchBuild, spec: SwitchAgentSpec, model: ClassEnsemble, ve
 def verify_switch_firmware(firmware_c: Path, manifest: Path | None = None, target: str | None = None,
                            profile: str | None = None, cc: str | None = None, n_ports: int = DEFAULT_PORTS,
                            budget_us: float | None = None, random_count: int = DEFAULT_RANDOM, seed: int = 0,
-                           n_intervals: int = DEFAULT_INTERVALS, mutants: bool = False) -> SwitchVerifyResult:
+                           n_intervals: int = DEFAULT_INTERVALS, mutants: bool = False, prove: bool = False,
+                           prove_timeout_s: float | None = None) -> SwitchVerifyResult:
     """Build, run and compare (module docstring); ``mutants``: also build and run every C mutant
-    (``rlcc.verify.switch_mutants``) on the same vectors."""
+    (``rlcc.verify.switch_mutants``) on the same vectors; ``prove``: also prove the decision equal
+    to the golden agent for all inputs (``rlcc.verify.switch_prove``)."""
     firmware_c = Path(firmware_c)
     if not firmware_c.is_file():
         raise BadInputError(f"{firmware_c}: no such file")
@@ -192,12 +200,20 @@ def verify_switch_firmware(firmware_c: Path, manifest: Path | None = None, targe
         raise BadInputError("budgets must be positive")
     if random_count < 0:
         raise BadInputError("--random must be >= 0")
+    if prove_timeout_s is not None and prove_timeout_s <= 0:
+        raise BadInputError("--prove-timeout must be positive")
     target = target or raw.get("target") or DEFAULT_TARGET.name
     vectors = sv.verification_set(spec, model, seed, random_count)
     with switch_build(firmware_c, target, profile, cc) as fw:
         size = fw.footprint()
         res = check_build(fw, spec, model, vectors, n_ports, n_intervals, seed)
         prof = fw.profile
+        proof = None
+        if prove:
+            from rlcc.verify.switch_prove import DEFAULT_TIMEOUT_S, prove_switch_firmware
+
+            proof = prove_switch_firmware(fw.elf, spec, model, fw.target.name, prove_timeout_s or DEFAULT_TIMEOUT_S,
+                                          profile=fw.profile, zbb=fw.zbb).to_dict()
     mutation = None
     if mutants:
         from rlcc.verify.switch_mutants import run_c_mutation_analysis
@@ -215,7 +231,7 @@ def verify_switch_firmware(firmware_c: Path, manifest: Path | None = None, targe
         budget_source="--budget-us" if budget_us is not None else "spec interval_us",
         size=size, coverage=sv.boundary_coverage(spec, model, vectors),
         source_matches_manifest=sha256_text(text) == raw.get("files", {}).get("c", {}).get("sha256"),
-        mutants=mutation,
+        mutants=mutation, proof=proof,
     )
 
 
@@ -239,6 +255,10 @@ def summary(r: SwitchVerifyResult) -> str:
         lines.append(f"mutants: {m['mutants']} built, {m['killed']} killed, {m['equivalent']} equivalent, "
                      f"{m['survived']} survived ({m['wall_s']:.0f} s)"
                      + (f": {', '.join(m['survivors'][:6])}" if m["survivors"] else ""))
+    if r.proof is not None:
+        from rlcc.verify.switch_prove import proof_line
+
+        lines.append(proof_line(r.proof))
     if not r.source_matches_manifest:
         lines.append("note: firmware C differs from the manifest's copy (hand-edited?)")
     for ex in d["mismatch_examples"]:

@@ -8,7 +8,8 @@ handler's hundreds of paths down to one final state whose outputs are if-then-el
 
 Memory is the concrete image of RAM after ``user_init`` plus an overlay of bytes the function
 stored. Loads from symbolic addresses (table lookups) become multiplexers over the aligned
-addresses an interval analysis allows; each such load adds a safety obligation (aligned, inside
+addresses an interval analysis allows (from a read-only table, or from an array on the stack
+as the path has written it); each such load adds a safety obligation (aligned, inside
 the table's section) that the prover discharges. Calls to a *summarized* function are replaced
 by terms of their arguments, registers or arrays in memory (the proof abstracts ``sqrt_rate``, the
 wide products and the ensemble's partial sums this way).
@@ -231,15 +232,15 @@ class Executor:
             return self._load_concrete(st, addr & self.mask, size)
         lo, hi = unsigned_bounds(addr)
         region = self._region_of(lo - lo % size, hi - hi % size - (lo - lo % size) + size)
-        if hi - lo > MAX_TABLE_SPAN or region is None or region.writable:  # structural bound too loose
+        if hi - lo > MAX_TABLE_SPAN or region is None:  # structural bound too loose
             lo, hi = _solver_bounds(addr, path_formula(st.cond))
         first, last = lo - lo % size, hi - hi % size
         if last - first > MAX_TABLE_SPAN:
             raise SymexecUnsupported(f"load from an unbounded symbolic address at pc {st.pc:#x}")
         region = self._region_of(first, last - first + size)
-        if region is None or region.writable:
-            raise SymexecUnsupported(f"symbolic-address load outside a read-only table at pc {st.pc:#x}")
-        self.obligations.append((
+        if region is None:
+            raise SymexecUnsupported(f"symbolic-address load outside the modelled regions at pc {st.pc:#x}")
+        self.obligations.append((  # a writable region (an array on the stack) is read as this state holds it
             f"aligned in-table load at pc {st.pc:#x} ({region.name})",
             z3.And(path_formula(st.cond), z3.Or(z3.URem(addr, size) != 0, z3.ULT(addr, first), z3.UGT(addr, last))),
         ))

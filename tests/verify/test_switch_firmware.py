@@ -137,7 +137,7 @@ def test_cli_dispatch_and_exit_codes(fw, tmp_path):
     assert data["schema"] == "rlcc.verify.switch/1" and data["bit_exact"] and data["interval"]["ports"] == 48
     assert _cli(paths["c"], "--random", 200, "--budget-us", 0.5, "-q").returncode == ExitCode.BUDGET
     assert _cli(paths["c"], "--random", 200, "--ports", 4, "--budget-us", 100).returncode == 0
-    assert _cli(paths["c"], "--prove").returncode == ExitCode.BAD_INPUT
+    assert _cli(paths["c"], "--full-load").returncode == ExitCode.BAD_INPUT
 
     work = tmp_path / "edited"
     work.mkdir()
