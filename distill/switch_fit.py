@@ -44,6 +44,9 @@ class ClassifierBudget:
     learning_rate: float = 0.3
     border_count: int = 254
     l2_leaf_reg: float = 3.0
+    # CatBoost's class weighting: a teacher that keeps one template most of the time still
+    # switches at the moments that matter; unweighted, ten trees learn only the majority.
+    class_weights: str | None = "SqrtBalanced"
 
     def __post_init__(self) -> None:
         if not 0 <= self.max_trees <= 256 or not 1 <= self.depth <= 8:
@@ -103,6 +106,7 @@ def fit_classifier(spec: SwitchAgentSpec, windows: np.ndarray, labels: np.ndarra
         loss_function="MultiClass", iterations=budget.max_trees, depth=budget.depth,
         learning_rate=budget.learning_rate, border_count=budget.border_count, l2_leaf_reg=budget.l2_leaf_reg,
         random_seed=seed, thread_count=1, verbose=False, allow_writing_files=False,
+        **({"auto_class_weights": budget.class_weights} if budget.class_weights else {}),
     )
     clf.fit(x, labels, sample_weight=weights)
     data = json.loads(_export_json(clf))
