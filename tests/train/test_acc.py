@@ -1,0 +1,119 @@
+"""ACC training: the Q-network, Double DQN, replay exchange, the learning agent and `rlcc-train --algo acc`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rlcc.switch_policy import QNetPolicy
+from rlcc.switch_spec import SwitchAgentSpec, paper_templates
+from rlcc.train.ddqn import Ddqn, DdqnParams, double_q_targets
+from rlcc.train.qnet import QNet, qnet_to_onnx
+from rlcc.train.replay import Batch, MultiReplay, ReplayBuffer
+
+
+def _batch(ids: np.ndarray, width: int = 2) -> Batch:
+    """Transitions tagged by id: s = s' = [id, id], a = id, r = id."""
+    ids = np.asarray(ids)
+    s = np.repeat(ids[:, None], width, axis=1).astype(np.float32)
+    return Batch(s, ids.astype(np.int64), ids.astype(np.float64), s.copy(), np.zeros(len(ids), bool))
+
+
+def test_qnet_backward_matches_finite_differences():
+    rng = np.random.default_rng(0)
+    net = QNet.init([5, 7, 6, 3], rng, out_scale=1.0)
+    for b in net.biases:
+        b[...] = rng.normal(0, 0.3, b.shape)
+    x, dq = rng.normal(size=(9, 5)), rng.normal(size=(9, 3))
+    grads = net.backward(net.forward(x)[1], dq)
+    eps = 1e-6
+    for p, g in zip(net.params, grads, strict=True):
+        assert g.shape == p.shape
+        for idx in [tuple(0 for _ in p.shape), tuple(s - 1 for s in p.shape), tuple(s // 2 for s in p.shape)]:
+            old = p[idx]
+            p[idx] = old + eps
+            up = float(np.sum(dq * net(x)))
+            p[idx] = old - eps
+            down = float(np.sum(dq * net(x)))
+            p[idx] = old
+            assert abs((up - down) / (2 * eps) - g[idx]) < 1e-5
+
+
+def test_onnx_export_loads_as_qnet_policy_and_matches_numpy(tmp_path):
+    spec = SwitchAgentSpec(actions=paper_templates())
+    rng = np.random.default_rng(1)
+    net = QNet.init([spec.input_width, 16, 16, spec.n_actions], rng, out_scale=1.0)
+    for b in net.biases:
+        b[...] = rng.normal(0, 0.5, b.shape)
+    qnet_to_onnx(net, spec, tmp_path / "q.onnx")
+    pol = QNetPolicy(tmp_path / "q.onnx")
+    assert pol.spec == spec
+    x = rng.uniform(0, 1, (257, spec.input_width)).astype(np.float32)
+    np.testing.assert_allclose(pol.q_values(x), net(x), atol=1e-5, rtol=1e-5)
+    qnet_to_onnx(net, spec, tmp_path / "r.onnx")
+    assert (tmp_path / "q.onnx").read_bytes() == (tmp_path / "r.onnx").read_bytes()
+
+
+def test_double_q_target_on_a_hand_example():
+    q_eval = np.array([[1.0, 3.0, 2.0], [5.0, 0.0, 4.0]])  # eval picks action 1, then action 0
+    q_target = np.array([[10.0, 20.0, 30.0], [7.0, 8.0, 9.0]])  # target's own max would be 30 and 9
+    y = double_q_targets(q_eval, q_target, np.array([0.5, -1.0]), np.array([False, True]), gamma=0.5)
+    np.testing.assert_allclose(y, [0.5 + 0.5 * 20.0, -1.0])
+
+
+def test_replay_ring_keeps_the_newest_transitions():
+    buf = ReplayBuffer(4, 2)
+    buf.add(_batch(np.arange(3)))
+    buf.add(_batch(np.arange(3, 6)))
+    assert len(buf) == 4
+    np.testing.assert_array_equal(buf.contents().a, [2, 3, 4, 5])
+    buf.add(_batch(np.arange(10, 16)))  # more than the capacity at once
+    np.testing.assert_array_equal(buf.contents().a, [12, 13, 14, 15])
+
+
+def test_replay_exchange_moves_local_samples_up_and_global_samples_down():
+    rng = np.random.default_rng(0)
+    mr = MultiReplay(width=2, local_capacity=100, global_capacity=1000)
+    mr.buffer(0).add(_batch(np.arange(0, 10)))
+    mr.buffer(3).add(_batch(np.arange(100, 110)))
+    mr.exchange(rng, up=5, down=4)
+    g = mr.glob.contents().a
+    assert len(g) == 10  # 5 from each local
+    assert np.sum(g < 100) == 5 and np.sum(g >= 100) == 5
+    for sw, own in ((0, set(range(0, 10))), (3, set(range(100, 110)))):
+        local = mr.buffer(sw).contents().a
+        assert len(local) == 14
+        assert set(local[:10]) == own  # its own experience is kept, in order
+        assert set(local[10:]) <= set(g)  # the 4 new ones come from the global pool
+    # a switch that has seen nothing yet receives global experience too
+    mr.buffer(7)
+    mr.exchange(rng, up=1, down=3)
+    assert len(mr.buffer(7)) == 3
+
+
+def test_ddqn_converges_to_value_iteration_q_on_a_tiny_mdp():
+    """Offline DDQN on uniform transitions of a random 5-state, 3-action MDP; the oracle is
+    value iteration on the known model."""
+    rng = np.random.default_rng(0)
+    n_s, n_a, gamma = 5, 3, 0.8
+    p = rng.dirichlet(np.full(n_s, 0.5), size=(n_s, n_a))
+    r = rng.uniform(0, 1, (n_s, n_a))
+    q_star = np.zeros((n_s, n_a))
+    for _ in range(500):
+        q_star = r + gamma * p @ q_star.max(axis=1)
+    n = 20_000
+    s, a = rng.integers(0, n_s, n), rng.integers(0, n_a, n)
+    cum = np.cumsum(p[s, a], axis=1)
+    s2 = np.minimum((rng.random(n)[:, None] > cum).sum(axis=1), n_s - 1)
+    eye = np.eye(n_s, dtype=np.float32)
+    buf = ReplayBuffer(n, n_s)
+    buf.add(Batch(eye[s], a, r[s, a], eye[s2], np.zeros(n, bool)))
+    agent = Ddqn(QNet.init([n_s, 32, n_a], np.random.default_rng(1)),
+                 DdqnParams(gamma=gamma, lr=3e-3, batch=128, target_every=100))
+    before = np.abs(agent.eval(eye) - q_star).max()
+    for _ in range(4000):
+        agent.update(buf.sample(rng, 128))
+    q = agent.eval(eye)
+    assert before > 3.0
+    assert np.abs(q - q_star).max() < 0.12, (q, q_star)
+    np.testing.assert_array_equal(q.argmax(axis=1), q_star.argmax(axis=1))
