@@ -1,12 +1,17 @@
-"""`rlcc-train` / `rlcc train`: train the RL-CC policy (MLP or LSTM) with ADPG and export it to ONNX."""
+"""`rlcc-train` / `rlcc train`: train the RL-CC policy (MLP or LSTM) with ADPG, or the ACC switch
+agent's Q-network with Double DQN (``--algo acc``), and export it to ONNX."""
 
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 
 import click
 from rlcc.cli.common import check_output_dir, check_writable_file, guarded
+from rlcc.errors import BadInputError
+
+ALGOS = ("adpg", "acc")
 
 
 @click.command("train")
@@ -17,10 +22,18 @@ from rlcc.cli.common import check_output_dir, check_writable_file, guarded
 @click.option("--iterations", type=int, help="Override the config's number of ADPG iterations.")
 @click.option("--arch", type=click.Choice(["mlp", "lstm"]),
               help="Override the config's architecture; 'lstm' also sets the spec's history to 1.")
+@click.option("--algo", type=click.Choice(ALGOS), default="adpg", show_default=True,
+              help="'adpg': the NIC RL-CC policy; 'acc': the switch agent's ECN Q-network (Double DQN).")
+@click.option("--episodes", type=int, help="Override the config's number of episodes (--algo acc).")
 @click.option("--quiet", is_flag=True, help="No per-iteration progress lines.")
 @guarded("rlcc-train")
-def train_command(config_path, out, log_dir, seed, iterations, arch, quiet) -> None:
+def train_command(config_path, out, log_dir, seed, iterations, arch, algo, episodes, quiet) -> None:
     """Train the shared deterministic RL-CC policy (ADPG) on small simulator scenarios.
+
+    With --algo acc: train the ACC switch agent (one Q-network shared by every switch egress
+    queue, DCQCN hosts) on an incast / trace curriculum; --config is an ACC config or a previous
+    run's .train.json; writes OUT and <OUT stem>.train.json (config, per-episode reward, epsilon,
+    wall time).
 
     The policy is a bias-free MLP on the spec's input window (arch 'mlp') or an LSTM with
     per-flow h/c state fed one step per decision (arch 'lstm', trained through time).
@@ -28,6 +41,13 @@ def train_command(config_path, out, log_dir, seed, iterations, arch, quiet) -> N
     Writes OUT (ONNX with the rlcc.spec metadata) and OUT's config as <OUT stem>.train.json,
     which reproduces the run byte-for-byte: rlcc-train --config <that file> --out OUT.
     """
+    if algo == "acc":
+        if iterations is not None or arch is not None or log_dir is not None:
+            raise BadInputError("--iterations, --arch and --log-dir are ADPG options; --algo acc uses --episodes")
+        _train_acc(config_path, out, seed, episodes, quiet)
+        return
+    if episodes is not None:
+        raise BadInputError("--episodes needs --algo acc (ADPG uses --iterations)")
     from rlcc.train.config import TrainConfig
     from rlcc.train.export import export_policy
     from rlcc.train.trainer import plot_log, train, write_log_csv
@@ -71,3 +91,36 @@ def train_command(config_path, out, log_dir, seed, iterations, arch, quiet) -> N
         f"rlcc-train: wrote {out_path} and {cfg_path} in {result.wall_s:.1f} s "
         f"(final |delta| {last['mean_abs_delta']:.4f}, goodput {last['goodput']:.3f})"
     )
+
+
+def _train_acc(config_path, out, seed, episodes, quiet) -> None:
+    from rlcc.train.acc_config import AccConfig
+    from rlcc.train.acc_trainer import train_acc, write_outputs
+
+    cfg = AccConfig.from_file(config_path) if config_path else AccConfig()
+    overrides = {k: v for k, v in (("seed", seed), ("episodes", episodes)) if v is not None}
+    cfg = AccConfig.from_dict({**cfg.to_dict(), **overrides})
+    out_path = Path(out)
+    check_writable_file(out_path, "--out", create_parents=True)
+    check_writable_file(out_path.with_name(out_path.stem + ".train.json"), create_parents=True)
+    bar = None
+    if not quiet:
+        from tqdm import tqdm
+
+        bar = tqdm(total=cfg.episodes, desc="rlcc-train: acc", unit="episode", file=sys.stderr, dynamic_ncols=True)
+
+    def progress(row: dict) -> None:
+        if bar is not None:
+            bar.set_postfix_str(f"reward {row['reward']:.3f} eps {row['epsilon']:.2f}", refresh=False)
+            bar.update(1)
+
+    try:
+        result = train_acc(cfg, progress)
+    finally:
+        if bar is not None:
+            bar.close()
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path = write_outputs(cfg, result, out_path)
+    tail = [r["reward"] for r in result.log[-max(1, len(result.log) // 10):]]
+    click.echo(f"rlcc-train: wrote {out_path} and {json_path} in {result.wall_s:.1f} s "
+               f"({cfg.episodes} episodes, mean reward of the last {len(tail)}: {sum(tail) / max(len(tail), 1):.4f})")

@@ -117,3 +117,109 @@ def test_ddqn_converges_to_value_iteration_q_on_a_tiny_mdp():
     assert before > 3.0
     assert np.abs(q - q_star).max() < 0.12, (q, q_star)
     np.testing.assert_array_equal(q.argmax(axis=1), q_star.argmax(axis=1))
+
+
+def _stats(qlen, tx, action, util, avg):
+    from rlcc.simulator.switch_agent import IntervalStats
+
+    n = len(qlen)
+    return IntervalStats(time_ns=0.0, qlen_bytes=np.array(qlen, np.int64), tx_bytes=np.array(tx, np.int64),
+                         marked_pkts=np.zeros(n, np.int64), action=np.array(action, np.int64),
+                         avg_qlen_bytes=np.array(avg, float), util=np.array(util, float))
+
+
+def test_learner_stores_rewarded_transitions_of_busy_queues_in_their_switch_replay():
+    """Two switches, three queues; queue 1 idle. The stored reward is the paper's eq. 2 computed by hand."""
+    from rlcc.simulator.switch_agent import QueueInfo
+    from rlcc.train.acc import AccLearner, LearnerParams
+    from rlcc.train.replay import MultiReplay
+
+    spec = SwitchAgentSpec(actions=paper_templates())
+    net = QNet.init([spec.input_width, 8, spec.n_actions], np.random.default_rng(0))
+    learner = AccLearner(spec, Ddqn(net, DdqnParams()), MultiReplay(spec.input_width, 100, 100),
+                         LearnerParams(min_replay=10**9, exchange_every=10**9), np.random.default_rng(1))
+    learner.reset(QueueInfo.build(spec, np.array([0, 0, 1]), np.full(3, 100.0)), np.random.default_rng(2))
+    learner.epsilon = 0.0
+    s0 = spec.normalize(learner.window)
+    acts = learner.on_interval(_stats([30_000, 0, 500_000], [1_000_000, 0, 1_250_000], [0, 0, 0], [0.8, 0.0, 1.0],
+                                      [25_000.0, 0.0, 700_000.0]))
+    np.testing.assert_array_equal(acts, np.argmax(net(spec.normalize(learner.window)), axis=1))
+    b0, b1 = learner.replay.buffer(0).contents(), learner.replay.buffer(1).contents()
+    assert len(b0) == 1 and len(b1) == 1  # the idle queue 1 stored nothing
+    # 25 KB average queue: first level E(n) = 20 KB * 2^n >= 25 KB is n = 1 -> D = 0.9
+    assert b0.r[0] == pytest.approx(0.7 * 0.8 + 0.3 * 0.9)
+    # 700 KB: 20 KB * 2^6 = 1280 KB is the first level above -> D = 0.4
+    assert b1.r[0] == pytest.approx(0.7 * 1.0 + 0.3 * 0.4)
+    np.testing.assert_array_equal(b0.s[0], s0[0])
+    np.testing.assert_array_equal(b1.s2[0], spec.normalize(learner.window)[2])
+
+
+SMOKE = {
+    "episodes": 2,
+    "min_replay": 16,
+    "scenarios": [
+        {"kind": "long-short", "short_flows": 4, "short_bytes": 30_000, "burst_start_frac": 0.05, "duration_ms": 1.0},
+        {"kind": "trace", "hosts": 4, "cdf": "hadoop", "load": 0.5, "duration_ms": 1.0},
+    ],
+}
+
+
+def test_cli_acc_smoke_run_is_deterministic_and_loadable(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from rlcc.cli.train import train_command
+
+    cfg = tmp_path / "acc.json"
+    cfg.write_text(json.dumps(SMOKE))
+    outs = []
+    for name in ("a", "b"):
+        out = tmp_path / f"{name}.onnx"
+        res = CliRunner().invoke(train_command, ["--algo", "acc", "--config", str(cfg), "--out", str(out), "--quiet"])
+        assert res.exit_code == 0, res.output
+        outs.append(out)
+    assert outs[0].read_bytes() == outs[1].read_bytes()
+    record = json.loads((tmp_path / "a.train.json").read_text())
+    assert record["algo"] == "acc" and len(record["episodes"]) == 2
+    assert record["episodes"][1]["epsilon"] < record["episodes"][0]["epsilon"]
+    assert all(np.isfinite(e["reward"]) and 0 < e["reward"] <= 1 for e in record["episodes"])
+    assert record["episodes"][1]["updates"] > 0
+    assert QNetPolicy(outs[0]).spec == SwitchAgentSpec(actions=paper_templates())
+    # the record is itself a config: the same run again
+    res = CliRunner().invoke(train_command, ["--algo", "acc", "--config", str(tmp_path / "a.train.json"),
+                                             "--out", str(tmp_path / "c.onnx"), "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "c.onnx").read_bytes() == outs[0].read_bytes()
+
+
+@pytest.mark.parametrize("bad", [
+    {"episodes": -1},
+    {"gamma": 1.5},
+    {"hidden": []},
+    {"no_such_key": 1},
+    {"scenarios": [{"kind": "nope"}]},
+    {"spec": {"rlcc_switch_agent": 1, "actions": []}},
+])
+def test_cli_acc_bad_config_exits_3(tmp_path, bad):
+    import json
+
+    from click.testing import CliRunner
+
+    from rlcc.cli.train import train_command
+
+    cfg = tmp_path / "bad.json"
+    cfg.write_text(json.dumps(bad))
+    res = CliRunner().invoke(train_command, ["--algo", "acc", "--config", str(cfg), "--out", str(tmp_path / "m.onnx")])
+    assert res.exit_code == 3, res.output
+    assert "error:" in res.output
+    assert not (tmp_path / "m.onnx").exists()
+
+
+def test_cli_acc_rejects_adpg_options(tmp_path):
+    from click.testing import CliRunner
+
+    from rlcc.cli.train import train_command
+
+    res = CliRunner().invoke(train_command, ["--algo", "acc", "--iterations", "3", "--out", str(tmp_path / "m.onnx")])
+    assert res.exit_code == 3
