@@ -7,7 +7,13 @@ sent and an empty queue all interval, are skipped as in the paper's idle-queue r
 reward says nothing about the template), picks the next templates epsilon-greedily, and takes
 ``updates_per_interval`` gradient steps on minibatches drawn evenly from the local replays (all
 agents share the network's parameters). Every ``exchange_every`` intervals the local and global
-replays exchange samples (paper section 3.4).
+replays exchange samples (paper section 3.4). The replay stores ``(1 - gamma) * r``: Q is then a
+discounted *average* reward in the reward's own 0..1 range whatever gamma (a long horizon is
+needed: DCQCN senders take milliseconds to recover from a burst of marks), and the greedy
+policy is unchanged by the scale. Exploration is temporally extended (Dabney et al., "Temporally-
+extended epsilon-greedy exploration", ICLR 2021): a queue that explores holds one random template
+for a geometric number of intervals (mean ``explore_hold``), so the network sees what a template
+does when it persists, which single-interval dithering under a millisecond-memory CC cannot show.
 
 :class:`RewardMeter` wraps any switch agent and accumulates the same reward over busy queues,
 the evaluation's common yardstick for static templates and Q-networks.
@@ -37,6 +43,7 @@ class LearnerParams:
     exchange_every: int = 20  # intervals between local <-> global replay exchanges
     exchange_up: int = 64  # samples each local replay sends to the global one per exchange
     exchange_down: int = 64  # samples the global replay sends to each local one per exchange
+    explore_hold: float = 1.0  # mean intervals an exploring queue keeps its random template (1: plain epsilon-greedy)
 
 
 class AccLearner(WindowAgent):
@@ -57,6 +64,8 @@ class AccLearner(WindowAgent):
 
     def reset(self, queues: QueueInfo, rng: np.random.Generator) -> None:
         super().reset(queues, rng)
+        self.hold = np.zeros(queues.n_queues, np.int64)  # intervals left on an exploring queue's template
+        self.held = np.zeros(queues.n_queues, np.int64)
         self.switches = np.unique(queues.switch)
         for sw in self.switches.tolist():
             self.replay.buffer(int(sw))
@@ -69,15 +78,26 @@ class AccLearner(WindowAgent):
         self.reward_sum += float(r[busy].sum())
         self.reward_n += int(busy.sum())
         a = np.asarray(stats.action, np.int64)
+        stored = (1.0 - self.ddqn.p.gamma) * r
         for sw in self.switches.tolist():
             keep = busy & (self.queues.switch == sw)
             if keep.any():
-                self.replay.buffer(int(sw)).add(Batch(s[keep], a[keep], r[keep], s2[keep], np.zeros(int(keep.sum()), bool)))
+                self.replay.buffer(int(sw)).add(Batch(s[keep], a[keep], stored[keep], s2[keep], np.zeros(int(keep.sum()), bool)))
         self.intervals += 1
         if self.intervals % self.p.exchange_every == 0:
             self.replay.exchange(self.train_rng, self.p.exchange_up, self.p.exchange_down)
         self._learn()
-        return self.ddqn.act(s2, self.epsilon, self.train_rng)
+        return self._act(s2)
+
+    def _act(self, x: np.ndarray) -> np.ndarray:
+        greedy = self.ddqn.greedy(x)
+        n = len(greedy)
+        start = (self.hold == 0) & (self.train_rng.random(n) < self.epsilon)
+        self.held[start] = self.train_rng.integers(0, self.spec.n_actions, int(start.sum()))
+        self.hold[start] = self.train_rng.geometric(1.0 / self.p.explore_hold, int(start.sum()))
+        exploring = self.hold > 0
+        self.hold[exploring] -= 1
+        return np.where(exploring, self.held, greedy).astype(np.int64)
 
     def _learn(self) -> None:
         buffers = [b for b in self.replay.local.values() if len(b)]

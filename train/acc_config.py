@@ -51,6 +51,7 @@ class AccConfig:
     eps_start: float = 1.0
     eps_end: float = 0.02
     eps_decay: float = 0.99
+    explore_hold: float = 10.0
     updates_per_interval: int = 1
     min_replay: int = 256
     local_capacity: int = 20_000
@@ -71,7 +72,7 @@ class AccConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int):
                 raise bad(f"'{name}' must be an integer, got {v!r}")
-        for name in ("episode_ms", "lr", "gamma", "huber", "eps_start", "eps_end", "eps_decay"):
+        for name in ("episode_ms", "lr", "gamma", "huber", "eps_start", "eps_end", "eps_decay", "explore_hold"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
                 raise bad(f"'{name}' must be a number, got {v!r}")
@@ -80,8 +81,8 @@ class AccConfig:
         if min(self.batch, self.target_every, self.updates_per_interval, self.local_capacity, self.global_capacity,
                self.exchange_every) < 1 or min(self.min_replay, self.exchange_up, self.exchange_down) < 0:
             raise bad("batch, target_every, updates_per_interval, capacities and exchange_every must be >= 1")
-        if self.episode_ms <= 0 or self.lr <= 0 or self.huber <= 0:
-            raise bad("need episode_ms > 0, lr > 0 and huber > 0")
+        if self.episode_ms <= 0 or self.lr <= 0 or self.huber <= 0 or self.explore_hold < 1:
+            raise bad("need episode_ms > 0, lr > 0, huber > 0 and explore_hold >= 1")
         if not 0 <= self.gamma < 1 or not 0 <= self.eps_end <= self.eps_start <= 1 or not 0 < self.eps_decay <= 1:
             raise bad("need 0 <= gamma < 1, 0 <= eps_end <= eps_start <= 1 and 0 < eps_decay <= 1")
         if not self.hidden or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in self.hidden):

@@ -51,7 +51,7 @@ def make_learner(cfg: AccConfig) -> AccLearner:
                                 huber=cfg.huber))
     replay = MultiReplay(spec.input_width, cfg.local_capacity, cfg.global_capacity)
     params = LearnerParams(cfg.updates_per_interval, cfg.min_replay, cfg.exchange_every, cfg.exchange_up,
-                           cfg.exchange_down)
+                           cfg.exchange_down, cfg.explore_hold)
     return AccLearner(spec, ddqn, replay, params, train_rng)
 
 

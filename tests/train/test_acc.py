@@ -147,9 +147,10 @@ def test_learner_stores_rewarded_transitions_of_busy_queues_in_their_switch_repl
     b0, b1 = learner.replay.buffer(0).contents(), learner.replay.buffer(1).contents()
     assert len(b0) == 1 and len(b1) == 1  # the idle queue 1 stored nothing
     # 25 KB average queue: first level E(n) = 20 KB * 2^n >= 25 KB is n = 1 -> D = 0.9
-    assert b0.r[0] == pytest.approx(0.7 * 0.8 + 0.3 * 0.9)
+    scale = 1.0 - learner.ddqn.p.gamma  # the replay holds (1 - gamma) * r
+    assert b0.r[0] == pytest.approx(scale * (0.7 * 0.8 + 0.3 * 0.9))
     # 700 KB: 20 KB * 2^6 = 1280 KB is the first level above -> D = 0.4
-    assert b1.r[0] == pytest.approx(0.7 * 1.0 + 0.3 * 0.4)
+    assert b1.r[0] == pytest.approx(scale * (0.7 * 1.0 + 0.3 * 0.4))
     np.testing.assert_array_equal(b0.s[0], s0[0])
     np.testing.assert_array_equal(b1.s2[0], spec.normalize(learner.window)[2])
 
@@ -223,3 +224,28 @@ def test_cli_acc_rejects_adpg_options(tmp_path):
 
     res = CliRunner().invoke(train_command, ["--algo", "acc", "--iterations", "3", "--out", str(tmp_path / "m.onnx")])
     assert res.exit_code == 3
+
+
+def test_exploring_queues_hold_their_random_template():
+    from rlcc.simulator.switch_agent import QueueInfo
+    from rlcc.train.acc import AccLearner, LearnerParams
+    from rlcc.train.replay import MultiReplay
+
+    spec = SwitchAgentSpec(actions=paper_templates())
+    net = QNet.init([spec.input_width, 8, spec.n_actions], np.random.default_rng(0))
+
+    def run(hold: float, epsilon: float) -> np.ndarray:
+        learner = AccLearner(spec, Ddqn(net, DdqnParams()), MultiReplay(spec.input_width, 100, 100),
+                             LearnerParams(min_replay=10**9, explore_hold=hold), np.random.default_rng(1))
+        learner.reset(QueueInfo.build(spec, np.zeros(64, np.int64), np.full(64, 100.0)), np.random.default_rng(2))
+        learner.epsilon = epsilon
+        acts, prev = [], np.zeros(64, np.int64)
+        for k in range(6):
+            prev = learner.on_interval(_stats([1000 * k] * 64, [10_000] * 64, prev, [0.5] * 64, [500.0] * 64))
+            acts.append(prev)
+        return np.array(acts)
+
+    held = run(hold=1e9, epsilon=1.0)
+    assert (held == held[0]).all() and len(np.unique(held[0])) > 4  # random per queue, then kept
+    dither = run(hold=1.0, epsilon=1.0)
+    assert (dither != dither[0]).any(axis=0).mean() > 0.9  # plain epsilon-greedy redraws every interval
