@@ -152,15 +152,23 @@ class AccConfig:
         return cls.from_dict(data)
 
 
-def incast_scenario(senders: int, flows_per_sender: int, size_bytes: int, duration_ms: float, seed: int,
+def incast_scenario(senders: int, flows_per_sender: int, min_bytes: int, max_bytes: int, bursts: int,
+                    burst_interval_us: float, duration_ms: float, seed: int,
                     topology: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``senders`` x ``flows_per_sender`` flows of ``size_bytes`` to one receiver, starting together
-    at 5 % of the run, next to one long-lived background flow (the ``long-short`` scenario)."""
-    d: dict[str, Any] = {"kind": "long-short", "short_flows": senders * flows_per_sender, "short_bytes": size_bytes,
-                         "bursts": 1, "burst_start_frac": 0.05, "duration_ms": duration_ms, "seed": seed}
+    """``bursts`` times, ``senders`` x ``flows_per_sender`` flows (log-uniform sizes) to one receiver."""
+    d: dict[str, Any] = {"kind": "incast", "senders": senders, "flows_per_sender": flows_per_sender,
+                         "min_bytes": min_bytes, "max_bytes": max_bytes, "bursts": bursts,
+                         "burst_interval_us": burst_interval_us, "duration_ms": duration_ms, "seed": seed}
     if topology is not None:
         d["topology"] = dict(topology)
     return d
+
+
+def burst_on_long_scenario(flows: int, size_bytes: int, duration_ms: float, seed: int) -> dict[str, Any]:
+    """One long-lived flow, hit at 5 % of the run by ``flows`` flows of ``size_bytes`` (``long-short``):
+    whether its DCQCN sender gets marked down during the burst is the template's doing."""
+    return {"kind": "long-short", "short_flows": flows, "short_bytes": size_bytes, "bursts": 1,
+            "burst_start_frac": 0.05, "duration_ms": duration_ms, "seed": seed}
 
 
 def trace_scenario(cdf: str, load: float, duration_ms: float, seed: int, topology: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -173,20 +181,25 @@ def trace_scenario(cdf: str, load: float, duration_ms: float, seed: int, topolog
 
 
 def curriculum(seed: int, episodes: int, duration_ms: float) -> list[dict[str, Any]]:
-    """The default episode mix, harder as training goes: incasts (p senders up to 64 x q flows of
-    10 KB..10 MB) and websearch / hadoop Poisson traffic at 30..90 % load, on one switch and
-    (from the second third on) on a small leaf-spine."""
+    """The default episode mix, harder as training goes: incasts (p senders, up to 64, x q flows of
+    10 KB..10 MB, repeated bursts), bursts on a long flow, and websearch / hadoop Poisson traffic
+    at 30..90 % load; on one switch and (from the second third on) on a small leaf-spine."""
     rng = np.random.default_rng([seed, 0xACC])
     out = []
     for e in range(episodes):
         u = e / max(episodes - 1, 1)
         topo = LEAF_SPINE if u >= 1 / 3 and rng.random() < 0.3 else None
-        if rng.random() < 0.5:
+        kind = rng.random()
+        if kind < 0.4:
             p_max = max(2, int(round(2 + 62 * min(1.0, 1.5 * u))))
             senders = int(rng.choice([p for p in INCAST_SENDERS if p <= p_max]))
-            q = int(rng.integers(1, 5))
-            size = int(rng.choice(INCAST_SIZES))
-            out.append(incast_scenario(senders, q, size, duration_ms, seed + e, topo))
+            lo, hi = sorted(int(x) for x in rng.choice(INCAST_SIZES, 2))
+            bursts = int(rng.integers(1, 4))
+            out.append(incast_scenario(senders, int(rng.integers(1, 5)), lo, hi, bursts,
+                                       round(1000 * duration_ms / (bursts + 1)), duration_ms, seed + e, topo))
+        elif kind < 0.55:
+            out.append(burst_on_long_scenario(int(rng.choice(INCAST_SENDERS)), int(rng.choice(INCAST_SIZES[:5])),
+                                              duration_ms, seed + e))
         else:
             load = float(rng.uniform(0.3, 0.3 + 0.6 * min(1.0, 0.5 + u)))
             out.append(trace_scenario(str(rng.choice(TRACE_CDFS)), load, duration_ms, seed + e, topo))

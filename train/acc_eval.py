@@ -23,20 +23,22 @@ from rlcc.simulator.switch_metrics import switch_metrics
 from rlcc.switch_policy import QNetPolicy
 from rlcc.switch_spec import SwitchAgentSpec
 from rlcc.train.acc import RewardMeter
-from rlcc.train.acc_config import LEAF_SPINE, incast_scenario, trace_scenario
+from rlcc.train.acc_config import LEAF_SPINE, burst_on_long_scenario, incast_scenario, trace_scenario
 
 # Held-out scenarios (seeds the curriculum's episodes do not start from; long enough to finish
-# most flows). Mice- and elephant-heavy incasts, both CDFs at a medium and a high load, and the
-# multi-agent leaf-spine.
+# most flows). Mice- and elephant-heavy incasts, a burst on a long flow, both CDFs at a medium and
+# a high load, and two multi-agent leaf-spine runs.
 EVAL_SCENARIOS: tuple[dict[str, Any], ...] = (
-    incast_scenario(16, 2, 30_000, 4.0, 10_001),
-    incast_scenario(32, 1, 300_000, 6.0, 10_002),
-    incast_scenario(8, 2, 3_000_000, 12.0, 10_003),
-    trace_scenario("websearch", 0.5, 8.0, 10_004),
-    trace_scenario("websearch", 0.8, 8.0, 10_005),
-    trace_scenario("hadoop", 0.6, 6.0, 10_006),
-    trace_scenario("hadoop", 0.9, 6.0, 10_007),
-    trace_scenario("websearch", 0.6, 8.0, 10_008, LEAF_SPINE),
+    incast_scenario(16, 2, 10_000, 100_000, 3, 2000.0, 6.0, 10_001),
+    incast_scenario(32, 1, 10_000, 1_000_000, 2, 3000.0, 8.0, 10_002),
+    incast_scenario(8, 4, 100_000, 10_000_000, 1, 1000.0, 12.0, 10_003),
+    burst_on_long_scenario(32, 30_000, 4.0, 10_004),
+    trace_scenario("websearch", 0.5, 8.0, 10_005),
+    trace_scenario("websearch", 0.8, 8.0, 10_006),
+    trace_scenario("hadoop", 0.6, 6.0, 10_007),
+    trace_scenario("hadoop", 0.9, 6.0, 10_008),
+    trace_scenario("websearch", 0.6, 8.0, 10_009, LEAF_SPINE),
+    incast_scenario(16, 2, 10_000, 1_000_000, 2, 2000.0, 6.0, 10_010, LEAF_SPINE),
 )
 
 METRICS = ("reward", "mice_slowdown_mean", "mice_slowdown_p99", "elephant_slowdown_mean", "slowdown_mean",

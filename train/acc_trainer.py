@@ -35,8 +35,11 @@ class AccResult:
 
 def scenario_label(d: dict[str, Any]) -> str:
     where = "leaf-spine" if d.get("topology") else "switch"
+    if d["kind"] == "incast":
+        size = f"{d['min_bytes'] // 1000}-{d['max_bytes'] // 1000}KB"
+        return f"incast {d['senders']}x{d['flows_per_sender']} {size} x{d['bursts']} ({where})"
     if d["kind"] == "long-short":
-        return f"incast {d['short_flows']}x{d['short_bytes'] // 1000}KB ({where})"
+        return f"long flow + {d['short_flows']}x{d['short_bytes'] // 1000}KB ({where})"
     if d["kind"] == "trace":
         return f"{d['cdf']} {round(100 * d['load'])}% ({where})"
     return f"{d['kind']} ({where})"
