@@ -8,6 +8,7 @@ the model against every static template of its spec on :data:`EVAL_SCENARIOS`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -67,7 +68,8 @@ def evaluate_acc(policy_or_agent: QNetPolicy | WindowAgent | str | Path,
 
 
 def static_agents(spec: SwitchAgentSpec) -> list[StaticEcn]:
-    return [StaticEcn(spec, i) for i in range(spec.n_actions)]
+    """One agent per template, each in force from t = 0 (its spec's ``initial_action`` is itself)."""
+    return [StaticEcn(dataclasses.replace(spec, initial_action=i), i) for i in range(spec.n_actions)]
 
 
 def mix(rows: list[dict[str, float]]) -> dict[str, float]:

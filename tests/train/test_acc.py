@@ -249,3 +249,19 @@ def test_exploring_queues_hold_their_random_template():
     assert (held == held[0]).all() and len(np.unique(held[0])) > 4  # random per queue, then kept
     dither = run(hold=1.0, epsilon=1.0)
     assert (dither != dither[0]).any(axis=0).mean() > 0.9  # plain epsilon-greedy redraws every interval
+
+
+def test_evaluate_acc_reports_reward_and_switch_metrics():
+    from rlcc.simulator.switch_agent import StaticEcn
+    from rlcc.train.acc_eval import evaluate_acc, static_agents
+
+    spec = SwitchAgentSpec(actions=paper_templates())
+    statics = static_agents(spec)
+    assert [a.spec.initial_action for a in statics] == list(range(spec.n_actions))  # each in force from t = 0
+    sc = {"kind": "incast", "senders": 4, "flows_per_sender": 1, "min_bytes": 20_000, "max_bytes": 20_000,
+          "duration_ms": 1.0}
+    (row,) = evaluate_acc(StaticEcn(spec, 0), [sc])
+    # 4 x 20 KB at line rate into one port: 80 KB drain in 6.4 us, all flows finish; reward in (0, 1]
+    assert row["unfinished"] == 0 and row["flows"] == 4
+    assert 0 < row["reward"] <= 1
+    assert np.isfinite(row["mice_slowdown_mean"]) and np.isnan(row["elephant_slowdown_mean"])
