@@ -30,16 +30,16 @@ ALGOS = ("adpg", "acc")
 def train_command(config_path, out, log_dir, seed, iterations, arch, algo, episodes, quiet) -> None:
     """Train the shared deterministic RL-CC policy (ADPG) on small simulator scenarios.
 
-    With --algo acc: train the ACC switch agent (one Q-network shared by every switch egress
-    queue, DCQCN hosts) on an incast / trace curriculum; --config is an ACC config or a previous
-    run's .train.json; writes OUT and <OUT stem>.train.json (config, per-episode reward, epsilon,
-    wall time).
-
     The policy is a bias-free MLP on the spec's input window (arch 'mlp') or an LSTM with
     per-flow h/c state fed one step per decision (arch 'lstm', trained through time).
 
     Writes OUT (ONNX with the rlcc.spec metadata) and OUT's config as <OUT stem>.train.json,
     which reproduces the run byte-for-byte: rlcc-train --config <that file> --out OUT.
+
+    With --algo acc: train the ACC switch agent (one Q-network shared by every switch egress
+    queue, DCQCN hosts) on an incast / trace curriculum; --config is an ACC config or a previous
+    run's .train.json; writes OUT and <OUT stem>.train.json (config, per-episode reward, epsilon,
+    wall time).
     """
     if algo == "acc":
         if iterations is not None or arch is not None or log_dir is not None:
