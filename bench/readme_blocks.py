@@ -535,3 +535,52 @@ def cycle_model() -> str:
 
 
 BLOCKS["cycle-model"] = (cycle_model, True)
+
+
+# --- switch agents (ACC) ---------------------------------------------------------------------------
+ACC_FIRMWARE = EXAMPLE / "acc_firmware"
+
+
+def acc_firmware() -> str:
+    """The shipped ACC example's compile: student size, agreement, cycles (examples/acc_firmware/)."""
+    rep, ver = load(ACC_FIRMWARE / "report.json"), load(ACC_FIRMWARE / "verify.json")
+    s, a, iv, b = rep["student"], rep["agreement"], ver["interval"], ver["budget"]
+    held = (f"{a['held_out']:.3f} on {a['held_out_scenarios']} held-out scenarios' windows" if a["held_out_scenarios"]
+            else f"{a['held_out']:.3f} on its training windows")
+    rows = [
+        ["student", f"{s['trees']} trees of depth ≤ {s['max_depth']}, {s['operations']} operations, leaves Q{s['leaf_frac_bits']}"],
+        ["agreement with the teacher's argmax", f"{a['float_training']:.3f} (training), {held}; leaf quantization {a['quantization']:.4f}"],
+        ["bit-exact vs golden model", f"{ver['vectors']} vectors + {iv['intervals']} dispatcher intervals: "
+                                      + ("yes" if ver["bit_exact"] else f"NO ({ver['mismatches']} mismatches)")],
+        ["cycles per decision (max)", f"{ver['decision_cycles']['max']:.0f} ({ver['decision_us']['max']:.2f} µs) on {ver['target']}, "
+                                      f"{ver['profile']} @ {ver['clock_hz'] / 1e9:.1f} GHz"],
+        [f"one interval, {iv['ports']} ports (max)", f"{iv['cycles']['max']:.0f} cycles = {iv['us']['max']:.1f} µs of the "
+                                                     f"{b['us']:g} µs interval ({100 * b['headroom']:.0f} % headroom)"],
+        ["fidelity gate", "passed" if rep["gate"]["passed"] else "FAILED (shipped with --accept-fidelity)"],
+    ]
+    return table(["`examples/acc_firmware/`", ""], ["---", "---"], rows)
+
+
+ACC_METRICS = (("mice_slowdown_mean", "mice FCT slowdown", "{:.2f}"), ("mice_slowdown_p99", "mice p99", "{:.2f}"),
+               ("elephant_slowdown_mean", "elephant FCT slowdown", "{:.2f}"), ("queue_kb_mean", "mean queue KB", "{:.1f}"),
+               ("queue_kb_p99", "p99 queue KB", "{:.0f}"), ("bottleneck_util", "bottleneck util.", "{:.3f}"),
+               ("unfinished", "unfinished flows", "{:.1f}"))
+
+
+def acc_closed_loop() -> str:
+    """bench/bench_acc.py: static ECN vs ACC teacher vs compiled firmware."""
+    doc = load(RESULTS / "acc.json")
+    rows = [[name] + [f.format(doc["summary"][name][k]) for k, _, f in ACC_METRICS] for name in doc["agents"]]
+    d = doc["firmware_vs_teacher"]
+    out = [table(["agent (DCQCN hosts)"] + [t for _, t, _ in ACC_METRICS], ["---"] + ["---:"] * len(ACC_METRICS), rows), ""]
+    out.append(para(
+        f"Means over {len(doc['scenarios'])} scenarios ({', '.join(doc['scenarios'])}) x {doc['seeds']} seeds; "
+        f"firmware vs teacher: mice FCT {100 * d['mice_slowdown_mean']:+.1f} %, elephant FCT "
+        f"{100 * d['elephant_slowdown_mean']:+.1f} %, mean queue {100 * d['queue_kb_mean']:+.1f} %. "
+        f"{len(doc['runs'])} simulations in {doc['wall_s']:.0f} s on {cores(doc)} cores (`bench/bench_acc.py`, "
+        "plot `bench/results/acc.png`)."))
+    return "\n".join(out)
+
+
+BLOCKS["acc-firmware"] = (acc_firmware, True)
+BLOCKS["acc-closed-loop"] = (acc_closed_loop, True)
