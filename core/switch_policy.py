@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
 import numpy as np
 
 from rlcc.errors import BadInputError
-from rlcc.policy import _SESSIONS, _check_opset, _dims, _load_onnx, _make_session
+from rlcc.policy import PicklableSession, _check_opset, _dims, _load_onnx, _make_session
 from rlcc.switch_spec import METADATA_KEY, SwitchAgentSpec
 
 PROBE_SAMPLES = 1024
@@ -42,8 +41,9 @@ def embed_switch_spec(model, spec: SwitchAgentSpec) -> None:
     entry.key, entry.value = METADATA_KEY, spec.to_json()
 
 
-class QNetPolicy:
-    """A validated Q-network: input (batch, history x features) float32, output (batch, actions)."""
+class QNetPolicy(PicklableSession):
+    """A validated Q-network: input (batch, history x features) float32, output (batch, actions).
+    Picklable (``PicklableSession``): the session is rebuilt from ``model_bytes`` on the other side."""
 
     def __init__(self, path: str | os.PathLike, spec: SwitchAgentSpec | None = None) -> None:
         self.path = Path(path)
@@ -75,18 +75,6 @@ class QNetPolicy:
     def act(self, x: np.ndarray) -> np.ndarray:
         """The greedy action (first largest Q-value) per row."""
         return np.argmax(self.q_values(x), axis=1).astype(np.int64)
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        del state["_session"]
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        key = hashlib.sha256(self.model_bytes).hexdigest()
-        if key not in _SESSIONS:
-            _SESSIONS[key] = _make_session(self.model_bytes, self.path)
-        self._session = _SESSIONS[key]
 
 
 def _check_qnet_signature(model, spec: SwitchAgentSpec, path: Path) -> tuple[str, str]:

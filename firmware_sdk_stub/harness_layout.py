@@ -261,13 +261,16 @@ def unpack_output(buf: bytes, *, check: bool = True) -> OutputTable:
 
 def table_symbols(elf_path: str | Path) -> dict[str, tuple[int, int]]:
     """{name: (address, size)} of the harness symbols (SYM_*) of a bare-metal harness ELF."""
+    return elf_symbols(elf_path, {SYM_IN, SYM_OUT, SYM_CAPACITY, SYM_ENTRY, SYM_HALT}, "a harness ELF")
+
+
+def elf_symbols(elf_path: str | Path, wanted: set[str], what: str) -> dict[str, tuple[int, int]]:
+    """{name: (address, size)} of the ``wanted`` symbols; BadInputError naming ``what`` if any is missing."""
     from elftools.elf.elffile import ELFFile
 
-    wanted = {SYM_IN, SYM_OUT, SYM_CAPACITY, SYM_ENTRY, SYM_HALT}
     found: dict[str, tuple[int, int]] = {}
     with open(elf_path, "rb") as fh:
-        elf = ELFFile(fh)
-        symtab = elf.get_section_by_name(".symtab")
+        symtab = ELFFile(fh).get_section_by_name(".symtab")
         if symtab is None:
             raise BadInputError(f"{elf_path}: no symbol table")
         for sym in symtab.iter_symbols():
@@ -275,5 +278,5 @@ def table_symbols(elf_path: str | Path) -> dict[str, tuple[int, int]]:
                 found[sym.name] = (int(sym["st_value"]), int(sym["st_size"]))
     missing = wanted - set(found)
     if missing:
-        raise BadInputError(f"{elf_path}: not a harness ELF, missing symbols {sorted(missing)}")
+        raise BadInputError(f"{elf_path}: not {what}, missing symbols {sorted(missing)}")
     return found

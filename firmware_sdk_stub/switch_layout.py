@@ -16,6 +16,7 @@ import numpy as np
 
 from rlcc.errors import BadInputError, EmulationError
 from rlcc.switch_spec import FEATURES, MAX_ACTIONS, MAX_HISTORY
+from rlcc.firmware_sdk_stub.harness_layout import elf_symbols
 
 IN_MAGIC = 0x49575352  # "RSWI"
 OUT_MAGIC = 0x4F575352  # "RSWO"
@@ -100,18 +101,4 @@ def unpack_output(buf: bytes) -> np.ndarray:
 
 def table_symbols(elf_path: str | Path) -> dict[str, tuple[int, int]]:
     """{name: (address, size)} of the switch harness symbols of a bare-metal ELF."""
-    from elftools.elf.elffile import ELFFile
-
-    wanted = {SYM_IN, SYM_OUT, SYM_HALT}
-    found: dict[str, tuple[int, int]] = {}
-    with open(elf_path, "rb") as fh:
-        symtab = ELFFile(fh).get_section_by_name(".symtab")
-        if symtab is None:
-            raise BadInputError(f"{elf_path}: no symbol table")
-        for sym in symtab.iter_symbols():
-            if sym.name in wanted:
-                found[sym.name] = (int(sym["st_value"]), int(sym["st_size"]))
-    missing = wanted - set(found)
-    if missing:
-        raise BadInputError(f"{elf_path}: not a switch harness ELF, missing symbols {sorted(missing)}")
-    return found
+    return elf_symbols(elf_path, {SYM_IN, SYM_OUT, SYM_HALT}, "a switch harness ELF")
