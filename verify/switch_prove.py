@@ -251,8 +251,8 @@ def _leaf_tables(img: _Image, model: ClassEnsemble) -> dict[int, int] | None:
 
 def _attempt(img: _Image, spec: SwitchAgentSpec, model: ClassEnsemble, xlen: int, bounds: dict[int, int],
              deadline: float, timeout_s: float, result: Any, tables: dict[int, int] | None) -> SwitchProofResult:
-    """One proof; ``tables`` given: leaf loads and the golden rows abstracted (raises nothing:
-    an inconclusive abstract attempt returns status "failed")."""
+    """One proof; with ``tables``, the leaf loads and the golden rows abstracted (an attempt that
+    cannot conclude that way returns "failed" or "unsupported", and the caller retries without)."""
     ctx_a, st_a, info_a, ecn_a = (img.scratch + o for o in (_CTX_OFF, _STATS_OFF, _INFO_OFF, _ECN_OFF))
     regions = img.regions + [Region(ctx_a, ctx_a + _CTX_BYTES, "context", writable=True),
                              Region(st_a, st_a + 12, "stats"), Region(info_a, info_a + 4, "port info"),
