@@ -25,6 +25,9 @@ three parts:
    inputs: comparisons only, and it implies the load is aligned and inside the table.
 2. *Tables.* Each tree's ``*_leaves_t`` lies in the ELF's read-only data (which the executor
    never lets the function store to) and its bytes are the model's leaves, checked concretely.
+   A tree whose table fails this check is not abstracted: its loads stay multiplexers over the
+   table's bytes and its golden rows multiplexers over the model's leaves (so a wrong table is
+   refuted with a counterexample, not merely unproven).
 3. *Outputs.* The golden model's rows are the same ``leaf_t_c(idx_t)`` terms, and the action,
    template and context are proven equal for every interpretation of the ``leaf_t_c``: after
    simplification both score sums are the same terms, so the argmax is a congruence problem.
@@ -33,8 +36,8 @@ They compose: under the interpretation ``leaf_t_c(i) = leaves[i][c]`` the firmwa
 what memory holds at the proven address (1, 2), and the golden rows are the model's leaves, so a
 proof for all interpretations is one for the real firmware and model. A satisfying assignment
 under the abstraction may be spurious (it may pick leaf values the tables do not hold): it is
-replayed in the emulator, and when it does not reproduce (or a table check or an address fails to
-match), the proof is redone with the leaf loads as multiplexers over the tables' contents.
+replayed in the emulator, and when it does not reproduce (or an address does not match), the
+proof is redone with every leaf load a multiplexer over its table's contents.
 
 **Precondition.** The generated C drops a split whose threshold is at or above its feature's
 maximum (never true for a value the firmware produces, ``codegen.switch_generate``), while the
@@ -219,33 +222,30 @@ def prove_switch_firmware(elf: Path, spec: SwitchAgentSpec, model: ClassEnsemble
         return result("unsupported", f"no '{ENTRY_SYMBOL}' in the ELF")
     deadline = t0 + timeout_s
     tables = _leaf_tables(img, model)
-    if tables is not None:
+    if tables:
         first = _attempt(img, spec, model, xlen, bounds, deadline, timeout_s, result, tables)
         if first.status in ("proved", "counterexample", "timeout"):
             return first
     return _attempt(img, spec, model, xlen, bounds, deadline, timeout_s, result, None)
 
 
-def _leaf_tables(img: _Image, model: ClassEnsemble) -> dict[int, int] | None:
-    """{tree: its leaf table's address} for the trees with splits, when every such table is in the
-    ELF's read-only data and holds the model's leaves (part 2 of the proof); None otherwise."""
+def _leaf_tables(img: _Image, model: ClassEnsemble) -> dict[int, int]:
+    """{tree: its leaf table's address} for the trees with splits whose table (one symbol
+    ``*_leaves_t``) is in the ELF's read-only data and holds the model's leaves (part 2 of the
+    proof). A tree left out (a wrong table, say) keeps multiplexers on both sides."""
     stride = 4 * model.n_classes
     out: dict[int, int] = {}
     for t, tree in enumerate(model.trees):
-        if not tree.splits:
-            continue
         hits = [a for name, a in img.symbols.items() if name.endswith(f"_leaves_{t}")]
-        if len(hits) != 1:
-            return None
-        base = hits[0]
-        size = stride * len(tree.leaves)
+        if not tree.splits or len(hits) != 1:
+            continue
+        base, size = hits[0], stride * len(tree.leaves)
         if not any(r.lo <= base and base + size <= r.hi and not r.writable and r.name != "stack" for r in img.regions):
-            return None
+            continue
         off = base - img.machine.mem_base
         raw = np.frombuffer(img.image[off : off + size], dtype="<i4").reshape(len(tree.leaves), model.n_classes)
-        if raw.tolist() != [list(r) for r in tree.leaves]:
-            return None
-        out[t] = base
+        if raw.tolist() == [list(r) for r in tree.leaves]:
+            out[t] = base
     return out
 
 
@@ -278,9 +278,9 @@ def _attempt(img: _Image, spec: SwitchAgentSpec, model: ClassEnsemble, xlen: int
     row = None
     if tables is not None:
         def row(t: int, tree: Any, x: list[Any], c: int) -> Any:
+            if t not in tables:
+                return None
             idx = leaf_index(tree, x)
-            if idx is None:
-                return z3.BitVecVal(tree.leaves[0][c], 32)
             fn = rows.setdefault((t, c), z3.Function(f"leaf_{t}_{c}", z3.BitVecSort(idx.size()), z3.BitVecSort(32)))
             return fn(idx)
     gold = symbolic_decision(spec, model, ctx, qlen, tx, marked, util_mul, row)
@@ -357,8 +357,8 @@ def _attempt(img: _Image, spec: SwitchAgentSpec, model: ClassEnsemble, xlen: int
                           proven=proven, invariant=invariant, **common)
         return result("timeout", f"timeout after {timeout_s:g} s at {k}", proven=proven, invariant=invariant,
                       open=[x for x in order if x not in proven], **common)
-    how = (f"{len(tables)} leaf table(s) checked, their loads abstracted at proven addresses" if tables is not None
-           else "leaf tables by content")
+    how = (f"{len(tables)} of {len(model.trees)} leaf table(s) checked, their loads abstracted at proven addresses"
+           if tables is not None else "leaf tables by content")
     return result("proved", f"action, ECN template and all {sl.CTX_WORDS} context words equal for all inputs ({how}); "
                   f"{len(side)} side conditions (table bounds, leaf addresses, frame, ABI) proven", proven=proven,
                   invariant=invariant, **common)
@@ -400,7 +400,7 @@ def _leaf_hook(model: ClassEnsemble, tables: dict[int, int], window: list[Any], 
 def _replay(img: _Image, spec: SwitchAgentSpec, model: ClassEnsemble, m: Any, ctx: list[Any], qlen: Any, tx: Any,
             marked: Any, util_mul: Any, xlen: int) -> dict[str, Any] | None:
     """The model's input as one record, run in the emulator and in the numpy golden agent; the
-    record and both outputs when they differ, else None."""
+    record and both outputs when the decision (action, ECN template, context) differs, else None."""
     from rlcc.verify.switch_check import _example, mismatches, to_records
     from rlcc.verify.switch_run import SwitchRunner
 
@@ -412,5 +412,7 @@ def _replay(img: _Image, spec: SwitchAgentSpec, model: ClassEnsemble, m: Any, ct
         out = runner.run(to_records(v))
     except RlccError as exc:
         return {"inputs": {"ctx_in": ctx_in[0].tolist()}, "fault": str(exc)}
-    bad = mismatches(v, out, model.n_classes)
-    return _example(v, 0, out, model.n_classes) if len(bad) else None
+    # the proven outputs only (the trace's scores are not one: an abstracted proof's assignment
+    # may give the firmware other scores but the same decision)
+    differs = len(mismatches(v, out, model.n_classes, with_scores=False)) or int(out["action"][0]) != int(v.action[0])
+    return _example(v, 0, out, model.n_classes) if differs else None

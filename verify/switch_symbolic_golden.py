@@ -78,8 +78,8 @@ def leaf_index(tree: ClassTree, x: list[Any]) -> z3.BitVecRef | None:
     return bits[0] if len(bits) == 1 else z3.Concat(*reversed(bits))
 
 
-# (tree number, tree, window, class) -> that tree's entry for the class (default: the multiplexer).
-RowTerm = Callable[[int, ClassTree, list[Any], int], z3.BitVecRef]
+# (tree number, tree, window, class) -> that tree's entry for the class (None: the multiplexer).
+RowTerm = Callable[[int, ClassTree, list[Any], int], "z3.BitVecRef | None"]
 
 
 def scores(model: ClassEnsemble, x: list[Any], row: RowTerm | None = None) -> list[z3.BitVecRef]:
@@ -88,7 +88,8 @@ def scores(model: ClassEnsemble, x: list[Any], row: RowTerm | None = None) -> li
     for c in range(model.n_classes):
         s: z3.BitVecRef = _bv(model.bias[c])
         for t, tree in enumerate(model.trees):
-            s = s + (row(t, tree, x, c) if row else _tree_row(tree, x, c))
+            entry = row(t, tree, x, c) if row else None
+            s = s + (_tree_row(tree, x, c) if entry is None else entry)
         out.append(s)
     return out
 
