@@ -72,7 +72,7 @@ from rlcc.fxp.switch_agent import initial_window
 from rlcc.switch_spec import STAT_MAX, SwitchAgentSpec
 from rlcc.targets import get_target
 from rlcc.verify.prove import RET_SENTINEL, _fresh_regs, _frame_checks, _word
-from rlcc.verify.prove import _solve as _solve_by
+from rlcc.verify.prove import _solve as _solve_by  # the budget check is this module's _solve
 from rlcc.verify.switch_symbolic_golden import leaf_index, symbolic_decision
 from rlcc.verify.symexec import Executor, Region, State, SymexecUnsupported, path_formula
 
