@@ -13,6 +13,32 @@ store outside the context, the ECN output and the stack; no load outside code, r
 the inputs and the stack, and every table load aligned and inside its table; sp and the
 callee-saved registers restored; on RV64 the u32 result returned sign-extended (ABI).
 
+**Decomposition (what makes 10 trees of depth 4 cheap).** A load of the classifier's leaf tables
+is a load from a symbolic address; read as a multiplexer over the table it leaves the solver
+sums of 16-way choices to compare per class, and the argmax over them. Instead the proof has
+three parts:
+
+1. *Addresses.* A load (4 bytes) whose address, evaluated at one input, falls in tree t's table
+   ``*_leaves_t`` at class c's column returns ``leaf_t_c(idx_t)`` (an uninterpreted function of
+   the golden leaf index, the depth-bit concatenation of the golden split bits) and adds the
+   side condition ``address == &leaves_t[0][c] + 4 * n_classes * idx_t`` on its path, for all
+   inputs: comparisons only, and it implies the load is aligned and inside the table.
+2. *Tables.* Each tree's ``*_leaves_t`` lies in the ELF's read-only data (which the executor
+   never lets the function store to) and its bytes are the model's leaves, checked concretely.
+   A tree whose table fails this check is not abstracted: its loads stay multiplexers over the
+   table's bytes and its golden rows multiplexers over the model's leaves (so a wrong table is
+   refuted with a counterexample, not merely unproven).
+3. *Outputs.* The golden model's rows are the same ``leaf_t_c(idx_t)`` terms, and the action,
+   template and context are proven equal for every interpretation of the ``leaf_t_c``: after
+   simplification both score sums are the same terms, so the argmax is a congruence problem.
+
+They compose: under the interpretation ``leaf_t_c(i) = leaves[i][c]`` the firmware's load returns
+what memory holds at the proven address (1, 2), and the golden rows are the model's leaves, so a
+proof for all interpretations is one for the real firmware and model. A satisfying assignment
+under the abstraction may be spurious (it may pick leaf values the tables do not hold): it is
+replayed in the emulator, and when it does not reproduce (or an address does not match), the
+proof is redone with every leaf load a multiplexer over its table's contents.
+
 **Precondition.** The generated C drops a split whose threshold is at or above its feature's
 maximum (never true for a value the firmware produces, ``codegen.switch_generate``), while the
 golden model compares whatever the context holds. When such a split reads a history word or the
@@ -45,9 +71,10 @@ from rlcc.fxp import switch_vectors as sv
 from rlcc.fxp.switch_agent import initial_window
 from rlcc.switch_spec import STAT_MAX, SwitchAgentSpec
 from rlcc.targets import get_target
-from rlcc.verify.prove import RET_SENTINEL, _fresh_regs, _frame_checks, _solve, _word
-from rlcc.verify.switch_symbolic_golden import symbolic_decision
-from rlcc.verify.symexec import Executor, Region, State, SymexecUnsupported
+from rlcc.verify.prove import RET_SENTINEL, _fresh_regs, _frame_checks, _word
+from rlcc.verify.prove import _solve as _solve_by  # the budget check is this module's _solve
+from rlcc.verify.switch_symbolic_golden import leaf_index, symbolic_decision
+from rlcc.verify.symexec import Executor, Region, State, SymexecUnsupported, path_formula
 
 ENTRY_SYMBOL = "sw_agent_on_interval"
 DEFAULT_TIMEOUT_S = 120.0
@@ -176,7 +203,9 @@ def _describe(spec: SwitchAgentSpec, bounds: dict[int, int]) -> str | None:
 def prove_switch_firmware(elf: Path, spec: SwitchAgentSpec, model: ClassEnsemble, target: str,
                           timeout_s: float = DEFAULT_TIMEOUT_S, profile: str | Profile | None = None,
                           zbb: bool | None = None) -> SwitchProofResult:
-    """Prove (or refute) that ``elf``'s ``sw_agent_on_interval`` computes the golden decision."""
+    """Prove (or refute) that ``elf``'s ``sw_agent_on_interval`` computes the golden decision:
+    first with the leaf tables abstracted (see the module docstring), then, when that does not
+    conclude, with the tables' contents."""
     t0 = time.monotonic()
     t = get_target(target)
     xlen = t.xlen
@@ -191,23 +220,72 @@ def prove_switch_firmware(elf: Path, spec: SwitchAgentSpec, model: ClassEnsemble
 
     if ENTRY_SYMBOL not in img.symbols:
         return result("unsupported", f"no '{ENTRY_SYMBOL}' in the ELF")
+    deadline = t0 + timeout_s
+    tables = _leaf_tables(img, model)
+    if tables:
+        first = _attempt(img, spec, model, xlen, bounds, deadline, timeout_s, result, tables)
+        if first.status in ("proved", "counterexample", "timeout"):
+            return first
+    return _attempt(img, spec, model, xlen, bounds, deadline, timeout_s, result, None)
+
+
+def _leaf_tables(img: _Image, model: ClassEnsemble) -> dict[int, int]:
+    """{tree: its leaf table's address} for the trees with splits whose table (one symbol
+    ``*_leaves_t``) is in the ELF's read-only data and holds the model's leaves (part 2 of the
+    proof). A tree left out (a wrong table, say) keeps multiplexers on both sides."""
+    stride = 4 * model.n_classes
+    out: dict[int, int] = {}
+    for t, tree in enumerate(model.trees):
+        hits = [a for name, a in img.symbols.items() if name.endswith(f"_leaves_{t}")]
+        if not tree.splits or len(hits) != 1:
+            continue
+        base, size = hits[0], stride * len(tree.leaves)
+        if not any(r.lo <= base and base + size <= r.hi and not r.writable and r.name != "stack" for r in img.regions):
+            continue
+        off = base - img.machine.mem_base
+        raw = np.frombuffer(img.image[off : off + size], dtype="<i4").reshape(len(tree.leaves), model.n_classes)
+        if raw.tolist() == [list(r) for r in tree.leaves]:
+            out[t] = base
+    return out
+
+
+def _attempt(img: _Image, spec: SwitchAgentSpec, model: ClassEnsemble, xlen: int, bounds: dict[int, int],
+             deadline: float, timeout_s: float, result: Any, tables: dict[int, int] | None) -> SwitchProofResult:
+    """One proof; with ``tables``, the leaf loads and the golden rows abstracted (an attempt that
+    cannot conclude that way returns "failed" or "unsupported", and the caller retries without)."""
     ctx_a, st_a, info_a, ecn_a = (img.scratch + o for o in (_CTX_OFF, _STATS_OFF, _INFO_OFF, _ECN_OFF))
     regions = img.regions + [Region(ctx_a, ctx_a + _CTX_BYTES, "context", writable=True),
                              Region(st_a, st_a + 12, "stats"), Region(info_a, info_a + 4, "port info"),
                              Region(ecn_a, ecn_a + 12, "ecn", writable=True)]
-    ex = Executor(img.image, img.machine.mem_base, xlen, regions)
     ctx = [z3.BitVec(f"ctx{i}", 32) for i in range(sl.CTX_WORDS)]
     qlen, tx, marked, util_mul = (z3.BitVec(n, 32) for n in ("qlen_bytes", "tx_bytes", "marked_pkts", "util_mul"))
+    garbage = [z3.BitVec(f"ecn_garbage{b}", 8) for b in range(12)]
     mem: dict[int, Any] = {}
     for base, words in ((ctx_a, ctx), (st_a, [qlen, tx, marked]), (info_a, [util_mul])):
         for i, w in enumerate(words):
             for b in range(4):
                 mem[base + 4 * i + b] = z3.Extract(8 * b + 7, 8 * b, w)
     for b in range(12):
-        mem[ecn_a + b] = z3.BitVec(f"ecn_garbage{b}", 8)
+        mem[ecn_a + b] = garbage[b]
     regs = _fresh_regs(xlen, "in_")
+    inputs = ctx + [qlen, tx, marked, util_mul] + garbage + regs[1:]
     regs[1], regs[2], regs[3], regs[4] = RET_SENTINEL, img.machine.stack_top, img.gp, img.tp
     regs[12], regs[13], regs[14], regs[15], regs[16] = ctx_a, st_a, info_a, ecn_a, 0  # a2..a6; a0/a1 port, queue free
+    if tables is not None and any(r.writable and r.lo < base + 4 * model.n_classes * len(model.trees[t].leaves)
+                                  and base < r.hi for r in regions for t, base in tables.items()):
+        return result("failed", "a leaf table overlaps writable memory")
+    rows: dict[tuple[int, int], Any] = {}
+    row = None
+    if tables is not None:
+        def row(t: int, tree: Any, x: list[Any], c: int) -> Any:
+            if t not in tables:
+                return None
+            idx = leaf_index(tree, x)
+            fn = rows.setdefault((t, c), z3.Function(f"leaf_{t}_{c}", z3.BitVecSort(idx.size()), z3.BitVecSort(32)))
+            return fn(idx)
+    gold = symbolic_decision(spec, model, ctx, qlen, tx, marked, util_mul, row)
+    hook = _leaf_hook(model, tables, gold.window, rows, inputs, xlen) if tables is not None else None
+    ex = Executor(img.image, img.machine.mem_base, xlen, regions, load_hook=hook)
     entry = State(img.symbols[ENTRY_SYMBOL], regs, mem, ())
     try:
         run = ex.run(State(entry.pc, list(regs), dict(mem), ()), RET_SENTINEL)
@@ -221,19 +299,24 @@ def prove_switch_firmware(elf: Path, spec: SwitchAgentSpec, model: ClassEnsemble
         fw[f"ecn.{name}"] = _word(fin, ex, ecn_a + 4 * k)
     for i in range(sl.CTX_WORDS):
         fw[f"ctx[{i}]"] = _word(fin, ex, ctx_a + 4 * i)
-    gold = symbolic_decision(spec, model, ctx, qlen, tx, marked, util_mul)
     want = {"action": gold.action, **{f"ecn.{n}": v for n, v in zip(("kmin_bytes", "kmax_bytes", "pmax_q16"), gold.ecn)},
             **{f"ctx[{i}]": v for i, v in enumerate(gold.ctx)}}
     pre = _in_range(ctx, bounds)
     side = run.obligations + _frame_checks(fin, entry, xlen)
     if xlen == 64:
         side.append(("u32 result returned sign-extended (RV64 ABI)", ret != z3.SignExt(32, z3.Extract(31, 0, ret))))
-    deadline = t0 + timeout_s
     common = dict(paths=run.paths, steps=run.steps, side_conditions=len(side))
+    order = ["action"] + [k for k in fw if k != "action"]
+    replay = lambda m: _replay(img, spec, model, m, ctx, qlen, tx, marked, util_mul, xlen)  # noqa: E731
     for desc, formula in side:
-        verdict, _ = _solve([pre, formula], deadline)
+        verdict, m = _solve([pre, formula], deadline)
+        if verdict == "sat" and tables is not None:
+            cex = replay(m)
+            if cex is not None:
+                return result("counterexample", f"{desc} violated", counterexample=cex, **common)
         if verdict != "unsat":
-            return result("timeout" if verdict == "unknown" else "failed", f"side condition not proven: {desc}", **common)
+            return result("timeout" if verdict == "unknown" else "failed", f"side condition not proven: {desc}",
+                          open=order, **common)
     invariant = None
     if bounds:
         init = initial_window(spec, 1)[0]
@@ -244,41 +327,80 @@ def prove_switch_firmware(elf: Path, spec: SwitchAgentSpec, model: ClassEnsemble
             return result("failed", "the bring-up context violates the precondition", **common)
         verdict, _ = _solve([pre, z3.Not(_in_range(gold.ctx, bounds))], deadline)
         if verdict != "unsat":
-            return result("timeout" if verdict == "unknown" else "failed", "precondition not proven invariant", **common)
+            return result("timeout" if verdict == "unknown" else "failed", "precondition not proven invariant",
+                          open=order, **common)
         invariant = "invariant proven: holds at bring-up and after every decision"
-    # The action first: once proven, it is a fact that makes the template and the context's
-    # template index immediate.
-    order = ["action"] + [k for k in fw if k != "action"]
+    # The action first: once proven, it is a fact (valid, so only a hint) that makes the template
+    # and the context's template index immediate; the other outputs do without it (its terms
+    # would only burden the solver).
+    of_action = {k for k in fw if k.startswith("ecn.")} | {f"ctx[{sv.CTX_ACTION}]"}
     proven: list[str] = []
-    facts: list[Any] = [pre]
+    facts: list[Any] = []
     for k in order:
         f, g = z3.simplify(fw[k]), z3.simplify(want[k])
         if f.eq(g):
             proven.append(k)
             continue
-        verdict, m = _solve([f != g, *facts], deadline)
+        verdict, m = _solve([f != g, pre, *(facts if k in of_action else [])], deadline)
         if verdict == "unsat":
             proven.append(k)
-            facts.append(f == g)
+            if k == "action":
+                facts.append(f == g)
             continue
         if verdict == "sat":
-            cex = _replay(img, spec, model, m, ctx, qlen, tx, marked, util_mul, xlen)
+            cex = replay(m)
             if cex is not None:
                 return result("counterexample", f"{k} differs", proven=proven, counterexample=cex, invariant=invariant,
                               **common)
-            return result("failed", f"{k}: the solver's difference does not reproduce in the emulator (prover bug?)",
+            return result("failed", f"{k}: the solver's difference does not reproduce in the emulator"
+                          + (" (abstract leaves)" if tables is not None else " (prover bug?)"),
                           proven=proven, invariant=invariant, **common)
         return result("timeout", f"timeout after {timeout_s:g} s at {k}", proven=proven, invariant=invariant,
                       open=[x for x in order if x not in proven], **common)
-    return result("proved", f"action, ECN template and all {sl.CTX_WORDS} context words equal for all inputs; "
-                  f"{len(side)} side conditions (table bounds, frame, ABI) proven", proven=proven, invariant=invariant,
-                  **common)
+    how = (f"{len(tables)} of {len(model.trees)} leaf table(s) checked, their loads abstracted at proven addresses"
+           if tables is not None else "leaf tables by content")
+    return result("proved", f"action, ECN template and all {sl.CTX_WORDS} context words equal for all inputs ({how}); "
+                  f"{len(side)} side conditions (table bounds, leaf addresses, frame, ABI) proven", proven=proven,
+                  invariant=invariant, **common)
+
+
+def _solve(formulas: list[Any], deadline: float) -> tuple[str, Any]:
+    """``prove._solve``, but "unknown" once the deadline has passed (the budget is the whole proof's)."""
+    return ("unknown", None) if time.monotonic() >= deadline else _solve_by(formulas, deadline)
+
+
+def _leaf_hook(model: ClassEnsemble, tables: dict[int, int], window: list[Any], rows: dict[tuple[int, int], Any],
+               inputs: list[Any], xlen: int) -> Any:
+    """The executor's load hook: a load from inside tree t's leaf table at class c's column
+    becomes ``leaf_t_c(golden leaf index)``, with the obligation that its address is that row's."""
+    stride = 4 * model.n_classes
+    zero = [(v, z3.BitVecVal(0, v.size())) for v in inputs]
+
+    def hook(st: State, addr: Any, size: int) -> Any:
+        if size != 4:
+            return None
+        probe = z3.simplify(z3.substitute(addr, *zero))  # which table: the address at one input
+        if not z3.is_bv_value(probe):
+            return None
+        a = probe.as_long()
+        hit = [(t, base) for t, base in tables.items() if base <= a < base + stride * len(model.trees[t].leaves)]
+        if not hit or (a - hit[0][1]) % 4:
+            return None
+        t, base = hit[0]
+        c = (a - base) % stride // 4
+        idx = leaf_index(model.trees[t], window)
+        want = z3.BitVecVal(base + 4 * c, xlen) + z3.BitVecVal(stride, xlen) * z3.ZeroExt(xlen - idx.size(), idx)
+        ob = (f"leaf address of tree {t} class {c} at pc {st.pc:#x} is the golden leaf index's row",
+              z3.And(path_formula(st.cond), addr != want))
+        return rows[(t, c)](idx), [ob]
+
+    return hook
 
 
 def _replay(img: _Image, spec: SwitchAgentSpec, model: ClassEnsemble, m: Any, ctx: list[Any], qlen: Any, tx: Any,
             marked: Any, util_mul: Any, xlen: int) -> dict[str, Any] | None:
     """The model's input as one record, run in the emulator and in the numpy golden agent; the
-    record and both outputs when they differ, else None."""
+    record and both outputs when the decision (action, ECN template, context) differs, else None."""
     from rlcc.verify.switch_check import _example, mismatches, to_records
     from rlcc.verify.switch_run import SwitchRunner
 
@@ -290,5 +412,7 @@ def _replay(img: _Image, spec: SwitchAgentSpec, model: ClassEnsemble, m: Any, ct
         out = runner.run(to_records(v))
     except RlccError as exc:
         return {"inputs": {"ctx_in": ctx_in[0].tolist()}, "fault": str(exc)}
-    bad = mismatches(v, out, model.n_classes)
-    return _example(v, 0, out, model.n_classes) if len(bad) else None
+    # the proven outputs only (the trace's scores are not one: an abstracted proof's assignment
+    # may give the firmware other scores but the same decision)
+    differs = len(mismatches(v, out, model.n_classes, with_scores=False)) or int(out["action"][0]) != int(v.action[0])
+    return _example(v, 0, out, model.n_classes) if differs else None

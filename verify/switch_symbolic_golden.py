@@ -12,7 +12,7 @@ terms holding the u32 values the numpy model holds in int64.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Callable
 
 import z3
 
@@ -70,13 +70,26 @@ def _tree_row(tree: ClassTree, x: list[Any], c: int) -> z3.BitVecRef:
     return rows[0]
 
 
-def scores(model: ClassEnsemble, x: list[Any]) -> list[z3.BitVecRef]:
+def leaf_index(tree: ClassTree, x: list[Any]) -> z3.BitVecRef | None:
+    """The leaf index as a depth-bit term (level k = bit k); None for a depth-0 tree."""
+    if not tree.splits:
+        return None
+    bits = [z3.If(split_bit(x[s.input], s.threshold), z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)) for s in tree.splits]
+    return bits[0] if len(bits) == 1 else z3.Concat(*reversed(bits))
+
+
+# (tree number, tree, window, class) -> that tree's entry for the class (None: the multiplexer).
+RowTerm = Callable[[int, ClassTree, list[Any], int], "z3.BitVecRef | None"]
+
+
+def scores(model: ClassEnsemble, x: list[Any], row: RowTerm | None = None) -> list[z3.BitVecRef]:
     """Per class: bias + the trees' leaf entries, int32."""
     out = []
     for c in range(model.n_classes):
         s: z3.BitVecRef = _bv(model.bias[c])
-        for tree in model.trees:
-            s = s + _tree_row(tree, x, c)
+        for t, tree in enumerate(model.trees):
+            entry = row(t, tree, x, c) if row else None
+            s = s + (_tree_row(tree, x, c) if entry is None else entry)
         out.append(s)
     return out
 
@@ -102,13 +115,14 @@ class SymbolicDecision:
 
 
 def symbolic_decision(spec: SwitchAgentSpec, model: ClassEnsemble, ctx: list[Any], qlen_bytes: Any, tx_bytes: Any,
-                      marked_pkts: Any, util_mul: Any) -> SymbolicDecision:
-    """The golden decision (``rlcc.fxp.switch_vectors.expected`` for one record) on terms."""
+                      marked_pkts: Any, util_mul: Any, row: RowTerm | None = None) -> SymbolicDecision:
+    """The golden decision (``rlcc.fxp.switch_vectors.expected`` for one record) on terms;
+    ``row`` replaces the leaf multiplexers (the prover's abstraction of the leaf tables)."""
     hw, F = hist_words(spec), spec.n_features
     window = [_bv(0)] * F + list(ctx[CTX_HIST : CTX_HIST + hw])
     feats = collect(spec, qlen_bytes, tx_bytes, marked_pkts, ctx[CTX_ACTION], util_mul)
     new = shift_window(spec, window, feats)
-    s = scores(model, new)
+    s = scores(model, new, row)
     action = argmax_first(s)
     out = list(ctx)
     out[CTX_HIST : CTX_HIST + hw] = new[F:]

@@ -33,6 +33,10 @@ Load = Callable[[Val, int], Val]
 # obligations as (description, formula that must be unsatisfiable)). ``load`` lets a callee that
 # takes a pointer read its argument array.
 Summary = Callable[[list[Val], Any, Load], tuple[dict[int, Val], list[tuple[str, Any]]]]
+# A symbolic-address load the caller models itself: (state, address, size in bytes) -> None (load
+# it as usual) or (value, obligations that make the value the memory's). The switch prover
+# replaces a leaf-table load by the golden model's row term once the address is proven.
+LoadHook = Callable[["State", z3.BitVecRef, int], "tuple[Val, list[tuple[str, Any]]] | None"]
 MAX_STEPS = 200_000
 MAX_TABLE_SPAN = 4096  # bytes a symbolic address may range over
 _MERGE_WORD = 4  # memory is merged in aligned words of this many bytes (context words, int32 arrays)
@@ -188,8 +192,9 @@ class Executor:
     """Symbolic RISC-V hart over a concrete memory image; see the module docstring."""
 
     def __init__(self, image: bytes, image_base: int, xlen: int, regions: list[Region],
-                 summaries: dict[int, Summary] | None = None) -> None:
+                 summaries: dict[int, Summary] | None = None, load_hook: LoadHook | None = None) -> None:
         self.image = image
+        self.load_hook = load_hook
         self.base = image_base
         self.xlen = xlen
         self.mask = (1 << xlen) - 1
@@ -230,6 +235,10 @@ class Executor:
                 addr = addr.as_long()
         if isinstance(addr, int):
             return self._load_concrete(st, addr & self.mask, size)
+        hooked = self.load_hook(st, addr, size) if self.load_hook else None
+        if hooked is not None:
+            self.obligations.extend(hooked[1])
+            return hooked[0]
         lo, hi = unsigned_bounds(addr)
         region = self._region_of(lo - lo % size, hi - hi % size - (lo - lo % size) + size)
         if hi - lo > MAX_TABLE_SPAN or region is None:  # structural bound too loose

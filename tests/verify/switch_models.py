@@ -13,14 +13,14 @@ def paper_spec(**kw) -> SwitchAgentSpec:
 
 
 def random_ensemble(spec: SwitchAgentSpec, seed: int = 0, n_trees: int = 10, max_depth: int = 4,
-                    leaf_range: int = 1 << 12) -> ClassEnsemble:
-    """Oblivious trees of depth 1..max_depth; thresholds drawn inside each input's range, -1
+                    leaf_range: int = 1 << 12, min_depth: int = 1) -> ClassEnsemble:
+    """Oblivious trees of depth min_depth..max_depth (CatBoost's: all max_depth); thresholds drawn inside each input's range, -1
     (always true) and the range's top included; leaves and biases random int32."""
     rng = np.random.default_rng(seed)
     fmax = np.tile(spec.feature_max(), spec.history)
     trees = []
     for _ in range(n_trees):
-        depth = int(rng.integers(1, max_depth + 1))
+        depth = int(rng.integers(min_depth, max_depth + 1))
         splits = []
         for _ in range(depth):
             i = int(rng.integers(spec.input_width))

@@ -20,7 +20,7 @@ from rlcc.errors import ExitCode
 from rlcc.fxp import switch_vectors as sv
 from rlcc.switch_spec import STAT_MAX
 from rlcc.verify import switch_mutants as smu
-from rlcc.verify.switch_prove import prove_switch_firmware, range_precondition
+from rlcc.verify.switch_prove import DEFAULT_TIMEOUT_S, prove_switch_firmware, range_precondition
 from rlcc.verify.switch_run import build_switch_elf
 from rlcc.verify.switch_symbolic_golden import symbolic_decision
 
@@ -125,19 +125,43 @@ def test_cli_prove_json_and_exit_codes(small, tmp_path):
     assert bad.returncode == ExitCode.MISMATCH, (bad.stdout, bad.stderr)
 
 
-@pytest.mark.slow
-def test_ten_tree_model_proved_rv64(tmp_path):
-    """The brief's size: 10 trees of depth <= 4, 8 classes."""
-    model = random_ensemble(SPEC, seed=11)
-    paths = generate_switch_firmware(SPEC, model, tmp_path, "rv64imac")
-    r = prove_switch_firmware(build_switch_elf(paths["c"], "rv64imac", tmp_path), SPEC, model, "rv64imac", timeout_s=300)
+@pytest.mark.parametrize("target, min_depth", [("rv64imac", 1), ("rv64imac", 4), ("rv32imc", 4)])
+def test_ten_tree_model_proved_in_budget(tmp_path, target, min_depth):
+    """The shipped size: 10 trees of depth 4 (CatBoost's oblivious trees; min_depth 1: depths
+    1..4), 8 classes, proved within the default budget through the abstracted leaf tables."""
+    model = random_ensemble(SPEC, seed=11, min_depth=min_depth)
+    assert min_depth == 1 or all(len(t.splits) == 4 for t in model.trees)
+    paths = generate_switch_firmware(SPEC, model, tmp_path, target)
+    r = prove_switch_firmware(build_switch_elf(paths["c"], target, tmp_path), SPEC, model, target)
     assert r.status == "proved", r.to_dict()
+    assert "10 of 10 leaf table(s) checked" in r.detail and r.seconds < DEFAULT_TIMEOUT_S
+
+
+@pytest.mark.parametrize("seed, n_trees, min_depth", [(5, 3, 1), (11, 10, 4)])
+def test_wrong_leaf_table_refuted(tmp_path, seed, n_trees, min_depth):
+    """A leaf table that is not the model's (tree 0's last class made to win everywhere): the
+    table check keeps that tree's leaves by content and the proof finds the counterexample (the
+    emulator's decision differs), also at the shipped size."""
+    model = random_ensemble(SPEC, seed=seed, n_trees=n_trees, min_depth=min_depth)
+    paths = generate_switch_firmware(SPEC, model, tmp_path / "gen", "rv32imc")
+    lines = paths["c"].read_text().splitlines()
+    first = next(i for i, line in enumerate(lines) if "leaves_0[" in line)
+    for i in range(first + 1, first + 1 + len(model.trees[0].leaves)):
+        head, _, tail = lines[i].rpartition(", /* leaf")
+        lines[i] = head.rsplit(",", 1)[0] + ", 2000000, /* leaf" + tail
+    (tmp_path / "firmware.c").write_text("\n".join(lines) + "\n")
+    shutil.copy(paths["h"], tmp_path / paths["h"].name)
+    elf = build_switch_elf(tmp_path / "firmware.c", "rv32imc", tmp_path)
+    r = prove_switch_firmware(elf, SPEC, model, "rv32imc", timeout_s=120)
+    assert r.status == "counterexample", r.to_dict()
+    assert r.counterexample["got"]["action"] == model.n_classes - 1 != r.counterexample["expected"]["action"]
 
 
 def test_timeout_is_reported_not_fatal(tmp_path):
-    """A budget too short for the 10-tree model's action: status timeout, the open outputs named."""
+    """A budget shorter than the 10-tree model's symbolic execution: status timeout, the open
+    outputs named."""
     model = random_ensemble(SPEC, seed=11)
     paths = generate_switch_firmware(SPEC, model, tmp_path, "rv64imac")
-    r = prove_switch_firmware(build_switch_elf(paths["c"], "rv64imac", tmp_path), SPEC, model, "rv64imac", timeout_s=2)
+    r = prove_switch_firmware(build_switch_elf(paths["c"], "rv64imac", tmp_path), SPEC, model, "rv64imac", timeout_s=0.5)
     assert r.status == "timeout", r.to_dict()
     assert "action" in r.open and "not proven" in r.summary()
