@@ -140,6 +140,19 @@ def _load_after_init(elf: Path, xlen: int, profile: str, zbb: bool | None) -> _I
     m.pc = loaded.entry
     m.set_reg(2, m.stack_top)
     m.run(max_instructions=10_000_000)
+    regions, symbols = elf_code_regions(elf)
+    if "pcc_params" in symbols:
+        a, n = symbols["pcc_params"]
+        regions.append(Region(a, a + n, "pcc_params"))
+    bottom, top = m.stack_bounds or (m.stack_top - _STACK_BYTES, m.stack_top)  # the linker's stack symbols
+    regions.append(Region(bottom, top, "stack", writable=True))
+    image = m.read_mem(m.mem_base, m.mem_size)
+    return _Image(elf, m, image, symbols, regions, in_addr + in_size // 2 - 256, m.reg(3), m.reg(4))
+
+
+def elf_code_regions(elf: Path) -> tuple[list[Region], dict[str, tuple[int, int]]]:
+    """The ELF's read-only code and data sections as symbolic-execution regions, and its symbols
+    {name: (address, size)} (the first definition of each name)."""
     symbols: dict[str, tuple[int, int]] = {}
     regions: list[Region] = []
     with open(elf, "rb") as fh:
@@ -151,13 +164,7 @@ def _load_after_init(elf: Path, xlen: int, profile: str, zbb: bool | None) -> _I
         for s in tab.iter_symbols() if tab else ():
             if s.name and s["st_value"]:
                 symbols.setdefault(s.name, (s["st_value"], s["st_size"]))
-    if "pcc_params" in symbols:
-        a, n = symbols["pcc_params"]
-        regions.append(Region(a, a + n, "pcc_params"))
-    bottom, top = m.stack_bounds or (m.stack_top - _STACK_BYTES, m.stack_top)  # the linker's stack symbols
-    regions.append(Region(bottom, top, "stack", writable=True))
-    image = m.read_mem(m.mem_base, m.mem_size)
-    return _Image(elf, m, image, symbols, regions, in_addr + in_size // 2 - 256, m.reg(3), m.reg(4))
+    return regions, symbols
 
 
 def _fresh_regs(xlen: int, prefix: str) -> list[Any]:

@@ -60,7 +60,6 @@ from typing import Any
 
 import numpy as np
 import z3
-from elftools.elf.elffile import ELFFile
 
 from rlcc.class_trees import ClassEnsemble
 from rlcc.emulator import Machine
@@ -71,7 +70,7 @@ from rlcc.fxp import switch_vectors as sv
 from rlcc.fxp.switch_agent import initial_window
 from rlcc.switch_spec import STAT_MAX, SwitchAgentSpec
 from rlcc.targets import get_target
-from rlcc.verify.prove import RET_SENTINEL, _fresh_regs, _frame_checks, _word
+from rlcc.verify.prove import RET_SENTINEL, _fresh_regs, _frame_checks, _word, elf_code_regions
 from rlcc.verify.prove import _solve as _solve_by  # the budget check is this module's _solve
 from rlcc.verify.switch_symbolic_golden import leaf_index, symbolic_decision
 from rlcc.verify.symexec import Executor, Region, State, SymexecUnsupported, path_formula
@@ -146,17 +145,8 @@ def _load_after_start(elf: Path, xlen: int, profile: str | Profile, zbb: bool | 
     m.pc = loaded.entry
     m.set_reg(2, m.stack_top)
     m.run(max_instructions=10_000_000)
-    symbols: dict[str, int] = {}
-    regions: list[Region] = []
-    with open(elf, "rb") as fh:
-        f = ELFFile(fh)
-        for sec in f.iter_sections():
-            if sec.name.startswith((".text", ".rodata", ".srodata")) and sec["sh_size"]:
-                regions.append(Region(sec["sh_addr"], sec["sh_addr"] + sec["sh_size"], sec.name))
-        tab = f.get_section_by_name(".symtab")
-        for s in tab.iter_symbols() if tab else ():
-            if s.name and s["st_value"]:
-                symbols.setdefault(s.name, s["st_value"])
+    regions, sized = elf_code_regions(elf)
+    symbols = {name: addr for name, (addr, _) in sized.items()}
     bottom, top = m.stack_bounds or (m.stack_top - _STACK_BYTES, m.stack_top)
     regions.append(Region(bottom, top, "stack", writable=True))
     scratch = (in_addr + sl.IN_HEADER_SIZE + 63) & ~63
