@@ -97,7 +97,9 @@ class SwitchCompileResult:
     @property
     def worst(self) -> GateCheck | None:
         def excess(c: GateCheck) -> float:
-            return (c.firmware - c.teacher) / c.tolerance if c.tolerance > 0 else float("inf") * (c.firmware > c.teacher)
+            if c.tolerance > 0:
+                return (c.firmware - c.teacher) / c.tolerance
+            return float("inf") if c.firmware > c.teacher else float("-inf")
         return max(self.checks, key=excess, default=None)
 
 

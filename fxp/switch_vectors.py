@@ -23,7 +23,7 @@ import dataclasses
 import numpy as np
 
 from rlcc.class_trees import ClassEnsemble
-from rlcc.fxp.switch_agent import GoldenAgent, collect, initial_window, scores
+from rlcc.fxp.switch_agent import GoldenAgent, initial_window, scores
 from rlcc.switch_spec import STAT_MAX, UTIL_MUL_SHIFT, UTIL_ONE, SwitchAgentSpec
 
 CTX_WORDS = 32  # the SDK's per-queue context (switch_sdk.h SW_CTX_WORDS)
@@ -156,7 +156,7 @@ def records_for_windows(spec: SwitchAgentSpec, rng: np.random.Generator, windows
     interval's features through the collector's inverse). Utilizations the inverse cannot hit come
     out as near neighbours: callers check with :func:`collect`."""
     w = np.asarray(windows, np.int64)
-    n, F, hw = len(w), spec.n_features, hist_words(spec)
+    n, hw = len(w), hist_words(spec)
     ctx = rng.integers(0, STAT_MAX + 1, (n, CTX_WORDS))  # words the firmware must leave alone
     ctx[:, CTX_HIST : CTX_HIST + hw] = w[:, :hw]
     cur = {name: w[:, hw + f] for f, name in enumerate(spec.features)}

@@ -21,7 +21,7 @@ from rlcc.fxp import switch_vectors as sv
 from rlcc.fxp.switch_agent import collect
 from rlcc.switch_spec import STAT_MAX, UTIL_ONE
 from rlcc.verify import switch_mutants as smu
-from rlcc.verify.switch_check import check_build, verify_switch_firmware
+from rlcc.verify.switch_check import verify_switch_firmware
 from rlcc.verify.switch_run import switch_build
 
 SPEC = paper_spec()
