@@ -7,7 +7,6 @@ The ``.train.json`` written next to a trained model holds this config under ``"c
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -15,6 +14,7 @@ import numpy as np
 
 from rlcc.errors import BadInputError
 from rlcc.switch_spec import SwitchAgentSpec, paper_templates
+from rlcc.train.config import read_json_config
 
 # Incast sizes (bytes) and sender counts of the paper's incast tests (section 5).
 INCAST_SIZES = (10_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000)
@@ -146,15 +146,7 @@ class AccConfig:
 
     @classmethod
     def from_file(cls, path: str | Path) -> "AccConfig":
-        try:
-            text = Path(path).read_text()
-        except OSError as exc:
-            raise BadInputError(f"cannot read acc train config {path}: {exc.strerror}") from None
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise BadInputError(f"invalid acc train config in {path}: not JSON ({exc})") from None
-        return cls.from_dict(data)
+        return cls.from_dict(read_json_config(path, "acc train config"))
 
 
 def incast_scenario(senders: int, flows_per_sender: int, min_bytes: int, max_bytes: int, bursts: int,

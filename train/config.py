@@ -146,12 +146,16 @@ class TrainConfig:
 
     @classmethod
     def from_file(cls, path: str | Path) -> "TrainConfig":
-        try:
-            text = Path(path).read_text()
-        except OSError as exc:
-            raise BadInputError(f"cannot read train config {path}: {exc.strerror}") from None
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise BadInputError(f"invalid train config in {path}: not JSON ({exc})") from None
-        return cls.from_dict(data)
+        return cls.from_dict(read_json_config(path, "train config"))
+
+
+def read_json_config(path: str | Path, what: str) -> Any:
+    """The parsed JSON of a config file; BadInputError (exit 3) naming ``what`` if unreadable or not JSON."""
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise BadInputError(f"cannot read {what} {path}: {exc.strerror}") from None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise BadInputError(f"invalid {what} in {path}: not JSON ({exc})") from None
