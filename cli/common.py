@@ -39,8 +39,9 @@ def _raise_terminated(_signum: int, _frame: Any) -> None:
 
 @contextlib.contextmanager
 def _sigterm_raises() -> Iterator[None]:
-    """Turn SIGTERM into ``Terminated`` for the duration (signal handlers: main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
+    """Turn SIGTERM into ``Terminated`` for the duration, unless the SIGTERM disposition is not
+    the default one (a host's handler, or ignored); signal handlers are main-thread only."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
         yield
         return
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
@@ -74,7 +75,9 @@ def guarded(prog: str) -> Callable[[F], F]:
 
     Unexpected exceptions become one ``internal error`` line (exit 1) instead of a traceback;
     set RLCC_DEBUG=1 to see the traceback. SIGTERM unwinds like Ctrl-C (staging directories are
-    removed; exit 143, Ctrl-C 130). A closed stdout (the reader of a pipe went away) ends the
+    removed; exit 143, Ctrl-C 130). A host with its own SIGTERM handler (the tests' conftest, an
+    application embedding the CLI) keeps it: its exception unwinds through the command, so the
+    host reports an interruption rather than the command's exit code. A closed stdout (the reader of a pipe went away) ends the
     command silently with exit 141, as a SIGPIPE would: the output was cut short, so not 0.
     """
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,45 @@ from rlcc.spec import METADATA_KEY, Feature, ObservationSpec
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_POLICY = REPO / "examples" / "synthetic_mlp.onnx"
+
+
+class _Terminated(BaseException):
+    """SIGTERM inside a test: a BaseException, so neither click's CliRunner nor rlcc's own
+    handlers turn it into an exit code; the hooks below make it pytest's interruption."""
+
+
+def _terminated(_signum, _frame):
+    raise _Terminated()
+
+
+def pytest_configure(config):
+    """SIGTERM (a CI timeout, ``kill``) interrupts the run like Ctrl-C: pytest reports the session
+    as interrupted instead of failing the test that was running. rlcc's CLI leaves a host's
+    SIGTERM handler in place (rlcc.cli.common.guarded)."""
+    signal.signal(signal.SIGTERM, _terminated)
+
+
+def _as_interrupt():
+    """A hook wrapper body: SIGTERM during a phase becomes pytest's KeyboardInterrupt."""
+    try:
+        return (yield)
+    except _Terminated:
+        raise KeyboardInterrupt("SIGTERM") from None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    return (yield from _as_interrupt())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    return (yield from _as_interrupt())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    return (yield from _as_interrupt())
 
 
 @pytest.fixture(scope="session")
