@@ -37,7 +37,7 @@ from rlcc.simulator.suite import SUITES
 from rlcc.simulator.trace import TraceConfig
 
 PROG = "rlcc-sim"
-NET, SCENARIO = Network(), Scenario  # defaults shown in --help
+NET = Network()  # its defaults are shown in --help
 FAIR, CONTROLLER = "fair", "controller"
 INITIAL_RATE_HELP = (
     "start rate of the flows. 'fair' (default of many-to-one and all-to-all): each flow's equal "
@@ -89,8 +89,8 @@ def _common(fn: Callable) -> Callable:
         click.option("--ecn-static", type=int, default=None,
                      help="with --ecn-agent: apply template INDEX of its action table everywhere (static ECN baseline)"),
         click.option("--duration-ms", type=POSITIVE_FLOAT, default=None,
-                     help=f"simulated time in ms [default {SCENARIO.duration_ms:g}]"),
-        click.option("--seed", type=int, default=None, help=f"random seed [default {SCENARIO.seed}]"),
+                     help=f"simulated time in ms [default {Scenario.duration_ms:g}]"),
+        click.option("--seed", type=int, default=None, help=f"random seed [default {Scenario.seed}]"),
         click.option("--decision-latency-us", type=NON_NEGATIVE_FLOAT, default=None, help=f"decision latency in us [default: the controller's, else {DEFAULT_DECISION_LATENCY_US:g}]"),
         click.option("--serial-decisions/--pipelined-decisions", "serial_decisions", default=None,
                      help="a flow's next RTT probe leaves when its decision completes (NIC-like) / when the previous one returns [default]"),
