@@ -18,12 +18,17 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
 import click
-from rlcc.errors import BadInputError, ExitCode, RlccError
+from rlcc.errors import EXIT_CODE_MEANINGS, BadInputError, ExitCode, RlccError
+from rlcc.firmware_sdk_stub.switch_layout import MAX_PORTS
 
 F = TypeVar("F", bound=Callable)
 
-# Standalone program name of each command (and of the `rlcc sim` alias), for error lines.
-PROGS = {"compile": "rlcc-compile", "verify": "rlcc-verify", "simulate": "rlcc-sim", "sim": "rlcc-sim", "train": "rlcc-train"}
+# Standalone program name of each `rlcc` subcommand, for error lines and --version.
+PROGS = {"compile": "rlcc-compile", "verify": "rlcc-verify", "sim": "rlcc-sim", "train": "rlcc-train"}
+# The help epilog of every command and subcommand (click keeps \b paragraphs unwrapped).
+EXIT_CODES_HELP = "\b\nExit codes:\n" + "\n".join(f"  {int(code)}  {text}" for code, text in EXIT_CODE_MEANINGS.items())
+# --ports of switch-agent firmware (rlcc-compile, rlcc-verify): the switch SDK's SW_MAX_PORTS bounds it.
+PORTS = click.IntRange(1, MAX_PORTS)
 EXIT_SIGPIPE = 128 + signal.SIGPIPE  # what a shell reports for a process killed by SIGPIPE (141)
 EXIT_SIGTERM = 128 + signal.SIGTERM  # 143
 EXIT_SIGINT = 128 + signal.SIGINT  # 130

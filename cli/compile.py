@@ -26,7 +26,7 @@ import click
 from rlcc import formats as fmt
 from rlcc.cli.backends import BACKENDS, Outcome, finish, record_choice, verify_into
 from rlcc.cli.backends import choose as choose_backend
-from rlcc.cli.common import POSITIVE_FLOAT, atomic_output_dir, check_output_dir, guarded
+from rlcc.cli.common import PORTS, POSITIVE_FLOAT, atomic_output_dir, check_output_dir, guarded
 from rlcc.codegen import generate
 from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, FLAVOUR_NAMES, check_param_count, choose
 from rlcc.distill import report as report_mod
@@ -55,6 +55,7 @@ from rlcc.switch_policy import is_switch_agent
 from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES
 from rlcc.verify.budget import cycle_budget
 from rlcc.verify.check import DEFAULT_BUDGET_NS
+from rlcc.verify.switch_check import DEFAULT_PORTS
 
 OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force replaces only such directories
 
@@ -111,7 +112,7 @@ OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force r
 @click.option("--budget-ns", type=POSITIVE_FLOAT, default=None,
               help=f"Verification decision budget in ns [default: {DEFAULT_BUDGET_NS:g}]; for a switch agent: the budget of one "
                    "monitoring interval over --ports ports [default: the spec's interval].")
-@click.option("--ports", type=click.IntRange(1, 256), default=48, show_default=True,
+@click.option("--ports", type=PORTS, default=DEFAULT_PORTS, show_default=True,
               help="Switch agents: ports one monitoring interval serves (the ACC paper's switch: 48).")
 @click.option("--budget-cycles", type=int, default=None,
               help="Cycle budget per event on the target: keep the largest tree prefix whose firmware fits it (measured in the emulator), and verify against it.")

@@ -1,4 +1,4 @@
-"""`rlcc-sim` / `rlcc simulate`: run a simulator scenario and print its metrics.
+"""`rlcc-sim` / `rlcc sim`: run a simulator scenario and print its metrics.
 
     rlcc-sim many-to-one --flows 1024 --controller policy --policy p.onnx --duration-ms 5
     rlcc-sim all-to-all --hosts 16 --controller swift
@@ -32,8 +32,12 @@ from rlcc.cli.common import (
     prog_name,
 )
 from rlcc.errors import BadInputError, ExitCode
+from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US, Network, Scenario
+from rlcc.simulator.suite import SUITES
+from rlcc.simulator.trace import TraceConfig
 
 PROG = "rlcc-sim"
+NET = Network()  # its defaults are shown in --help
 FAIR, CONTROLLER = "fair", "controller"
 INITIAL_RATE_HELP = (
     "start rate of the flows. 'fair' (default of many-to-one and all-to-all): each flow's equal "
@@ -84,20 +88,27 @@ def _common(fn: Callable) -> Callable:
                           "spec (the teacher), or compiled switch-agent firmware (its .rlcc.json manifest or directory)"),
         click.option("--ecn-static", type=int, default=None,
                      help="with --ecn-agent: apply template INDEX of its action table everywhere (static ECN baseline)"),
-        click.option("--duration-ms", type=POSITIVE_FLOAT, default=None, help="simulated time [default 10]"),
-        click.option("--seed", type=int, default=None, help="random seed [default 0]"),
-        click.option("--decision-latency-us", type=NON_NEGATIVE_FLOAT, default=None, help="decision latency [default 1]"),
+        click.option("--duration-ms", type=POSITIVE_FLOAT, default=None,
+                     help=f"simulated time in ms [default {Scenario.duration_ms:g}]"),
+        click.option("--seed", type=int, default=None, help=f"random seed [default {Scenario.seed}]"),
+        click.option("--decision-latency-us", type=NON_NEGATIVE_FLOAT, default=None, help=f"decision latency in us [default: the controller's, else {DEFAULT_DECISION_LATENCY_US:g}]"),
         click.option("--serial-decisions/--pipelined-decisions", "serial_decisions", default=None,
                      help="a flow's next RTT probe leaves when its decision completes (NIC-like) / when the previous one returns [default]"),
         click.option("--initial-rate", type=StartRate(), default=None, help=INITIAL_RATE_HELP),
-        click.option("--line-rate-gbps", type=POSITIVE_FLOAT, default=None),
-        click.option("--base-rtt-us", type=POSITIVE_FLOAT, default=None),
-        click.option("--buffer-bytes", type=int, default=None),
-        click.option("--dt-ns", type=POSITIVE_FLOAT, default=None, help="time step [default 1000]"),
+        click.option("--line-rate-gbps", type=POSITIVE_FLOAT, default=None,
+                     help=f"link rate in Gb/s [default {NET.line_rate_gbps:g}]"),
+        click.option("--base-rtt-us", type=POSITIVE_FLOAT, default=None,
+                     help=f"round-trip time of an empty network in us (the single switch's; fat-tree paths "
+                          f"take their own from the links) [default {NET.base_rtt_us:g}]"),
+        click.option("--buffer-bytes", type=int, default=None,
+                     help=f"switch buffer in bytes, shared by its ports [default {NET.buffer_bytes}]"),
+        click.option("--dt-ns", type=POSITIVE_FLOAT, default=None, help=f"time step in ns [default {NET.dt_ns:g}]"),
         click.option("--plot", type=click.Path(), help="save rates/queue over time to a PNG (.png added without a suffix; .pdf/.svg also work)"),
         click.option("--trace", "trace_file", type=click.Path(), help="record decisions to an .npz"),
-        click.option("--trace-capacity", type=int, default=1_000_000, show_default=True),
-        click.option("--trace-stride", type=int, default=1, show_default=True),
+        click.option("--trace-capacity", type=int, default=TraceConfig.capacity, show_default=True,
+                     help="with --trace: most decisions recorded (later ones are not)"),
+        click.option("--trace-stride", type=int, default=TraceConfig.stride, show_default=True,
+                     help="with --trace: record every Nth decision"),
         click.option("--json", "as_json", is_flag=True, help="print metrics as JSON"),
         click.option("--full", is_flag=True, help="metrics over the whole run, not the converged window"),
         click.option("--quiet", "-q", is_flag=True, help="no progress bar"),
@@ -132,7 +143,7 @@ def _topology(opts: dict[str, Any], base: Any) -> Any:
 def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any], start: str | None) -> None:
     """Run the scenario ``base`` + options; ``start``: the command's default --initial-rate
     (None: the scenario's own ``initial_rate``)."""
-    from rlcc.simulator import Scenario, TraceConfig, make_controller, simulate
+    from rlcc.simulator import make_controller, simulate
     from rlcc.spec import ObservationSpec
 
     data = dict(base)
@@ -250,13 +261,13 @@ def _npz_path(path: str) -> str:
     return path if path.endswith(".npz") else path + ".npz"
 
 
-@click.group("simulate", help="Run a datacenter simulator scenario and print its metrics.")
+@click.group("sim", help="Run a datacenter simulator scenario and print its metrics.")
 def simulate_command() -> None:
     """Run a datacenter simulator scenario and print its metrics."""
 
 
 @simulate_command.command("many-to-one")
-@click.option("--flows", type=int, default=16, show_default=True)
+@click.option("--flows", type=int, default=16, show_default=True, help="long-lived flows into the one receiver")
 @click.option("--hosts", type=int, default=None, help="sender hosts [default min(flows, 64)]")
 @_common
 @guarded(PROG)
@@ -266,8 +277,8 @@ def many_to_one(flows: int, hosts: int | None, **opts: Any) -> None:
 
 
 @simulate_command.command("all-to-all")
-@click.option("--hosts", type=int, default=8, show_default=True)
-@click.option("--flows-per-pair", type=int, default=1, show_default=True)
+@click.option("--hosts", type=int, default=8, show_default=True, help="hosts, each sending to every other")
+@click.option("--flows-per-pair", type=int, default=1, show_default=True, help="flows per (sender, receiver) pair")
 @_common
 @guarded(PROG)
 def all_to_all(hosts: int, flows_per_pair: int, **opts: Any) -> None:
@@ -276,9 +287,9 @@ def all_to_all(hosts: int, flows_per_pair: int, **opts: Any) -> None:
 
 
 @simulate_command.command("long-short")
-@click.option("--short-flows", type=int, default=16, show_default=True)
-@click.option("--short-bytes", type=int, default=64_000, show_default=True)
-@click.option("--bursts", type=int, default=1, show_default=True)
+@click.option("--short-flows", type=int, default=16, show_default=True, help="short flows per burst")
+@click.option("--short-bytes", type=int, default=64_000, show_default=True, help="size of each short flow in bytes")
+@click.option("--bursts", type=int, default=1, show_default=True, help="bursts of short flows")
 @_common
 @guarded(PROG)
 def long_short(short_flows: int, short_bytes: int, bursts: int, **opts: Any) -> None:
@@ -288,8 +299,8 @@ def long_short(short_flows: int, short_bytes: int, bursts: int, **opts: Any) -> 
 
 @simulate_command.command("osu")
 @click.option("--hosts", type=int, default=8, show_default=True, help="MPI ranks (one per host)")
-@click.option("--message-bytes", type=int, default=65536, show_default=True)
-@click.option("--iterations", type=int, default=4, show_default=True)
+@click.option("--message-bytes", type=int, default=65536, show_default=True, help="bytes each rank sends to each other rank")
+@click.option("--iterations", type=int, default=4, show_default=True, help="all-to-all iterations, one after another")
 @_common
 @guarded(PROG)
 def osu(hosts: int, message_bytes: int, iterations: int, **opts: Any) -> None:
@@ -300,8 +311,9 @@ def osu(hosts: int, message_bytes: int, iterations: int, **opts: Any) -> None:
 
 
 @simulate_command.command("trace")
-@click.option("--hosts", type=int, default=8, show_default=True)
-@click.option("--cdf", default="websearch", show_default=True, help="websearch, hadoop or a CDF file (size cdf%% per line)")
+@click.option("--hosts", type=int, default=8, show_default=True, help="hosts, each sending to random others")
+@click.option("--cdf", default="websearch", show_default=True,
+              help="flow sizes: websearch, hadoop or a CDF file of 'size_bytes cdf_percent' lines")
 @click.option("--load", type=POSITIVE_FLOAT, default=0.5, show_default=True, help="fraction of each host's NIC rate")
 @_common
 @guarded(PROG)
@@ -315,7 +327,8 @@ def trace(hosts: int, cdf: str, load: float, **opts: Any) -> None:
 @click.option("--controller", "controllers", multiple=True, required=True,
               help="NAME=PATH (an .onnx policy or a firmware directory) or swift, dcqcn, hpcc; repeat for each")
 @click.option("-o", "--out", required=True, type=click.Path(), help="output directory (suite.md, suite.json, PNGs)")
-@click.option("--suite", "suite_name", type=click.Choice(["full", "reduced"]), default="full", show_default=True)
+@click.option("--suite", "suite_name", type=click.Choice(list(SUITES)), default="full", show_default=True,
+              help="full: the paper's evaluation; reduced: the few runs rlcc-compile checks (seconds, not minutes)")
 @click.option("--seeds", default="0", show_default=True, help="comma-separated seeds")
 @click.option("--backend", type=click.Choice(["auto", "ray", "serial"]), default="auto", show_default=True,
               help="where the simulations run: Ray (local unless --address; auto: when installed, pip install 'rlcc[ray]') "

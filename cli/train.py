@@ -16,16 +16,16 @@ ALGOS = ("adpg", "acc")
 
 @click.command("train")
 @click.option("--config", "config_path", type=click.Path(), help="Training config JSON (default: built-in defaults).")
-@click.option("--out", "out", required=True, type=click.Path(), help="Output ONNX policy.")
+@click.option("-o", "--out", "out", required=True, type=click.Path(), help="Output ONNX file (the policy, or with --algo acc the Q-network).")
 @click.option("--log-dir", type=click.Path(), help="Write train_log.csv and train_log.png here.")
-@click.option("--seed", type=int, help="Override the config's seed.")
+@click.option("--seed", type=int, help="Override the config's seed (same seed, same bytes).")
 @click.option("--iterations", type=int, help="Override the config's number of ADPG iterations.")
 @click.option("--arch", type=click.Choice(["mlp", "lstm"]),
               help="Override the config's architecture; 'lstm' also sets the spec's history to 1.")
 @click.option("--algo", type=click.Choice(ALGOS), default="adpg", show_default=True,
               help="'adpg': the NIC RL-CC policy; 'acc': the switch agent's ECN Q-network (Double DQN).")
 @click.option("--episodes", type=int, help="Override the config's number of episodes (--algo acc).")
-@click.option("--quiet", is_flag=True, help="No per-iteration progress lines.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines or bar; only the result and errors.")
 @guarded("rlcc-train")
 def train_command(config_path, out, log_dir, seed, iterations, arch, algo, episodes, quiet) -> None:
     """Train the shared deterministic RL-CC policy (ADPG) on small simulator scenarios.
@@ -34,7 +34,7 @@ def train_command(config_path, out, log_dir, seed, iterations, arch, algo, episo
     per-flow h/c state fed one step per decision (arch 'lstm', trained through time).
 
     Writes OUT (ONNX with the rlcc.spec metadata) and OUT's config as <OUT stem>.train.json,
-    which reproduces the run byte-for-byte: rlcc-train --config <that file> --out OUT.
+    which reproduces the run byte-for-byte: rlcc-train --config <that file> -o OUT.
 
     With --algo acc: train the ACC switch agent (one Q-network shared by every switch egress
     queue, DCQCN hosts) on an incast / trace curriculum; --config is an ACC config or a previous
@@ -123,4 +123,4 @@ def _train_acc(config_path, out, seed, episodes, quiet) -> None:
     json_path = write_outputs(cfg, result, out_path)
     tail = [r["reward"] for r in result.log[-max(1, len(result.log) // 10):]]
     click.echo(f"rlcc-train: wrote {out_path} and {json_path} in {result.wall_s:.1f} s "
-               f"({cfg.episodes} episodes, mean reward of the last {len(tail)}: {sum(tail) / max(len(tail), 1):.4f})")
+               f"({cfg.episodes} episode{'' if cfg.episodes == 1 else 's'}, mean reward of the last {len(tail)}: {sum(tail) / max(len(tail), 1):.4f})")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from rlcc.cli.common import POSITIVE_FLOAT, check_writable_file, guarded
+from rlcc.cli.common import PORTS, POSITIVE_FLOAT, check_writable_file, guarded
 from rlcc.errors import BadInputError, ExitCode
 from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES, TARGETS
 from rlcc.verify.check import (
@@ -15,6 +15,7 @@ from rlcc.verify.check import (
     DEFAULT_PROVE_TIMEOUT_S,
     DEFAULT_RANDOM_VECTORS,
 )
+from rlcc.verify.switch_check import DEFAULT_PORTS
 
 if TYPE_CHECKING:
     from rlcc.emulator.cycle_model import Profile
@@ -37,11 +38,11 @@ if TYPE_CHECKING:
 @click.option("--prove-timeout", type=POSITIVE_FLOAT, default=DEFAULT_PROVE_TIMEOUT_S, show_default=True, help="Seconds the proof may take; past it the result is 'not proven (timeout)'.")
 @click.option("--mutants", is_flag=True, help="Run the built-in mutation analysis (off-by-one mutants of the C) and report kills and survivors.")
 @click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True, help="Parallel mutant builds.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated vectors (boundary, random and switch-agent intervals); same seed, same vectors.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the result as JSON (stable schema rlcc.verify/1).")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), help="Write a JUnit XML report.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only failures.")
-@click.option("--ports", "n_ports", type=click.IntRange(1, 64), default=48, show_default=True,
+@click.option("--ports", "n_ports", type=PORTS, default=DEFAULT_PORTS, show_default=True,
               help="Switch-agent firmware: ports (one queue each) in the measured monitoring interval.")
 @click.option("--budget-us", type=POSITIVE_FLOAT, help="Switch-agent firmware: fail if one monitoring interval over "
               "--ports ports takes longer than this (default: the spec's interval).")
@@ -64,7 +65,7 @@ def verify_command(
     json_path: Path | None,
     junit_path: Path | None,
     quiet: bool,
-    n_ports: int = 48,
+    n_ports: int = DEFAULT_PORTS,
     budget_us: float | None = None,
 ) -> None:
     """Cross-compile FIRMWARE (C) for RISC-V, run it in rlcc's emulator on the manifest's vectors

@@ -2,7 +2,8 @@
 
 Keys (all floats): ``goodput`` (delivered bytes / (ports x line rate x window), drops excluded),
 ``queue_delay_mean_us`` / ``queue_delay_p99_us`` (time-sampled port queues / line rate),
-``mean_rtt_inflation`` (mean RTT / base RTT over decisions), ``drops_per_flow`` (packets),
+``mean_rtt_inflation`` (mean RTT over decisions / the nominal ``network.base_rtt_us``; a shorter
+fat-tree path can bring it below 1), ``drops_per_flow`` (packets),
 ``drop_fraction`` (dropped / offered bytes), ``jain`` and ``min_max`` (fairness of the per-flow
 goodput of long-lived flows active over the whole window), ``decisions``, and for scenarios with
 short flows ``long_flow_bw`` (flow 0's goodput / line rate), ``short_fct_slowdown_mean`` /

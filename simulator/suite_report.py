@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rlcc.errors import BadInputError
+from rlcc.simulator.plot import save_figure
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -478,17 +479,29 @@ def _measured(summary: Summary, case: Case):
 def _steady_section(summary: Summary, case: Case) -> list[str]:
     has_rtt_us = any(summary.get(case, s, c, "mean_rtt_us") is not None
                      for s in summary.scales[case] for c in summary.controllers)
+    base = _nominal_base_rtt_us(summary, case)
     header = ["scale", "controller", "goodput"] + (["mean RTT (us)"] if has_rtt_us else []) + [
-        "RTT inflation", "mean queue (us)", "p99 queue (us)", "drops/flow", "Jain"]
+        f"RTT / nominal base RTT{f' ({base:g} us)' if base is not None else ''}", "mean queue (us)", "p99 queue (us)",
+        "drops/flow", "Jain"]
     rows = []
     for s, c, g in _measured(summary, case):
         rows.append([_esc(s), _esc(c), _fmt(g("goodput"), 3)] + ([_fmt(g("mean_rtt_us"), 1)] if has_rtt_us else [])
                     + [_fmt(g("mean_rtt_inflation"), 2), _fmt(g("queue_delay_mean_us"), 1),
                        _fmt(g("queue_delay_p99_us"), 1), _fmt(g("drops_per_flow"), 1), _fmt(g("jain"), 3)])
-    cap = (f"{summary.label(case)} on {case.topology}: goodput (fraction of line rate), RTT (us; inflation = mean RTT / "
-           f"base RTT), queueing delay at the egress ports (us, mean and p99), packets dropped per flow, Jain "
-           f"fairness of the long-lived flows' goodput; per scale and controller.")
+    below = (": a path within one leaf has a shorter base RTT, so values below 1 occur" if case.topology == "fat-tree"
+             else "")
+    cap = (f"{summary.title(case)}: goodput (fraction of line rate), mean RTT over the decisions (us, and over the "
+           f"network's nominal base RTT, not each path's own{below}), queueing delay at the egress ports (us, mean and p99), packets dropped "
+           f"per flow, Jain fairness of the long-lived flows' goodput; per scale and controller.")
     return [cap, ""] + _table(header, rows, right_from=2)
+
+
+def _nominal_base_rtt_us(summary: Summary, case: Case) -> float | None:
+    """The base RTT the inflation column divides by (mean RTT / inflation), if the runs agree on one."""
+    bases = {round(rtt / infl, 3) for _s, _c, g in _measured(summary, case)
+             if (rtt := g("mean_rtt_us")) is not None and (infl := g("mean_rtt_inflation")) is not None
+             and math.isfinite(rtt) and math.isfinite(infl) and infl > 0}
+    return bases.pop() if len(bases) == 1 else None
 
 
 def _long_short_section(summary: Summary, case: Case) -> list[str]:
@@ -499,7 +512,7 @@ def _long_short_section(summary: Summary, case: Case) -> list[str]:
         rows.append([_esc(s), _esc(c), _fmt(g("long_flow_bw"), 3), _fmt(g("short_fct_slowdown_mean"), 2),
                      _fmt(g("short_fct_slowdown_p99"), 2), _fmt(g("short_completed"), 3),
                      _fmt(g("recovery_us"), 1), _fmt(g("drops_per_flow"), 1)])
-    cap = (f"{summary.label(case)} on {case.topology} (paper Fig. 10): long-flow bandwidth (fraction of line rate, "
+    cap = (f"{summary.title(case)} (paper Fig. 10): long-flow bandwidth (fraction of line rate, "
            f"higher is better), short-flow slowdown (FCT / ideal FCT, lower is better), fraction of short flows "
            f"completed, long-flow recovery time (us), packets dropped per flow.")
     return [cap, ""] + _table(header, rows, right_from=2)
@@ -523,10 +536,10 @@ def _osu_section(summary: Summary, case: Case) -> list[str]:
                 r.append(f"**{rel}**" if rel == "1.00" else rel)
         abs_rows.append(a)
         rel_rows.append(r)
-    lbl = summary.label(case)
-    return ([f"{lbl} on {case.topology}: mean iteration completion time per message size (us, lower is better).", ""]
+    lbl = summary.title(case)
+    return ([f"{lbl}: mean iteration completion time per message size (us, lower is better).", ""]
             + _table(header, abs_rows) + ["",
-            f"{lbl} on {case.topology} (paper Fig. 9): iteration time relative to the best controller per message "
+            f"{lbl} (paper Fig. 9): iteration time relative to the best controller per message "
             f"size (x; best = 1.00 in bold).", ""] + _table(header, rel_rows))
 
 
@@ -545,7 +558,7 @@ def _fct_section(summary: Summary, case: Case) -> list[str]:
             rows.append([_esc(c)] + cells + [_fmt(sum(b["unfinished"] for b in bs), 1)])
         load = next((v for c in summary.controllers if (v := summary.get(case, s, c, "load")) is not None), None)
         load_txt = f", offered load {load:g}" if load is not None and f"{load:g}" not in s else ""
-        lines += [f"{summary.label(case)} on {case.topology}, {s}{load_txt}: FCT slowdown (FCT / ideal FCT of the "
+        lines += [f"{summary.title(case)}, {s}{load_txt}: FCT slowdown (FCT / ideal FCT of the "
                   f"flow alone) per flow-size bucket, median / p99 over finished flows (lower is better).", ""]
         lines += _table(header, rows) + [""]
     return lines[:-1]
@@ -610,8 +623,25 @@ def _log_y(ax: Axes) -> None:
     ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
 
 
+MARKERS = "osD^vP<X>p"  # one per controller (with its colour), drawn hollow: a tie stays visible
+
+
 def _colors(summary: Summary) -> dict[str, str]:
     return {c: f"C{i % 10}" for i, c in enumerate(summary.controllers)}
+
+
+def _markers(summary: Summary) -> dict[str, str]:
+    return {c: MARKERS[i % len(MARKERS)] for i, c in enumerate(summary.controllers)}
+
+
+def seed_label(summary: Summary, case: Case) -> str:
+    """What each value of ``case`` is: "seed 0", "mean over 3 seeds" or "mean over 1-3 seeds"."""
+    runs = [seeds for (c, _s, _ctl), seeds in summary.seeds.items() if c == case]
+    counts = sorted({len(seeds) for seeds in runs})
+    if counts == [1]:
+        only = sorted({seeds[0] for seeds in runs})
+        return f"seed {only[0]}" if len(only) == 1 else "one seed per point"
+    return f"mean over {counts[0]} seeds" if len(counts) == 1 else f"mean over {counts[0]}-{counts[-1]} seeds"
 
 
 def _x_label(scales: Sequence[str]) -> str:
@@ -620,46 +650,65 @@ def _x_label(scales: Sequence[str]) -> str:
     return units.pop() if len(units) == 1 and "" not in units else "scale"
 
 
-def _legend(fig: Figure, summary: Summary, colors: Mapping[str, str]) -> None:
+def _legend(fig: Figure, summary: Summary, colors: Mapping[str, str], markers: Mapping[str, str] | None = None) -> None:
+    """The controllers, outside the axes (right): colour patches, or hollow markers on lines."""
+    from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    handles = [Patch(color=colors[c], label=c) for c in summary.controllers]
+    if markers is None:
+        handles = [Patch(color=colors[c], label=c) for c in summary.controllers]
+    else:
+        handles = [Line2D([], [], color=colors[c], marker=markers[c], markerfacecolor="none", label=c)
+                   for c in summary.controllers]
     fig.legend(handles=handles, loc="outside right upper", fontsize=8)
 
 
 def _grouped_bars(ax: Axes, groups: Sequence[str], series: Mapping[str, Sequence[float | None]],
-                  colors: Mapping[str, str]) -> None:
+                  colors: Mapping[str, str], labels: bool | None = None) -> None:
+    """One bar per (group, series); ``labels``: write each bar's value on it [default: one group]."""
     width = 0.8 / max(1, len(series))
     x = np.arange(len(groups))
     for k, (c, ys) in enumerate(series.items()):
         xs = [x[i] + (k - (len(series) - 1) / 2) * width for i, y in enumerate(ys) if y is not None and math.isfinite(y)]
         hs = [y for y in ys if y is not None and math.isfinite(y)]
-        ax.bar(xs, hs, width=width, color=colors[c], label=c)
+        bars = ax.bar(xs, hs, width=width, color=colors[c], label=c)
+        if labels if labels is not None else len(groups) == 1:
+            ax.bar_label(bars, labels=[_fmt_g(h) for h in hs], fontsize=7, padding=2)
     ax.set_xticks(x, groups, fontsize=8, rotation=30 if sum(len(g) for g in groups) > 40 else 0)
+    ax.margins(y=0.12)  # room for the value labels
 
 
 def _steady_figure(summary: Summary, case: Case, colors: Mapping[str, str]) -> Figure:
+    """Goodput and queue delay per scale: lines over the scales (one hollow marker shape per
+    controller, each nudged sideways so ties stay visible), or labelled bars for a single scale."""
     plt = _pyplot()
     scales = summary.scales[case]
-    xv = [summary.scale_value[case][s] for s in scales]
+    unit = _x_label(scales)
+    ticks = [s.split()[0] if unit != "scale" else s for s in scales]
+    markers = _markers(summary)
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6), layout="constrained")
     panels = [("goodput", "goodput (fraction of line rate)"), ("queue_delay_mean_us", "mean queue delay (us)"),
               ("queue_delay_p99_us", "p99 queue delay (us)")]
+    n = len(summary.controllers)
     for ax, (key, ylabel) in zip(axes, panels):
-        for c in summary.controllers:
-            pts = [(x, v) for x, s in zip(xv, scales) if (v := summary.get(case, s, c, key)) is not None and math.isfinite(v)]
-            if pts:
-                ax.plot(*zip(*pts), marker="o", color=colors[c], label=c)
-        if min(xv) > 0 and max(xv) / min(xv) > 10:
-            ax.set_xscale("log")
-        ax.set_xticks(xv, [s.split()[0] if _x_label(scales) != "scale" else s for s in scales], fontsize=8)
-        ax.minorticks_off()
-        ax.set_xlabel(_x_label(scales))
+        if len(scales) == 1:
+            _grouped_bars(ax, ticks, {c: [summary.get(case, scales[0], c, key)] for c in summary.controllers}, colors)
+        else:
+            for k, c in enumerate(summary.controllers):
+                nudge = (k - (n - 1) / 2) * min(0.08, 0.4 / n)
+                pts = [(i + nudge, v) for i, s in enumerate(scales)
+                       if (v := summary.get(case, s, c, key)) is not None and math.isfinite(v)]
+                if pts:
+                    ax.plot(*zip(*pts), marker=markers[c], markerfacecolor="none", markersize=7, color=colors[c], label=c)
+            ax.set_xticks(range(len(scales)), ticks, fontsize=8)
+            ax.set_xlim(-0.5, len(scales) - 0.5)
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel(unit)
         ax.set_ylabel(ylabel)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylim(0, 1.05)
-    _legend(fig, summary, colors)
-    fig.suptitle(f"{summary.title(case)} (mean over seeds)")
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_ylim(0, 1.1)
+    _legend(fig, summary, colors, None if len(scales) == 1 else markers)
+    fig.suptitle(f"{summary.title(case)} ({seed_label(summary, case)})")
     return fig
 
 
@@ -703,7 +752,7 @@ def _osu_figure(summary: Summary, case: Case, colors: Mapping[str, str]) -> Figu
     for ax in (ax_rel, ax_abs):
         ax.grid(axis="y", alpha=0.3)
     _legend(fig, summary, colors)
-    fig.suptitle(f"{summary.title(case)}: MPI all-to-all (mean over seeds)")
+    fig.suptitle(f"{summary.title(case)}: MPI all-to-all ({seed_label(summary, case)})")
     return fig
 
 
@@ -724,7 +773,7 @@ def _fct_figure(summary: Summary, case: Case, colors: Mapping[str, str]) -> Figu
         for ax in row:
             ax.set_xlabel("flow size")
     _legend(fig, summary, colors)
-    fig.suptitle(f"{summary.title(case)}: FCT slowdown per flow size (mean over seeds)")
+    fig.suptitle(f"{summary.title(case)}: FCT slowdown per flow size ({seed_label(summary, case)})")
     return fig
 
 
@@ -736,14 +785,14 @@ def report_figures(results: Mapping[str, Any] | Summary) -> dict[str, Figure]:
     out: dict[str, Figure] = {}
     for case in summary.cases:
         name = f"suite_{case.family}_{case.topology}.png"
-        lbl = f"{summary.label(case)} on {case.topology}"
+        lbl = summary.title(case)
         if case.family in STEADY:
             out[name] = _steady_figure(summary, case, colors)
         elif case.family == "long-short":
             out[name] = _bars_figure(summary, case, colors, [
                 ("long_flow_bw", "long-flow bandwidth (fraction of line rate)", False),
                 ("short_fct_slowdown_mean", "short-flow slowdown, mean", False),
-                ("short_fct_slowdown_p99", "short-flow slowdown, p99", False)], f"{lbl} (mean over seeds)")
+                ("short_fct_slowdown_p99", "short-flow slowdown, p99", False)], f"{lbl} ({seed_label(summary, case)})")
         elif case.family == "osu":
             out[name] = _osu_figure(summary, case, colors)
         else:
@@ -768,7 +817,7 @@ def write_report(results: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
     written = [md, js]
     plt = _pyplot()
     for name, fig in figures.items():
-        fig.savefig(out_dir / name, dpi=110, metadata={"Software": None})
+        save_figure(fig, out_dir / name)
         plt.close(fig)
         written.append(out_dir / name)
     return written

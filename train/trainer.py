@@ -167,7 +167,9 @@ def plot_log(log: list[dict[str, float]], path: str | Path) -> Path:
     """Save ``log_figure`` as a PNG (Agg backend, no display needed); returns the file written."""
     import matplotlib.pyplot as plt
 
+    from rlcc.simulator.plot import save_figure
+
     fig = log_figure(log)
-    fig.savefig(path, dpi=100, metadata={"Software": None})
+    save_figure(fig, path, dpi=100)
     plt.close(fig)
     return Path(path)

@@ -261,7 +261,7 @@ def test_check_writable_file(tmp_path):
     assert blocker.read_text() == "keep" and sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
 
-def test_rlcc_sim_is_an_alias_of_simulate():
+def test_rlcc_sim_under_the_group():
     result = invoke(rlcc, "sim", "many-to-one", "--flows", "2", "--duration-ms", "0.1")
     assert result.exit_code == 0, result.output
     assert "goodput" in result.output

@@ -88,3 +88,26 @@ def test_rlcc_sim_refuses_an_unknown_image_format_before_the_run(tmp_path):
     r = CliRunner().invoke(simulate_command, ["many-to-one", "--plot", str(tmp_path / "run.v1")])
     assert r.exit_code == 3
     assert r.output.startswith("rlcc-sim: error: cannot write --plot") and "unknown image format .v1" in r.output
+
+
+def test_the_plot_says_how_many_flows_it_draws(sim_result):
+    fig = result_figure(sim_result)
+    assert "8 of 16 flows shown" in fig.get_suptitle()
+    legend = fig.axes[0].get_legend()
+    assert legend.get_title().get_text().startswith("8 of 16 flows shown")
+    assert sum(t.get_text().startswith("flow ") for t in legend.get_texts()) == 8
+    plt.close(fig)
+    few = simulate(ManyToOne(flows=4, duration_ms=0.1), ConstantRate(0.25))
+    fig = result_figure(few)
+    assert "all 4 flows shown" in fig.get_suptitle()
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("suffix", ["png", "pdf", "svg"])
+def test_plots_are_byte_identical(sim_result, tmp_path, suffix):
+    from rlcc.simulator.plot import plot_result
+
+    a, b = plot_result(sim_result, tmp_path / f"a.{suffix}"), plot_result(sim_result, tmp_path / f"b.{suffix}")
+    assert a.read_bytes() == b.read_bytes()
+    stamps = {"png": [b"Software"], "pdf": [b"CreationDate", b"Matplotlib"], "svg": [b"<dc:date>", b"Matplotlib v"]}
+    assert not [s for s in stamps[suffix] if s in a.read_bytes()]  # no time, no version string

@@ -227,3 +227,58 @@ def test_bad_results_are_bad_input(tmp_path, edit, message):
     with pytest.raises(BadInputError, match=message):
         write_report(broken(edit), tmp_path)
     assert not (tmp_path / "suite.json").exists()
+
+
+def one_point_results(seeds=(0,)) -> dict:
+    """All-to-all at one scale, two controllers tied on goodput (the reduced suite's shape)."""
+    runs = [{"family": "all-to-all", "topology": "fat-tree", "scale": "240 flows", "scale_value": 240, "seed": seed,
+             "controller": c, "metrics": {**steady(1.0, 0.0, p99), "mean_rtt_us": rtt, "mean_rtt_inflation": rtt / 8}}
+            for seed in seeds for c, p99, rtt in (("a", 4.0, 8.4), ("b", 0.0, 6.6))]
+    return {"controllers": ["a", "b"], "runs": runs}
+
+
+def test_figure_titles_say_the_real_number_of_seeds():
+    assert [f.get_suptitle() for f in report_figures(make_results()).values()] == [
+        "many-to-one on fat-tree (mean over 2 seeds)", "long-short on single-switch (mean over 2 seeds)"]
+    (fig,) = report_figures(one_point_results()).values()
+    assert fig.get_suptitle() == "all-to-all on fat-tree (seed 0)"
+    uneven = one_point_results((0, 1, 2))
+    uneven["runs"] = uneven["runs"][:-1]  # b ran seeds 0 and 1 only
+    (fig,) = report_figures(uneven).values()
+    assert fig.get_suptitle() == "all-to-all on fat-tree (mean over 2-3 seeds)"
+    plt.close("all")
+
+
+def test_steady_panels_start_at_zero_and_ties_stay_visible():
+    fig = report_figures(make_results())["suite_many-to-one_fat-tree.png"]
+    for ax in fig.axes:
+        assert ax.get_ylim()[0] == 0, ax.get_ylabel()
+        lines = ax.get_lines()
+        assert len({line.get_marker() for line in lines}) == len(lines) == 3  # a shape per controller
+        assert all(line.get_markerfacecolor() == "none" for line in lines)  # hollow: one cannot hide another
+        xs = [tuple(line.get_xdata()) for line in lines]
+        assert len({x[0] for x in xs}) == 3  # nudged apart at the same scale
+    plt.close(fig)
+
+
+def test_a_single_scale_is_drawn_as_labelled_bars():
+    (fig,) = report_figures(one_point_results()).values()
+    for ax in fig.axes:
+        assert ax.get_ylim()[0] == 0
+        assert len(ax.patches) == 2 and not ax.get_lines()  # one bar per controller, no lone dots
+        labels = [t.get_text() for t in ax.texts]
+        assert len(labels) == 2 and all(labels), ax.get_ylabel()
+    goodput = fig.axes[0]
+    assert [t.get_text() for t in goodput.texts] == ["1", "1"]  # the tie is two bars, both labelled
+    assert [t.get_text() for t in fig.axes[2].texts] == ["4", "0"]  # 0 is a bar with a label, not missing
+    assert legend_problems(fig) == []
+    plt.close(fig)
+
+
+def test_rtt_inflation_header_names_its_base(tmp_path):
+    write_report(one_point_results(), tmp_path)
+    md = (tmp_path / "suite.md").read_text(encoding="utf-8")
+    t = md_table(md, "## all-to-all")
+    assert t[""][3] == "RTT / nominal base RTT (8 us)"
+    assert "| 240 flows | b | 1.000 | 6.6 | 0.82 |" in md  # below 1: a path within one leaf is shorter than the nominal 8 us
+    assert "not each path's own: a path within one leaf has a shorter base RTT, so values below 1 occur" in md
