@@ -59,7 +59,7 @@ def _block_lines(body: str, first_line: int, lang: str) -> Iterator[tuple[int, s
         joined = ""
         for part in text.split("&&"):
             if part.strip():
-                yield start, part.strip()
+                yield start, " ".join(part.split())
 
 
 def commands(doc: str) -> list[Command]:
