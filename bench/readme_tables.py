@@ -1,11 +1,12 @@
-"""Keep README.md's measured figures equal to the results files behind them.
+"""Keep the documentation's measured figures equal to the results files behind them.
 
 Every generated figure sits between ``<!-- bench:NAME -->`` and ``<!-- /bench:NAME -->``
-(NAME from ``readme_blocks.BLOCKS``). ``--write`` re-renders the blocks in place; ``--check``
-exits 1 with a unified diff when README.md is stale, so CI (tests/test_readme_figures.py) fails
-when a results file or the example changes without the README.
+(NAME from ``readme_blocks.BLOCKS``) in one of the documents (README.md, bench/README.md,
+docs/*.md); each block appears exactly once across them. ``--write`` re-renders the blocks in
+place; ``--check`` exits 1 with a unified diff when a document is stale, so CI
+(tests/test_readme_figures.py) fails when a results file or the example changes without the docs.
 
-    python bench/readme_tables.py --check | --write [--readme README.md]
+    python bench/readme_tables.py --check | --write [--docs FILE ...]
 """
 
 from __future__ import annotations
@@ -25,14 +26,23 @@ class MarkerError(Exception):
     """README markers do not match the generated blocks (missing, unknown or repeated)."""
 
 
-def render(text: str) -> str:
-    """``text`` with every generated block re-rendered from its source."""
-    found = [m["name"] for m in MARK.finditer(text)]
+def documents() -> list[Path]:
+    """The Markdown files that may hold generated blocks."""
+    return [ROOT / "README.md", ROOT / "bench" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def check_markers(texts: list[str]) -> None:
+    """Every block of BLOCKS appears exactly once across ``texts``, and no other."""
+    found = [m["name"] for text in texts for m in MARK.finditer(text)]
     unknown = sorted(set(found) - set(BLOCKS))
     missing = sorted(set(BLOCKS) - set(found))
     repeated = sorted({n for n in found if found.count(n) > 1})
     if unknown or missing or repeated:
         raise MarkerError(f"README markers: unknown {unknown}, missing {missing}, repeated {repeated}")
+
+
+def render(text: str) -> str:
+    """``text`` with every generated block in it re-rendered from its source."""
 
     def block(m: re.Match) -> str:
         name = m["name"]
@@ -51,26 +61,32 @@ def render(text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = ap.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--check", action="store_true", help="exit 1 with a diff if README.md is stale")
+    mode.add_argument("--check", action="store_true", help="exit 1 with a diff if a document is stale")
     mode.add_argument("--write", action="store_true", help="rewrite the generated blocks")
-    ap.add_argument("--readme", type=Path, default=ROOT / "README.md")
+    ap.add_argument("--docs", type=Path, nargs="+", default=None, help="the documents (default: all)")
     args = ap.parse_args(argv)
-    text = args.readme.read_text()
+    paths = args.docs or documents()
+    texts = [p.read_text() for p in paths]
     try:
-        new = render(text)
+        check_markers(texts)
+        new = [render(t) for t in texts]
     except (SourceError, MarkerError) as exc:
         print(f"readme_tables: error: {exc}", file=sys.stderr)
         return 2
-    if args.write:
-        if new != text:
-            args.readme.write_text(new)
-        return 0
-    if new == text:
-        return 0
-    sys.stdout.writelines(difflib.unified_diff(text.splitlines(True), new.splitlines(True),
-                                               f"{args.readme.name} (committed)", f"{args.readme.name} (from results)"))
-    print(f"{args.readme.name} is stale: run python bench/readme_tables.py --write", file=sys.stderr)
-    return 1
+    stale = []
+    for path, old, fresh in zip(paths, texts, new):
+        if fresh == old:
+            continue
+        if args.write:
+            path.write_text(fresh)
+            continue
+        stale.append(path.name)
+        sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), fresh.splitlines(True),
+                                                   f"{path} (committed)", f"{path} (from results)"))
+    if stale:
+        print(f"{', '.join(stale)} stale: run python bench/readme_tables.py --write", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -18,9 +18,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ("rlcc", "rlcc-compile", "rlcc-verify", "rlcc-sim", "rlcc-train")
-# Every Markdown file a user reads for how to run things.
-DOCS = ("README.md", "bench/README.md", "train/README.md", "simulator/README.md", "emulator/README.md",
-        "examples/firmware/README.md", "examples/acc_firmware/README.md")
+
+
+def docs() -> list[str]:
+    """Every Markdown file a user reads for how to run things (relative to the repository)."""
+    found = [ROOT / "README.md", *sorted(ROOT.glob("docs/*.md")), *sorted(ROOT.glob("*/README.md")),
+             *sorted(ROOT.glob("examples/*/README.md"))]
+    return [str(p.relative_to(ROOT)) for p in found]
+
 
 _FENCE = re.compile(r"^```(?P<lang>[\w-]*)\n(?P<body>.*?)^```", re.DOTALL | re.MULTILINE)
 _INLINE = re.compile(r"(?<!`)`(?P<code>[^`\n]+(?:\n[^`\n]+)?)`(?!`)")  # a span may wrap once
@@ -88,7 +93,7 @@ def commands(doc: str) -> list[Command]:
 
 
 def all_commands() -> list[Command]:
-    return [c for doc in DOCS if (ROOT / doc).exists() for c in commands(doc)]
+    return [c for doc in docs() for c in commands(doc)]
 
 
 def readme_test_command() -> str:

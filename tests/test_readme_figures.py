@@ -19,22 +19,40 @@ def test_readme_matches_results() -> None:
     assert r.returncode == 0, f"{r.stderr}\n{r.stdout}"
 
 
+DOCS = [ROOT / "README.md", ROOT / "bench" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def copies(tmp_path: Path) -> list[Path]:
+    out = []
+    for i, doc in enumerate(DOCS):
+        dest = tmp_path / f"{i}-{doc.name}"
+        dest.write_text(doc.read_text())
+        out.append(dest)
+    return out
+
+
 def test_check_reports_a_stale_figure(tmp_path: Path) -> None:
-    text = (ROOT / "README.md").read_text()
+    docs = copies(tmp_path)
+    bench = docs[1]
+    text = bench.read_text()
     start = text.index("<!-- bench:emulator -->")
-    stale = text[:start] + text[start:].replace(" M instr/s", " G instr/s", 1)
-    readme = tmp_path / "README.md"
-    readme.write_text(stale)
-    r = run("--check", "--readme", str(readme))
+    bench.write_text(text[:start] + text[start:].replace(" M instr/s", " G instr/s", 1))
+    r = run("--check", "--docs", *map(str, docs))
     assert r.returncode == 1
     assert "-| rv64imac" in r.stdout and "+| rv64imac" in r.stdout
-    assert run("--write", "--readme", str(readme)).returncode == 0
-    assert readme.read_text() == text
+    assert run("--write", "--docs", *map(str, docs)).returncode == 0
+    assert bench.read_text() == text
 
 
-def test_missing_marker_is_an_error(tmp_path: Path) -> None:
-    readme = tmp_path / "README.md"
-    readme.write_text((ROOT / "README.md").read_text().replace("<!-- bench:mutants -->", "", 1))
-    r = run("--check", "--readme", str(readme))
+def test_missing_or_repeated_marker_is_an_error(tmp_path: Path) -> None:
+    docs = copies(tmp_path)
+    text = docs[1].read_text()
+    docs[1].write_text(text.replace("<!-- bench:mutants -->", "", 1))
+    r = run("--check", "--docs", *map(str, docs))
     assert r.returncode == 2
     assert "missing ['mutants']" in r.stderr
+    start, end = text.index("<!-- bench:mutants -->"), text.index("<!-- /bench:mutants -->") + 23
+    docs[1].write_text(text)
+    docs[0].write_text(docs[0].read_text() + text[start:end])
+    r = run("--check", "--docs", *map(str, docs))
+    assert r.returncode == 2 and "repeated ['mutants']" in r.stderr
