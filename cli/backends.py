@@ -154,9 +154,10 @@ def verify_into(stage: Path, firmware_c: Path, *, name: str, target: str, budget
     return verdict, None
 
 
-def preview_warning(command: str, missed: bool, quiet: bool) -> None:
-    """The one stderr line of a --quick compile (shown under --quiet only when it would have failed)."""
-    if quiet and not missed:
+def preview_warning(command: str, missed: bool, quiet: bool, accepted: bool) -> None:
+    """The one stderr line of a --quick compile; under --quiet only where a full compile would
+    have failed (missed the bar without --accept-fidelity)."""
+    if quiet and (accepted or not missed):
         return
     what = "would miss the fidelity bar; " if missed else ""
     click.echo(f"{command}: warning: --quick is a preview: {what}fidelity is not judged for shipping "
@@ -182,7 +183,7 @@ def finish(o: Outcome, accept_fidelity: bool, quiet: bool) -> None:
             click.echo(f"rlcc-compile: error: worst-case event {v.cycles['max']} cycles > budget {v.budget.cycles}", err=True)
             sys.exit(int(ExitCode.BUDGET))
     if o.preview:
-        preview_warning("rlcc-compile", not o.gate_passed, quiet)
+        preview_warning("rlcc-compile", not o.gate_passed, quiet, accept_fidelity)
         return
     if not o.gate_passed and not accept_fidelity:
         what = "the int8 network" if o.backend == "int8" else "the firmware"

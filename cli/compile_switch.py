@@ -92,7 +92,7 @@ def finish_switch(o: SwitchOutcome, out: Path, accept_fidelity: bool, quiet: boo
             click.echo(f"rlcc-compile: error: a {v.n_ports}-port interval takes {v.interval_us:.2f} us > budget {v.budget_us:g} us", err=True)
             sys.exit(int(ExitCode.BUDGET))
     if r.preview:
-        preview_warning("rlcc-compile", not r.gate_passed, quiet)
+        preview_warning("rlcc-compile", not r.gate_passed, quiet, accept_fidelity)
         return
     if not r.gate_passed and not accept_fidelity:
         click.echo("rlcc-compile: error: the firmware misses the fidelity bar vs its teacher (report.md, 'Fidelity gate'); "
