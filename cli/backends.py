@@ -32,6 +32,7 @@ class Outcome:
     verdict: VerifyResult | None = None
     failure: BuildError | EmulationError | None = None
     gate_passed: bool = False
+    preview: bool = False  # --quick: the fidelity gate is reported, not judged (never exits 8)
     gate_line: str = ""  # "fidelity gate passed: worst ..." (printed unless quiet)
     wrote_line: str = ""  # "wrote OUT: ..." (always printed)
     reason: str = ""
@@ -97,12 +98,40 @@ def record_choice(directory: Path, outcomes: list[Outcome], chosen: Outcome, why
             rows.append(f"| {o.backend} | - | - | - | - | does not apply: {o.reason} |")
             continue
         rows.append(f"| {o.backend} | {d['worst_case_cycles']} | {d['worst_case_ns']} | {d['bit_exact']} | "
-                    f"{d['within_budget']} | {'passed' if d['fidelity_gate_passed'] else 'FAILED'} |")
+                    f"{d['within_budget']} | {_gate_word(o)} |")
     md.write_text(md.read_text() + "\n".join(rows) + "\n")
     rj = directory / "report.json"
     data = json.loads(rj.read_text())
     data["backend_choice"] = {"chosen": chosen.backend, "why": why, "candidates": [o.describe() for o in outcomes]}
     rj.write_text(json.dumps(data, sort_keys=True, indent=1, allow_nan=True) + "\n")
+
+
+def generate_c(run: Callable[[], dict[str, Path]], name: str, log: Callable[[str], None], progress) -> dict[str, Path]:
+    """``run`` (the code generator: C, header and the manifest's golden vectors, seconds of work)
+    as a stage of its own, so a log does not go quiet while it runs."""
+    log(f"generating {name}.c and the golden test vectors")
+    with progress(f"generating {name}.c and the golden test vectors", "step") as bar:
+        bar.add(1)
+        paths = run()
+        bar.advance(1)
+    return paths
+
+
+def closed_loop_figure(stage: Path, teacher: Any, model: Any, options: Any, log: Callable[[str], None],
+                       progress) -> tuple[str, str]:
+    """Write ``closed_loop_plot.FILE_NAME`` into ``stage``; (file name, caption) for report.md."""
+    from rlcc.distill import closed_loop_plot
+
+    log(f"closed loop: plotting teacher vs firmware over time ({closed_loop_plot.FILE_NAME})")
+    with progress("closed loop: teacher vs firmware over time", "sim-ms") as bar:
+        caption = closed_loop_plot.write(stage / closed_loop_plot.FILE_NAME, teacher, model, options, bar)
+    return closed_loop_plot.FILE_NAME, caption
+
+
+def _gate_word(o: Outcome) -> str:
+    if o.gate_passed:
+        return "passed"
+    return "would miss (preview)" if o.preview else "FAILED"
 
 
 def verify_into(stage: Path, firmware_c: Path, *, name: str, target: str, budget_ns: float | None,
@@ -125,8 +154,19 @@ def verify_into(stage: Path, firmware_c: Path, *, name: str, target: str, budget
     return verdict, None
 
 
+def preview_warning(command: str, missed: bool, quiet: bool, accepted: bool) -> None:
+    """The one stderr line of a --quick compile; under --quiet only where a full compile would
+    have failed (missed the bar without --accept-fidelity)."""
+    if quiet and (accepted or not missed):
+        return
+    what = "would miss the fidelity bar; " if missed else ""
+    click.echo(f"{command}: warning: --quick is a preview: {what}fidelity is not judged for shipping "
+               f"(exit 0; compile without --quick for the verdict)", err=True)
+
+
 def finish(o: Outcome, accept_fidelity: bool, quiet: bool) -> None:
-    """Print the outcome and exit with its code: build/emulator failure, mismatch 4, budget 5, fidelity 8."""
+    """Print the outcome and exit with its code: build/emulator failure, mismatch 4, budget 5,
+    fidelity 8 (a --quick preview: 0 and a warning)."""
     click.echo(o.wrote_line)
     if not quiet and o.gate_line:
         click.echo(o.gate_line)
@@ -142,6 +182,9 @@ def finish(o: Outcome, accept_fidelity: bool, quiet: bool) -> None:
         if not v.within_budget:
             click.echo(f"rlcc-compile: error: worst-case event {v.cycles['max']} cycles > budget {v.budget.cycles}", err=True)
             sys.exit(int(ExitCode.BUDGET))
+    if o.preview:
+        preview_warning("rlcc-compile", not o.gate_passed, quiet, accept_fidelity)
+        return
     if not o.gate_passed and not accept_fidelity:
         what = "the int8 network" if o.backend == "int8" else "the firmware"
         click.echo(f"rlcc-compile: error: {what} misses the fidelity bar vs its teacher (report.md, "

@@ -1,8 +1,8 @@
 """``rlcc-compile --backend int8``: the network itself as integer firmware (``rlcc.fxp.int8_net``).
 
 Writes into OUT atomically, like the tree backend: ``spec.json``, ``model.rlcc.json`` (the int8
-network), ``NAME.c/.h/.rlcc.json``, ``verify.json``, ``report.json``/``report.md`` (fidelity,
-Table I device cost with cycles per decision on the verify profile and on ``EXTRA_PROFILES``,
+network), ``NAME.c/.h/.rlcc.json``, ``verify.json``, ``closed_loop.png``, ``report.json``/``report.md``
+(the firmware's numbers first, fidelity, Table I device cost with cycles per decision on the verify profile and on ``EXTRA_PROFILES``,
 closed loop and the fidelity gate). Same exit codes as the tree backend.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from rlcc import formats as fmt
-from rlcc.cli.backends import Outcome, verify_into
+from rlcc.cli.backends import Outcome, closed_loop_figure, generate_c, verify_into
 from rlcc.codegen import generate
 from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, SdkChoice
 from rlcc.distill import int8_report
@@ -26,6 +26,7 @@ from rlcc.recurrent import load_policy
 from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US
 from rlcc.spec import ObservationSpec
 from rlcc.targets import TARGETS
+from rlcc.verify.glance import nic_section
 
 OUT_MARKER = "model.rlcc.json"  # the same marker as the tree backend (rlcc.cli.compile)
 EXTRA_PROFILES = ("generic5",)  # Table I also reports cycles on these (besides the verify profile)
@@ -46,7 +47,7 @@ def compile_int8_outcome(model: Path, spec: ObservationSpec | None, stage: Path,
     (stage / "spec.json").write_text(policy.spec.to_json())
     (stage / OUT_MARKER).write_text(result.model.to_json())
     source = {"policy": policy.path.name, "policy_sha256": result.model.provenance["source_sha256"], "backend": "int8"}
-    paths = generate(result.model, stage, name=name, source_info=source, sdk=sdk)
+    paths = generate_c(lambda: generate(result.model, stage, name=name, source_info=source, sdk=sdk), name, log, progress)
     def measure_profiles(v) -> None:
         device = {"profiles": [_profile_row(v.profile, target, v.rtt_cycles, v.worst_case_ns)]}
         device["profiles"] += [_measure_profile(paths["c"], prof) for prof in EXTRA_PROFILES]
@@ -58,16 +59,17 @@ def compile_int8_outcome(model: Path, spec: ObservationSpec | None, stage: Path,
                         if run_verify else (None, None))
     latency_us = verdict.worst_case_ns / 1e3 if verdict is not None else DEFAULT_DECISION_LATENCY_US
     result = check_on_suite(result, policy, options, latency_us, log, jobs, progress)
-    (stage / "report.json").write_text(int8_report.to_json(result.report))
-    (stage / "report.md").write_text(int8_report.to_markdown(result.report))
+    teacher = policy if getattr(policy, "recurrent", False) else policy.factor  # as in the closed-loop tables
+    plot = closed_loop_figure(stage, teacher, result.model, options, log, progress)
     r = result.report
+    (stage / "report.json").write_text(int8_report.to_json(r))
+    (stage / "report.md").write_text(int8_report.to_markdown(
+        r, nic_section(verdict, r.gate.headline, (r.device or {}).get("profiles", ()), plot)))
     cycles = "" if verdict is None else f", {verdict.rtt_cycles['max']} cycles ({verdict.worst_case_ns:g} ns) per decision"
-    gate, worst = r.gate, r.gate.worst
+    gate = r.gate
     return Outcome(
-        "int8", stage, verdict, failure, gate.passed,
-        gate_line=(f"rlcc-compile: fidelity gate {'passed' if gate.passed else 'FAILED'}"
-                   + (f": worst {worst.scenario} {worst.metric} {worst.difference:+.3g}{worst.unit} "
-                      f"(bar {worst.tolerance:.3g}{worst.unit})" if worst else "")),
+        "int8", stage, verdict, failure, gate.passed, preview=gate.preview,
+        gate_line=f"rlcc-compile: {gate.console_line()}",
         wrote_line=(f"rlcc-compile: wrote {stage}: int8 {r.network}, {r.sizes['macs']} MACs, {r.sizes['constant_bytes']} B "
                     f"constants, state {r.sizes['state_bytes']} B{cycles}; factor RMSE vs teacher "
                     f"{r.fidelity['rmse_vs_teacher']:.4f} ({time.perf_counter() - start:.1f}s)"))

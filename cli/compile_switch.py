@@ -5,7 +5,8 @@ leaf-spine), distills its argmax into an integer CatBoost multiclass classifier 
 budget, generates C for the switch SDK stub, verifies it bit for bit in the RISC-V emulator
 (cycles per decision and per monitoring interval over ``--ports`` ports) and gates on the
 closed-loop comparison with the teacher. Files in OUT: ``spec.json``, ``model.rlcc.json`` (the
-classifier), ``catboost.json``, ``report.json``, ``report.md``, ``NAME.c/.h/.rlcc.json``, ``verify.json``.
+classifier), ``catboost.json``, ``report.json``, ``report.md`` (the firmware's numbers first), ``NAME.c/.h/.rlcc.json``,
+``verify.json``.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from pathlib import Path
 from typing import Callable
 
 import click
+from rlcc.cli.backends import preview_warning
 from rlcc.codegen.switch_generate import generate_switch_firmware
 from rlcc.distill import switch_report, switch_scenarios
 from rlcc.distill.switch_fit import ClassifierBudget
 from rlcc.distill.switch_pipeline import SwitchCompileOptions, SwitchCompileResult, SwitchFidelityBar, compile_switch_agent
 from rlcc.errors import BuildError, EmulationError, ExitCode
 from rlcc.switch_policy import QNetPolicy
+from rlcc.verify.glance import switch_section
 from rlcc.verify.switch_check import SwitchVerifyResult, summary, verify_switch_firmware
 
 
@@ -41,7 +44,7 @@ def compile_switch(model: Path, stage: Path, *, trees: int, depth: int, dagger_r
                    bar: SwitchFidelityBar, log: Callable[[str], None]) -> SwitchOutcome:
     teacher = QNetPolicy(model)
     options = SwitchCompileOptions(switch_scenarios.sampling(quick, seed), switch_scenarios.evaluation(quick),
-                                   ClassifierBudget(max_trees=trees, depth=depth), dagger_rounds, seed, bar)
+                                   ClassifierBudget(max_trees=trees, depth=depth), dagger_rounds, seed, bar, preview=quick)
     result = compile_switch_agent(teacher, options, log)
     stage.mkdir(parents=True, exist_ok=True)
     spec = teacher.spec
@@ -61,7 +64,7 @@ def compile_switch(model: Path, stage: Path, *, trees: int, depth: int, dagger_r
             failure = exc
     data = switch_report.to_dict(spec, result, {"verify": summary(verdict)} if verdict is not None else None)
     (stage / "report.json").write_text(switch_report.to_json(data))
-    (stage / "report.md").write_text(switch_report.to_markdown(data))
+    (stage / "report.md").write_text(switch_report.to_markdown(data, switch_section(verdict, result.gate_headline)))
     return SwitchOutcome(stage, result, verdict, failure)
 
 
@@ -73,7 +76,7 @@ def finish_switch(o: SwitchOutcome, out: Path, accept_fidelity: bool, quiet: boo
                f"({time.perf_counter() - start:.1f}s)")
     worst = r.worst
     if not quiet:
-        click.echo(f"rlcc-compile: fidelity gate {'passed' if r.gate_passed else 'FAILED'}"
+        click.echo(f"rlcc-compile: fidelity {'' if r.preview else 'gate '}{r.gate_headline}"
                    + (f": worst {worst.scenario} {worst.metric} teacher {worst.teacher:.3g} firmware {worst.firmware:.3g} "
                       f"(tolerance {worst.tolerance:.3g})" if worst else ""))
     if o.failure is not None:
@@ -88,6 +91,9 @@ def finish_switch(o: SwitchOutcome, out: Path, accept_fidelity: bool, quiet: boo
         if not v.within_budget:
             click.echo(f"rlcc-compile: error: a {v.n_ports}-port interval takes {v.interval_us:.2f} us > budget {v.budget_us:g} us", err=True)
             sys.exit(int(ExitCode.BUDGET))
+    if r.preview:
+        preview_warning("rlcc-compile", not r.gate_passed, quiet, accept_fidelity)
+        return
     if not r.gate_passed and not accept_fidelity:
         click.echo("rlcc-compile: error: the firmware misses the fidelity bar vs its teacher (report.md, 'Fidelity gate'); "
                    "--accept-fidelity to ship it anyway", err=True)

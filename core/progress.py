@@ -1,7 +1,8 @@
 """Progress of the compile's long stages: a stage announces work and advances as it is done.
 
-The pipeline only talks to ``Stage``; the CLI decides whether a stage is a tqdm bar on stderr
-(a TTY, not ``--quiet``) or nothing. Amounts are in the stage's own unit (simulated
+The pipeline only talks to ``Stage``; :func:`for_stderr` decides how stages show: a tqdm bar on a
+terminal, one "done in" line per finished stage otherwise (piped and CI logs are not silent for
+minutes), nothing with ``--quiet``. Amounts are in the stage's own unit (cost-weighted simulated
 milliseconds for simulations, trees for boosting), so a bar moves with the work, not per call.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import TextIO
@@ -73,3 +75,28 @@ def bars(file: TextIO | None = None) -> Progress:
             bar.close()
 
     return stage
+
+
+def lines(file: TextIO | None = None, prefix: str = "rlcc-compile") -> Progress:
+    """One line per stage on ``file`` (default stderr) when it ends, with its wall time; nothing
+    while it runs (a log file gets no redrawn bars). A stage that raised prints nothing."""
+
+    @contextlib.contextmanager
+    def stage(desc: str, _unit: str) -> Iterator[Stage]:
+        start = time.perf_counter()
+        yield Stage()
+        out = file or sys.stderr
+        out.write(f"{prefix}: {desc}: done in {time.perf_counter() - start:.1f} s\n")
+        out.flush()
+
+    return stage
+
+
+def for_stderr(quiet: bool, show: bool | None) -> Progress:
+    """How a command's stages show on stderr: ``show`` True bars, False nothing; None (the
+    default) bars on a terminal, else :func:`lines`; ``quiet`` nothing at all."""
+    if quiet or show is False:
+        return silent
+    if show or sys.stderr.isatty():
+        return bars()
+    return lines()

@@ -123,8 +123,9 @@ def closed_loops(
     stage: Stage | None = None,
 ) -> list[ClosedLoop]:
     """Several ``closed_loop`` checks (each a dict of its keyword arguments, optionally with its
-    own ``ensemble`` and ``model``) with all their simulations in one ``runner.map``, so worker
-    processes stay busy across checks.
+    own ``ensemble`` and ``model``, and ``teacher_of``: the index of an earlier check of the same
+    scenarios whose teacher runs it reuses) with all their simulations in one ``runner.map``, so
+    worker processes stay busy across checks and ``stage`` learns the whole work at once.
     ``teacher`` must be picklable for a multi-process runner (e.g. ``OnnxPolicy.factor``)."""
     spec = model.spec
     tasks, costs, slots = [], [], []
@@ -139,10 +140,10 @@ def closed_loops(
             scenario = eval_scenario(n, check["duration_ms"], check["seed"], check.get("mode", STARTUP))
             reused = check.get("teacher_rows") or {}
             for key in ("teacher", *check.get("controllers", ("float_trees", "fixed_point"))):
-                if key == "teacher" and f"many-to-one:{n}" in reused:
+                if key == "teacher" and (f"many-to-one:{n}" in reused or "teacher_of" in check):
                     continue
                 tasks.append((scenario, factories[key]))
-                costs.append(scenario.duration_ms * _RELATIVE_COST[key])
+                costs.append(run_cost(scenario.duration_ms, check.get("mode", STARTUP), key))
                 slots.append((c, n, key))
     measured = dict(zip(slots, run_all(runner, _measure, tasks, costs=costs, stage=stage)))
     base_us = spec.reward.base_rtt_ns / 1e3
@@ -153,7 +154,7 @@ def closed_loops(
         rows = {}
         for n in check["flows"]:
             name = f"many-to-one:{n}"
-            m = measured.get((c, n, "teacher"))
+            m = measured.get((check.get("teacher_of", c), n, "teacher"))
             t = _row(m, base_us) if m else check["teacher_rows"][name]
             row = {"teacher": t}
             for key in controllers:
@@ -225,8 +226,16 @@ def _row(m: dict[str, float], base_us: float) -> ControllerRow:
 
 
 # Relative simulation cost per simulated ms (measured: the golden model's integer event is the
-# slowest controller); only orders the work over worker processes.
+# slowest controller; a fair-share start decides about 6x as often per ms as a line-rate start,
+# whose deep queue stretches every RTT). Orders the work over worker processes and weights the
+# progress bars, so a bar's percentage follows the wall time.
 _RELATIVE_COST = {"teacher": 1.0, "float_trees": 1.0, "fixed_point": 2.5}
+_MODE_COST = {STARTUP: 1.0, STEADY: 6.0}
+
+
+def run_cost(duration_ms: float, mode: str, controller: str) -> float:
+    """Estimated work of one closed-loop run, in line-rate-start teacher milliseconds."""
+    return duration_ms * _MODE_COST[mode] * _RELATIVE_COST[controller]
 
 
 def _measure(task: tuple) -> dict[str, float]:

@@ -22,6 +22,14 @@ if TYPE_CHECKING:  # report_data holds a FidelityVerdict; the gate only reads it
     from rlcc.distill.report_data import ClosedLoop, ControllerRow
 
 STEADY, STARTUP = "steady", "startup"
+# The verdict of a --quick compile: its short runs measure the same checks, but too roughly to
+# ship on, so it never fails the command (rlcc-compile exits 0 and warns).
+PREVIEW = "preview (--quick): fidelity not judged for shipping"
+
+
+def preview_headline(misses: int, checks: int) -> str:
+    """A preview's verdict in words, with how many checks a judged compile would fail."""
+    return f"{PREVIEW}; " + (f"{misses} of {checks} checks would miss the bar" if misses else f"all {checks} checks within the bar")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,6 +86,29 @@ class FidelityVerdict:
     bar: FidelityBar
     controller: str
     checks: tuple[GateCheck, ...]
+    preview: bool = False  # measured by a --quick compile: reported, not judged
+
+    @property
+    def verdict(self) -> str:
+        """passed | failed | preview: what the command does with it (exit 0, 8, 0)."""
+        return "preview" if self.preview else "passed" if self.passed else "failed"
+
+    @property
+    def headline(self) -> str:
+        """The verdict in words, the same in report.md, report.json and on the console."""
+        if self.preview:
+            return preview_headline(len(self.failures), len(self.checks))
+        return "PASSED" if self.passed else f"FAILED ({len(self.failures)} of {len(self.checks)} checks outside the bar)"
+
+    def console_line(self) -> str:
+        """``headline`` with the check closest to (or furthest beyond) the bar."""
+        w = self.worst
+        worst = (f"worst {w.scenario} {w.metric} {w.difference:+.3g}{w.unit} (bar {w.tolerance:.3g}{w.unit})"
+                 if w else "no closed-loop checks")
+        if self.preview:
+            return f"fidelity {self.headline}; {worst}"
+        return (f"fidelity gate {'passed' if self.passed else 'FAILED'}: {worst}"
+                + ("" if self.passed else f", {len(self.failures)} of {len(self.checks)} checks outside the bar"))
 
     @property
     def passed(self) -> bool:
@@ -93,6 +124,7 @@ class FidelityVerdict:
 
     def to_dict(self) -> dict:
         return {"bar": dataclasses.asdict(self.bar), "controller": self.controller, "passed": self.passed,
+                "verdict": self.verdict, "headline": self.headline,
                 "checks": [{**dataclasses.asdict(c), "passed": c.passed} for c in self.checks]}
 
 
@@ -113,13 +145,15 @@ def row_checks(name: str, mode: str, teacher: ControllerRow, student: Controller
     ]
 
 
-def judge(checks: Iterable[ClosedLoop], bar: FidelityBar, controller: str = "fixed_point") -> FidelityVerdict:
-    """Every scenario of every closed-loop table, ``controller`` vs the teacher."""
+def judge(checks: Iterable[ClosedLoop], bar: FidelityBar, controller: str = "fixed_point",
+          preview: bool = False) -> FidelityVerdict:
+    """Every scenario of every closed-loop table, ``controller`` vs the teacher (``preview``: a
+    --quick compile's measurement, reported but not judged)."""
     out: list[GateCheck] = []
     for table in checks:
         for name, row in table.scenarios.items():
             out += row_checks(name, table.mode, row["teacher"], row[controller], bar)
-    return FidelityVerdict(bar, controller, tuple(out))
+    return FidelityVerdict(bar, controller, tuple(out), preview)
 
 
 def _rel(value: float, reference: float) -> float:

@@ -115,7 +115,8 @@ def compile_int8(policy: Any, options: CompileOptions, log: Log = lambda _m: Non
         teacher={"path": policy.path.name, "recurrent": bool(getattr(policy, "recurrent", False)),
                  "inputs": spec.input_names()},
         network=describe(net), quantization=record, fidelity=fidelity, sizes=sizes(model),
-        closed_loop=startup, closed_loop_steady=steady, gate=judge([steady, startup], options.bar))
+        closed_loop=startup, closed_loop_steady=steady,
+        gate=judge([steady, startup], options.bar, preview=options.preview))
     return Int8Result(model, report)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from rlcc.distill.int8_pipeline import KEYS, Int8Report
@@ -37,10 +38,12 @@ def _table_i(report: Int8Report) -> list[str]:
     return ["", "## Device cost (Table I)", "", "| measure | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows]
 
 
-def to_markdown(report: Int8Report) -> str:
+def to_markdown(report: Int8Report, glance: Sequence[str] = ()) -> str:
+    """``glance``: the firmware engineer's section (``rlcc.verify.glance``), first after the title."""
     q, f = report.quantization, report.fidelity
     out = [
         f"# rlcc compile report: {report.teacher['path']} (backend int8)",
+        *glance,
         "",
         f"Network: {report.network}{' (recurrent)' if report.teacher['recurrent'] else ''}. "
         f"int8 weights, 24-bit inputs, int{q['activation_bits']} hidden activations, int64/int32 accumulators, "

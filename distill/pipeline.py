@@ -91,6 +91,8 @@ class CompileOptions:
     validation_startup_ms: float = 150.0
     # The fidelity gate's bar (rlcc.distill.gate): judged on the report's closed-loop tables.
     bar: FidelityBar = FidelityBar()
+    # A preview (--quick): the gate's checks are measured and reported, not judged (gate.PREVIEW).
+    preview: bool = False
     # Derived student inputs (rlcc.derived): "auto" = every one the spec's window supports,
     # "none", or a comma list of names.
     derived: str = "auto"
@@ -117,8 +119,9 @@ class CompileOptions:
 
     @classmethod
     def quick(cls, **overrides: Any) -> "CompileOptions":
-        """Small and short: for tests and smoke runs (fidelity numbers are rougher)."""
-        base = dict(samples=QUICK_SAMPLES, scenarios="many-to-one:2,many-to-one:64,long-short:8",
+        """Small and short: a preview for tests and smoke runs (fidelity numbers are rougher, so
+        the gate reports them without judging)."""
+        base = dict(preview=True, samples=QUICK_SAMPLES, scenarios="many-to-one:2,many-to-one:64,long-short:8",
                     duration_scale=0.4, eval_flows=(64,), eval_duration_ms=60.0,
                     onpolicy_rounds=1, onpolicy_samples=3000, onpolicy_duration_ms=20.0, steady_duration_ms=6.0,
                     candidates=QUICK_CANDIDATES, validation_startup_ms=40.0)
@@ -206,7 +209,8 @@ def add_suite_check(result, teacher, ensemble: FloatEnsemble | None, options: Co
         runner.close()
     r = result.report
     report = dataclasses.replace(r, closed_loop_suite=table, suite_latency_us=latency_us,
-                                 gate=judge([r.closed_loop_steady, r.closed_loop, table], options.bar))
+                                 gate=judge([r.closed_loop_steady, r.closed_loop, table], options.bar,
+                                            preview=options.preview))
     return dataclasses.replace(result, report=report)
 
 
@@ -258,7 +262,7 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
     log(f"fitting <= {config.max_trees()} trees of depth {config.depth} on {len(train)} samples")
     summary_flows = (options.eval_flows[len(options.eval_flows) // 2],)
     base = CANDIDATE_GRID[0]
-    with progress("fitting the trees", "step") as stage:
+    with progress("fitting the trees", "tree") as stage:
         fit, model, stats = _fit_quantize(train, student, config, base, fits, policy, options, factor_range, ramps, stage)
     round0 = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
                                   options.seed, evaluate.STEADY, None, ("float_trees",), runner)
@@ -282,7 +286,7 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
         on_policy = evaluate.fidelity(model, fit.ensemble, visited_by_student)
         train = Samples.concat([train, visited_by_student])
         ramps = ramps_of(train)
-        with progress(f"round {r}/{n_rounds}: refitting the trees", "step") as stage:
+        with progress(f"round {r}/{n_rounds}: refitting the trees", "tree") as stage:
             fit, model, stats = _fit_quantize(train, student, config, base, fits, policy, options, factor_range, ramps, stage)
         summary = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
                                        options.seed, evaluate.STEADY, teacher_steady, ("float_trees",), runner)
@@ -292,9 +296,8 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
     if options.candidates > 1:
         log(f"selecting among {options.candidates} candidate students in closed loop (validation incasts "
             f"{list(select.VALIDATION_FLOWS)})")
-        with progress("candidate students: fit and closed-loop validation", "step") as stage:
-            (fit, model, stats), selection = _select(train, student, config, fits, policy, options, factor_range,
-                                                     ramps, (fit, model, stats), runner, stage)
+        (fit, model, stats), selection = _select(train, student, config, fits, policy, options, factor_range,
+                                                 ramps, (fit, model, stats), runner, progress)
 
     log(f"closed loop: teacher vs float trees vs fixed point on many-to-one {list(options.eval_flows)}")
     with progress("closed loop: teacher vs float trees vs fixed point", "sim-ms") as stage:
@@ -325,7 +328,7 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
         sizes=evaluate.sizes(model),
         dagger=Dagger(rounds, _dagger_helped(rounds)),
         selection=selection,
-        gate=judge([closed_loop_steady, closed_loop], options.bar),
+        gate=judge([closed_loop_steady, closed_loop], options.bar, preview=options.preview),
     )
     return CompileResult(model, fit.ensemble, fit, stats, report)
 
@@ -354,24 +357,22 @@ def _fit_quantize(train: Samples, spec, config: FitConfig, setting: CandidateSet
 
 def _select(train: Samples, spec, config: FitConfig, fits: FitsBudget | None, policy: OnnxPolicy,
             options: CompileOptions, factor_range: FactorRange, ramps: tuple[FloatRamp, ...], first: tuple, runner: Runner,
-            stage: Stage) -> tuple[tuple, Selection]:
+            progress: Progress) -> tuple[tuple, Selection]:
     """Fit the candidates (the first is ``first``, already fitted), validate each in closed loop,
-    keep the best (``rlcc.distill.select``)."""
+    keep the best (``rlcc.distill.select``). Fitting and validation are two stages: their work
+    is in different units (trees, simulated ms) and the validation is most of the time."""
     settings = CANDIDATE_GRID[:options.candidates]
-    stage.add(len(settings))  # one step per extra fit, one for the validation runs
     fitted = [first]
-    for setting in settings[1:]:
-        fitted.append(_fit_quantize(train, spec, config, setting, fits, policy, options, factor_range, ramps))
-        stage.advance(1)
+    with progress(f"candidate students: fitting {len(settings) - 1} more", "tree") as stage:
+        for setting in settings[1:]:
+            fitted.append(_fit_quantize(train, spec, config, setting, fits, policy, options, factor_range, ramps, stage))
     checks = select.validation_checks(options.seed, options.steady_duration_ms, options.validation_startup_ms)
-    # Teacher rows from the first candidate's run, then every other candidate in one batch.
-    tables = [evaluate.closed_loops(policy.factor, first[0].ensemble, first[1], checks, runner)]
-    teacher_rows = [{name: row["teacher"] for name, row in t.scenarios.items()} for t in tables[0]]
-    batch = [{**c, "teacher_rows": rows, "ensemble": f.ensemble, "model": m}
-             for f, m, _ in fitted[1:] for c, rows in zip(checks, teacher_rows)]
-    flat = evaluate.closed_loops(policy.factor, first[0].ensemble, first[1], batch, runner) if batch else []
-    tables += [flat[i:i + len(checks)] for i in range(0, len(flat), len(checks))]
-    stage.advance(1)
+    # The first candidate's checks run the teacher; every other candidate reuses those runs.
+    batch = list(checks) + [{**c, "teacher_of": i, "ensemble": f.ensemble, "model": m}
+                            for f, m, _ in fitted[1:] for i, c in enumerate(checks)]
+    with progress(f"candidate students: closed-loop validation of {len(settings)}", "sim-ms") as stage:
+        flat = evaluate.closed_loops(policy.factor, first[0].ensemble, first[1], batch, runner, stage)
+    tables = [flat[i:i + len(checks)] for i in range(0, len(flat), len(checks))]
     candidates = [select.describe(s, t, options.bar) for s, t in zip(settings, tables)]
     best = select.choose(candidates)
     return fitted[best], Selection(select.suite_names(checks), candidates, candidates[best].name)

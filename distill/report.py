@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from rlcc.distill.gate import FidelityVerdict
@@ -46,13 +47,16 @@ def _closed_loop_table(cl: ClosedLoop, title: str, what: str, kind: str = "many-
 
 def _gate_section(gate: FidelityVerdict) -> list[str]:
     bar = gate.bar
-    verdict = "PASSED" if gate.passed else f"FAILED ({len(gate.failures)} of {len(gate.checks)} checks outside the bar)"
-    out = ["", f"## Fidelity gate: {verdict}", "",
+    out = ["", f"## Fidelity gate: {gate.headline}", "",
            (f"Firmware (fixed point) vs teacher on the closed-loop tables below: goodput within {bar.goodput:g}; mean RTT "
             f"and queue delay within {bar.steady_pct:g}% (steady state) and {bar.transient_pct:g}% (startup transient) "
             f"of the teacher's, queue never tighter than {bar.queue_floor_us:g} us; dropped fraction of offered bytes "
             f"within the same percentage of the teacher's, never tighter than {bar.drop_margin:g}. Options --max-goodput-diff, --max-steady-pct, --max-transient-pct, --max-drop-diff; "
             "--accept-fidelity writes the firmware and exits 0 anyway."), ""]
+    if gate.preview:
+        out += [("This compile is a preview (--quick: fewer samples, shorter runs): the checks are measured as in a "
+                 "full compile but too roughly to ship on, so they are not judged and rlcc-compile exits 0. Compile "
+                 "without --quick for the verdict."), ""]
     shown = gate.failures or ((gate.worst,) if gate.worst else ())
     if shown:
         out += ["| scenario | measure | teacher | firmware | difference | tolerance |", "|---|---|---|---|---|---|"]
@@ -60,6 +64,8 @@ def _gate_section(gate: FidelityVerdict) -> list[str]:
                 f"{c.tolerance:.4g}{c.unit} |" for c in shown]
         if gate.passed:
             out += ["", "(the check closest to the bar)"]
+        elif gate.preview:
+            out += ["", "(the checks a full compile would fail at these numbers)"]
     return out
 
 
@@ -112,11 +118,13 @@ def _ramp_lines(fit) -> list[str]:
     return [f"- {len(fit.ramps)} ramps at the teacher's equilibrium, slope below / above on the scaled input: {items}"]
 
 
-def to_markdown(report: CompileReport) -> str:
+def to_markdown(report: CompileReport, glance: Sequence[str] = ()) -> str:
+    """``glance``: the firmware engineer's section (``rlcc.verify.glance``), first after the title."""
     t, fit, q, fid, sz = report.teacher, report.fit, report.quantization, report.fidelity, report.sizes
     ds = report.dataset
     out = [
         f"# rlcc-compile report: {t.path}",
+        *glance,
         "",
         (f"Inputs: {', '.join(t.input_names)}. Teacher output outside the factor clamp on "
         f"{_f(100 * t.clamped_fraction, 2)}% of visited states (clamped before distillation)."),

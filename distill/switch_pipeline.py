@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 
 from rlcc.class_trees import ClassEnsemble
+from rlcc.distill.gate import preview_headline
 from rlcc.distill.switch_fit import ClassifierBudget, FitResult, fit_classifier
 from rlcc.errors import BadInputError
 from rlcc.fxp import switch_agent as fx
@@ -57,6 +58,7 @@ class SwitchCompileOptions:
     dagger_rounds: int = 1
     seed: int = 0
     bar: SwitchFidelityBar = SwitchFidelityBar()
+    preview: bool = False  # --quick: the gate's checks are reported, not judged (rlcc.distill.gate.PREVIEW)
 
     def validate(self, spec: SwitchAgentSpec) -> None:
         if not self.sampling or not self.evaluation:
@@ -89,10 +91,18 @@ class SwitchCompileResult:
     action_counts: dict[str, list[int]]  # teacher labels / student actions over the samples
     closed_loop: list[dict]  # per scenario and agent: the metrics
     checks: list[GateCheck]
+    preview: bool = False  # a --quick compile: the checks are measured, not judged
 
     @property
     def gate_passed(self) -> bool:
         return all(c.passed for c in self.checks)
+
+    @property
+    def gate_headline(self) -> str:
+        """The gate's verdict in words (report.md, report.json, console)."""
+        if self.preview:
+            return preview_headline(sum(not c.passed for c in self.checks), len(self.checks))
+        return "passed" if self.gate_passed else "FAILED"
 
     @property
     def worst(self) -> GateCheck | None:
@@ -167,7 +177,7 @@ def compile_switch_agent(teacher: QNetPolicy, options: SwitchCompileOptions,
     log(f"{'held-out' if held else 'training'} agreement {holdout:.4f}; closed loop on {len(options.evaluation)} scenarios")
     closed, checks = closed_loop(teacher, fit.model, options.evaluation, options.bar)
     return SwitchCompileResult(fit.model, fit, int(len(all_y)), int(len(_merge(parts)[0])), holdout, len(held), counts,
-                               closed, checks)
+                               closed, checks, options.preview)
 
 
 def closed_loop(teacher: QNetPolicy, model: ClassEnsemble, scenarios: tuple[Scenario, ...], bar: SwitchFidelityBar,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from rlcc.distill.switch_pipeline import SwitchCompileResult
@@ -34,7 +35,8 @@ def to_dict(spec: SwitchAgentSpec, result: SwitchCompileResult, extra: dict[str,
         "samples": {"queue_intervals": result.samples, "unique_rows": result.unique_rows},
         "actions": result.action_counts,
         "closed_loop": result.closed_loop,
-        "gate": {"passed": result.gate_passed, "checks": [dataclasses.asdict(c) for c in result.checks]},
+        "gate": {"passed": result.gate_passed, "checks": [dataclasses.asdict(c) for c in result.checks],
+                 **({"verdict": "preview", "headline": result.gate_headline} if result.preview else {})},
         **(extra or {}),
     }
 
@@ -47,10 +49,12 @@ def _fmt(v: Any, f: str) -> str:
     return "n/a" if v is None or v != v else f.format(v)
 
 
-def to_markdown(data: dict[str, Any]) -> str:
+def to_markdown(data: dict[str, Any], glance: Sequence[str] = ()) -> str:
+    """``glance``: the firmware engineer's section (``rlcc.verify.glance``), first after the title."""
     s, a, spec = data["student"], data["agreement"], data["spec"]
     lines = [
         "# rlcc-compile report: switch agent (ACC)",
+        *glance,
         "",
         f"ECN tuner over {len(spec['actions'])} templates, every {spec['interval_us']:g} us, features "
         f"{', '.join(spec['features'])} over the last {spec['history']} intervals.",
@@ -74,7 +78,7 @@ def to_markdown(data: dict[str, Any]) -> str:
     for row in data["closed_loop"]:
         lines.append(f"| {row['scenario']} | {row['agent']} | " + " | ".join(_fmt(row.get(k), f) for k, _, f in METRICS) + " |")
     g = data["gate"]
-    lines += ["", f"## Fidelity gate: {'passed' if g['passed'] else 'FAILED'}", "",
+    lines += ["", f"## Fidelity gate: {g.get('headline') or ('passed' if g['passed'] else 'FAILED')}", "",
               "| scenario | metric | teacher | firmware | tolerance | |", "|---|---|---:|---:|---:|---|"]
     for c in g["checks"]:
         lines.append(f"| {c['scenario']} | {c['metric']} | {c['teacher']:.3f} | {c['firmware']:.3f} | "

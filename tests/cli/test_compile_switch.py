@@ -33,6 +33,16 @@ def test_compile_verifies_and_is_byte_identical(teacher, tmp_path):
         assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes(), f
     v = json.loads((tmp_path / "a" / "verify.json").read_text())
     assert v["kind"] == "switch_agent" and v["bit_exact"] and v["interval"]["ports"] == 48
+    # --quick: a preview (exit 0 above, one warning); the report opens with the firmware's numbers.
+    gate = json.loads((tmp_path / "a" / "report.json").read_text())["gate"]
+    assert gate["verdict"] == "preview" and gate["headline"].startswith("preview (--quick)")
+    assert a.stderr.count("--quick is a preview") == 1
+    md = (tmp_path / "a" / "report.md").read_text()
+    top = md[:md.index("## Closed loop")]
+    assert f"| fidelity gate (closed loop vs teacher) | {gate['headline']} |" in top
+    assert (f"| worst-case monitoring interval, 48 ports | {v['interval']['cycles']['max']} cycles = "
+            f"{v['interval']['us']['max']:.2f} us") in top
+    assert f"| code / read-only data / data | {v['size']['code']} / {v['size']['rodata']} / {v['size']['data']} B |" in top
     # The shipped firmware is what rlcc-verify accepts on its own, on both targets.
     for target in ("rv64imac", "rv32imc"):
         r = subprocess.run(["rlcc-verify", str(tmp_path / "a" / "firmware.c"), "--target", target, "-q"],

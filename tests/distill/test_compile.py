@@ -79,12 +79,40 @@ def test_artifacts_and_report(compiled):
     assert json.loads((compiled / "model.rlcc.json").read_text())["provenance"]["candidate"] == sel["chosen"]
 
 
+def test_report_opens_with_the_firmware_numbers_of_its_verification(compiled):
+    """The firmware engineer's rows come from the compile's own verification (verify.json), not
+    from estimates, and come before the ML sections; the closed-loop figure is linked there."""
+    v = json.loads((compiled / "verify.json").read_text())
+    md = (compiled / "report.md").read_text()
+    top = md[:md.index("## Model")]
+    assert top.index("## Firmware at a glance") < top.index("Inputs:")
+    gate = json.loads((compiled / "report.json").read_text())["gate"]
+    for row in (f"| fidelity gate (closed loop vs teacher) | {gate['headline']} |",
+                f"| bit-exact vs the golden model | yes, on {v['vectors']:,} vectors |",
+                f"| worst-case event, {v['target']}, profile {v['profile']} @ {v['clock_hz'] / 1e9:.2f} GHz | "
+                f"{v['cycles']['max']} cycles = {v['budget']['worst_case_ns']:.1f} ns; budget {v['budget']['cycles']} cycles",
+                f"| code / read-only data / data | {v['size']['code']} / {v['size']['rodata']} / {v['size']['data']} B |",
+                f"| per-flow context | {v['context_bytes']} of 48 B |",
+                f"| stack (high-water mark) | {v['stack']['high_water_bytes']} of {v['stack']['size_bytes']} B |"):
+        assert row in top, row
+    assert "](closed_loop.png)" in top
+    png = (compiled / "closed_loop.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and b"Software" not in png and b"matplotlib" not in png.lower()
+
+
+def test_glance_without_verification_says_so():
+    from rlcc.verify.glance import NOT_VERIFIED, nic_section
+
+    rows = "\n".join(nic_section(None, "PASSED"))
+    assert NOT_VERIFIED in rows and "cycles" not in rows.replace(NOT_VERIFIED, "")
+
+
 def test_same_seed_byte_identical(compiled, tmp_path, example_policy):
     """Also across job counts: the simulations run in 2 worker processes, then in-process."""
     again = tmp_path / "AGAIN"
     assert run([example_policy, "-o", again, *TINY, "--jobs", "1"]).exit_code == 0
     for name in ("model.rlcc.json", "report.json", "report.md", "catboost.json",
-                 "firmware.c", "firmware.h", "firmware.rlcc.json", "verify.json"):
+                 "firmware.c", "firmware.h", "firmware.rlcc.json", "verify.json", "closed_loop.png"):
         assert (again / name).read_bytes() == (compiled / name).read_bytes(), name
 
 

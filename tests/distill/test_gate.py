@@ -1,5 +1,5 @@
 """The fidelity gate and candidate selection: the bar's arithmetic, and a weak model rejected
-end to end with the documented exit code."""
+end to end with the documented exit code (a --quick preview reports it and exits 0)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from rlcc.cli import compile as compile_module
+from rlcc.cli.backends import Outcome, finish
 from rlcc.cli.compile import compile_command
 from rlcc.distill import evaluate, select
-from rlcc.distill.gate import OPTION_NAMES, STARTUP, STEADY, FidelityBar, judge, row_checks
+from rlcc.distill.gate import OPTION_NAMES, PREVIEW, STARTUP, STEADY, FidelityBar, judge, row_checks
 from rlcc.distill.report_data import Candidate, ClosedLoop, ControllerRow
 from rlcc.errors import BadInputError, ExitCode
 
@@ -93,20 +95,77 @@ def test_candidate_grid_names_are_unique_and_first_is_default():
     assert select.CANDIDATE_GRID[0].boost_power == 0
 
 
-def test_weak_model_is_rejected_with_the_fidelity_exit_code(tmp_path, example_policy):
-    """One tree of depth 1 (two factors) cannot follow the teacher: exit 8, output written,
-    the report says why; --accept-fidelity ships it with exit 0."""
-    args = [str(example_policy), "--quick", "--samples", "1500", "--scenarios", "many-to-one:2:8,many-to-one:16:12",
-            "--trees", "1", "--depth", "1", "--candidates", "1", "--no-verify"]
+WEAK = ["--samples", "1500", "--scenarios", "many-to-one:2:8,many-to-one:16:12", "--trees", "1", "--depth", "1",
+        "--candidates", "1", "--no-verify"]
+
+
+def test_a_quick_compile_previews_the_gate_and_exits_0(tmp_path, example_policy):
+    """One tree of depth 1 (two factors) cannot follow the teacher; --quick says which checks a
+    full compile would fail, in its own words everywhere, and exits 0 with one warning line."""
+    out = tmp_path / "OUT"
+    result = CliRunner().invoke(compile_command, [str(example_policy), "--quick", *WEAK, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert f"rlcc-compile: fidelity {PREVIEW}; " in result.stdout and "would miss the bar" in result.stdout
+    warning = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert warning == [line for line in result.stderr.splitlines() if "--quick" in line] and len(warning) == 1
+    assert "error" not in result.stderr
+    gate = json.loads((out / "report.json").read_text())["gate"]
+    assert gate["verdict"] == "preview" and gate["passed"] is False and gate["headline"].startswith(PREVIEW)
+    misses = [c for c in gate["checks"] if not c["passed"]]
+    assert f"{len(misses)} of {len(gate['checks'])} checks would miss the bar" in gate["headline"]
+    md = (out / "report.md").read_text()
+    assert f"## Fidelity gate: {gate['headline']}" in md and f"| fidelity gate (closed loop vs teacher) | {gate['headline']} |" in md
+    assert all(f"| {c['scenario']} | {c['metric']} |" in md for c in misses)
+    # -q keeps the warning: it stands where a full compile's error would be.
+    quiet = CliRunner().invoke(compile_command, [str(example_policy), "--quick", *WEAK, "-q", "-o", str(tmp_path / "Q")])
+    assert quiet.exit_code == 0 and quiet.stderr.count("\n") == 1 and "--quick is a preview" in quiet.stderr
+
+
+def test_weak_model_is_rejected_with_the_fidelity_exit_code(tmp_path, example_policy, monkeypatch):
+    """Without --quick the same miss exits 8 (output written, the report says why) and
+    --accept-fidelity ships it with exit 0. The options are the quick sizes, judged (a full-size
+    compile takes minutes)."""
+    quick = compile_module.CompileOptions.quick
+    monkeypatch.setattr(compile_module, "CompileOptions", lambda **kw: quick(**{**kw, "preview": False}))
+    args = [str(example_policy), *WEAK]
     out = tmp_path / "OUT"
     result = CliRunner().invoke(compile_command, [*args, "-o", str(out)])
     assert result.exit_code == int(ExitCode.FIDELITY), result.output
     assert "fidelity gate FAILED" in result.output and "--accept-fidelity" in result.output
+    assert "preview" not in result.output
     report = json.loads((out / "report.json").read_text())
-    assert report["gate"]["passed"] is False and "## Fidelity gate: FAILED" in (out / "report.md").read_text()
+    assert report["gate"]["passed"] is False and report["gate"]["verdict"] == "failed"
+    assert "## Fidelity gate: FAILED" in (out / "report.md").read_text()
     again = CliRunner().invoke(compile_command, [*args, "-o", str(tmp_path / "OK"), "--accept-fidelity"])
     assert again.exit_code == 0, again.output
     assert (tmp_path / "OK" / "firmware.c").exists()
+
+
+@pytest.mark.parametrize("preview, passed, code, warned", [
+    (False, False, int(ExitCode.FIDELITY), False), (False, True, 0, False), (True, False, 0, True), (True, True, 0, True)])
+def test_finish_exits_8_only_on_a_judged_miss(preview, passed, code, warned, capsys):
+    """Every backend ends through ``finish``: a preview never exits 8, and always says it is one."""
+    o = Outcome("trees", None, gate_passed=passed, preview=preview, wrote_line="rlcc-compile: wrote OUT")
+    if code:
+        with pytest.raises(SystemExit) as exc:
+            finish(o, accept_fidelity=False, quiet=False)
+        assert exc.value.code == code
+    else:
+        finish(o, accept_fidelity=False, quiet=False)
+    assert ("--quick is a preview" in capsys.readouterr().err) == warned
+
+
+def test_preview_verdict_words():
+    rows = {"many-to-one:8": {"teacher": TEACHER, "fixed_point": student(mean_latency_us=30.0)}}
+    tables = [ClosedLoop(STEADY, 10.0, 0.5, rows)]
+    judged, preview = judge(tables, FidelityBar()), judge(tables, FidelityBar(), preview=True)
+    assert (judged.verdict, preview.verdict) == ("failed", "preview")
+    assert judged.checks == preview.checks and judged.passed is preview.passed is False
+    assert judged.headline == "FAILED (1 of 4 checks outside the bar)"
+    assert preview.headline == f"{PREVIEW}; 1 of 4 checks would miss the bar"
+    assert preview.console_line().startswith(f"fidelity {PREVIEW}; 1 of 4") and "FAILED" not in preview.console_line()
+    assert judge([ClosedLoop(STEADY, 10.0, 0.5, {"m": {"teacher": TEACHER, "fixed_point": student()}})], FidelityBar(),
+                 preview=True).headline == f"{PREVIEW}; all 4 checks within the bar"
 
 
 def test_bar_options_reach_the_gate(tmp_path, example_policy):
