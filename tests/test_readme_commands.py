@@ -166,6 +166,7 @@ def test_the_exit_code_table_has_commands():
     assert len(EXIT_ROWS) >= 6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("line,command,code,example", EXIT_ROWS, ids=[f"README.md:{r[0]}" for r in EXIT_ROWS])
 def test_exit_code_table_command(line: int, command: str, code: int, example: str, tmp_path: Path):
     _fixtures(tmp_path, example)

@@ -174,6 +174,7 @@ def test_unknown_or_unfed_derived_input_is_one_line_exit_3_before_compiling(tmp_
 
 
 # ---- verification failure inside rlcc-compile ------------------------------------------------------
+@pytest.mark.slow
 def test_compile_verification_over_budget_keeps_out_and_exits_5(tmp_path, example_policy, monkeypatch, constant_result):
     monkeypatch.setattr(compile_cli, "compile_policy", lambda *a, **k: constant_result)
     monkeypatch.setattr(compile_cli, "check_on_suite", lambda result, *a, **k: result)  # its own tests: tests/distill

@@ -25,6 +25,7 @@ def teacher(tmp_path_factory) -> Path:
     return rule_qnet(tmp_path_factory.mktemp("teacher") / "acc.onnx")
 
 
+@pytest.mark.slow
 def test_compile_verifies_and_is_byte_identical(teacher, tmp_path):
     a, b = compile_(teacher, tmp_path / "a"), compile_(teacher, tmp_path / "b")
     assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
@@ -50,11 +51,13 @@ def test_compile_verifies_and_is_byte_identical(teacher, tmp_path):
         assert r.returncode == 0, r.stdout + r.stderr
 
 
+@pytest.mark.slow
 def test_budget_exit_5(teacher, tmp_path):
     r = compile_(teacher, tmp_path / "o", "--budget-ns", "1000")  # 48 ports in 1 us: impossible
     assert r.returncode == 5 and "budget" in r.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make, needle", [
     (lambda p: rule_qnet(p, out_width=7), "output width 7 does not match the action table's 8"),
     (lambda p: rule_qnet(p, default_spec(interval_us=0.5)), "'interval_us'"),
@@ -70,6 +73,7 @@ def test_bad_models_exit_3_and_write_nothing(make, needle, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_duplicate_templates_in_metadata_exit_3(teacher, tmp_path):
     import onnx
 
@@ -91,6 +95,7 @@ def sim(*args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_rlcc_sim_runs_teacher_firmware_and_static(teacher, tmp_path):
     out = tmp_path / "fw"
     assert compile_(teacher, out, "--no-verify").returncode == 0
@@ -107,6 +112,7 @@ def test_rlcc_sim_runs_teacher_firmware_and_static(teacher, tmp_path):
     assert metrics["static"]["acc_queue_kb_mean"] > metrics["teacher"]["acc_queue_kb_mean"]
 
 
+@pytest.mark.slow
 def test_rlcc_sim_interval_below_step_and_bad_static_exit_3(tmp_path):
     model = rule_qnet(tmp_path / "fast.onnx", default_spec(interval_us=6.0))
     r = sim("--ecn-agent", str(model), "--dt-ns", "8000", "--base-rtt-us", "20")

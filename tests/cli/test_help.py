@@ -83,6 +83,7 @@ def test_group_lists_sim_and_keeps_simulate_as_a_hidden_alias():
     assert old.exit_code == 0 and "Incast" in old.output
 
 
+@pytest.mark.slow
 def test_sim_errors_and_version_name_rlcc_sim():
     for argv in (["sim"], ["simulate"]):
         r = subprocess.run(["rlcc", *argv, "many-to-one", "--flows", "0"], capture_output=True, text=True, timeout=120)

@@ -38,6 +38,7 @@ def test_compile_int8_quick_end_to_end(name, extra, tmp_path):
     assert again.returncode == 0, again.stderr
 
 
+@pytest.mark.slow
 def test_lstm_over_the_default_budget_exits_5(tmp_path):
     """The LSTM's decision does not fit the paper's 2 us on the DPA-like profile: the budget gate says so."""
     from rlcc.codegen import generate
@@ -51,6 +52,7 @@ def test_lstm_over_the_default_budget_exits_5(tmp_path):
     assert run("verify", str(paths["c"]), "--random", "0", "--prove").returncode == 3
 
 
+@pytest.mark.slow
 def test_unsupported_op_exits_3(tmp_path):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from int8_models import onnx_with_op
@@ -61,6 +63,7 @@ def test_unsupported_op_exits_3(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 def test_lstm_state_too_large_exits_3(tmp_path):
     from rlcc.recurrent import load_policy
     from rlcc.train.lstm import Lstm, export_lstm

@@ -45,6 +45,7 @@ def _ids(paths) -> dict[str, int]:
     return {p["name"]: p["id"] for p in json.loads(paths["manifest"].read_text())["parameters"]}
 
 
+@pytest.mark.slow
 def test_parameter_writes_match_the_stub_flavour(builds, tmp_path):
     model, out = builds
     ids = _ids(out["doca"][0])

@@ -71,6 +71,7 @@ def test_doca_output_dir(tmp_path):
         assert again[key].read_bytes() == paths[key].read_bytes(), key
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["host", *ZIG_TARGET])
 @pytest.mark.parametrize("algo_only", [False, True])
 def test_doca_c_compiles_warning_free(tmp_path, target, algo_only):
@@ -83,6 +84,7 @@ def test_doca_c_compiles_warning_free(tmp_path, target, algo_only):
                         "-c", paths["c"], "-o", tmp_path / f"{name}_{style}.o"])
 
 
+@pytest.mark.slow
 def test_doca_c_compiles_with_gcc(tmp_path):
     cc = host_cc("gcc")
     for name, model in sorted(MODELS.items()):
@@ -91,6 +93,7 @@ def test_doca_c_compiles_with_gcc(tmp_path):
                     "-o", tmp_path / f"{name}.o"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("inline", [False, True])
 @pytest.mark.parametrize("style", TREE_STYLES)
 def test_doca_c_is_formatted(style, inline):

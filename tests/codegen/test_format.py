@@ -46,6 +46,7 @@ def test_runtime_header_is_formatted():
     assert _formatted(text, "rlcc_runtime.h") == text, _first_difference(text, _formatted(text, "rlcc_runtime.h"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("inline", [False, True])
 @pytest.mark.parametrize("style", TREE_STYLES)
 @pytest.mark.parametrize("fw_name", ["fw", "firmware"])

@@ -24,6 +24,7 @@ def full_vectors(model, n_random: int, seed: int) -> V.Vectors:
                     V.sequence_vectors(model, 32, 64, seed + 2))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_bit_exact_with_golden_both_styles(name, host_exe, tmp_path):
     model = MODELS[name]
@@ -38,6 +39,7 @@ def test_bit_exact_with_golden_both_styles(name, host_exe, tmp_path):
         assert np.array_equal(outs["oblivious"][field], outs["ifelse"][field])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cc", ["zig", "gcc"])
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_sanitizers_clean(name, cc, host_exe, tmp_path):
@@ -85,6 +87,7 @@ def test_perturbed_threshold_is_caught(generated, tmp_path):
 PROBE_RULE = "if (now - c[RLCC_CTX_PROBE_TS] >= timeout_ns) {"  # in rlcc_runtime.h, inlined here
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant", ["off_by_one", "removed", "no_restart_on_rtt"])
 def test_altered_probe_timeout_rule_is_caught(mutant, generated, tmp_path):
     """The TX probe-timeout rule, moved by one ns, dropped, or not restarted by RTT events, must

@@ -31,6 +31,7 @@ def generated(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cc", ["zig", "gcc", "clang"])
 @pytest.mark.parametrize("name", NAMES)
 def test_host_bit_exact_and_warning_clean(name, cc, generated, tmp_path):
@@ -42,6 +43,7 @@ def test_host_bit_exact_and_warning_clean(name, cc, generated, tmp_path):
     assert len(bad) == 0, describe(out, vectors, bad)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", TARGET_NAMES)
 @pytest.mark.parametrize("name", NAMES)
 def test_riscv_builds_and_verifies_in_emulator(name, target, generated, tmp_path):

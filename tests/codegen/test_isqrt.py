@@ -117,6 +117,7 @@ def _edge_values() -> list[int]:
     return sorted(v for v in out if 0 <= v < 1 << 52)
 
 
+@pytest.mark.slow
 def test_random_and_edge_arguments_below_2_52(sqrt_exe, tmp_path):
     rnd = random.Random(11)
     values = [rnd.getrandbits(rnd.randint(1, 52)) for _ in range(500_000)]  # every magnitude
@@ -127,6 +128,7 @@ def test_random_and_edge_arguments_below_2_52(sqrt_exe, tmp_path):
     _check(values, _run_values(sqrt_exe, "n", arr, tmp_path))
 
 
+@pytest.mark.slow
 def test_estimate_within_5_ulps_for_every_normalized_argument(sqrt_exe):
     """The bound behind the single correction step, over all t in [2^30, 2^32) (~10 s)."""
     if sqrt_exe.parent.name.startswith("isqrt_zbb"):

@@ -36,6 +36,7 @@ def test_golden_text(style):
         assert path.read_text() == text, f"{path.name} changed; refresh with RLCC_UPDATE_GOLDEN=1 and review"
 
 
+@pytest.mark.slow
 def test_byte_identical_for_same_inputs(tmp_path):
     model = MODELS["all_features"]
     a = generate(model, tmp_path / "a", name="fw", source_info={"k": "v"})
@@ -44,6 +45,7 @@ def test_byte_identical_for_same_inputs(tmp_path):
         assert a[key].read_bytes() == b[key].read_bytes(), key
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("style", TREE_STYLES)
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_warnings_as_errors_host_and_riscv(name, style, generated, tmp_path):
@@ -62,6 +64,7 @@ def test_warnings_as_errors_host_and_riscv(name, style, generated, tmp_path):
         assert defined == {"user_algo", "user_init", "user_set_algo_params"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
 def test_warnings_as_errors_system_compilers(cc, generated, tmp_path):
     """gcc's and clang's own warnings (-pedantic) on every generated source, when installed."""
@@ -73,6 +76,7 @@ def test_warnings_as_errors_system_compilers(cc, generated, tmp_path):
                         "-o", tmp_path / f"{name}_{style}.o"])
 
 
+@pytest.mark.slow
 def test_source_is_freestanding_and_documented():
     texts, ctx = render_sources(MODELS["all_features"], name="fw")
     c = texts["c"]

@@ -140,6 +140,7 @@ def test_float_log_ratio_matches_device_value():
     assert math.isclose(float(d.float_value(np.array([3.0]), np.array([1.0]))[0]), 1.0)  # log2(4) - log2(2)
 
 
+@pytest.mark.slow
 def test_every_int32_against_the_compilers_clz(slog_exe):
     """All 2^32 arguments, C against C with a different leading-one search (~10 s)."""
     p = _run([slog_exe, "sweep"], timeout=600)

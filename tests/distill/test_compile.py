@@ -34,6 +34,7 @@ def compiled(tmp_path_factory, example_policy):
     return out
 
 
+@pytest.mark.slow
 def test_artifacts_and_report(compiled):
     names = {p.name for p in compiled.iterdir()}
     assert {"model.rlcc.json", "report.json", "report.md", "catboost.json", "spec.json",
@@ -107,6 +108,7 @@ def test_glance_without_verification_says_so():
     assert NOT_VERIFIED in rows and "cycles" not in rows.replace(NOT_VERIFIED, "")
 
 
+@pytest.mark.slow
 def test_same_seed_byte_identical(compiled, tmp_path, example_policy):
     """Also across job counts: the simulations run in 2 worker processes, then in-process."""
     again = tmp_path / "AGAIN"
@@ -116,6 +118,7 @@ def test_same_seed_byte_identical(compiled, tmp_path, example_policy):
         assert (again / name).read_bytes() == (compiled / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_equilibrium_ramps_end_to_end(tmp_path, example_policy):
     """--equilibrium ramps: the model, the C and the report carry the ramps, the firmware
     verifies bit-exactly, and a second compile gives the same bytes."""
@@ -163,6 +166,7 @@ def factor_policy(build_policy, name, weight, out_op, action):
     return build_policy(name, spec=spec, weight_scale=weight, out_op=out_op)
 
 
+@pytest.mark.slow
 def test_constant_teacher_gives_bias_only_model(build_policy):
     path = factor_policy(build_policy, "const.onnx", 0.0, "Tanh", Action())
     options = CompileOptions.quick(samples=600, scenarios="many-to-one:2:5", eval_flows=(2,), eval_duration_ms=5.0)
@@ -174,6 +178,7 @@ def test_constant_teacher_gives_bias_only_model(build_policy):
     assert out.rate[0] == result.model.constants.rate_initial
 
 
+@pytest.mark.slow
 def test_outputs_beyond_clamp_are_clamped_and_reported(build_policy):
     # factor = 1 + 0.5 * tanh(5 * sum(x)) spans [0.5, 1.5]; the clamp keeps [0.9, 1.1]
     action = Action(type="tanh", map="linear", gain=0.5, clamp_min=0.9, clamp_max=1.1)
@@ -202,6 +207,7 @@ def test_nan_teacher_is_bad_input(build_policy):
         compile_policy(OnnxPolicy(path), CompileOptions.quick(samples=600, scenarios="many-to-one:2:5"))
 
 
+@pytest.mark.slow
 def test_constant_teacher_compiles_to_verified_tree_less_firmware(build_policy, tmp_path):
     out = tmp_path / "OUT"
     result = run([build_policy(weight_scale=0.0), "-o", out, *TINY])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 from rlcc import formats as fmt
@@ -56,6 +57,7 @@ def test_clamp_constants_are_the_intersection_in_q16():
     assert (plain.constants.clamp_min_q16, plain.constants.clamp_max_q16) == (round(0.8 * 65536), round(1.25 * 65536))
 
 
+@pytest.mark.slow
 def test_compiled_firmware_never_leaves_the_teacher_range(tmp_path, build_policy):
     policy = build_policy(spec=NARROW, weight_scale=2.0)
     out = tmp_path / "OUT"

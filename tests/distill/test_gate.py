@@ -121,6 +121,7 @@ def test_a_quick_compile_previews_the_gate_and_exits_0(tmp_path, example_policy)
     assert quiet.exit_code == 0 and quiet.stderr.count("\n") == 1 and "--quick is a preview" in quiet.stderr
 
 
+@pytest.mark.slow
 def test_weak_model_is_rejected_with_the_fidelity_exit_code(tmp_path, example_policy, monkeypatch):
     """Without --quick the same miss exits 8 (output written, the report says why) and
     --accept-fidelity ships it with exit 0. The options are the quick sizes, judged (a full-size
@@ -168,6 +169,7 @@ def test_preview_verdict_words():
                  preview=True).headline == f"{PREVIEW}; all 4 checks within the bar"
 
 
+@pytest.mark.slow
 def test_bar_options_reach_the_gate(tmp_path, example_policy):
     args = [str(example_policy), "--quick", "--samples", "1500", "--scenarios", "many-to-one:2:8", "--candidates", "1",
             "--no-verify", "--max-steady-pct", "1e9", "--max-transient-pct", "1e9", "--max-goodput-diff", "1",

@@ -33,6 +33,7 @@ def forced(tmp_path_factory, example_policy):
     return _compile(example_policy, tmp_path_factory.mktemp("p") / "OUT", "--progress")
 
 
+@pytest.mark.slow
 def test_forced_bars_name_every_long_stage(forced):
     for name in STAGES:
         assert f"rlcc-compile: {name}:" in forced.stderr, name
@@ -40,6 +41,7 @@ def test_forced_bars_name_every_long_stage(forced):
     assert "sampling the teacher" not in forced.stdout  # bars on stderr only
 
 
+@pytest.mark.slow
 def test_one_line_per_stage_when_stderr_is_not_a_terminal(tmp_path, example_policy):
     """A piped or CI log: no bars, but every stage says when it ended (the order they ran in)."""
     result = _compile(example_policy, tmp_path / "OUT")  # CliRunner's stderr is not a TTY
@@ -71,6 +73,7 @@ class Recorder:
         yield Counting()
 
 
+@pytest.mark.slow
 def test_every_stage_advances_exactly_the_work_it_announced(tmp_path, example_policy, monkeypatch):
     """A bar that ends short of (or beyond) 100% misleads: announced == advanced, for every stage."""
     recorder = Recorder()
@@ -94,6 +97,7 @@ def test_stage_lines_name_the_stage_and_its_time():
     assert "broken" not in sink.getvalue()
 
 
+@pytest.mark.slow
 def test_quiet_prints_only_the_result(tmp_path, example_policy):
     result = _compile(example_policy, tmp_path / "OUT", "--quiet")
     assert result.stderr == ""

@@ -148,6 +148,7 @@ def test_golden_controller_honours_scenario_initial_rate(teacher, visited):
     assert line["drop_fraction"] > fixed["drop_fraction"] or line["queue_delay_mean_us"] > 1.5 * fixed["queue_delay_mean_us"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("driver", ["teacher", "float_trees", "fixed_point"])
 def test_block_mode_samples_and_decides_like_step_by_step(teacher, visited, driver):
     """The compile's controllers run in engine blocks (one call per base RTT of steps); the

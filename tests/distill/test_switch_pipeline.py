@@ -33,6 +33,7 @@ def compiled(teacher):
     return compile_switch_agent(teacher, SwitchCompileOptions(SAMPLING, EVALUATION, dagger_rounds=1))
 
 
+@pytest.mark.slow
 def test_compile_is_deterministic_and_learns_the_teacher(teacher, compiled):
     again = compile_switch_agent(teacher, SwitchCompileOptions(SAMPLING, EVALUATION, dagger_rounds=1))
     assert again.model == compiled.model and again.closed_loop == compiled.closed_loop
@@ -49,6 +50,7 @@ def test_report_has_every_agent_and_check(teacher, compiled):
     assert len(data["gate"]["checks"]) == 4 and ("passed" in md or "FAILED" in md)
 
 
+@pytest.mark.slow
 def test_the_teacher_as_its_own_firmware_passes_the_gate(teacher):
     """A classifier that reproduces the teacher's choices exactly (here: a constant teacher and
     its constant student) has zero differences, so every check passes; a constant student of a

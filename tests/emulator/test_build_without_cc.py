@@ -9,11 +9,13 @@ import sys
 from pathlib import Path
 
 from elftools.elf.elffile import ELFFile
+import pytest
 from rlcc.emulator import _rvcore
 
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_extension_builds_with_zig_when_path_has_no_compiler(tmp_path):
     empty = tmp_path / "empty_bin"
     empty.mkdir()

@@ -118,6 +118,7 @@ def test_rlcc_verify_bad_profile_exits_3_naming_the_field(tmp_path, mutate, fiel
         assert field in r.output
 
 
+@pytest.mark.slow
 def test_rlcc_verify_names_profile_and_status_and_spread():
     from click.testing import CliRunner
 

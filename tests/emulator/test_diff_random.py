@@ -231,6 +231,7 @@ def check_sequence(rng: random.Random, xlen: int, gen, seq_len: int = SEQ_LEN) -
     assert ours.scratch == ref.scratch, f"scratch memory mismatch; code={code.hex()}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xlen", [32, 64])
 @pytest.mark.parametrize("ext", ["I", "M", "A", "C"])
 def test_random_sequences_match_unicorn(ext, xlen):

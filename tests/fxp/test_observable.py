@@ -164,6 +164,7 @@ def test_coupled_rtt_features():
         assert {f"split:{split}:{tag}" for tag in ("T-1", "T", "T+1")} <= set(res.targets), split
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_example_misses_only_unobservable(seed):
     """With rlcc-verify's random vectors (its verification set at this seed), the example's search

@@ -22,6 +22,7 @@ def bare_path(tmp_path, monkeypatch):
     return empty
 
 
+@pytest.mark.slow
 def test_host_and_riscv_builds_need_no_system_compiler(bare_path, tmp_path, sdkt):
     src = [sdk.example_source("rtt_template")]
     exe = sdkt.build_host(sdk.runtime_sources("host") + src, tmp_path / "rtt_host")  # zig, UBSan

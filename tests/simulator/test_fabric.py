@@ -154,6 +154,7 @@ def _oracle_case(sc, topo_cfg) -> tuple[np.ndarray, np.ndarray]:
     return res.flows["window_rate"], rates
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["parking-lot", "small-fat-tree", "three-leaves"])
 def test_steady_goodput_matches_the_max_min_oracle(case, tmp_path):
     if case == "parking-lot":
@@ -172,6 +173,7 @@ def test_steady_goodput_matches_the_max_min_oracle(case, tmp_path):
     np.testing.assert_allclose(got, want, rtol=0.02)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("topology", [None, FAT], ids=["single-switch", "fat-tree"])
 def test_hpcc_steady_state_at_64_flows_sits_near_eta_with_no_queue(topology):
     sc = ManyToOne(flows=64, duration_ms=6, topology=topology)

@@ -172,6 +172,7 @@ def test_random_instances_satisfy_the_bottleneck_characterization(seed):
         assert max(res.rates[j] for j in on) <= res.rates[i] * (1 + 1e-9)
 
 
+@pytest.mark.slow
 def test_large_instance_is_fast_and_feasible():
     rng = np.random.default_rng(7)
     n_links, n_flows = 2000, 50_000

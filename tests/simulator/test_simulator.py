@@ -88,6 +88,7 @@ def test_queue_drains_at_line_rate_when_flows_stop():
     assert run.fabric.total_queue() == pytest.approx(q - net.bytes_per_ns * 10_000, rel=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [4, 64])
 def test_swift_flows_converge_to_fair_share(n):
     r = simulate(ManyToOne(flows=n, duration_ms=20, seed=3), Swift())
@@ -107,6 +108,7 @@ def _swift_target_queue_us(n: int) -> float:
     return float(ctl.target_ns(np.array([fair_cwnd]))[0] - net.base_rtt_ns) / 1e3
 
 
+@pytest.mark.slow
 def test_swift_incast_from_fair_share_start_keeps_queue_near_target():
     """64 flows starting at 1/N: the window starts at the start rate (not one BDP each), so the
     buffer never fills and the queue stays within a small multiple of Swift's target."""
@@ -121,6 +123,7 @@ def test_swift_incast_from_fair_share_start_keeps_queue_near_target():
     assert m["goodput"] >= 0.9 and m["jain"] >= 0.9
 
 
+@pytest.mark.slow
 def test_swift_1024_flow_incast_never_fills_the_buffer():
     n = 1024
     r = simulate(ManyToOne(flows=n, duration_ms=6, seed=1, initial_rate=1.0 / n), Swift())
@@ -251,6 +254,7 @@ def test_dcqcn_cuts_by_half_alpha_on_cnp_and_recovers():
     assert dc.alpha[0] < alpha[0]
 
 
+@pytest.mark.slow
 def test_dcqcn_queue_sits_between_kmin_and_kmax_under_incast():
     net = Network()
     r = simulate(ManyToOne(flows=32, duration_ms=20, seed=2), Dcqcn())
@@ -433,6 +437,7 @@ def _assert_same_run(a, b):
             assert np.array_equal(col, b.trace.columns[key]), key
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "scenario, latency_us",
     [

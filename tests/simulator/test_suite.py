@@ -13,6 +13,7 @@ from rlcc.simulator.suite import ControllerSpec, firmware_latency_us, load_firmw
 from rlcc.simulator.suite_report import normalize
 
 
+@pytest.mark.slow
 def test_reduced_suite_writes_tables_and_plots(tmp_path, repo):
     out = tmp_path / "suite"
     res = CliRunner().invoke(simulate_command, ["suite", "--suite", "reduced", "--backend", "serial",
@@ -35,6 +36,7 @@ def test_reduced_suite_writes_tables_and_plots(tmp_path, repo):
     assert again.exit_code == 2 and "--force" in again.output
 
 
+@pytest.mark.slow
 def test_suite_on_ray_equals_the_serial_run(repo):
     """Same suite, serially and on a local 2-CPU Ray: identical results (every job carries its seed)."""
     ctl = [ControllerSpec.parse("dcqcn"), ControllerSpec.parse(f"teacher={repo / 'examples' / 'rlcc_mlp.onnx'}")]

@@ -54,6 +54,7 @@ def test_serial_runs_the_jobs_in_order():
     assert out[0] != out[1]
 
 
+@pytest.mark.slow
 def test_ray_equals_serial_exactly(no_ray_left):
     serial = run_jobs(metrics_job, JOBS, backend="serial", progress=False)
     on_ray = run_jobs(metrics_job, JOBS, backend="ray", num_cpus=2, progress=False)
@@ -63,6 +64,7 @@ def test_ray_equals_serial_exactly(no_ray_left):
     assert not ray.is_initialized()  # the Ray this call started is shut down
 
 
+@pytest.mark.slow
 def test_job_errors_keep_their_type_on_ray_and_a_running_ray_is_reused(no_ray_left):
     with pytest.raises(BadInputError, match="flows"):
         run_jobs(metrics_job, [BAD_JOB], backend="serial", progress=False)

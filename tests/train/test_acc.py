@@ -91,6 +91,7 @@ def test_replay_exchange_moves_local_samples_up_and_global_samples_down():
     assert len(mr.buffer(7)) == 3
 
 
+@pytest.mark.slow
 def test_ddqn_converges_to_value_iteration_q_on_a_tiny_mdp():
     """Offline DDQN on uniform transitions of a random 5-state, 3-action MDP; the oracle is
     value iteration on the known model."""

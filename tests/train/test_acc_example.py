@@ -25,6 +25,7 @@ def test_example_spec_and_record(record):
     assert record["algo"] == "acc" and len(record["episodes"]) == record["config"]["episodes"]
 
 
+@pytest.mark.slow
 def test_example_leaf_spine_incast_beats_the_shallow_static_template(record):
     """Re-runs the recorded leaf-spine incast: the same reward as recorded, and well above the
     shallowest template's (its DCQCN senders are marked down by every burst)."""

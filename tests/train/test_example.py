@@ -41,6 +41,7 @@ def test_shipped_policy_reproduces_table_vi_signs(path):
     assert t["on target"]["congested"] < t["congested"]["congested"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
 def test_shipped_policy_meets_acceptance_on_unseen_scenarios(path):
     """Many-to-one 64 / 1024 and all-to-all 8 hosts: goodput, drops, Jain, RTT inflation vs eq. 2."""

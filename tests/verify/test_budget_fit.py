@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
+import pytest
 
 from rlcc.cli.compile import compile_command
 from rlcc.fxp.model import FxModel
@@ -12,6 +13,7 @@ from rlcc.fxp.model import FxModel
 QUICK = ["--accept-fidelity", "--quick", "--samples", "1500", "--scenarios", "many-to-one:2:8,many-to-one:16:12"]
 
 
+@pytest.mark.slow
 def test_cycle_budget_shrinks_the_ensemble_to_fit(tmp_path, example_policy):
     full, tight = tmp_path / "FULL", tmp_path / "TIGHT"
     assert CliRunner().invoke(compile_command, [str(example_policy), "-o", str(full), *QUICK]).exit_code == 0

@@ -32,6 +32,7 @@ def flavours(tmp_path_factory):
     return model, shipped, stub, doca
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["rv32imc", "rv64imac"])
 def test_both_flavours_identical_on_every_vector(flavours, target):
     model, shipped, stub, doca = flavours
@@ -49,6 +50,7 @@ def test_both_flavours_identical_on_every_vector(flavours, target):
     assert 0 < extra.max() <= ADAPTER_OVERHEAD_CYCLES, (int(extra.min()), int(extra.max()))
 
 
+@pytest.mark.slow
 def test_rlcc_verify_reads_the_flavour_from_the_manifest(flavours):
     """verify_firmware on the DOCA C: the adapter is linked because the manifest says doca."""
     _, _, _, doca = flavours

@@ -51,6 +51,7 @@ def last_line(proc: subprocess.CompletedProcess) -> str:
     return proc.stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_huge_stack_frame_is_a_stack_overflow(firmware, tmp_path):
     # a 3.4 MB frame, 53x the linker's 64 KiB stack (indexed at run time so it is really allocated)
     c = with_prologue(firmware, tmp_path, "volatile uint8_t big[3400000]; big[(uintptr_t)ev % sizeof big] = 1u;")
@@ -59,6 +60,7 @@ def test_huge_stack_frame_is_a_stack_overflow(firmware, tmp_path):
     assert re.search(r"stack overflow at pc 0x[0-9a-f]+ in user_algo \(sp 0x[0-9a-f]+", last_line(proc))
 
 
+@pytest.mark.slow
 def test_slow_but_finishing_firmware_is_over_budget(firmware, tmp_path):
     # ~100k instructions per event: measured, not a fault
     c = with_prologue(firmware, tmp_path, "{ volatile uint32_t spin; for (spin = 0u; spin < 25000u; spin++) { } }")

@@ -136,6 +136,7 @@ def compiles(texts: dict[str, str], names: dict[str, str], work: Path, target: s
 # ---- generation --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_reachable_leaves_match_brute_force():
     model = example_model()
     got = reachable_leaves(model)
@@ -143,6 +144,7 @@ def test_reachable_leaves_match_brute_force():
     assert 0 < sum(map(len, got)) < sum(len(t.leaves) for t in model.trees)  # some leaves are dead
 
 
+@pytest.mark.slow
 def test_example_mutant_counts_and_one_line_edits(tmp_path):
     model = example_model()
     src = sources(EXAMPLE / "firmware.c", EXAMPLE / "firmware.h")
@@ -164,6 +166,7 @@ def test_example_mutant_counts_and_one_line_edits(tmp_path):
         compiles(m.apply(src), {"c": "firmware.c", "h": "firmware.h", **NAMES}, tmp_path / m.id.replace(":", "_"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("style, n_op", [("oblivious", 4), ("ifelse", 6)])
 def test_golden_tiny_mutants_all_compile(style, n_op, tmp_path):
     """Both tree styles parse the same; the if-else form repeats a level-1 split per node."""
@@ -212,6 +215,7 @@ def take(v, n):
     return type(v)(*(getattr(v, f)[idx] for f in ("ctx_in", "event", "attr", "ctx_out", "rate", "rtt_req")))
 
 
+@pytest.mark.slow
 def test_weak_vectors_leave_reported_survivors(example_copy):
     kinds = ("bias", "clamp", "probe")
     weak = run_mutation_analysis(example_copy, None, "rv64imac", vectors=take(shipped(example_copy), 10), kinds=kinds)
@@ -255,6 +259,7 @@ class FakeProver:
         return type(v)(v.ctx_in, v.event, v.attr, v.ctx_out * 0, v.rate * 0, v.rtt_req * 0)  # outputs must be ignored
 
 
+@pytest.mark.slow
 def test_prover_verdicts(example_copy):
     prover = FakeProver(example_model())
     report = run_mutation_analysis(example_copy, None, "rv64imac", vectors=take(shipped(example_copy), 10),
@@ -271,6 +276,7 @@ def test_prover_verdicts(example_copy):
     assert [p["id"] for p in d["killed_by_proof"]] == ["probe_timeout:+1"]
 
 
+@pytest.mark.slow
 def test_golden_level_equivalence_only_for_exhaustively_unobservable_edits(tmp_path):
     """Leaves every input of which saturates the factor clamp: their +-1 edits are proven
     unobservable at the golden level (exhaustive search), and no other edit is; on the bundled
@@ -330,6 +336,7 @@ def test_unbuildable_and_wrong_firmware_refused(example_copy, tmp_path):
     assert err.value.exit_code == ExitCode.MISMATCH and "meaningless" in str(err.value)
 
 
+@pytest.mark.slow
 def test_ifelse_firmware_runs(tmp_path):
     trees = (Tree((Split(3, ">", -4194, 0.0), Split(2, ">", 65536, 0.0)), (-6554, 3277, -1638, 6554)),
              Tree((Split(1, ">", 0, 0.0), Split(0, "<", 60000, 0.0)), (-1000, 500, 1000, 2000)))

@@ -63,6 +63,7 @@ def test_symbolic_golden_equals_numpy_golden(example_model, which):
         assert s.check() == z3.unsat, f"vector {i}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
 def test_executor_matches_the_emulator_on_concrete_inputs(example_model, tmp_path, target):
     """The decoder and instruction semantics of the symbolic executor, run on concrete values,
@@ -93,6 +94,7 @@ def test_executor_matches_the_emulator_on_concrete_inputs(example_model, tmp_pat
         assert ex.load(fin, res_addr + 4, 4) == int(emu["rtt_req"][i])
 
 
+@pytest.mark.slow
 def test_sqrt_rate_exhaustive_and_contract_parts(example_model, tmp_path):
     elf = _elf(example_model, tmp_path, "rv64imac")
     img = P._load_after_init(elf, 64, "dpa", True)
@@ -101,6 +103,7 @@ def test_sqrt_rate_exhaustive_and_contract_parts(example_model, tmp_path):
     assert P._reachable_rates(example_model).status == "proven"
 
 
+@pytest.mark.slow
 def test_wrong_square_root_is_found(example_model, tmp_path):
     """A square root off by one for some rates fails the exhaustive part with the rate named."""
     elf = _elf(example_model, tmp_path, "rv64imac", ("return x + (uint32_t)(n - sq >= 2u * (uint64_t)x + 1u);",
@@ -110,6 +113,7 @@ def test_wrong_square_root_is_found(example_model, tmp_path):
     assert part.status == "failed" and "sqrt_rate(" in part.detail
 
 
+@pytest.mark.slow
 def test_history_shift_bug_yields_a_counterexample_that_reproduces(example_model, tmp_path):
     """Storing the wrong feature into the history: the solver's input, replayed in the emulator,
     differs from the golden model."""
@@ -124,6 +128,7 @@ def test_history_shift_bug_yields_a_counterexample_that_reproduces(example_model
     assert np.any(out["ctx_out"][0] != cex.ctx_out[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
 def test_product_parts_prove_right_and_refute_wrong_products(example_model, tmp_path, target):
     """The out-of-line products the handler proof abstracts are proven on their own; a rate
@@ -140,6 +145,7 @@ def test_product_parts_prove_right_and_refute_wrong_products(example_model, tmp_
     assert part.status == "failed" and "result" in part.detail
 
 
+@pytest.mark.slow
 def test_sqrt_contract_is_proven_on_both_targets(example_model, tmp_path):
     for target, xlen, profile in (("rv64imac", 64, "dpa"), ("rv32imc", 32, "generic5")):
         img = P._load_after_init(_elf(example_model, tmp_path / target, target), xlen, profile, xlen == 64)
@@ -147,6 +153,7 @@ def test_sqrt_contract_is_proven_on_both_targets(example_model, tmp_path):
         assert part.status == "proven", (target, part.detail)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
 def test_slog_part_proves_the_log_and_refutes_a_wrong_mantissa(example_model, tmp_path, target):
     """The derived input's out-of-line signed log, which the handler proof abstracts, is proven
@@ -178,6 +185,7 @@ def _ramp_model():
                                              Ramp(3, -1258, 0, 1258, 3951, 2598, 10)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
 def test_ramp_parts_prove_right_ramps_and_refute_a_wrong_one(tmp_path, target):
     """Each ramp's out-of-line function is proven equal to golden.ramp_value for every int32 (within
@@ -206,6 +214,7 @@ def test_handler_with_abstracted_ramps_is_proven(tmp_path):
     assert {"ramp 0", "ramp 1", "trees' sum", "ramps' sum"} <= {p.name for p in res.parts}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
 def test_sum_parts_prove_right_sums_and_refute_wrong_ones(tmp_path, target):
     """A ramp model's out-of-line trees' and ramps' sums, which the handler proof abstracts, are

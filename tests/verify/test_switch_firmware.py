@@ -95,6 +95,7 @@ def test_threshold_and_leaf_mutants_caught_by_boundary_vectors(fw):
     assert rep["survived"] == 0 and rep["killed"] > 0, rep
 
 
+@pytest.mark.slow
 def test_c_mutants_caught_in_emulator(fw):
     """`>=` for `>`, a threshold off by one and a leaf entry off by one in the C are caught by the
     emulator check on the boundary and leaf vectors alone."""
@@ -128,6 +129,7 @@ def _cli(*args):
     return subprocess.run([cmd, *map(str, args)], capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_cli_dispatch_and_exit_codes(fw, tmp_path):
     spec, model, paths = fw
     ok = _cli(paths["c"], "--random", 200, "--json", tmp_path / "v.json")
@@ -159,6 +161,7 @@ def test_cli_dispatch_and_exit_codes(fw, tmp_path):
     assert _cli(work / "firmware.c").returncode == ExitCode.BAD_INPUT
 
 
+@pytest.mark.slow
 def test_every_c_mutant_killed_or_equivalent(tmp_path):
     """rlcc-verify --mutants on a small model: every threshold +-1, `>=` and leaf mutant of the C is
     caught by the verification vectors, or equivalent by construction (a never-true split, an

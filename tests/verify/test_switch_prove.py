@@ -41,6 +41,7 @@ def _twin(spec, model):
     return ctx, stats, symbolic_decision(spec, model, ctx, *stats)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kw", [{}, dict(features=("qlen", "ecn_action"), history=4),
                                 dict(features=("mark_util",), history=1, packet_bytes=9000)])
 def test_symbolic_twin_equals_numpy_golden(kw):
@@ -66,6 +67,7 @@ def test_symbolic_twin_equals_numpy_golden(kw):
         assert [ev(t) - (ev(t) >> 31 << 32) for t in gold.scores] == want.scores[i].tolist()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
 def test_small_model_proved(small, tmp_path, target):
     model, paths = small
@@ -89,6 +91,7 @@ def _mutant_elf(paths, tmp: Path, kind: str) -> Path:
     return build_switch_elf(work / "firmware.c", "rv32imc", work)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["op:", "+1", "-1"])
 def test_c_mutant_refuted_and_replayed(small, tmp_path, kind):
     """`>` -> `>=`, or a threshold +-1 in the C text: the solver's input, replayed in the emulator
@@ -107,6 +110,7 @@ def _cli(*args):
     return subprocess.run([cmd, *map(str, args)], capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_cli_prove_json_and_exit_codes(small, tmp_path):
     model, paths = small
     ok = _cli(paths["c"], "--prove", "--random", 100, "--ports", 4, "--json", tmp_path / "v.json")
@@ -125,6 +129,7 @@ def test_cli_prove_json_and_exit_codes(small, tmp_path):
     assert bad.returncode == ExitCode.MISMATCH, (bad.stdout, bad.stderr)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target, min_depth", [("rv64imac", 1), ("rv64imac", 4), ("rv32imc", 4)])
 def test_ten_tree_model_proved_in_budget(tmp_path, target, min_depth):
     """The shipped size: 10 trees of depth 4 (CatBoost's oblivious trees; min_depth 1: depths
@@ -137,6 +142,7 @@ def test_ten_tree_model_proved_in_budget(tmp_path, target, min_depth):
     assert "10 of 10 leaf table(s) checked" in r.detail and r.seconds < DEFAULT_TIMEOUT_S
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed, n_trees, min_depth", [(5, 3, 1), (11, 10, 4)])
 def test_wrong_leaf_table_refuted(tmp_path, seed, n_trees, min_depth):
     """A leaf table that is not the model's (tree 0's last class made to win everywhere): the

@@ -32,6 +32,7 @@ def verify(*args) -> subprocess.CompletedProcess:
     return subprocess.run(["rlcc-verify", *map(str, args)], capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_generated_firmware_passes_on_both_targets(firmware, tmp_path):
     report, junit = tmp_path / "r.json", tmp_path / "r.xml"
     proc = verify(firmware, "--json", report, "--junit", junit, "--random", 5000)
@@ -48,6 +49,7 @@ def test_generated_firmware_passes_on_both_targets(firmware, tmp_path):
     assert rv32.returncode == 0, rv32.stdout + rv32.stderr
 
 
+@pytest.mark.slow
 def test_threshold_off_by_one_is_a_mismatch(firmware, tmp_path):
     edited = tmp_path / "firmware.c"
     text = firmware.read_text()
@@ -69,6 +71,7 @@ def test_budget_gate(firmware):
     assert "budget" in proc.stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_build_failure_and_bad_input(firmware, tmp_path):
     broken = tmp_path / "firmware.c"
     broken.write_text(firmware.read_text() + "\nthis is not C;\n")
