@@ -170,6 +170,17 @@ def compile_wall() -> str:
     return f"the compile took {doc['wall_s']:.0f} s on {cores(doc)} cores when last measured"
 
 
+def test_tiers() -> str:
+    """The fast test tier's measured time (bench/bench_tests.py)."""
+    doc = load(RESULTS / "tests.json")
+    fast = doc["fast"]
+    text = (f"the fast tier ran {fast['passed']:,} tests in {fast['wall_s']:.0f} s on {cores(doc)} cores "
+            f"({fast['deselected']:,} slow ones deselected")
+    if "full" in doc:
+        text += f"; the whole suite took {doc['full']['wall_s'] / 60:.0f} min"
+    return text + ", `bench/bench_tests.py`)"
+
+
 def compile_stages() -> str:
     doc = load(RESULTS / "compile.json")
     parts: dict[str, float] = {}
@@ -484,6 +495,7 @@ BLOCKS: dict[str, tuple[Callable[[], str], bool]] = {
     "suite": (suite_tables, True),
     "fabric": (fabric, True),
     "compile-wall": (compile_wall, False),
+    "test-tiers": (test_tiers, False),
     "eval": (eval_table, True),
     "eval-k3": (lambda: eval_table("training_k3"), True),
     "eval-lstm": (lambda: eval_table("training_lstm"), True),

@@ -187,6 +187,7 @@ def test_compile_verification_over_budget_keeps_out_and_exits_5(tmp_path, exampl
     assert [p.name for p in tmp_path.iterdir()] == ["OUT"]  # no staging directory left
 
 
+@pytest.mark.slow
 def test_compile_verification_build_failure_keeps_out_and_exits_6(tmp_path, example_policy, monkeypatch, constant_result):
     monkeypatch.setattr(compile_cli, "compile_policy", lambda *a, **k: constant_result)
     monkeypatch.setattr(compile_cli, "check_on_suite", lambda result, *a, **k: result)  # its own tests: tests/distill
@@ -298,6 +299,7 @@ def test_force_does_not_replace_a_directory_that_is_not_an_rlcc_output(tmp_path,
     assert (home / "notes.txt").read_text() == "precious"
 
 
+@pytest.mark.slow
 def test_force_replaces_a_previous_output(tmp_path, example_policy, monkeypatch, constant_result):
     monkeypatch.setattr(compile_cli, "compile_policy", lambda *a, **k: constant_result)
     monkeypatch.setattr(compile_cli, "check_on_suite", lambda result, *a, **k: result)  # its own tests: tests/distill

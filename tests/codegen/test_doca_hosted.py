@@ -60,6 +60,7 @@ def test_parameter_writes_match_the_stub_flavour(builds, tmp_path):
     assert hl.PARAM_OK in statuses["doca"] and hl.PARAM_FAIL in statuses["doca"]
 
 
+@pytest.mark.slow
 def test_other_slots_and_indices_refused(builds, tmp_path):
     model, out = builds
     ids = _ids(out["doca"][0])
@@ -69,6 +70,7 @@ def test_other_slots_and_indices_refused(builds, tmp_path):
     assert run_host(out["stub"][1], vec, tmp_path, param_cmds=cmds).param_status == [hl.PARAM_OK] * 4
 
 
+@pytest.mark.slow
 def test_outputs_after_writes_equal_golden(builds, tmp_path):
     model, out = builds
     ids = _ids(out["doca"][0])

@@ -52,6 +52,7 @@ def test_sanitizers_clean(name, cc, host_exe, tmp_path):
         assert len(bad) == 0, describe(out, vec, bad)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_manifest_vectors_and_event_mask(name, generated, host_exe, tmp_path):
     paths = generated(name)
@@ -69,6 +70,7 @@ def test_manifest_vectors_and_event_mask(name, generated, host_exe, tmp_path):
     assert ("CNP" in enabled) == ("cnp_count" in names) and ("NACK" in enabled) == ("nack_count" in names)
 
 
+@pytest.mark.slow
 def test_perturbed_threshold_is_caught(generated, tmp_path):
     """Moving one threshold by one unit in the C must show up as a mismatch on boundary vectors."""
     model = MODELS["tiny"]
@@ -126,6 +128,7 @@ def _param_ids(paths) -> dict[str, int]:
     return {p["name"]: p["id"] for p in data["parameters"]}
 
 
+@pytest.mark.slow
 def test_parameters_validated_and_applied(generated, host_exe, tmp_path):
     """Host parameter writes: invalid sets are refused whole; valid ones equal golden with those constants."""
     name = "onnx_spec"
@@ -164,6 +167,7 @@ def test_parameters_validated_and_applied(generated, host_exe, tmp_path):
     assert run_host(host_exe(name), vec, tmp_path, param_cmds=zero).param_status == [hl.PARAM_FAIL, hl.PARAM_OK]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["onnx_spec", "counts_h3"])
 def test_params_valid_in_c_is_the_python_rule_table(name, generated, host_exe, tmp_path):
     """The firmware's params_valid and fxp.model.param_violations come from one table

@@ -53,6 +53,7 @@ def test_riscv_builds_and_verifies_in_emulator(name, target, generated, tmp_path
     assert result.context_bytes == 4 * example(name)[2].context_words
 
 
+@pytest.mark.slow
 def test_generated_c_is_integer_only_and_deterministic(generated, tmp_path):
     for name in NAMES:
         text = generated[name]["c"].read_text()
@@ -63,6 +64,7 @@ def test_generated_c_is_integer_only_and_deterministic(generated, tmp_path):
         assert again["manifest"].read_bytes() == generated[name]["manifest"].read_bytes()
 
 
+@pytest.mark.slow
 def test_prove_is_refused_for_int8(generated):
     with pytest.raises(BadInputError, match="tree firmware only"):
         verify_firmware(generated["rlcc_mlp"]["c"], random_count=0, prove=True)

@@ -80,6 +80,7 @@ def test_artifacts_and_report(compiled):
     assert json.loads((compiled / "model.rlcc.json").read_text())["provenance"]["candidate"] == sel["chosen"]
 
 
+@pytest.mark.slow
 def test_report_opens_with_the_firmware_numbers_of_its_verification(compiled):
     """The firmware engineer's rows come from the compile's own verification (verify.json), not
     from estimates, and come before the ML sections; the closed-loop figure is linked there."""
@@ -141,6 +142,7 @@ def test_equilibrium_ramps_end_to_end(tmp_path, example_policy):
         assert (outs[1] / name).read_bytes() == (out / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_existing_output_needs_force(compiled, example_policy):
     result = run([example_policy, "-o", compiled, *TINY])
     assert result.exit_code == 2 and "--force" in result.output

@@ -42,6 +42,7 @@ def test_compile_is_deterministic_and_learns_the_teacher(teacher, compiled):
     assert sum(compiled.action_counts["teacher"]) == compiled.samples
 
 
+@pytest.mark.slow
 def test_report_has_every_agent_and_check(teacher, compiled):
     data = switch_report.to_dict(teacher.spec, compiled)
     md = switch_report.to_markdown(data)
@@ -68,6 +69,7 @@ def test_the_teacher_as_its_own_firmware_passes_the_gate(teacher):
     assert not all(c.passed for c in deep)  # a 640 KB Kmin everywhere queues far more than the teacher
 
 
+@pytest.mark.slow
 def test_bad_options_are_bad_input(teacher):
     fine = default_spec(interval_us=1.0)
     assert fine.check_sim_step(1000.0) == 1
@@ -78,6 +80,7 @@ def test_bad_options_are_bad_input(teacher):
         SwitchCompileOptions(SAMPLING, EVALUATION, dagger_rounds=9).validate(teacher.spec)
 
 
+@pytest.mark.slow
 def test_student_decisions_are_the_golden_models(teacher, compiled):
     w = fx.initial_window(teacher.spec, 3)
     assert fx.decide(compiled.model, w).shape == (3,)

@@ -68,6 +68,7 @@ def test_doca_build_is_proven(flavours):
     assert result.proof is not None and result.proof["status"] == "proven", result.proof
 
 
+@pytest.mark.slow
 def test_flavour_of_a_copy_without_manifest(flavours, tmp_path):
     """A copy of the C without its manifest (as mutation analysis builds it) keeps its flavour."""
     _, _, stub, doca = flavours

@@ -71,6 +71,7 @@ def test_slow_but_finishing_firmware_is_over_budget(firmware, tmp_path):
     assert cycles > 100_000
 
 
+@pytest.mark.slow
 def test_runaway_firmware_hits_the_instruction_limit(firmware, tmp_path):
     c = with_prologue(firmware, tmp_path, "{ volatile uint32_t spin = 0u; while (spin == 0u) { } }")
     proc = verify(firmware, c)
@@ -78,6 +79,7 @@ def test_runaway_firmware_hits_the_instruction_limit(firmware, tmp_path):
     assert "instruction limit" in last_line(proc) and "in user_algo" in last_line(proc)
 
 
+@pytest.mark.slow
 def test_stray_ebreak_is_reported_where_it_happened(firmware, tmp_path):
     c = with_prologue(firmware, tmp_path, '__asm__ volatile("ebreak");')
     proc = verify(firmware, c)
@@ -86,6 +88,7 @@ def test_stray_ebreak_is_reported_where_it_happened(firmware, tmp_path):
     assert "not run" not in proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target,xlen", [("rv64imac", 64), ("rv32imc", 32)])
 def test_runner_measures_stack_high_water(firmware, tmp_path, target, xlen):
     from rlcc.fxp.vectors import random_vectors

@@ -321,6 +321,7 @@ def test_ramp_mutants_one_line_each_and_harmless_ones_proven(tmp_path):
     assert set(_unobservable_edits(model, mutants)) == harmless
 
 
+@pytest.mark.slow
 def test_unbuildable_and_wrong_firmware_refused(example_copy, tmp_path):
     for name in ("firmware.h", "firmware.rlcc.json"):
         shutil.copy(example_copy.with_name(name), tmp_path / name)

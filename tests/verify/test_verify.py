@@ -65,6 +65,7 @@ def test_threshold_off_by_one_is_a_mismatch(firmware, tmp_path):
     assert data["source_matches_manifest"] is False
 
 
+@pytest.mark.slow
 def test_budget_gate(firmware):
     proc = verify(firmware, "--budget-cycles", 20, "--random", 0)
     assert proc.returncode == int(ExitCode.BUDGET)
