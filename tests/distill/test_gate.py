@@ -99,6 +99,7 @@ WEAK = ["--samples", "1500", "--scenarios", "many-to-one:2:8,many-to-one:16:12",
         "--candidates", "1", "--no-verify"]
 
 
+@pytest.mark.slow
 def test_a_quick_compile_previews_the_gate_and_exits_0(tmp_path, example_policy):
     """One tree of depth 1 (two factors) cannot follow the teacher; --quick says which checks a
     full compile would fail, in its own words everywhere, and exits 0 with one warning line."""

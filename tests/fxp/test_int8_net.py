@@ -82,7 +82,7 @@ def reference(d: dict, x: list[int], words: list[int], valid: bool) -> tuple[int
     return (lut[i] * ((1 << q8.HEAD_FRAC_BITS) - fr) + lut[i + 1] * fr) >> q8.HEAD_FRAC_BITS, new_words
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "rlcc_lstm" else n for n in NAMES])
 def test_golden_matches_independent_reference(name):
     _, _, model, _ = example(name)
     d = model.to_dict()
