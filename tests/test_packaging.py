@@ -78,6 +78,21 @@ def test_every_python_folder_is_a_package():
             assert (folder / "__init__.py").exists(), f"{folder.relative_to(ROOT)} has modules but no __init__.py: a wheel leaves it out"
 
 
+def discovered_packages() -> set[str]:
+    """Every folder below a package_dir root holding an __init__.py, as a dotted name."""
+    found = set()
+    for name, root in package_roots().items():
+        for init in root.rglob("__init__.py"):
+            found.add(".".join((name, *init.parent.relative_to(root).parts)))
+    return found
+
+
+def test_setup_cfg_lists_every_package():
+    listed = set(CFG["options"]["packages"].split())
+    assert discovered_packages() - listed == set(), "in setup.cfg's packages, a wheel would leave these out"
+    assert listed - discovered_packages() == set(), "listed in setup.cfg's packages but no such folder"
+
+
 def test_third_party_imports_are_declared():
     """install_requires, or an optional extra other than ``test`` (ray: ``rlcc[ray]``, imported
     only by the backend that needs it)."""
