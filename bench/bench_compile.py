@@ -31,7 +31,7 @@ EXAMPLE = ROOT / "examples" / "rlcc_mlp.onnx"
 LOG_LINE = re.compile(r"^rlcc-compile: (?:\[\s*[0-9.]+\s*s\]\s*)?(?P<msg>.+)$")
 STAGES = (("sampling", "sampling"), ("fitting", "fitting"), ("round ", None), ("selecting", "candidate selection"),
           ("closed loop", "closed loop"),
-          ("verifying", "verification"), ("wrote", "writing"), ("fidelity gate", "fidelity gate"))
+          ("generating", "generating C"), ("verifying", "verification"), ("wrote", "writing"), ("fidelity gate", "fidelity gate"))
 
 
 def stage_name(msg: str) -> str:
@@ -79,7 +79,8 @@ def run_compile(model: Path, out: Path) -> dict:
     """Run rlcc-compile, timing each progress line's stage; returns the measurement."""
     kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(["rlcc-compile", str(model), "-o", str(out), "--accept-fidelity"], stdout=subprocess.PIPE,
+    # --no-progress: the stage-start log lines only (not the "done in" lines of a piped run).
+    proc = subprocess.Popen(["rlcc-compile", str(model), "-o", str(out), "--accept-fidelity", "--no-progress"], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     marks: list[tuple[str, str, float, float | None]] = []
     assert proc.stdout is not None
