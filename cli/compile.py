@@ -56,6 +56,7 @@ from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES
 from rlcc.verify.budget import cycle_budget
 from rlcc.verify.check import DEFAULT_BUDGET_NS
 from rlcc.verify.glance import nic_section
+from rlcc.verify.provenance import remember as remember_compile
 from rlcc.verify.switch_check import DEFAULT_PORTS
 
 OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force replaces only such directories
@@ -248,8 +249,11 @@ def _trees(model: Path, spec: ObservationSpec | None, stage: Path, options: Comp
     (stage / OUT_MARKER).write_text(result.model.to_json())
     (stage / "catboost.json").write_text(result.fit.catboost_json or "{}\n")
     source = {"policy": policy.path.name, "policy_sha256": hashlib.sha256(policy.model_bytes).hexdigest()}
-    paths = generate_c(lambda: generate(result.model, stage, name=name, tree_style=tree_style, source_info=source, sdk=sdk),
-                       name, log, progress)
+    recipe = {"backend": "trees", "options": options.to_dict(), "spec": spec.to_dict() if spec is not None else None,
+              "budget_cycles": budget_cycles, "target": target if budget_cycles is not None else None}
+    paths = generate_c(lambda: generate(result.model, stage, name=name, tree_style=tree_style, source_info=source, sdk=sdk,
+                                        recipe=recipe), name, log, progress)
+    remember_compile(paths)
     verdict, failure = (verify_into(stage, paths["c"], name=name, target=target, budget_ns=budget_ns,
                                     budget_cycles=budget_cycles, seed=options.seed, log=log, progress=progress)
                         if run_verify else (None, None))

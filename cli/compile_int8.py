@@ -27,6 +27,7 @@ from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US
 from rlcc.spec import ObservationSpec
 from rlcc.targets import TARGETS
 from rlcc.verify.glance import nic_section
+from rlcc.verify.provenance import remember as remember_compile
 
 OUT_MARKER = "model.rlcc.json"  # the same marker as the tree backend (rlcc.cli.compile)
 EXTRA_PROFILES = ("generic5",)  # Table I also reports cycles on these (besides the verify profile)
@@ -47,7 +48,10 @@ def compile_int8_outcome(model: Path, spec: ObservationSpec | None, stage: Path,
     (stage / "spec.json").write_text(policy.spec.to_json())
     (stage / OUT_MARKER).write_text(result.model.to_json())
     source = {"policy": policy.path.name, "policy_sha256": result.model.provenance["source_sha256"], "backend": "int8"}
-    paths = generate_c(lambda: generate(result.model, stage, name=name, source_info=source, sdk=sdk), name, log, progress)
+    recipe = {"backend": "int8", "options": options.to_dict(), "spec": spec.to_dict() if spec is not None else None}
+    paths = generate_c(lambda: generate(result.model, stage, name=name, source_info=source, sdk=sdk, recipe=recipe),
+                       name, log, progress)
+    remember_compile(paths)
     def measure_profiles(v) -> None:
         device = {"profiles": [_profile_row(v.profile, target, v.rtt_cycles, v.worst_case_ns)]}
         device["profiles"] += [_measure_profile(paths["c"], prof) for prof in EXTRA_PROFILES]

@@ -22,12 +22,18 @@ from typing import Callable
 import click
 from rlcc.cli.backends import preview_warning
 from rlcc.codegen.switch_generate import generate_switch_firmware
-from rlcc.distill import switch_report, switch_scenarios
-from rlcc.distill.switch_fit import ClassifierBudget
-from rlcc.distill.switch_pipeline import SwitchCompileOptions, SwitchCompileResult, SwitchFidelityBar, compile_switch_agent
+from rlcc.distill import switch_report
+from rlcc.distill.switch_pipeline import (
+    SwitchCompileResult,
+    SwitchFidelityBar,
+    compile_switch_agent,
+    switch_options,
+    switch_recipe,
+)
 from rlcc.errors import BuildError, EmulationError, ExitCode
 from rlcc.switch_policy import QNetPolicy
 from rlcc.verify.glance import switch_section
+from rlcc.verify.provenance import remember as remember_compile
 from rlcc.verify.switch_check import SwitchVerifyResult, summary, verify_switch_firmware
 
 
@@ -43,8 +49,8 @@ def compile_switch(model: Path, stage: Path, *, trees: int, depth: int, dagger_r
                    target: str, ports: int, budget_us: float | None, name: str, run_verify: bool,
                    bar: SwitchFidelityBar, log: Callable[[str], None]) -> SwitchOutcome:
     teacher = QNetPolicy(model)
-    options = SwitchCompileOptions(switch_scenarios.sampling(quick, seed), switch_scenarios.evaluation(quick),
-                                   ClassifierBudget(max_trees=trees, depth=depth), dagger_rounds, seed, bar, preview=quick)
+    recipe = switch_recipe(trees, depth, dagger_rounds, seed, quick)
+    options = dataclasses.replace(switch_options(recipe), bar=bar)
     result = compile_switch_agent(teacher, options, log)
     stage.mkdir(parents=True, exist_ok=True)
     spec = teacher.spec
@@ -52,7 +58,9 @@ def compile_switch(model: Path, stage: Path, *, trees: int, depth: int, dagger_r
     (stage / "model.rlcc.json").write_text(json.dumps(result.model.to_dict(), sort_keys=True) + "\n")
     (stage / "catboost.json").write_text(result.fit.catboost_json + "\n")
     source = {"policy": teacher.path.name, "policy_sha256": hashlib.sha256(teacher.model_bytes).hexdigest()}
-    paths = generate_switch_firmware(spec, result.model, stage, target=target, name=name, source_info=source)
+    paths = generate_switch_firmware(spec, result.model, stage, target=target, name=name, source_info=source,
+                                     recipe=recipe)
+    remember_compile(paths)
     verdict, failure = None, None
     if run_verify:
         log(f"verifying {name}.c on {target} in the emulator ({ports} ports per interval)")

@@ -11,9 +11,11 @@ from rlcc.cli.common import PORTS, POSITIVE_FLOAT, check_writable_file, guarded
 from rlcc.errors import BadInputError, ExitCode
 from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES, TARGETS
 from rlcc.verify.check import (
+    ASSURANCE_LEVELS,
     DEFAULT_BUDGET_NS,
     DEFAULT_PROVE_TIMEOUT_S,
     DEFAULT_RANDOM_VECTORS,
+    assurance_level,
 )
 from rlcc.verify.switch_check import DEFAULT_PORTS
 
@@ -34,6 +36,15 @@ if TYPE_CHECKING:
 @click.option("--budget-ns", type=POSITIVE_FLOAT, help=f"Fail if any event takes longer than this at the profile clock (default {DEFAULT_BUDGET_NS:g} ns).")
 @click.option("--full-load", is_flag=True, help="Budget in time with every hardware thread of the core busy.")
 @click.option("--random", "random_count", type=int, default=DEFAULT_RANDOM_VECTORS, show_default=True, help="Random-extreme vectors on top of the observable, boundary and manifest vectors.")
+@click.option("--policy", "policy", type=click.Path(dir_okay=False, path_type=Path),
+              help="The reviewed ONNX policy: recompile it with the manifest's recorded options (or take this rlcc's "
+                   "cached compile of it) and fail (exit 9) unless the manifest, C and header are exactly what it compiles to.")
+@click.option("--expect-sha256", "expect_sha256", metavar="DIGEST",
+              help="Fail (exit 9) unless the manifest's sha256 is DIGEST (it pins the C, header and model by hash): the "
+                   "firmware digest a trusted run printed, for pipelines that keep the policy elsewhere.")
+@click.option("--require", "require", type=click.Choice(ASSURANCE_LEVELS), default=ASSURANCE_LEVELS[0], show_default=True,
+              help="Assurance the gate needs: sampled (the vectors) or proven (implies --prove; a proof that does not "
+                   "complete exits 10).")
 @click.option("--prove", is_flag=True, help="Also prove equivalence with the golden model for all inputs (z3; symbolic execution of the ELF).")
 @click.option("--prove-timeout", type=POSITIVE_FLOAT, default=DEFAULT_PROVE_TIMEOUT_S, show_default=True, help="Seconds the proof may take; past it the result is 'not proven (timeout)'.")
 @click.option("--mutants", is_flag=True, help="Run the built-in mutation analysis (off-by-one mutants of the C) and report kills and survivors.")
@@ -67,13 +78,21 @@ def verify_command(
     quiet: bool,
     n_ports: int = DEFAULT_PORTS,
     budget_us: float | None = None,
+    policy: Path | None = None,
+    expect_sha256: str | None = None,
+    require: str = "sampled",
 ) -> None:
     """Cross-compile FIRMWARE (C) for RISC-V, run it in rlcc's emulator on the manifest's vectors
     plus boundary and random-extreme vectors, and compare every output bit for bit with the
     golden model. Exits 4 on a mismatch (or a counterexample from --prove, or a surviving
     non-equivalent mutant with --mutants) and 5 when the worst-case event exceeds the budget.
     A switch-agent manifest ("kind": "switch_agent") runs the switch check instead: per-queue
-    decisions and whole monitoring intervals over --ports ports, budget --budget-us."""
+    decisions and whole monitoring intervals over --ports ports, budget --budget-us.
+
+    Trust: the files must match their manifest (exit 9 otherwise); without --policy or
+    --expect-sha256 the verdict is relative to that manifest and says so. The verdict names the
+    assurance reached: sampled (the vectors) or proven (--prove); --require proven gates on it."""
+    prove = prove or require == "proven"
     from rlcc.codegen.switch_generate import KIND as SWITCH_KIND, manifest_kind
     from rlcc.verify.check import manifest_path_for
 
@@ -87,7 +106,8 @@ def verify_command(
             check_writable_file(json_path, "--json")
         _verify_switch(firmware, manifest, target, profile.split(",")[0].strip() if profile else None, cc, n_ports,
                        budget_us if budget_us is not None else (budget_ns / 1000.0 if budget_ns else None),
-                       random_count, seed, json_path, quiet, mutants, prove, prove_timeout)
+                       random_count, seed, json_path, quiet, mutants, prove, prove_timeout, policy, expect_sha256,
+                       require, jobs)
         return
     from rlcc.emulator.cycle_model import load_profile
     from rlcc.verify.check import verify_firmware
@@ -118,6 +138,9 @@ def verify_command(
         mutants=mutants,
         jobs=jobs,
         progress=not quiet and sys.stderr.isatty(),
+        policy=policy,
+        expect_sha256=expect_sha256,
+        log=_policy_log(quiet),
     )
     spread = [worst_case_under(firmware, manifest, prof, target, cc, random_count, seed) for prof in others]
     if json_path:
@@ -135,6 +158,7 @@ def verify_command(
     if not result.bit_exact:
         click.echo(f"rlcc-verify: error: {result.mismatches} of {result.vectors} vectors differ from the golden model", err=True)
         sys.exit(int(ExitCode.MISMATCH))
+    _exit_unless_anchored(result.provenance)
     if not result.within_budget:
         click.echo(
             f"rlcc-verify: error: worst-case event takes {result.cycles['max']} cycles, budget {result.budget.cycles}",
@@ -144,12 +168,40 @@ def verify_command(
     if result.mutants is not None and result.mutants["survived"]:
         click.echo(f"rlcc-verify: error: {result.mutants['survived']} mutant(s) survive the vectors", err=True)
         sys.exit(int(ExitCode.MISMATCH))
-    click.echo("rlcc-verify: PASS")
+    _exit_unless_proven(require, result.proof)
+    _pass_line(result.provenance, result.assurance_level)
+
+
+def _policy_log(quiet: bool):
+    """Stage lines of the --policy recompile (seconds of work) on stderr, unless --quiet."""
+    return (lambda _m: None) if quiet else (lambda m: click.echo(f"rlcc-verify: --policy: {m}", err=True))
+
+
+def _exit_unless_anchored(provenance: Any) -> None:
+    if provenance is not None and not provenance.ok:
+        click.echo(f"rlcc-verify: error: {provenance.error}", err=True)
+        sys.exit(int(ExitCode.PROVENANCE))
+
+
+def _exit_unless_proven(require: str, proof: dict[str, Any] | None) -> None:
+    if require == "proven" and assurance_level(proof) != "proven":
+        why = proof["assurance"] if proof is not None else "no proof ran"
+        click.echo(f"rlcc-verify: error: --require proven: {why}", err=True)
+        sys.exit(int(ExitCode.UNPROVEN))
+
+
+def _pass_line(provenance: Any, level: str) -> None:
+    """PASS with what it rests on: the assurance level and the anchor."""
+    anchor = "relative to the manifest" if provenance is None or provenance.root == "manifest" else \
+        f"anchored to the {provenance.root}"
+    click.echo(f"rlcc-verify: PASS ({level}, {anchor})")
 
 
 def _verify_switch(firmware: Path, manifest: Path | None, target: str, profile: str | None, cc: str | None,
                    n_ports: int, budget_us: float | None, random_count: int, seed: int, json_path: Path | None,
-                   quiet: bool, mutants: bool, prove: bool = False, prove_timeout: float | None = None) -> None:
+                   quiet: bool, mutants: bool, prove: bool = False, prove_timeout: float | None = None,
+                   policy: Path | None = None, expect_sha256: str | None = None, require: str = "sampled",
+                   jobs: int = 1) -> None:
     """The switch-agent check (``rlcc.verify.switch_check``), with the NIC path's exit codes; a
     proof's counterexample exits 4, its timeout is reported only."""
     import json
@@ -158,7 +210,8 @@ def _verify_switch(firmware: Path, manifest: Path | None, target: str, profile: 
 
     result = verify_switch_firmware(firmware, manifest, target, profile, cc, n_ports=n_ports, budget_us=budget_us,
                                     random_count=random_count, seed=seed, mutants=mutants, prove=prove,
-                                    prove_timeout_s=prove_timeout)
+                                    prove_timeout_s=prove_timeout, policy=policy, expect_sha256=expect_sha256,
+                                    jobs=jobs, log=_policy_log(quiet))
     if json_path:
         json_path.write_text(json.dumps(result.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
     if not quiet or not result.passed:
@@ -170,6 +223,7 @@ def _verify_switch(firmware: Path, manifest: Path | None, target: str, profile: 
         click.echo(f"rlcc-verify: error: {result.mismatches + result.interval_mismatches} switch-agent records differ "
                    "from the golden model", err=True)
         sys.exit(int(ExitCode.MISMATCH))
+    _exit_unless_anchored(result.provenance)
     if not result.within_budget:
         click.echo(f"rlcc-verify: error: one {result.n_ports}-port interval takes {result.interval_us:.2f} us, "
                    f"budget {result.budget_us:g} us", err=True)
@@ -177,7 +231,8 @@ def _verify_switch(firmware: Path, manifest: Path | None, target: str, profile: 
     if result.mutants_survived:
         click.echo(f"rlcc-verify: error: {result.mutants_survived} mutant(s) survive the vectors", err=True)
         sys.exit(int(ExitCode.MISMATCH))
-    click.echo("rlcc-verify: PASS")
+    _exit_unless_proven(require, result.proof)
+    _pass_line(result.provenance, assurance_level(result.proof))
 
 
 def worst_case_under(firmware: Path, manifest: Path | None, prof: Profile, target: str, cc: str | None,

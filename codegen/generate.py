@@ -45,14 +45,17 @@ def render_sources(model: FxModel | Int8Net, name: str = "firmware", tree_style:
 
 def generate(model: FxModel | Int8Net, out_dir: str | Path, name: str = "firmware", tree_style: str = "oblivious",
              vectors: Vectors | None = None, source_info: dict[str, Any] | None = None,
-             inline_runtime: bool = False, sdk: SdkChoice | None = None) -> dict[str, Path]:
+             inline_runtime: bool = False, sdk: SdkChoice | None = None,
+             recipe: dict[str, Any] | None = None) -> dict[str, Path]:
     """Write ``<name>.c``, ``<name>.h`` and ``<name>.rlcc.json`` into ``out_dir``, plus the flavour's
     extra files (``--sdk doca``: ``INTEGRATION.md``).
 
     ``vectors`` defaults to :func:`rlcc.fxp.vectors.default_vectors`; ``source_info`` (e.g. the
     source policy's path and hash) is copied into the C header comment and the manifest.
     ``inline_runtime``, ``sdk``: see :func:`render_sources`. Output is byte-identical for identical
-    inputs. Returns {"c", "h", "manifest", extra file names...} -> path.
+    inputs. ``recipe``: how the model was compiled from its policy (the manifest's ``compile``
+    entry, which ``rlcc-verify --policy`` recompiles from). Returns {"c", "h", "manifest", extra
+    file names...} -> path.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -63,7 +66,7 @@ def generate(model: FxModel | Int8Net, out_dir: str | Path, name: str = "firmwar
     files = {"c": (f"{name}.c", texts["c"]), "h": (f"{name}.h", texts["h"])}
     for template, file_name in sdk.flavour.extra_templates:
         files[file_name] = (file_name, render(template, context))
-    data = manifest.build(model, context, files, vectors, sdk.manifest_entry())
+    data = manifest.build(model, context, files, vectors, sdk.manifest_entry(), recipe)
     paths = {key: out / file_name for key, (file_name, _) in files.items()}
     paths["manifest"] = out / f"{name}.rlcc.json"
     for key, (_, text) in files.items():

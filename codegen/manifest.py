@@ -13,6 +13,8 @@ Schema (format ``rlcc.firmware``, version 1)::
      "source_info": {str: str},
      "sdk": {"flavour": "doca", "slot": int, "algo_index": int} (only for a flavour other than the stub),
      "backend": "int8" (only for an int8 network, ``rlcc.fxp.int8_net``; "model" is then its JSON),
+     "compile": {"backend", "options", "spec", "budget_cycles", "target"}: how rlcc-compile made the model
+                 from the policy ``source_info`` names (``rlcc.verify.provenance`` recompiles from it),
      "vectors": {"count": N, "ctx_in": [[12 ints]], "event": [[8 ints]], "attr": [ints],
                  "ctx_out": [[12 ints]], "rate": [ints], "rtt_req": [ints], "targets": [strs]}}
 
@@ -45,11 +47,14 @@ def sha256_text(text: str) -> str:
 
 
 def build(model: FxModel, context: dict[str, Any], files: dict[str, tuple[str, str]], vectors: Vectors,
-          sdk: dict[str, Any] | None = None) -> dict[str, Any]:
+          sdk: dict[str, Any] | None = None, recipe: dict[str, Any] | None = None) -> dict[str, Any]:
     """Manifest dict; ``files`` maps "c"/"h" (and a flavour's extra files) to (file name, text);
-    ``sdk``: the flavour entry (``SdkChoice.manifest_entry``), absent for the stub."""
+    ``sdk``: the flavour entry (``SdkChoice.manifest_entry``), absent for the stub; ``recipe``:
+    the compile recipe (absent for a model not compiled from a policy)."""
     names = {v: k for k, v in fmt.EVENT_NAMES.items()}
     extra = {} if sdk is None else {"sdk": sdk}
+    if recipe is not None:
+        extra["compile"] = recipe
     if is_int8(model):  # absent: the tree backend (manifests before backends existed read alike)
         extra["backend"] = BACKEND
     return {

@@ -9,7 +9,8 @@ Manifest (format ``rlcc.firmware`` v1, ``"kind": "switch_agent"``)::
 
     {"format", "version", "kind": "switch_agent", "rlcc_version", "name", "target",
      "files": {"c"|"h": {"path", "sha256"}}, "model_sha256", "spec": SwitchAgentSpec dict,
-     "model": ClassEnsemble dict, "threshold_provenance": per tree and level, "source_info"}
+     "model": ClassEnsemble dict, "threshold_provenance": per tree and level, "source_info",
+     "compile": the recipe rlcc.distill.switch_pipeline.switch_recipe wrote}
 """
 
 from __future__ import annotations
@@ -162,11 +163,13 @@ def threshold_provenance(spec: SwitchAgentSpec, model: ClassEnsemble) -> list[li
 
 def generate_switch_firmware(spec: SwitchAgentSpec, model: ClassEnsemble, out_dir: str | Path,
                              target: str | Target = DEFAULT_TARGET, name: str = "firmware",
-                             source_info: dict[str, Any] | None = None) -> dict[str, Path]:
+                             source_info: dict[str, Any] | None = None,
+                             recipe: dict[str, Any] | None = None) -> dict[str, Path]:
     """Write ``<name>.c``, ``<name>.h`` and ``<name>.rlcc.json``; byte-identical for identical inputs.
 
     ``target`` (the C is the same for every target) is recorded as the manifest's default for
-    verification. Returns {"c", "h", "manifest"} -> path.
+    verification; ``recipe``: how the model was compiled from its policy (the manifest's
+    ``compile`` entry, ``rlcc.verify.provenance``). Returns {"c", "h", "manifest"} -> path.
     """
     target_rec = get_target(target)
     texts, context = render_switch_sources(spec, model, name, source_info)
@@ -179,6 +182,7 @@ def generate_switch_firmware(spec: SwitchAgentSpec, model: ClassEnsemble, out_di
         "files": {k: {"path": files[k], "sha256": sha256_text(texts[k])} for k in sorted(files)},
         "model_sha256": context["model_sha256"], "spec": spec.to_dict(), "model": model.to_dict(),
         "threshold_provenance": threshold_provenance(spec, model), "source_info": dict(context["source_info"]),
+        **({"compile": recipe} if recipe is not None else {}),
     }
     paths = {k: out / f for k, f in files.items()}
     for k, path in paths.items():

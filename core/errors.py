@@ -17,6 +17,8 @@ class ExitCode(enum.IntEnum):
     BUILD = 6  # cross-compilation of the firmware failed
     EMULATION = 7  # the firmware faulted in the emulator (illegal instruction, bad access, hang)
     FIDELITY = 8  # rlcc-compile: the firmware misses the closed-loop fidelity bar vs its teacher
+    PROVENANCE = 9  # verification: firmware, manifest and policy do not match (hashes, --policy, --expect-sha256)
+    UNPROVEN = 10  # verification: --require proven, and the equivalence proof did not complete
 
 
 EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
@@ -29,6 +31,8 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.BUILD: "firmware build (cross-compilation) failed",
     ExitCode.EMULATION: "firmware faulted in the emulator",
     ExitCode.FIDELITY: "firmware misses the closed-loop fidelity bar vs its teacher (rlcc-compile)",
+    ExitCode.PROVENANCE: "firmware is not what its manifest, --policy or --expect-sha256 says (rlcc-verify)",
+    ExitCode.UNPROVEN: "--require proven: the equivalence proof did not complete (rlcc-verify)",
 }
 
 
@@ -47,6 +51,12 @@ class BadInputError(RlccError):
     """The user's input (model, spec, config, file) is invalid."""
 
     exit_code = ExitCode.BAD_INPUT
+
+
+class ProvenanceError(RlccError):
+    """The firmware's files disagree with their manifest, or with the reviewed policy or digest."""
+
+    exit_code = ExitCode.PROVENANCE
 
 
 class BuildError(RlccError):

@@ -117,6 +117,29 @@ class CompileOptions:
     # an RTT probe this long after the last request. Does not affect sampling or the trees.
     probe_timeout_ns: int = fmt.PROBE_TIMEOUT_NS_DEFAULT
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready options (the manifest's compile recipe: what ``rlcc-verify --policy`` recompiles with)."""
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "CompileOptions":
+        """The options ``to_dict`` wrote (BadInputError on a missing, unknown or mistyped field)."""
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        if not isinstance(data, dict) or set(data) != set(fields):
+            keys = sorted(set(data) ^ set(fields)) if isinstance(data, dict) else ["(not an object)"]
+            raise BadInputError(f"compile options: fields differ from this rlcc's ({', '.join(keys)})")
+        values = dict(data)
+        try:
+            values["bar"] = FidelityBar(**values["bar"])
+            values["eval_flows"] = tuple(int(n) for n in values["eval_flows"])
+        except (TypeError, ValueError) as exc:
+            raise BadInputError(f"compile options: {exc}") from None
+        for name, value in values.items():
+            default = getattr(cls(), name)
+            if type(value) is not type(default) and not (isinstance(default, float) and type(value) is int):
+                raise BadInputError(f"compile options: {name} must be {type(default).__name__}, got {value!r}")
+        return cls(**values)
+
     @classmethod
     def quick(cls, **overrides: Any) -> "CompileOptions":
         """Small and short: a preview for tests and smoke runs (fidelity numbers are rougher, so
@@ -153,7 +176,7 @@ class CompileResult:
     ensemble: FloatEnsemble
     fit: FitResult
     stats: QuantizeStats
-    report: CompileReport
+    report: CompileReport | None  # None: compiled with measure=False
 
 
 def compile_policy(
@@ -163,16 +186,19 @@ def compile_policy(
     fits: FitsBudget | None = None,
     jobs: int = 1,
     progress: Progress = silent,
+    measure: bool = True,
 ) -> CompileResult:
     """Distill ``policy`` into a fixed-point tree ensemble and measure it (see module doc).
 
     ``jobs``: worker processes for the simulations (results do not depend on it);
-    ``progress``: how long stages report their progress (default: not at all)."""
+    ``progress``: how long stages report their progress (default: not at all); ``measure=False``:
+    only the model (the simulations that feed the report alone are skipped, ``report`` is None;
+    the model is the same bytes: ``rlcc-verify --policy`` recompiles this way)."""
     options.validate()
     runner = Runner(jobs)
     try:
         if not getattr(policy, "recurrent", False):
-            return _compile(policy, options, log, fits, runner, progress)
+            return _compile(policy, options, log, fits, runner, progress, measure=measure)
         # A recurrent teacher: sample it once through the longest window the context holds,
         # choose the student's window on held-out decisions, distill through that window.
         widest = policy.windowed(window.max_window(policy.step_spec))
@@ -183,8 +209,8 @@ def compile_policy(
         log(f"window: {choice.k} steps (held-out RMSE "
             + ", ".join(f"k={c.k}: {c.held_out_rmse:.4f}" for c in choice.candidates) + ")")
         result = _compile(policy.windowed(choice.k), options, log, fits, runner, progress,
-                          window.sub_window(visited, widest.spec, choice.k))
-        return dataclasses.replace(result, report=dataclasses.replace(result.report, window=choice))
+                          window.sub_window(visited, widest.spec, choice.k), measure)
+        return result if result.report is None else dataclasses.replace(result, report=dataclasses.replace(result.report, window=choice))
     finally:
         runner.close()
 
@@ -229,8 +255,9 @@ def _sample_teacher(policy, options: CompileOptions, log: Log, runner: Runner, p
 
 
 def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBudget | None, runner: Runner,
-             progress: Progress, visited: Samples | None = None) -> CompileResult:
-    """``visited``: the teacher's closed-loop samples when already taken (recurrent teachers)."""
+             progress: Progress, visited: Samples | None = None, measure: bool = True) -> CompileResult:
+    """``visited``: the teacher's closed-loop samples when already taken (recurrent teachers);
+    ``measure``: see :func:`compile_policy`."""
     spec, teacher = policy.spec, policy.factor
     student = options.student_spec(spec)
     scenarios = sampling.parse_scenarios(options.scenarios, options.seed, options.duration_scale)
@@ -264,10 +291,12 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
     base = CANDIDATE_GRID[0]
     with progress("fitting the trees", "tree") as stage:
         fit, model, stats = _fit_quantize(train, student, config, base, fits, policy, options, factor_range, ramps, stage)
-    round0 = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
-                                  options.seed, evaluate.STEADY, None, ("float_trees",), runner)
-    teacher_steady = {name: row["teacher"] for name, row in round0.scenarios.items()}  # reused below
-    rounds = [_round_summary(0, "initial fit", fit.ensemble, model, held, None, round0)]
+    rounds, teacher_steady = [], None
+    if measure:
+        round0 = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
+                                      options.seed, evaluate.STEADY, None, ("float_trees",), runner)
+        teacher_steady = {name: row["teacher"] for name, row in round0.scenarios.items()}  # reused below
+        rounds.append(_round_summary(0, "initial fit", fit.ensemble, model, held, None, round0))
     onpolicy = _onpolicy_scenarios(options)
     n_rounds = options.onpolicy_rounds + options.dagger_rounds
     for r in range(1, n_rounds + 1):
@@ -283,14 +312,15 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
                 options.samples // 2 if full else options.onpolicy_samples, options.seed + 100 * r, ORIGIN_DAGGER,
                 runner=runner, stage=stage,
             )
-        on_policy = evaluate.fidelity(model, fit.ensemble, visited_by_student)
+        on_policy = evaluate.fidelity(model, fit.ensemble, visited_by_student) if measure else None
         train = Samples.concat([train, visited_by_student])
         ramps = ramps_of(train)
         with progress(f"round {r}/{n_rounds}: refitting the trees", "tree") as stage:
             fit, model, stats = _fit_quantize(train, student, config, base, fits, policy, options, factor_range, ramps, stage)
-        summary = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
-                                       options.seed, evaluate.STEADY, teacher_steady, ("float_trees",), runner)
-        rounds.append(_round_summary(r, kind, fit.ensemble, model, held, on_policy, summary))
+        if measure:
+            summary = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
+                                           options.seed, evaluate.STEADY, teacher_steady, ("float_trees",), runner)
+            rounds.append(_round_summary(r, kind, fit.ensemble, model, held, on_policy, summary))
 
     selection = None
     if options.candidates > 1:
@@ -298,6 +328,8 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
             f"{list(select.VALIDATION_FLOWS)})")
         (fit, model, stats), selection = _select(train, student, config, fits, policy, options, factor_range,
                                                  ramps, (fit, model, stats), runner, progress)
+    if not measure:
+        return CompileResult(model, fit.ensemble, fit, stats, None)
 
     log(f"closed loop: teacher vs float trees vs fixed point on many-to-one {list(options.eval_flows)}")
     with progress("closed loop: teacher vs float trees vs fixed point", "sim-ms") as stage:
@@ -314,7 +346,7 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
             factor_range={**factor_range.to_dict(), "spec_clamp": [spec.action.clamp_min, spec.action.clamp_max],
                           "clamp_q16": [model.constants.clamp_min_q16, model.constants.clamp_max_q16]},
         ),
-        options={k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(options).items()},
+        options=options.to_dict(),
         dataset=_dataset_summary(train, held),
         fit=Fit(trees_requested=fit.trees_requested, trees_budget=fit.trees_budget, trees=len(fit.ensemble.trees),
                 depth=options.depth, budget_ops=options.budget_ops, constant_teacher=fit.constant_teacher,

@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 
 from rlcc.class_trees import ClassEnsemble
+from rlcc.distill import switch_scenarios
 from rlcc.distill.gate import preview_headline
 from rlcc.distill.switch_fit import ClassifierBudget, FitResult, fit_classifier
 from rlcc.errors import BadInputError
@@ -68,6 +69,25 @@ class SwitchCompileOptions:
         self.bar.validate()
         for sc in self.sampling + self.evaluation:
             spec.check_sim_step(sc.network.dt_ns)
+
+
+def switch_recipe(trees: int, depth: int, dagger_rounds: int, seed: int, quick: bool) -> dict[str, object]:
+    """The options a switch-agent compile records in its manifest (``compile``), from which
+    :func:`switch_options` (and ``rlcc-verify --policy``) rebuild the same options."""
+    return {"backend": "switch_agent", "trees": trees, "depth": depth, "dagger_rounds": dagger_rounds, "seed": seed,
+            "quick": quick}
+
+
+def switch_options(recipe: dict[str, object]) -> SwitchCompileOptions:
+    """The compile options of a :func:`switch_recipe` (BadInputError on a malformed one)."""
+    ints = ("trees", "depth", "dagger_rounds", "seed")
+    if (set(recipe) != set(switch_recipe(0, 0, 0, 0, False)) or any(type(recipe[k]) is not int for k in ints)
+            or type(recipe["quick"]) is not bool):
+        raise BadInputError(f"switch compile recipe: expected integer {', '.join(ints)} and a boolean quick")
+    quick, seed = bool(recipe["quick"]), int(recipe["seed"])
+    return SwitchCompileOptions(switch_scenarios.sampling(quick, seed), switch_scenarios.evaluation(quick),
+                                ClassifierBudget(max_trees=int(recipe["trees"]), depth=int(recipe["depth"])),
+                                int(recipe["dagger_rounds"]), seed, SwitchFidelityBar(), preview=quick)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import signal
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -28,8 +31,14 @@ def _terminated(_signum, _frame):
 def pytest_configure(config):
     """SIGTERM (a CI timeout, ``kill``) interrupts the run like Ctrl-C: pytest reports the session
     as interrupted instead of failing the test that was running. rlcc's CLI leaves a host's
-    SIGTERM handler in place (rlcc.cli.common.guarded)."""
+    SIGTERM handler in place (rlcc.cli.common.guarded). The compile cache (rlcc.verify.compile_cache)
+    is a fresh directory per test process: tests neither read nor fill the user's."""
     signal.signal(signal.SIGTERM, _terminated)
+    os.environ["RLCC_CACHE_DIR"] = tempfile.mkdtemp(prefix="rlcc-test-cache-")
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(os.environ.get("RLCC_CACHE_DIR", ""), ignore_errors=True)
 
 
 def _as_interrupt():

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from rlcc import formats as fmt
 from rlcc.codegen import manifest as manifest_io
+from rlcc.codegen.context import model_sha256
 from rlcc.emulator.cycle_model import Profile
 from rlcc.errors import BadInputError
 from rlcc.firmware_sdk_stub import harness_layout as hl
@@ -21,12 +22,14 @@ from rlcc.fxp.vectors import Vectors, concat, verification_set
 from rlcc.progress import Stage
 from rlcc.targets import DEFAULT_TARGET
 from rlcc.verify.firmware_run import firmware_build, resolve
+from rlcc.verify.provenance import Provenance, establish
 from rlcc.verify.runner import HarnessRunner, records_from_vectors
 
 DEFAULT_BUDGET_NS = 2000.0  # the RL-CC paper's decision-time bound (~2 us; RTT ~10 us)
 DEFAULT_RANDOM_VECTORS = 100_000  # on top of the observable, boundary and manifest vectors
 DEFAULT_PROVE_TIMEOUT_S = 120.0
 MAX_EXAMPLES = 5
+ASSURANCE_LEVELS = ("sampled", "proven")  # what --require accepts, weakest first
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +83,7 @@ class VerifyResult:
     stack: dict[str, Any] = dataclasses.field(default_factory=dict)
     proof: dict[str, Any] | None = None  # rlcc.verify.prove.ProofResult.to_dict() with --prove
     mutants: dict[str, Any] | None = None  # rlcc.verify.mutants.MutationReport.to_dict() with --mutants
+    provenance: Provenance | None = None  # what the verdict is anchored to (rlcc.verify.provenance)
 
     @property
     def bit_exact(self) -> bool:
@@ -91,12 +95,22 @@ class VerifyResult:
         return self.proof is not None and self.proof["status"] in ("counterexample", "failed")
 
     @property
+    def assurance_level(self) -> str:
+        """"proven" (for all inputs) or "sampled" (the vectors only: a defect on one input in 2^32 can pass)."""
+        return assurance_level(self.proof)
+
+    @property
     def assurance(self) -> str:
         """One line: the level of assurance this run established."""
-        if self.proof is not None and self.proof["status"] == "proven":
+        if self.assurance_level == "proven":
             return self.proof["assurance"]
-        tail = f"; proof: {self.proof['assurance']}" if self.proof is not None else ""
+        tail = f"; proof: {self.proof['assurance']}" if self.proof is not None else " (no proof: --prove)"
         return f"sampled: {self.vectors:,} vectors{tail}"
+
+    @property
+    def anchored(self) -> bool:
+        """The files match their manifest and, if asked, the pinned digest or the reviewed policy."""
+        return self.provenance is None or self.provenance.ok
 
     @property
     def within_budget(self) -> bool:
@@ -104,7 +118,7 @@ class VerifyResult:
 
     @property
     def passed(self) -> bool:
-        return self.bit_exact and self.within_budget
+        return self.bit_exact and self.within_budget and self.anchored
 
     @property
     def worst_case_ns(self) -> float:
@@ -140,12 +154,19 @@ class VerifyResult:
             "context_bytes": self.context_bytes,
             "source_matches_manifest": self.source_matches_manifest,
             "assurance": self.assurance,
+            "assurance_level": self.assurance_level,
+            "provenance": self.provenance.to_dict() if self.provenance is not None else None,
             "coverage": self.coverage,
             "stack": self.stack,
             "proof": self.proof,
             "mutants": self.mutants,
             "passed": self.passed,
         }
+
+
+def assurance_level(proof: dict[str, Any] | None) -> str:
+    """"proven" when the equivalence proof completed, else "sampled"."""
+    return "proven" if proof is not None and proof["status"] == "proven" else "sampled"
 
 
 def manifest_path_for(firmware_c: Path) -> Path:
@@ -207,11 +228,16 @@ def verify_firmware(
     jobs: int = 2,
     progress: bool = False,
     stage: Stage | None = None,
+    policy: Path | None = None,
+    expect_sha256: str | None = None,
+    log: Callable[[str], None] = lambda _m: None,
 ) -> VerifyResult:
     """Cross-compile ``firmware_c``, run manifest + observable + boundary + random vectors, compare
     with golden; optionally prove equivalence symbolically and run the built-in mutation analysis.
     ``stage`` advances through the steps of the vector check (vectors, build, size, emulation,
-    coverage)."""
+    coverage). First the files are tied to their manifest and, with ``policy`` or
+    ``expect_sha256``, to the reviewed policy or a pinned digest (``rlcc.verify.provenance``;
+    ``policy`` recompiles it on ``jobs`` workers unless this rlcc has it cached)."""
     firmware_c = Path(firmware_c)
     if not firmware_c.is_file():
         raise BadInputError(f"{firmware_c}: no such file")
@@ -230,6 +256,7 @@ def verify_firmware(
     if is_int8(model) and (prove or mutants):
         raise BadInputError(f"{manifest.name}: --prove and --mutants support tree firmware only, not the int8 backend "
                             "(its verification is sampled: the vectors)")
+    provenance = establish(raw, manifest, firmware_c, model_sha256(model), policy, expect_sha256, jobs, log)
     stage = stage or Stage()
     stage.add(5)
     vectors = concat(shipped, verification_set(model, seed, random_count)[0])
@@ -294,6 +321,7 @@ def verify_firmware(
         stack=stack,
         proof=proof,
         mutants=mutation,
+        provenance=provenance,
     )
 
 

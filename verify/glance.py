@@ -34,6 +34,13 @@ def _profiles(first: str) -> list[str]:
     return [first] + [p for p in ("dpa", "generic5", "ibex") if p != first]
 
 
+def _digest(v: VerifyResult | SwitchVerifyResult) -> list[tuple[str, Any]]:
+    """The manifest's sha256, the value a pipeline pins with ``rlcc-verify --expect-sha256``."""
+    if v.provenance is None:
+        return []
+    return [("firmware digest (sha256 of the manifest; `rlcc-verify --expect-sha256`)", f"`{v.provenance.firmware_digest}`")]
+
+
 def _plot(plot: tuple[str, str] | None) -> list[str]:
     if plot is None:
         return []
@@ -67,6 +74,7 @@ def nic_section(v: VerifyResult | None, gate: str, profiles: Sequence[dict[str, 
         ]
         if v.stack.get("high_water_bytes") is not None:
             rows.append(("stack (high-water mark)", f"{v.stack['high_water_bytes']} of {v.stack['size_bytes']} B"))
+        rows += _digest(v)
     note = ("From the compile's verification in the RISC-V emulator (`verify.json`); other cycle profiles: "
             f"`rlcc-verify {v.firmware} --profile {','.join(_profiles(v.profile))}`.") if v is not None else ""
     return ["", TITLE, ""] + _table(rows) + ([] if not note else ["", note]) + _plot(plot)
@@ -88,6 +96,6 @@ def switch_section(v: SwitchVerifyResult | None, gate: str) -> list[str]:
              f"{int(v.interval_cycles['max'])} cycles = {v.interval_us:.2f} us; budget {v.budget_us:g} us: "
              + ("OK" if v.within_budget else "EXCEEDED")),
             ("code / read-only data / data", f"{v.size['code']} / {v.size['rodata']} / {v.size['data']} B"),
-        ]
+        ] + _digest(v)
     note = "From the compile's verification in the RISC-V emulator (`verify.json`)." if v is not None else ""
     return ["", TITLE, ""] + _table(rows) + ([] if not note else ["", note])

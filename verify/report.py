@@ -45,8 +45,8 @@ def summary(r: VerifyResult) -> str:
         for part in d["proof"]["parts"]:
             lines.append(f"proof {part['part']}: {part['status']} ({part['seconds']:.1f} s) - {part['detail']}")
     lines.append(f"assurance: {r.assurance}")
-    if not r.source_matches_manifest:
-        lines.append("note: firmware C differs from the manifest's copy (hand-edited?)")
+    if r.provenance is not None:
+        lines.append(f"provenance: {r.provenance.statement}")
     for ex in d["mismatch_examples"]:
         lines.append(f"mismatch #{ex['index']} ({ex['event_type']}): {mismatch_fields(ex['expected'], ex['got'])}")
     return "\n".join(lines)
@@ -112,13 +112,13 @@ def write_json(r: VerifyResult, path: Path, profile: Profile | None = None, spre
 
 
 def write_junit(r: VerifyResult, path: Path) -> None:
-    """Two test cases, ``bit_exact`` and ``decision_budget``, in one suite."""
+    """Three test cases, ``bit_exact``, ``decision_budget`` and ``provenance``, in one suite."""
     d = r.to_dict()
     suite = ET.Element(
         "testsuite",
         name=f"rlcc-verify {Path(r.firmware).name} {r.target}",
-        tests="2",
-        failures=str(int(not r.bit_exact) + int(not r.within_budget)),
+        tests="3",
+        failures=str(int(not r.bit_exact) + int(not r.within_budget) + int(not r.anchored)),
         errors="0",
     )
     case = ET.SubElement(suite, "testcase", classname="rlcc.verify", name="bit_exact")
@@ -131,4 +131,7 @@ def write_junit(r: VerifyResult, path: Path) -> None:
         ET.SubElement(
             case, "failure", message=f"worst case {r.cycles['max']} cycles > budget {r.budget.cycles}"
         ).text = json.dumps(d["worst_case"], indent=1)
+    case = ET.SubElement(suite, "testcase", classname="rlcc.verify", name="provenance")
+    if not r.anchored:
+        ET.SubElement(case, "failure", message=r.provenance.statement)
     ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)

@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from rlcc.class_trees import ClassEnsemble
 from rlcc.codegen.manifest import sha256_text
-from rlcc.codegen.switch_generate import load_switch_manifest
+from rlcc.codegen.switch_generate import load_switch_manifest, model_sha256
 from rlcc.errors import BadInputError
 from rlcc.firmware_sdk_stub import switch_layout as sl
 from rlcc.fxp import switch_vectors as sv
 from rlcc.switch_spec import SwitchAgentSpec
 from rlcc.targets import DEFAULT_TARGET
+from rlcc.verify.provenance import Provenance, establish
 from rlcc.verify.switch_run import SwitchBuild, switch_build
 
 DEFAULT_PORTS = 48  # the paper's switch
@@ -123,6 +124,11 @@ class SwitchVerifyResult:
     source_matches_manifest: bool
     mutants: dict[str, Any] | None = None  # rlcc.verify.switch_mutants.run_c_mutation_analysis with mutants=True
     proof: dict[str, Any] | None = None  # rlcc.verify.switch_prove.SwitchProofResult.to_dict() with prove=True
+    provenance: Provenance | None = None  # what the verdict is anchored to (rlcc.verify.provenance)
+
+    @property
+    def anchored(self) -> bool:
+        return self.provenance is None or self.provenance.ok
 
     @property
     def proof_failed(self) -> bool:
@@ -147,7 +153,7 @@ class SwitchVerifyResult:
 
     @property
     def passed(self) -> bool:
-        return self.bit_exact and self.within_budget and not self.proof_failed
+        return self.bit_exact and self.within_budget and not self.proof_failed and self.anchored
 
     def to_dict(self) -> dict[str, Any]:
         us = lambda c: round(c / self.clock_hz * 1e6, 4)  # noqa: E731
@@ -164,6 +170,8 @@ class SwitchVerifyResult:
                        "headroom": round(1.0 - self.interval_us / self.budget_us, 4), "within": self.within_budget},
             "size": self.size, "coverage": self.coverage, "source_matches_manifest": self.source_matches_manifest,
             "mutants": self.mutants, "proof": self.proof, "passed": self.passed,
+            "assurance_level": "proven" if self.proof is not None and self.proof["status"] == "proven" else "sampled",
+            "provenance": self.provenance.to_dict() if self.provenance is not None else None,
         }
 
 
@@ -185,10 +193,13 @@ def verify_switch_firmware(firmware_c: Path, manifest: Path | None = None, targe
                            profile: str | None = None, cc: str | None = None, n_ports: int = DEFAULT_PORTS,
                            budget_us: float | None = None, random_count: int = DEFAULT_RANDOM, seed: int = 0,
                            n_intervals: int = DEFAULT_INTERVALS, mutants: bool = False, prove: bool = False,
-                           prove_timeout_s: float | None = None) -> SwitchVerifyResult:
+                           prove_timeout_s: float | None = None, policy: Path | None = None,
+                           expect_sha256: str | None = None, jobs: int = 1,
+                           log: Callable[[str], None] = lambda _m: None) -> SwitchVerifyResult:
     """Build, run and compare (module docstring); ``mutants``: also build and run every C mutant
     (``rlcc.verify.switch_mutants``) on the same vectors; ``prove``: also prove the decision equal
-    to the golden agent for all inputs (``rlcc.verify.switch_prove``)."""
+    to the golden agent for all inputs (``rlcc.verify.switch_prove``); ``policy``/``expect_sha256``:
+    the trust root (``rlcc.verify.provenance``)."""
     firmware_c = Path(firmware_c)
     if not firmware_c.is_file():
         raise BadInputError(f"{firmware_c}: no such file")
@@ -203,6 +214,7 @@ def verify_switch_firmware(firmware_c: Path, manifest: Path | None = None, targe
     if prove_timeout_s is not None and prove_timeout_s <= 0:
         raise BadInputError("--prove-timeout must be positive")
     target = target or raw.get("target") or DEFAULT_TARGET.name
+    provenance = establish(raw, manifest, firmware_c, model_sha256(model), policy, expect_sha256, jobs, log)
     vectors = sv.verification_set(spec, model, seed, random_count)
     with switch_build(firmware_c, target, profile, cc) as fw:
         size = fw.footprint()
@@ -231,7 +243,7 @@ def verify_switch_firmware(firmware_c: Path, manifest: Path | None = None, targe
         budget_source="--budget-us" if budget_us is not None else "spec interval_us",
         size=size, coverage=sv.boundary_coverage(spec, model, vectors),
         source_matches_manifest=sha256_text(text) == raw.get("files", {}).get("c", {}).get("sha256"),
-        mutants=mutation, proof=proof,
+        mutants=mutation, proof=proof, provenance=provenance,
     )
 
 
@@ -259,8 +271,10 @@ def summary(r: SwitchVerifyResult) -> str:
         from rlcc.verify.switch_prove import proof_line
 
         lines.append(proof_line(r.proof))
-    if not r.source_matches_manifest:
-        lines.append("note: firmware C differs from the manifest's copy (hand-edited?)")
+    lines.append("assurance: " + ("proven for all inputs" if r.to_dict()["assurance_level"] == "proven"
+                                  else f"sampled: {r.vectors:,} vectors"))
+    if r.provenance is not None:
+        lines.append(f"provenance: {r.provenance.statement}")
     for ex in d["mismatch_examples"]:
         lines.append(f"mismatch #{ex['index']} ({ex['tag']}): expected action {ex['expected']['action']} "
                      f"ecn {ex['expected']['ecn']}, got action {ex['got']['action']} ecn {ex['got']['ecn']}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -49,6 +50,11 @@ def test_compile_verifies_and_is_byte_identical(teacher, tmp_path):
         r = subprocess.run(["rlcc-verify", str(tmp_path / "a" / "firmware.c"), "--target", target, "-q"],
                            capture_output=True, text=True, timeout=600)
         assert r.returncode == 0, r.stdout + r.stderr
+    # Anchored to the policy: recompiled from the Q-network (an empty compile cache), byte-identical.
+    r = subprocess.run(["rlcc-verify", str(tmp_path / "a" / "firmware.c"), "--policy", str(teacher), "--random", "0"],
+                       capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "RLCC_CACHE_DIR": str(tmp_path / "cache")})
+    assert r.returncode == 0 and "anchored to the policy" in r.stdout and "recompiled in" in r.stdout, r.stdout + r.stderr
 
 
 @pytest.mark.slow

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +37,13 @@ def test_compile_int8_quick_end_to_end(name, extra, tmp_path):
     assert manifest["backend"] == "int8"
     again = run("verify", str(out / "firmware.c"), "--random", "200", "--budget-ns", "10000", "-q")
     assert again.returncode == 0, again.stderr
+    if name == "rlcc_mlp":  # anchored to the policy, recompiled (an empty compile cache): byte-identical
+        env = {**os.environ, "RLCC_CACHE_DIR": str(tmp_path / "cache")}
+        code = "import sys; from rlcc.cli.main import rlcc; sys.exit(rlcc(prog_name='rlcc'))"
+        anchored = subprocess.run([sys.executable, "-c", code, "verify", str(out / "firmware.c"), "--random", "0",
+                                   "--budget-ns", "10000", "--policy", str(EXAMPLES / f"{name}.onnx"), "-q"],
+                                  capture_output=True, text=True, timeout=600, env=env)
+        assert anchored.returncode == 0 and "anchored to the policy" in anchored.stdout, anchored.stderr
 
 
 @pytest.mark.slow

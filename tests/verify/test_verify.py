@@ -44,7 +44,7 @@ def test_generated_firmware_passes_on_both_targets(firmware, tmp_path):
     assert data["worst_case"]["event_type"] == "RTT" and len(data["worst_case"]["leaves"]) == 10
     assert data["context_bytes"] <= fmt.CTX_BYTES and data["size"]["code"] > 0
     suite = ET.parse(junit).getroot()
-    assert suite.get("tests") == "2" and suite.get("failures") == "0"
+    assert suite.get("tests") == "3" and suite.get("failures") == "0"
     rv32 = verify(firmware, "--target", "rv32imc", "--random", 2000, "-q")
     assert rv32.returncode == 0, rv32.stdout + rv32.stderr
 
