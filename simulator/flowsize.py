@@ -26,6 +26,8 @@ from rlcc.simulator.scenarios import MAX_BYTES
 
 #: Names ``FlowSizeCdf.load`` resolves to the shipped files.
 SHIPPED = ("websearch", "hadoop")
+#: Points of a CDF (the shipped files have 12 and 20): bounds its parse and search tables.
+MAX_CDF_POINTS = 10_000
 
 #: Upper bucket edges (bytes) of ``fct_slowdown_buckets``: (0, 1 KB], (1 KB, 10 KB], ...,
 #: (1 MB, 10 MB], (10 MB, inf). Decades, so one set of buckets fits both shipped CDFs and two
@@ -47,6 +49,8 @@ def _check_points(sizes: np.ndarray, cdf: np.ndarray, full: float, source: str, 
     """Raise on the first point that breaks the CDF rules; ``full`` is 100 (percent) or 1."""
     if sizes.size < 2:
         raise BadInputError(f"{source}: a CDF needs at least 2 points, got {sizes.size}")
+    if sizes.size > MAX_CDF_POINTS:
+        raise BadInputError(f"{source}: more than {MAX_CDF_POINTS} points")
     for i in range(sizes.size):
         x, y = sizes[i], cdf[i]
         if not (math.isfinite(x) and math.isfinite(y)):
@@ -129,6 +133,8 @@ class FlowSizeCdf:
                 x, y = float(fields[0]), float(fields[1])
             except ValueError:
                 raise BadInputError(f"{source} line {number}: not a number in {line!r}") from None
+            if len(sizes) == MAX_CDF_POINTS:
+                raise BadInputError(f"{source} line {number}: more than {MAX_CDF_POINTS} points")
             sizes.append(x)
             cdf.append(y)
             where.append(f"{source} line {number}")

@@ -33,7 +33,9 @@ FIELDS: dict[str, np.dtype] = {
     "new_rate": np.dtype(np.float64),
 }
 MODES = ("stop", "reservoir", "chunks")
-MAX_CAPACITY = 100_000_000  # records held in memory: ~50 bytes plus the observation each
+MAX_CAPACITY = 100_000_000  # records; and their bytes (60 + 4 x observation width each):
+MAX_TRACE_BYTES = 1 << 30  # the buffer is allocated at its capacity
+RECORD_BYTES = sum(dt.itemsize for dt in FIELDS.values())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +106,11 @@ class TraceRecorder:
 
     def __init__(self, config: TraceConfig, width: int, input_names: list[str] | None = None) -> None:
         config.validate()
+        size = config.capacity * (RECORD_BYTES + 4 * width)
+        if size > MAX_TRACE_BYTES:
+            raise BadInputError(f"invalid trace config: capacity {config.capacity} x {RECORD_BYTES + 4 * width} bytes per "
+                                f"record = {size / 2**30:.3g} GiB, more than the limit 1 GiB: lower the capacity "
+                                f"(mode chunks writes the rest to disk)")
         self.config = config
         self.width = width
         self.input_names = input_names or []

@@ -231,3 +231,18 @@ def test_metrics_without_samples_are_null_never_nan():
     text = CliRunner().invoke(simulate_command, args).output
     assert "nan" not in text.lower().replace("inflation", "") and "n/a" in text
     assert all(v is None or np.isfinite(v) for v in m.values())
+
+
+def test_cdf_files_beyond_the_point_limit_are_refused(tmp_path):
+    from rlcc.simulator.flowsize import MAX_CDF_POINTS
+
+    f = tmp_path / "many.cdf"
+    n = MAX_CDF_POINTS + 1
+    f.write_text("".join(f"{i + 1} {100 * (i + 1) / n}\n" for i in range(n)))
+    _bad(["trace", "--cdf", f, "--duration-ms", "1", "-q"], f"line {n}: more than {MAX_CDF_POINTS} points")
+
+
+def test_a_trace_buffer_beyond_its_memory_limit_is_refused_before_it_is_allocated(tmp_path):
+    """1e8 records (the record limit) x 60 bytes would be 5.6 GiB, allocated at the start."""
+    _bad(["many-to-one", "--flows", "2", "--duration-ms", "0.1", "-q", "--trace", tmp_path / "t.npz",
+          "--trace-capacity", str(10**8)], "capacity 100000000 x 60 bytes per record = 5.59 GiB, more than the limit 1 GiB")
