@@ -34,7 +34,7 @@ from rlcc.simulator.scenarios import LINE_RATE_GBPS, MAX_BYTES, PACKET_BYTES
 MAX_NODES = 100_000
 MAX_CABLES = 1_000_000  # two directed links each
 MAX_PATH_LINKS = 16  # links on one flow's path (hosts included): the (flows x 16) path table
-MAX_ROUTE_WORK = 10**9  # (switches with hosts + overridden hosts) x (switches + switch links): search steps
+MAX_ROUTE_WORK = 2 * 10**8  # (switches with hosts + overridden hosts) x (switches + switch links): ~10 s of searches
 MAX_DELAY_NS = 1e9
 _FILE_KEYS = {"hosts", "switches", "links", "buffer_bytes", "routes"}
 _LINK_KEYS = {"a", "b", "rate_gbps", "delay_ns"}
@@ -295,6 +295,7 @@ class Routing:
         self._sw_ptr = np.searchsorted(self._sw_src, np.arange(N + 1))
         out = np.argsort(src, kind="stable")  # every link, by source then id
         self._out_links, self._out_ptr = out, np.searchsorted(src[out], np.arange(N + 1))
+        self._slot = np.zeros(N, np.int64)  # scratch of ``_dist``
         targets = {d for table in topo.routes.values() for d in table}
         work = (len(np.unique(self.attach)) + len(targets)) * (len(topo.switches) + len(sw))
         if work > MAX_ROUTE_WORK:
@@ -336,9 +337,11 @@ class Routing:
         while frontier.size:
             k += 1
             nb = self._sw_dst[_ranges(self._sw_ptr[frontier], self._sw_ptr[frontier + 1])]
-            nb = np.unique(nb[dist[nb] < 0])
-            dist[nb] = k
-            frontier = nb
+            nb = nb[dist[nb] < 0]
+            pos = np.arange(len(nb))
+            self._slot[nb] = pos
+            frontier = nb[self._slot[nb] == pos]  # each node once (its last occurrence), no sort
+            dist[frontier] = k
         return dist
 
     def _toward(self, a: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -392,10 +395,12 @@ class Routing:
         out = np.full((len(src), MAX_PATH_LINKS), -1, np.int64)
         out[:, 0] = topo.host_uplink()[src]
         target = self.attach[dst]
+        order = np.argsort(target, kind="stable")
+        heads = np.flatnonzero(np.diff(target[order], prepend=-1))
         width = 1
-        for a in np.unique(target).tolist():
+        for i in np.split(order, heads[1:]) if len(order) else ():
+            a = int(target[i[0]])
             cand, count, start = self._toward(a)
-            i = np.flatnonzero(target == a)
             node, d = topo.link_dst[out[i, 0]], dst[i]
             hop = 1
             while i.size:

@@ -187,17 +187,19 @@ class TraceRecorder:
         self.chunks += 1
         self.size = 0
 
-    def result(self) -> Trace:
+    def result(self, copy: bool = True) -> Trace:
         n = self.size
+        take = (lambda a: a[:n].copy()) if copy else (lambda a: a[:n])
         return Trace(
-            obs=self.obs[:n].copy(),
-            columns={k: v[:n].copy() for k, v in self.cols.items()},
+            obs=take(self.obs),
+            columns={k: take(v) for k, v in self.cols.items()},
             input_names=list(self.input_names),
             seen=self.seen,
         )
 
     def finish(self) -> Trace:
-        """The in-memory trace; in 'chunks' mode also writes the last partial chunk."""
+        """The in-memory trace (views of the buffer: the recorder is done, and a copy would double
+        the peak memory); in 'chunks' mode also writes the last partial chunk."""
         if self.config.mode == "chunks" and self.size:
             self.flush_chunk()
-        return self.result()
+        return self.result(copy=False)

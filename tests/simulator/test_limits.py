@@ -103,7 +103,7 @@ def test_routing_work_is_bounded_before_any_search(tmp_path):
     code = ("import sys\nfrom rlcc.simulator.topology import load\nfrom rlcc.errors import BadInputError\n"
             f"try:\n    load({str(f)!r})\nexcept BadInputError as e:\n    sys.exit(str(e))\n")
     rc, err, _ = _limited(code, timeout=60)
-    assert rc == 1 and "more than the limit 1e+09" in err and "routing searches" in err, err
+    assert rc == 1 and "more than the limit 2e+08" in err and "routing searches" in err, err
 
 
 def test_duplicate_names_in_a_large_topology_are_found_in_linear_time():
