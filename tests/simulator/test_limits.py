@@ -92,6 +92,14 @@ def test_oversized_fat_trees_are_refused_before_they_are_built(args, needle):
     assert needle in err
 
 
+def _cli_in_child(args: list, timeout: float = 60) -> str:
+    """``rlcc-sim ARGS`` in a memory-capped child that must end with exit 3 and one line: that line."""
+    rc, err, _ = _limited(f"from rlcc.cli.simulate import simulate_command\nsimulate_command({[str(a) for a in args]!r})\n",
+                          timeout=timeout)
+    assert rc == 3 and err.startswith("rlcc-sim: error: ") and err.count("\n") == 1, (rc, err[-2000:])
+    return err
+
+
 def test_routing_work_is_bounded_before_any_search(tmp_path):
     """A 40,000-switch chain with a host on each: 40,000 searches over 120,000 switch links."""
     n = 40_000
@@ -100,21 +108,26 @@ def test_routing_work_is_bounded_before_any_search(tmp_path):
     links += [{"a": sw[i], "b": sw[i + 1], "rate_gbps": 100, "delay_ns": 1} for i in range(n - 1)]
     f = tmp_path / "chain.json"
     f.write_text(json.dumps({"hosts": hosts, "switches": sw, "links": links}))
-    code = ("import sys\nfrom rlcc.simulator.topology import load\nfrom rlcc.errors import BadInputError\n"
-            f"try:\n    load({str(f)!r})\nexcept BadInputError as e:\n    sys.exit(str(e))\n")
-    rc, err, _ = _limited(code, timeout=60)
-    assert rc == 1 and "more than the limit 2e+08" in err and "routing searches" in err, err
+    err = _cli_in_child(["many-to-one", "--topology", f, "--flows", "2", "-q"])
+    assert "routing searches" in err and "more than the limit 2e+08" in err, err
 
 
-def test_duplicate_names_in_a_large_topology_are_found_in_linear_time():
-    names = [f"h{i}" for i in range(MAX_NODES - 2)] + ["h5", "s"]
-    code = ("import sys\nfrom rlcc.simulator.topology import from_dict\nfrom rlcc.errors import BadInputError\n"
-            f"hosts = [f'h{{i}}' for i in range({MAX_NODES - 2})] + ['h5']\n"
-            "try:\n    from_dict({'hosts': hosts, 'switches': ['s'], 'links': []})\n"
-            "except BadInputError as e:\n    sys.exit(str(e))\n")
-    assert len(names) == MAX_NODES
-    rc, err, _ = _limited(code, timeout=30)
-    assert rc == 1 and "node name 'h5' is used twice" in err, err
+def test_duplicate_names_in_a_large_topology_are_found_in_linear_time(tmp_path):
+    hosts = [f"h{i}" for i in range(MAX_NODES - 2)] + ["h5"]
+    f = tmp_path / "dup.json"
+    f.write_text(json.dumps({"hosts": hosts, "switches": ["s"], "links": []}))
+    assert len(hosts) + 1 == MAX_NODES
+    err = _cli_in_child(["many-to-one", "--topology", f, "--flows", "2", "-q"], timeout=30)
+    assert "node name 'h5' is used twice" in err, err
+
+
+def test_a_topology_file_beyond_the_link_limit_is_refused_before_its_links_are_read(tmp_path, monkeypatch):
+    from rlcc.simulator import topology
+
+    monkeypatch.setattr(topology, "MAX_CABLES", 1)
+    f = tmp_path / "two.json"
+    f.write_text(json.dumps(_star()))
+    _bad(["many-to-one", "--topology", f, "--flows", "2", "-q"], "2 links, more than the limit 1")
 
 
 def _chain(switches: int) -> dict:
