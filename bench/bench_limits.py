@@ -81,6 +81,14 @@ def case_rate_cells() -> None:
     simulate(sc, make_controller("swift"))
 
 
+def case_flows_on_topology() -> None:
+    from rlcc.simulator import ManyToOne, TopologyConfig, make_controller, simulate
+    from rlcc.simulator.scenarios import MAX_FLOWS
+
+    sc = ManyToOne(flows=MAX_FLOWS, duration_ms=0.02, topology=TopologyConfig(kind="star", hosts=4095))
+    simulate(sc, make_controller("swift"))
+
+
 def case_flows() -> None:
     from rlcc.simulator import ManyToOne, make_controller, simulate
     from rlcc.simulator.scenarios import MAX_FLOWS
@@ -135,6 +143,8 @@ CASES = {
     "rate_cells": (case_rate_cells, "fabric rate cells, hosts x queues (MAX_RATE_CELLS)", "2^24",
                    "many-to-one, 4094 flows on a 4095-host star (16.77 M cells), 20 steps", 1.0, ""),
     "flows": (case_flows, "flows (MAX_FLOWS)", "2^20", "many-to-one, 1,048,576 flows, 20 steps", 1.0, ""),
+    "flows_on_topology": (case_flows_on_topology, "flows and rate cells together", "2^20, 2^24",
+                          "many-to-one, 1,048,576 flows on the 4095-host star, 20 steps", 1.0, ""),
     "steps": (case_steps, "time steps (MAX_STEPS)", "1e8", f"2 flows, {STEPS_RUN:,} steps", STEPS_RUN / 1e8,
               f"memory flat in steps but for the queue samples (at most {QUEUE_SAMPLES_MB} MB, added); time linear"),
     "flow_steps": (case_flow_steps, "flow-steps (MAX_FLOW_STEPS)", "1e11",
