@@ -597,3 +597,29 @@ def acc_closed_loop() -> str:
 
 BLOCKS["acc-firmware"] = (acc_firmware, True)
 BLOCKS["acc-closed-loop"] = (acc_closed_loop, True)
+
+
+def sim_limits() -> str:
+    """bench/bench_limits.py: peak memory and time of the simulator at each documented limit."""
+    doc = load(RESULTS / "limits.json")
+    cases = {c["name"]: c for c in doc["cases"]}
+    base = cases.pop("baseline", None)
+    rows = []
+    for c in cases.values():
+        at = "at the limit" if c["fraction"] >= 0.999 else f"{100 * c['fraction']:.2g} % of it; {c['extends']}"
+        mem = f"{c['rss_at_limit_mb']:,.0f} MB"
+        if c["rss_at_limit_mb"] != c["rss_mb"]:
+            mem += f" ({c['rss_mb']:,.0f} MB measured)"
+        wall = f"{c['wall_s']:.1f} s" if c["fraction"] >= 0.999 else f"{c['wall_s']:.1f} s ({c['wall_at_limit_s']:,.0f} s at the limit)"
+        rows.append([c["limit"], c["value"], c["run"], at, mem, wall])
+    out = [table(["limit", "value", "run", "measured", "peak memory", "wall"],
+                 ["---", "---:", "---", "---", "---:", "---:"], rows), ""]
+    out.append(para(
+        f"Peak resident memory of a child process (ru_maxrss), the interpreter and imports included "
+        f"({base['rss_mb']:.0f} MB alone); wall includes the imports. {len(cases)} limits measured in "
+        f"{doc['total_s']:.0f} s on {cores(doc)} cores (`python bench/bench_limits.py`)." if base else
+        f"{len(cases)} limits measured in {doc['total_s']:.0f} s on {cores(doc)} cores."))
+    return "\n".join(out)
+
+
+BLOCKS["sim-limits"] = (sim_limits, True)

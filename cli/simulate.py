@@ -210,14 +210,18 @@ def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any], start: str |
         from rlcc.simulator.plot import plot_result
 
         click.echo(f"wrote plot: {plot_result(result, opts['plot'])}", err=True)
+    # A metric without samples (no probe returned, no short flow or iteration finished) is NaN
+    # inside; it leaves as null (JSON) or n/a, never as NaN or inf.
+    metrics = {k: None if isinstance(v, (float, np.floating)) and not np.isfinite(v) else v for k, v in metrics.items()}
     if opts["as_json"]:
-        click.echo(json.dumps({"scenario": scenario.to_dict(), "controller": result.controller, "metrics": metrics}, indent=2))
+        click.echo(json.dumps({"scenario": scenario.to_dict(), "controller": result.controller, "metrics": metrics},
+                              indent=2, allow_nan=False))
         return
     click.echo(f"{scenario.kind}  controller={result.controller}  flows={len(result.flows['sent_bytes'])}  "
                f"duration={scenario.duration_ms:g} ms  seed={scenario.seed}  start={_start_label(start, scenario)}")
     width = max(len(k) for k in metrics)
     for key, value in metrics.items():
-        click.echo(f"  {key:<{width}}  {value:.6g}")
+        click.echo(f"  {key:<{width}}  {'n/a' if value is None else format(value, '.6g')}")
 
 
 def _ecn_agent(path: str | None, static: int | None):

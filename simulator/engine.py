@@ -35,6 +35,8 @@ from rlcc.spec import Feature, ObservationSpec, Reward
 
 MIN_RATE = 1e-9
 MAX_QUEUE_SAMPLES = 4_000_000
+MAX_QUEUE_CELLS = 1 << 24  # a topology's queue-sample matrix (rows x queues): 128 MB of float64
+MAX_BLOCK_CELLS = 1 << 24  # per-block arrays (block steps x per-step cells): ~128 MB each
 SERIES_POINTS = 2000
 SERIES_FLOWS = 8
 
@@ -143,6 +145,8 @@ class _Run(BlockLoop):
         n_q = self.fabric.n_paths if self.multi else self.fabric.n_ports
         self.q_weights = self.fabric.path_flows if self.multi else None
         self.q_every = max(1, int(np.ceil(self.n_steps * n_q / MAX_QUEUE_SAMPLES)))
+        if self.multi:  # every queue is stored: rows x queues within MAX_QUEUE_CELLS as well
+            self.q_every = max(self.q_every, int(np.ceil(self.n_steps * (self.fabric.n_queues + 1) / MAX_QUEUE_CELLS)))
         rows = self.n_steps // self.q_every + 1
         if self.multi:
             self.q_samples = np.zeros((rows, self.fabric.n_queues + 1))
@@ -155,6 +159,11 @@ class _Run(BlockLoop):
         # Block-batched decisions (see ``blocks.py``): at most floor(base RTT / dt) steps, the
         # shortest time between two decisions of one flow (exact up to that bound).
         max_block = max(1, int((self.base if self.flow_base is None else self.flow_base.min()) // self.dt))
+        # Memory: a block holds (steps x per-step cells) arrays; results do not depend on the block size.
+        fab = self.fabric
+        per_step = (fab.n_hosts * (fab.n_queues + 2) + 2 * fab.n_groups if self.multi
+                    else 4 * fab.n_groups + fab.n_hosts + fab.n_ports)
+        max_block = max(1, min(max_block, MAX_BLOCK_CELLS // max(per_step, 1)))
         if block_steps is None:
             block_steps = max_block
         if not isinstance(block_steps, (int, np.integer)) or block_steps < 0 or block_steps > max_block:

@@ -25,9 +25,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from rlcc.errors import BadInputError
 from rlcc.simulator.network import queue_areas
 from rlcc.simulator.scenarios import FlowTable, Network
 from rlcc.simulator.topology import Routing, Topology
+
+# The per-(host, queue) rate matrix (hosts x (switch egress links + 1) float64, a few copies per
+# step block): 2^24 cells = 128 MB each.
+MAX_RATE_CELLS = 1 << 24
 
 
 class PathFabric:
@@ -36,6 +41,11 @@ class PathFabric:
     def __init__(self, net: Network, table: FlowTable, topo: Topology, seed: int, alpha: float | None) -> None:
         self.net, self.topo, self.alpha = net, topo, alpha
         self.C = net.bytes_per_ns  # a host line rate, bytes/ns: rate 1.0
+        cells = table.n_hosts * (int(np.count_nonzero(topo.link_src >= topo.n_hosts)) + 1)
+        if cells > MAX_RATE_CELLS:
+            raise BadInputError(
+                f"invalid scenario: {topo.n_hosts} hosts x {cells // table.n_hosts} switch queues = {cells:.3g} rate "
+                f"cells on this topology, more than the limit {MAX_RATE_CELLS:.3g} (memory): use fewer hosts")
         routing = Routing(topo)
         n = table.n_flows
         links = routing.paths(table.host.astype(np.int64), table.dst.astype(np.int64), np.arange(n, dtype=np.int64), seed)

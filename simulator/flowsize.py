@@ -22,9 +22,12 @@ from typing import NamedTuple
 import numpy as np
 
 from rlcc.errors import BadInputError
+from rlcc.simulator.scenarios import MAX_BYTES
 
 #: Names ``FlowSizeCdf.load`` resolves to the shipped files.
 SHIPPED = ("websearch", "hadoop")
+#: Points of a CDF (the shipped files have 12 and 20): bounds its parse and search tables.
+MAX_CDF_POINTS = 10_000
 
 #: Upper bucket edges (bytes) of ``fct_slowdown_buckets``: (0, 1 KB], (1 KB, 10 KB], ...,
 #: (1 MB, 10 MB], (10 MB, inf). Decades, so one set of buckets fits both shipped CDFs and two
@@ -36,16 +39,26 @@ SHIPPED = ("websearch", "hadoop")
 DEFAULT_EDGES = (1e3, 1e4, 1e5, 1e6, 1e7)
 
 
+def _mean(sizes: np.ndarray, cdf: np.ndarray) -> float:
+    """Mean of the piecewise-linear CDF through (sizes, cdf in [0, 1])."""
+    mids = (sizes[1:] + sizes[:-1]) / 2
+    return float(cdf[0] * sizes[0] + np.sum(mids * np.diff(cdf)))
+
+
 def _check_points(sizes: np.ndarray, cdf: np.ndarray, full: float, source: str, where: Sequence[str]) -> None:
     """Raise on the first point that breaks the CDF rules; ``full`` is 100 (percent) or 1."""
     if sizes.size < 2:
         raise BadInputError(f"{source}: a CDF needs at least 2 points, got {sizes.size}")
+    if sizes.size > MAX_CDF_POINTS:
+        raise BadInputError(f"{source}: more than {MAX_CDF_POINTS} points")
     for i in range(sizes.size):
         x, y = sizes[i], cdf[i]
         if not (math.isfinite(x) and math.isfinite(y)):
             raise BadInputError(f"{where[i]}: size and cdf must be finite numbers, got {x:g} {y:g}")
         if x < 0:
             raise BadInputError(f"{where[i]}: negative flow size {x:g}")
+        if x > MAX_BYTES:
+            raise BadInputError(f"{where[i]}: flow size {x:g} is above the limit 2^40 bytes")
         if x == 0 and y != 0:
             raise BadInputError(f"{where[i]}: size 0 may only anchor the CDF at 0, got cdf {y:g}")
         if not 0 <= y <= full:
@@ -56,6 +69,9 @@ def _check_points(sizes: np.ndarray, cdf: np.ndarray, full: float, source: str, 
             raise BadInputError(f"{where[i]}: cdf {y:g} is below the previous cdf {cdf[i - 1]:g} (the CDF must be non-decreasing)")
     if cdf[-1] != full:
         raise BadInputError(f"{where[-1]}: the CDF must end at {full:g}, got {cdf[-1]:g}")
+    mean = _mean(sizes, cdf / full)
+    if mean < 1:
+        raise BadInputError(f"{source}: mean flow size {mean:.3g} bytes is below 1 byte (flows are whole bytes)")
 
 
 @dataclass(frozen=True)
@@ -117,6 +133,8 @@ class FlowSizeCdf:
                 x, y = float(fields[0]), float(fields[1])
             except ValueError:
                 raise BadInputError(f"{source} line {number}: not a number in {line!r}") from None
+            if len(sizes) == MAX_CDF_POINTS:
+                raise BadInputError(f"{source} line {number}: more than {MAX_CDF_POINTS} points")
             sizes.append(x)
             cdf.append(y)
             where.append(f"{source} line {number}")
@@ -125,8 +143,7 @@ class FlowSizeCdf:
 
     def mean(self) -> float:
         """Mean size (bytes), exact for this piecewise-linear CDF (HPCC ``CustomRand.getAvg``)."""
-        mids = (self.sizes[1:] + self.sizes[:-1]) / 2
-        return float(self.cdf[0] * self.sizes[0] + np.sum(mids * np.diff(self.cdf)))
+        return _mean(self.sizes, self.cdf)
 
     def quantile(self, u: np.ndarray | float) -> np.ndarray:
         """Inverse CDF at ``u`` in [0, 1]: linear inside the segment whose cdf range holds ``u``.
@@ -199,7 +216,7 @@ def poisson_flows(
     expected = lam * duration_ns
     if expected > max_flows:
         raise BadInputError(
-            f"poisson_flows: {expected:.0f} flows expected ({hosts} hosts, load {load:g}, {duration_ns:g} ns, "
+            f"poisson_flows: {format(expected, '.0f' if expected < 1e12 else '.3g')} flows expected ({hosts} hosts, load {load:g}, {duration_ns:g} ns, "
             f"mean size {cdf.mean():.0f} B) exceeds max_flows={max_flows}"
         )
     rng = np.random.default_rng(seed)

@@ -495,7 +495,9 @@ class PoissonTrace(Scenario):
             raise BadInputError("invalid scenario: cdf must be a CDF name (websearch, hadoop) or a file path")
         _in_range(self.load, 0, 1, "load", low_open=True)
         _in_range(self.arrival_frac, 0, 1, "arrival_frac", low_open=True)
-        self._arrivals
+        if not len(self._arrivals.src):
+            raise BadInputError(f"invalid scenario: no flow arrives in {self.duration_ms * self.arrival_frac:g} ms "
+                                f"(CDF {self.cdf}, load {self.load:g}): use a longer run or smaller flows")
 
     @functools.cached_property
     def _arrivals(self):

@@ -18,6 +18,7 @@ JSON file (every key is checked; unknown keys are errors)::
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 from pathlib import Path
@@ -27,9 +28,13 @@ import networkx as nx
 import numpy as np
 
 from rlcc.errors import BadInputError
+from rlcc.simulator.scenarios import LINE_RATE_GBPS, MAX_BYTES, PACKET_BYTES
 
+# Size limits, each bounding memory (measured: bench/bench_limits.py, docs/simulator.md):
 MAX_NODES = 100_000
-MAX_LINK_GBPS = 1e5
+MAX_CABLES = 1_000_000  # two directed links each
+MAX_PATH_LINKS = 16  # links on one flow's path (hosts included): the (flows x 16) path table
+MAX_ROUTE_WORK = 2 * 10**8  # (switches with hosts + overridden hosts) x (switches + switch links): ~10 s of searches
 MAX_DELAY_NS = 1e9
 _FILE_KEYS = {"hosts", "switches", "links", "buffer_bytes", "routes"}
 _LINK_KEYS = {"a", "b", "rate_gbps", "delay_ns"}
@@ -78,14 +83,14 @@ class Topology:
     def oversubscription(self) -> float:
         """Worst ratio, over switches, of host-facing capacity to the capacity of the switch's other
         links (1 for a star or a non-blocking fabric, 2 for the paper's 64-host fat-tree)."""
-        worst = 1.0
-        for s in range(self.n_hosts, self.n_nodes):
-            out = self.link_src == s
-            down = out & (self.link_dst < self.n_hosts)
-            up = out & ~down
-            if down.any() and up.any():
-                worst = max(worst, float(self.link_gbps[down].sum() / self.link_gbps[up].sum()))
-        return worst
+        H, S = self.n_hosts, len(self.switches)
+        out = self.link_src >= H
+        down = out & (self.link_dst < H)
+        up = out & ~down
+        dsum = np.bincount(self.link_src[down] - H, weights=self.link_gbps[down], minlength=S)
+        usum = np.bincount(self.link_src[up] - H, weights=self.link_gbps[up], minlength=S)
+        both = (dsum > 0) & (usum > 0)  # rates are positive: a sum > 0 iff the switch has such links
+        return float(max(1.0, (dsum[both] / usum[both]).max(initial=1.0)))
 
     def describe(self) -> str:
         return (f"{self.name}: {self.n_hosts} hosts, {len(self.switches)} switches, {self.n_links // 2} cables, "
@@ -99,15 +104,18 @@ def _build(name: str, hosts: list[str], switches: list[str], cables: list[tuple[
     names = hosts + switches
     if len(names) > MAX_NODES:
         raise BadInputError(f"invalid topology: more than {MAX_NODES} nodes")
-    if len(set(names)) != len(names):
-        dup = sorted({n for n in names if names.count(n) > 1})[0]
-        raise BadInputError(f"invalid topology: node name {dup!r} is used twice")
+    if len(cables) > MAX_CABLES:
+        raise BadInputError(f"invalid topology: {len(cables)} links, more than the limit {MAX_CABLES}")
+    dups = [n for n, k in collections.Counter(names).items() if k > 1]
+    if dups:
+        raise BadInputError(f"invalid topology: node name {min(dups)!r} is used twice")
     if len(hosts) < 2:
         raise BadInputError("invalid topology: need at least 2 hosts")
     if not switches:
         raise BadInputError("invalid topology: need at least 1 switch")
     index = {n: i for i, n in enumerate(names)}
     src, dst, gbps, delay = [], [], [], []
+    lo, hi = LINE_RATE_GBPS
     for a, b, rate, d in cables:
         for end in (a, b):
             if end not in index:
@@ -116,8 +124,8 @@ def _build(name: str, hosts: list[str], switches: list[str], cables: list[tuple[
             raise BadInputError(f"invalid topology: link {a}-{b} connects a node to itself")
         if index[a] < len(hosts) and index[b] < len(hosts):
             raise BadInputError(f"invalid topology: link {a}-{b} joins two hosts (hosts connect to switches)")
-        if not (_number(rate) and 0 < rate <= MAX_LINK_GBPS):
-            raise BadInputError(f"invalid topology: link {a}-{b} has rate_gbps {rate!r}: must be in (0, {MAX_LINK_GBPS:g}]")
+        if not (_number(rate) and lo <= rate <= hi):
+            raise BadInputError(f"invalid topology: link {a}-{b} has rate_gbps {rate!r}: must be in [{lo:g}, {hi:g}]")
         if not (_number(d) and 0 <= d <= MAX_DELAY_NS):
             raise BadInputError(f"invalid topology: link {a}-{b} has delay_ns {d!r}: must be in [0, {MAX_DELAY_NS:g}]")
         for u, v in ((a, b), (b, a)):
@@ -132,19 +140,40 @@ def _build(name: str, hosts: list[str], switches: list[str], cables: list[tuple[
             raise BadInputError(f"invalid topology: host {hosts[h]} has no link")
         if k > 1:
             raise BadInputError(f"invalid topology: host {hosts[h]} has {k} links (multi-homed hosts are not supported)")
-    g = nx.Graph()
-    g.add_nodes_from(range(len(names)))
-    g.add_edges_from(zip(src, dst))
-    if not nx.is_connected(g):
-        parts = sorted((sorted(c) for c in nx.connected_components(g)), key=len)
+    parts = _components(len(names), src_a, np.array(dst, np.int64))
+    if len(parts) > 1:
+        parts.sort(key=len)
         raise BadInputError(f"invalid topology: disconnected ({len(parts)} parts; e.g. {names[parts[0][0]]} "
                             f"cannot reach {names[parts[-1][0]]})")
-    if not (_number(buffer_bytes) and 0 < buffer_bytes <= 1 << 40):
-        raise BadInputError(f"invalid topology: buffer_bytes must be in (0, 2^40], got {buffer_bytes!r}")
+    if not (_number(buffer_bytes) and PACKET_BYTES[0] <= buffer_bytes <= MAX_BYTES):
+        raise BadInputError(f"invalid topology: buffer_bytes must be in [{PACKET_BYTES[0]}, 2^40] (at least one "
+                            f"packet), got {buffer_bytes!r}")
     topo = Topology(name, tuple(hosts), tuple(switches), src_a, np.array(dst, np.int64), np.array(gbps),
                     np.array(delay), np.full(len(switches), float(buffer_bytes)), _routes(routes, index, len(hosts)))
     Routing(topo)  # loops, dead ends and hosts without a path are input errors, found now
     return topo
+
+
+def _components(n: int, src: np.ndarray, dst: np.ndarray) -> list[np.ndarray]:
+    """Connected components (sorted node indices each) of ``n`` nodes joined by links src -> dst
+    (both directions present), by breadth-first search in O(nodes + links) memory."""
+    order = np.argsort(src, kind="stable")
+    to, ptr = dst[order], np.searchsorted(src[order], np.arange(n + 1))
+    label = np.full(n, -1, np.int64)
+    parts = []
+    for seed in range(n):
+        if label[seed] >= 0:
+            continue
+        label[seed] = len(parts)
+        frontier, members = np.array([seed]), [np.array([seed])]
+        while frontier.size:
+            nb = to[_ranges(ptr[frontier], ptr[frontier + 1])]
+            nb = np.unique(nb[label[nb] < 0])
+            label[nb] = len(parts)
+            members.append(nb)
+            frontier = nb
+        parts.append(np.sort(np.concatenate(members)))
+    return parts
 
 
 def _routes(routes: Any, index: dict[str, int], n_hosts: int) -> dict[int, dict[int, tuple[int, ...]]]:
@@ -176,6 +205,11 @@ def fat_tree(hosts_per_leaf: int = 16, leaves: int = 4, spines: int = 2, links_p
     for v, n in ((hosts_per_leaf, "hosts_per_leaf"), (leaves, "leaves"), (spines, "spines"), (links_per_pair, "links_per_pair")):
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 4096:
             raise BadInputError(f"invalid topology: fat-tree {n} must be an integer in 1..4096, got {v!r}")
+    nodes = hosts_per_leaf * leaves + leaves + (spines if leaves > 1 else 0)
+    cables = hosts_per_leaf * leaves + (leaves * spines * links_per_pair if leaves > 1 else 0)
+    if nodes > MAX_NODES or cables > MAX_CABLES:
+        raise BadInputError(f"invalid topology: this fat-tree has {nodes} nodes and {cables} links; the limits are "
+                            f"{MAX_NODES} nodes and {MAX_CABLES} links")
     hosts = [f"h{i}" for i in range(hosts_per_leaf * leaves)]
     leaf = [f"leaf{j}" for j in range(leaves)]
     spine = [f"spine{k}" for k in range(spines)]
@@ -208,6 +242,8 @@ def from_dict(data: Any, source: str = "topology") -> Topology:
     for key in ("hosts", "switches"):
         if not all(isinstance(n, str) and n for n in data[key]):
             raise BadInputError(f"invalid topology in {source}: '{key}' must be a list of non-empty names")
+    if len(data["links"]) > MAX_CABLES:
+        raise BadInputError(f"invalid topology in {source}: {len(data['links'])} links, more than the limit {MAX_CABLES}")
     cables = []
     for i, link in enumerate(data["links"]):
         if not isinstance(link, Mapping):
@@ -238,104 +274,164 @@ def load(path: str | Path) -> Topology:
 # ---- routing ------------------------------------------------------------------------------------
 class Routing:
     """Next links toward every host from every switch: shortest paths (equal-cost ties kept for
-    ECMP) unless the topology's ``routes`` override them. Hosts never forward."""
+    ECMP) unless the topology's ``routes`` override them. Hosts never forward.
+
+    Compact, O(nodes + links) memory: a host has one uplink, so the shortest next links toward
+    host d are those toward its switch, then its downlink. They come from one breadth-first search
+    per destination switch, run when a path needs them, never a node x host table. Overrides are a
+    sparse (switch, host) table; shortest paths cannot loop, so only overridden hosts are checked."""
 
     def __init__(self, topo: Topology) -> None:
         self.topo = topo
         H, N = topo.n_hosts, topo.n_nodes
-        self.max_hops = 0
-        # next_links[node][dst]: tuple of link ids (empty: none)
-        nxt: list[list[tuple[int, ...]]] = [[() for _ in range(H)] for _ in range(N)]
-        out_links: list[list[int]] = [[] for _ in range(N)]
-        for lid, s in enumerate(topo.link_src.tolist()):
-            out_links[s].append(lid)
-        dst_of = topo.link_dst.tolist()
-        sw_graph = nx.DiGraph()
-        sw_graph.add_nodes_from(range(H, N))
-        sw_graph.add_edges_from((s, d) for s, d in zip(topo.link_src.tolist(), dst_of) if s >= H and d >= H)
-        reverse = sw_graph.reverse(copy=True)
-        for d in range(H):
-            attach = [s for s in range(H, N) if any(dst_of[lid] == d for lid in out_links[s])]
-            dist = {a: 1 for a in attach}
-            for node, k in nx.multi_source_dijkstra_path_length(reverse, set(attach)).items():
-                dist[node] = min(dist.get(node, k + 1), k + 1)
-            for s in range(H, N):
-                if s in dist:
-                    nxt[s][d] = tuple(lid for lid in out_links[s]
-                                      if (dst_of[lid] == d) or (dst_of[lid] >= H and dist.get(dst_of[lid], -1) == dist[s] - 1))
-            for s, table in topo.routes.items():
-                if d in table:
-                    allowed = set(table[d])
-                    if any(v < H and v != d for v in allowed):
-                        raise BadInputError(f"invalid topology: route of {topo.node_name(s)} toward {topo.hosts[d]} "
-                                            f"goes to another host (hosts do not forward)")
-                    nxt[s][d] = tuple(lid for lid in out_links[s] if dst_of[lid] in allowed)
-                    missing = allowed - {dst_of[lid] for lid in out_links[s]}
-                    if missing:
-                        raise BadInputError(f"invalid topology: route of {topo.node_name(s)} toward {topo.hosts[d]} "
-                                            f"names {topo.node_name(min(missing))}, which is not its neighbour")
-        self.next_links = nxt
-        self._check(out_links)
+        src, dst = topo.link_src, topo.link_dst
+        self.attach = dst[topo.host_uplink()]  # (hosts,) each host's switch
+        self.down = np.full(H, -1, np.int64)  # (hosts,) the link from that switch to the host
+        to_host = np.flatnonzero(dst < H)
+        self.down[dst[to_host]] = to_host
+        sw = np.flatnonzero((src >= H) & (dst >= H))  # switch-to-switch links, by source then id
+        sw = sw[np.argsort(src[sw], kind="stable")]
+        self._sw_links, self._sw_src, self._sw_dst = sw, src[sw], dst[sw]
+        self._sw_ptr = np.searchsorted(self._sw_src, np.arange(N + 1))
+        out = np.argsort(src, kind="stable")  # every link, by source then id
+        self._out_links, self._out_ptr = out, np.searchsorted(src[out], np.arange(N + 1))
+        self._slot = np.zeros(N, np.int64)  # scratch of ``_dist``
+        targets = {d for table in topo.routes.values() for d in table}
+        work = (len(np.unique(self.attach)) + len(targets)) * (len(topo.switches) + len(sw))
+        if work > MAX_ROUTE_WORK:
+            raise BadInputError(
+                f"invalid topology: routing searches (switches with hosts + overridden hosts) x (switches + "
+                f"switch links) = {work:.3g} steps, more than the limit {MAX_ROUTE_WORK:.0e}")
+        self._compile_routes()
+        for d in sorted(targets):
+            self._check_loops(d)
 
-    def _check(self, out_links: list[list[int]]) -> None:
-        """Every host reaches every other host; no next-hop cycle; no dead end on the way."""
+    def _compile_routes(self) -> None:
+        """``routes`` as sorted keys (switch x hosts + host) with their next links (flat, CSR)."""
         topo, H = self.topo, self.topo.n_hosts
-        uplink = topo.host_uplink()
-        for d in range(H):
-            g = nx.DiGraph()
-            for s in range(H, topo.n_nodes):
-                for lid in self.next_links[s][d]:
-                    v = int(topo.link_dst[lid])
-                    if v >= H:
-                        g.add_edge(s, v)
-            try:
-                cycle = nx.find_cycle(g)
-            except nx.NetworkXNoCycle:
-                cycle = None
-            if cycle:
-                names = " -> ".join(topo.node_name(u) for u, _ in cycle) + f" -> {topo.node_name(cycle[0][0])}"
-                raise BadInputError(f"invalid topology: routing loop toward host {topo.hosts[d]}: {names}")
-            longest = nx.dag_longest_path_length(g) if g.number_of_nodes() else 0
-            self.max_hops = max(self.max_hops, longest + 2)
-            for h in range(H):
-                if h == d:
-                    continue
-                start = int(topo.link_dst[uplink[h]])
-                for s in {start} | (nx.descendants(g, start) if start in g else set()):
-                    if not self.next_links[s][d]:
-                        where = "" if s == start else f" (dead end at {topo.node_name(s)})"
-                        raise BadInputError(f"invalid topology: host {topo.hosts[h]} has no path to host {topo.hosts[d]}{where}")
+        keys, links = [], []
+        for d, s, nxt in sorted((d, s, nxt) for s, table in topo.routes.items() for d, nxt in table.items()):
+            allowed = set(nxt)
+            if any(v < H and v != d for v in allowed):
+                raise BadInputError(f"invalid topology: route of {topo.node_name(s)} toward {topo.hosts[d]} "
+                                    f"goes to another host (hosts do not forward)")
+            mine = self._out_links[self._out_ptr[s]: self._out_ptr[s + 1]]
+            missing = allowed - set(topo.link_dst[mine].tolist())
+            if missing:
+                raise BadInputError(f"invalid topology: route of {topo.node_name(s)} toward {topo.hosts[d]} "
+                                    f"names {topo.node_name(min(missing))}, which is not its neighbour")
+            keys.append(s * H + d)
+            links.append(mine[np.isin(topo.link_dst[mine], sorted(allowed))])
+        self._ov_keys = np.array(keys, np.int64)  # sorted: (d, s) order is not key order
+        order = np.argsort(self._ov_keys, kind="stable")
+        self._ov_keys = self._ov_keys[order]
+        self._ov_count = np.array([len(links[i]) for i in order], np.int64)
+        self._ov_ptr = np.concatenate([[0], np.cumsum(self._ov_count)[:-1]]).astype(np.int64)
+        self._ov_flat = np.concatenate([links[i] for i in order]) if keys else np.zeros(0, np.int64)
+
+    def _dist(self, a: int) -> np.ndarray:
+        """(nodes,) switch hops from every switch to switch ``a`` (hosts -1); cables are symmetric."""
+        dist = np.full(self.topo.n_nodes, -1, np.int64)
+        dist[a] = 0
+        frontier, k = np.array([a], np.int64), 0
+        while frontier.size:
+            k += 1
+            nb = self._sw_dst[_ranges(self._sw_ptr[frontier], self._sw_ptr[frontier + 1])]
+            nb = nb[dist[nb] < 0]
+            pos = np.arange(len(nb))
+            self._slot[nb] = pos
+            frontier = nb[self._slot[nb] == pos]  # each node once (its last occurrence), no sort
+            dist[frontier] = k
+        return dist
+
+    def _toward(self, a: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Shortest next links toward switch ``a``: (flat link ids, count and start per node)."""
+        dist = self._dist(a)
+        ok = dist[self._sw_dst] == dist[self._sw_src] - 1
+        count = np.bincount(self._sw_src[ok], minlength=self.topo.n_nodes)
+        return self._sw_links[ok], count, np.cumsum(count) - count
+
+    def _overrides(self, node: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(mask, row) of the (node, host) pairs with an override."""
+        if not self._ov_keys.size:
+            return np.zeros(len(node), bool), np.zeros(len(node), np.int64)
+        key = node * self.topo.n_hosts + dst
+        row = np.minimum(np.searchsorted(self._ov_keys, key), len(self._ov_keys) - 1)
+        return self._ov_keys[row] == key, row
+
+    def _check_loops(self, d: int) -> None:
+        """No next-hop cycle toward host ``d`` (Kahn's algorithm over the switches, by levels)."""
+        topo, H, N = self.topo, self.topo.n_hosts, self.topo.n_nodes
+        cand, count, start = self._toward(int(self.attach[d]))
+        u = np.repeat(np.arange(N), count)
+        v = topo.link_dst[cand]
+        over = np.flatnonzero(self._ov_keys % H == d)
+        ou = np.repeat(self._ov_keys[over] // H, self._ov_count[over])
+        ov = topo.link_dst[self._ov_flat[_ranges(self._ov_ptr[over], self._ov_ptr[over] + self._ov_count[over])]]
+        keep = ~np.isin(u, ou)  # an overridden switch's own next links replace its shortest ones
+        u, v = np.concatenate([u[keep], ou[ov >= H]]), np.concatenate([v[keep], ov[ov >= H]])
+        order = np.argsort(u, kind="stable")
+        u, v = u[order], v[order]
+        ptr = np.searchsorted(u, np.arange(N + 1))
+        indeg = np.bincount(v, minlength=N)
+        frontier = np.flatnonzero(indeg == 0)
+        while frontier.size:
+            nb = v[_ranges(ptr[frontier], ptr[frontier + 1])]
+            indeg -= np.bincount(nb, minlength=N)
+            frontier = np.unique(nb[indeg[nb] == 0])
+        if indeg.any():
+            cyc = indeg > 0
+            g = nx.DiGraph(list(zip(u[cyc[u] & cyc[v]].tolist(), v[cyc[u] & cyc[v]].tolist())))
+            cycle = nx.find_cycle(g)
+            names = " -> ".join(topo.node_name(a) for a, _ in cycle) + f" -> {topo.node_name(cycle[0][0])}"
+            raise BadInputError(f"invalid topology: routing loop toward host {topo.hosts[d]}: {names}")
 
     def paths(self, src: np.ndarray, dst: np.ndarray, flow_ids: np.ndarray, seed: int) -> np.ndarray:
-        """(F, max_hops) link ids of each flow's path from host ``src`` to host ``dst`` (padded
-        with -1): the host's uplink, then one ECMP choice per switch by a seeded per-flow hash."""
+        """(F, longest path) link ids of each flow's path from host ``src`` to host ``dst`` (padded
+        with -1): the host's uplink, then one ECMP choice per switch by a seeded per-flow hash.
+        Flows are walked per destination switch; a path longer than ``MAX_PATH_LINKS`` is an error."""
         topo = self.topo
-        F = len(src)
-        out = np.full((F, self.max_hops), -1, np.int64)
-        link = topo.host_uplink()[src]
-        out[:, 0] = link
-        node = topo.link_dst[link]
-        live = node != dst
-        # next-link table as a padded array: (nodes, hosts, width) with counts
-        width = max((len(x) for row in self.next_links for x in row), default=1)
-        table = np.full((topo.n_nodes, topo.n_hosts, width), -1, np.int64)
-        count = np.zeros((topo.n_nodes, topo.n_hosts), np.int64)
-        for n, row in enumerate(self.next_links):
-            for d, links in enumerate(row):
-                if links:
-                    table[n, d, : len(links)] = links
-                    count[n, d] = len(links)
-        for hop in range(1, self.max_hops):
-            if not live.any():
-                break
-            i = np.flatnonzero(live)
-            n, d = node[i], dst[i]
-            pick = _hash(flow_ids[i], n, seed) % count[n, d].astype(np.uint64)
-            chosen = table[n, d, pick.astype(np.int64)]
-            out[i, hop] = chosen
-            node[i] = topo.link_dst[chosen]
-            live[i] = node[i] != d
-        return out
+        src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
+        out = np.full((len(src), MAX_PATH_LINKS), -1, np.int64)
+        out[:, 0] = topo.host_uplink()[src]
+        target = self.attach[dst]
+        order = np.argsort(target, kind="stable")
+        heads = np.flatnonzero(np.diff(target[order], prepend=-1))
+        width = 1
+        for i in np.split(order, heads[1:]) if len(order) else ():
+            a = int(target[i[0]])
+            cand, count, start = self._toward(a)
+            node, d = topo.link_dst[out[i, 0]], dst[i]
+            hop = 1
+            while i.size:
+                if hop == MAX_PATH_LINKS:
+                    raise BadInputError(f"invalid topology: the path from host {topo.hosts[src[i[0]]]} to host "
+                                        f"{topo.hosts[d[0]]} crosses more than {MAX_PATH_LINKS} links")
+                h = _hash(flow_ids[i], node, seed)
+                chosen = np.empty(len(i), np.int64)
+                last = node == a
+                chosen[last] = self.down[d[last]]
+                r = ~last
+                n = node[r]
+                chosen[r] = cand[start[n] + (h[r] % count[n].astype(np.uint64)).astype(np.int64)]
+                hit, row = self._overrides(node, d)
+                if hit.any():
+                    row = row[hit]
+                    pick = (h[hit] % self._ov_count[row].astype(np.uint64)).astype(np.int64)
+                    chosen[hit] = self._ov_flat[self._ov_ptr[row] + pick]
+                out[i, hop] = chosen
+                node = topo.link_dst[chosen]
+                live = node != d
+                i, node, d = i[live], node[live], d[live]
+                hop += 1
+            width = max(width, hop)
+        return np.ascontiguousarray(out[:, :width])
+
+
+def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The concatenation of ``arange(lo[i], hi[i])`` over i."""
+    n = hi - lo
+    return np.repeat(lo - np.cumsum(n) + n, n) + np.arange(int(n.sum()))
 
 
 def _hash(flow: np.ndarray, node: np.ndarray, seed: int) -> np.ndarray:

@@ -33,7 +33,9 @@ FIELDS: dict[str, np.dtype] = {
     "new_rate": np.dtype(np.float64),
 }
 MODES = ("stop", "reservoir", "chunks")
-MAX_CAPACITY = 100_000_000  # records held in memory: ~50 bytes plus the observation each
+MAX_CAPACITY = 100_000_000  # records; and their bytes (60 + 4 x observation width each):
+MAX_TRACE_BYTES = 1 << 30  # the buffer is allocated at its capacity
+RECORD_BYTES = sum(dt.itemsize for dt in FIELDS.values())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +106,11 @@ class TraceRecorder:
 
     def __init__(self, config: TraceConfig, width: int, input_names: list[str] | None = None) -> None:
         config.validate()
+        size = config.capacity * (RECORD_BYTES + 4 * width)
+        if size > MAX_TRACE_BYTES:
+            raise BadInputError(f"invalid trace config: capacity {config.capacity} x {RECORD_BYTES + 4 * width} bytes per "
+                                f"record = {size / 2**30:.3g} GiB, more than the limit 1 GiB: lower the capacity "
+                                f"(mode chunks writes the rest to disk)")
         self.config = config
         self.width = width
         self.input_names = input_names or []
@@ -180,17 +187,19 @@ class TraceRecorder:
         self.chunks += 1
         self.size = 0
 
-    def result(self) -> Trace:
+    def result(self, copy: bool = True) -> Trace:
         n = self.size
+        take = (lambda a: a[:n].copy()) if copy else (lambda a: a[:n])
         return Trace(
-            obs=self.obs[:n].copy(),
-            columns={k: v[:n].copy() for k, v in self.cols.items()},
+            obs=take(self.obs),
+            columns={k: take(v) for k, v in self.cols.items()},
             input_names=list(self.input_names),
             seen=self.seen,
         )
 
     def finish(self) -> Trace:
-        """The in-memory trace; in 'chunks' mode also writes the last partial chunk."""
+        """The in-memory trace (views of the buffer: the recorder is done, and a copy would double
+        the peak memory); in 'chunks' mode also writes the last partial chunk."""
         if self.config.mode == "chunks" and self.size:
             self.flush_chunk()
-        return self.result()
+        return self.result(copy=False)
