@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rlcc.cli.common import PORTS, POSITIVE_FLOAT, check_writable_file, guarded
 from rlcc.errors import BadInputError, ExitCode
+from rlcc.firmware_sdk_stub.doca_layout import DEFAULT_LAYOUT, LAYOUT_NAMES
 from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES, TARGETS
 from rlcc.verify.check import (
     DEFAULT_BUDGET_NS,
@@ -46,6 +47,9 @@ if TYPE_CHECKING:
               help="Switch-agent firmware: ports (one queue each) in the measured monitoring interval.")
 @click.option("--budget-us", type=POSITIVE_FLOAT, help="Switch-agent firmware: fail if one monitoring interval over "
               "--ports ports takes longer than this (default: the spec's interval).")
+@click.option("--doca-layout", type=click.Choice(LAYOUT_NAMES), default=None,
+              help=f"--sdk doca firmware: the DOCA PCC device layout to build and run it against "
+                   f"(DOCA {DEFAULT_LAYOUT}, or DOCA 3.x BlueField-3 / ConnectX-8; docs/doca.md) [default: {DEFAULT_LAYOUT}].")
 @guarded("rlcc-verify")
 def verify_command(
     firmware: Path,
@@ -67,6 +71,7 @@ def verify_command(
     quiet: bool,
     n_ports: int = DEFAULT_PORTS,
     budget_us: float | None = None,
+    doca_layout: str | None = None,
 ) -> None:
     """Cross-compile FIRMWARE (C) for RISC-V, run it in rlcc's emulator on the manifest's vectors
     plus boundary and random-extreme vectors, and compare every output bit for bit with the
@@ -79,7 +84,8 @@ def verify_command(
 
     if manifest_kind(manifest or manifest_path_for(firmware)) == SWITCH_KIND:
         unsupported = [name for name, on in (("--full-load", full_load),
-                                             ("--budget-cycles", budget_cycles is not None), ("--junit", junit_path))
+                                             ("--budget-cycles", budget_cycles is not None), ("--junit", junit_path),
+                                             ("--doca-layout", doca_layout))
                        if on]
         if unsupported:
             raise BadInputError(f"{', '.join(unsupported)}: not supported for switch-agent firmware")
@@ -89,6 +95,7 @@ def verify_command(
                        budget_us if budget_us is not None else (budget_ns / 1000.0 if budget_ns else None),
                        random_count, seed, json_path, quiet, mutants, prove, prove_timeout)
         return
+    from rlcc.codegen.sdk_flavours import for_firmware
     from rlcc.emulator.cycle_model import load_profile
     from rlcc.verify.check import verify_firmware
     from rlcc.verify.report import profile_line, spread_lines, summary, write_json, write_junit
@@ -96,6 +103,8 @@ def verify_command(
     for path, option in ((json_path, "--json"), (junit_path, "--junit")):
         if path is not None:
             check_writable_file(path, option)
+    if doca_layout is not None and firmware.is_file():
+        for_firmware(firmware).with_doca_layout(doca_layout)  # stub firmware: bad input before any build
 
     names = [p.strip() for p in profile.split(",")] if profile else [TARGETS[target].default_profile]
     if any(not n for n in names):
@@ -118,8 +127,9 @@ def verify_command(
         mutants=mutants,
         jobs=jobs,
         progress=not quiet and sys.stderr.isatty(),
+        doca_layout=doca_layout,
     )
-    spread = [worst_case_under(firmware, manifest, prof, target, cc, random_count, seed) for prof in others]
+    spread = [worst_case_under(firmware, manifest, prof, target, cc, random_count, seed, doca_layout) for prof in others]
     if json_path:
         write_json(result, json_path, primary, spread)
     if junit_path:
@@ -181,7 +191,7 @@ def _verify_switch(firmware: Path, manifest: Path | None, target: str, profile: 
 
 
 def worst_case_under(firmware: Path, manifest: Path | None, prof: Profile, target: str, cc: str | None,
-                     random_count: int, seed: int) -> dict[str, Any]:
+                     random_count: int, seed: int, doca_layout: str | None = None) -> dict[str, Any]:
     """Worst-case cycles and ns of ``firmware`` on the vectors verification ran, under cycle
     profile ``prof``, built for the target of the profile's XLEN (``target`` when it matches):
     the spread a user sees with ``--profile dpa,ibex,...``."""
@@ -195,7 +205,7 @@ def worst_case_under(firmware: Path, manifest: Path | None, prof: Profile, targe
     t = TARGETS[target] if TARGETS[target].xlen == prof.xlen else next(x for x in TARGETS.values() if x.xlen == prof.xlen)
     _, model, shipped = manifest_io.load(str(manifest or manifest_path_for(Path(firmware))))
     vectors = concat(shipped, verification_set(model, seed, random_count)[0])
-    with firmware_build(firmware, t, prof, cc) as fw:
+    with firmware_build(firmware, t, prof, cc, doca_layout=doca_layout) as fw:
         cycles = fw.run(vectors)["cycles"]
     worst = int(np.max(cycles))
     return {"profile": prof.name, "target": t.name, "clock_hz": prof.clock_hz, "worst_case_cycles": worst,

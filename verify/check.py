@@ -207,11 +207,13 @@ def verify_firmware(
     jobs: int = 2,
     progress: bool = False,
     stage: Stage | None = None,
+    doca_layout: str | None = None,
 ) -> VerifyResult:
     """Cross-compile ``firmware_c``, run manifest + observable + boundary + random vectors, compare
     with golden; optionally prove equivalence symbolically and run the built-in mutation analysis.
     ``stage`` advances through the steps of the vector check (vectors, build, size, emulation,
-    coverage)."""
+    coverage). ``doca_layout``: for --sdk doca firmware, the device layout to verify against
+    (rlcc.firmware_sdk_stub.doca_layout; default DOCA 2.5)."""
     firmware_c = Path(firmware_c)
     if not firmware_c.is_file():
         raise BadInputError(f"{firmware_c}: no such file")
@@ -234,7 +236,7 @@ def verify_firmware(
     stage.add(5)
     vectors = concat(shipped, verification_set(model, seed, random_count)[0])
     stage.advance(1)
-    with firmware_build(firmware_c, target_rec, prof, cc) as fw:
+    with firmware_build(firmware_c, target_rec, prof, cc, doca_layout=doca_layout) as fw:
         elf = fw.elf
         stage.advance(1)
         size = fw.footprint()
@@ -259,7 +261,8 @@ def verify_firmware(
                                   zbb=zbb, sampled_rates=0)
 
         mutation = run_mutation_analysis(firmware_c, manifest, target, profile=profile, cc=cc, vectors=vectors,
-                                         prover=prover if prove else None, jobs=jobs, progress=progress).to_dict()
+                                         prover=prover if prove else None, jobs=jobs, progress=progress,
+                                         doca_layout=doca_layout).to_dict()
 
     bad = (
         (out["rate"] != vectors.rate)
