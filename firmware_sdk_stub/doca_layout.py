@@ -56,6 +56,7 @@ class DocaLayout:
         """Compiler definitions: the contract header to use and the event/results layout the
         harness adapter writes and reads."""
         d = {
+            "RLCC_HARNESS_PREPARE_EVENT": "1",
             "RLCC_DOCA_LAYOUT": self.c_macro,
             "RLCC_DOCA_EVENT_BYTES": f"{self.event_bytes}u",
             "RLCC_DOCA_EVENT_BIG_ENDIAN": "1" if self.big_endian else "0",

@@ -15,10 +15,13 @@
  * the firmware's manifest); the overload flag is passed on. The golden model ignores the slot.
  */
 #include "doca_pcc_dev_stub.h"
-#include "pcc_sdk.h"
+#include "pcc_harness.h"
 
 #ifndef RLCC_DOCA_SLOT
 #error "define RLCC_DOCA_SLOT: the algorithm slot of the firmware (its manifest's sdk.slot)"
+#endif
+#ifndef RLCC_HARNESS_PREPARE_EVENT
+#error "define RLCC_HARNESS_PREPARE_EVENT: the harness prepares the DOCA event (DocaLayout.build_defines)"
 #endif
 #if !defined(RLCC_DOCA_EVENT_BYTES) || !defined(RLCC_DOCA_EVENT_BIG_ENDIAN) || !defined(RLCC_DOCA_OFF_EV_ATTR) ||    \
     !defined(RLCC_DOCA_OFF_FLOW_TAG) || !defined(RLCC_DOCA_OFF_SN) || !defined(RLCC_DOCA_OFF_TIMESTAMP) ||          \
@@ -78,6 +81,18 @@ static void lay_out_event(rlcc_doca_event_buf_t *e, const pcc_event_t *ev)
     }
 }
 
+/* The harness lays each record's event out before it starts counting cycles (RLCC_HARNESS_PREPARE_EVENT,
+ * pcc_harness.h), as the device delivers the event ready: user_algo then uses that copy. Called
+ * without it (rlcc-verify --prove executes user_algo alone), user_algo lays the event out itself. */
+static rlcc_doca_event_buf_t rlcc_doca_prepared;
+const pcc_event_t *rlcc_doca_prepared_for;
+
+void user_prepare_event(const pcc_event_t *ev)
+{
+    lay_out_event(&rlcc_doca_prepared, ev);
+    rlcc_doca_prepared_for = ev;
+}
+
 void user_init(uint32_t *disable_event_bitmask)
 {
     doca_pcc_dev_user_init(disable_event_bitmask);
@@ -92,17 +107,23 @@ int user_set_algo_params(uint32_t port, uint32_t slot, uint32_t param_id_base, u
 void user_algo(pcc_ctx_t *ctx, const pcc_event_t *ev, pcc_attr_t attr, pcc_results_t *results)
 {
     doca_pcc_dev_attr_t a;
-    rlcc_doca_event_buf_t e;
+    rlcc_doca_event_buf_t own;
+    rlcc_doca_event_buf_t *e = &own;
     rlcc_doca_results_buf_t r;
     uint32_t k;
     a.algo_slot = RLCC_DOCA_SLOT;
     a.overload = pcc_attr_overloaded(attr) ? 1u : 0u;
     a.reserved = 0u;
-    lay_out_event(&e, ev);
+    if (rlcc_doca_prepared_for == ev) {
+        e = &rlcc_doca_prepared;
+        rlcc_doca_prepared_for = 0;
+    } else {
+        lay_out_event(&own, ev);
+    }
     for (k = 0u; k < RLCC_DOCA_RESULTS_WORDS; k++) {
         r.w[k] = 0u;
     }
-    doca_pcc_dev_user_algo((doca_pcc_dev_algo_ctxt_t *)(void *)ctx, &e.ev, &a, &r.r);
+    doca_pcc_dev_user_algo((doca_pcc_dev_algo_ctxt_t *)(void *)ctx, &e->ev, &a, &r.r);
     results->rate = r.w[RLCC_DOCA_OFF_RATE / 4u];
     results->rtt_req = r.w[RLCC_DOCA_OFF_RTT_REQ / 4u];
 }
