@@ -10,10 +10,18 @@ import json
 import subprocess
 from pathlib import Path
 
+import re
+
 import pytest
 from click.testing import CliRunner
+from codegen_build import ZIG_TARGET, compile_ok
+from codegen_models import MODELS
+from hostcc import host_cc
 
+from rlcc import firmware_sdk_stub as sdk
 from rlcc.cli.main import verify_command
+from rlcc.codegen import generate
+from rlcc.codegen import sdk_flavours as fl
 from rlcc.errors import ExitCode
 from rlcc.firmware_sdk_stub import doca_layout as dl
 
@@ -28,6 +36,30 @@ def doca_firmware(tmp_path_factory) -> Path:
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     return out / "firmware.c"
+
+
+WARN = ["-Wall", "-Wextra", "-Werror", "-Wconversion", "-pedantic", "-std=c11"]
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory) -> dict[str, Path]:
+    model = MODELS["onnx_spec"]
+    return generate(model, tmp_path_factory.mktemp("doca_gen"), name="fw", sdk=fl.choose("doca", 4))
+
+
+def test_generated_c_reads_the_event_through_accessors_only(generated):
+    """No field of the event is named in the C: the accessors are the only layout-dependent code."""
+    text = generated["c"].read_text()
+    assert "doca_pcc_dev_get_ev_attr(event)" in text and "doca_pcc_dev_get_timestamp(event)" in text
+    assert not re.search(r"\bevent\s*->", text), re.search(r"\bevent\s*->.*", text).group(0)
+
+
+@pytest.mark.parametrize("target", ["host", *ZIG_TARGET])
+@pytest.mark.parametrize("layout", dl.LAYOUT_NAMES)
+def test_one_c_file_builds_against_every_layout(generated, tmp_path, layout, target):
+    flags = [] if target == "host" else [*ZIG_TARGET[target], "-ffreestanding"]
+    compile_ok([*host_cc("zig"), *flags, *WARN, f"-DRLCC_DOCA_LAYOUT={dl.LAYOUTS[layout].c_macro}", "-O2",
+                f"-I{sdk.SDK_DIR}", f"-I{generated['c'].parent}", "-c", generated["c"], "-o", tmp_path / "fw.o"])
 
 
 @pytest.mark.slow
