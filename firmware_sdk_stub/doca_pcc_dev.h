@@ -8,8 +8,8 @@
  *   [G]  DOCA PCC programming guide, DOCA 2.5.x LTS, https://docs.nvidia.com/doca/archive/2-5-5/DOCA+PCC
  *   [H]  DOCA 2.5 device headers as published in the DOCA SDK API reference (group DOCA_PCC_DEVICE):
  *        doca_pcc_dev.h, doca_pcc_dev_common.h, doca_pcc_dev_data_structure_le.h
- *   [H3] DOCA 3.x device headers: doca_pcc_dev.h, doca_pcc_dev_data_structures.h and the per-device
- *        doca_pcc_dev_data_structure_le_bf3.h / _cx8.h, doca_pcc_dev_event.h (docs/doca.md "Layouts")
+ *   [H3] DOCA 3.x device headers: doca_pcc_dev.h, doca_pcc_dev_data_structures.h (and its CX8 branch),
+ *        doca_pcc_dev_data_structure_le_bf3.h, doca_pcc_dev_event.h (docs/doca.md "Device layouts")
  *   [R]  the DOCA PCC reference application's device code (device/dev_main.c, rtt_template.c)
  * Where rlcc assumes rather than knows, the comment says "rlcc:"; firmware_sdk_stub/README.md has the
  * side-by-side table. The numbers are also in rlcc.codegen.sdk_flavours (tests/sdk/test_doca_headers.py).
