@@ -95,7 +95,6 @@ def verify_command(
                        budget_us if budget_us is not None else (budget_ns / 1000.0 if budget_ns else None),
                        random_count, seed, json_path, quiet, mutants, prove, prove_timeout)
         return
-    from rlcc.codegen.sdk_flavours import for_firmware
     from rlcc.emulator.cycle_model import load_profile
     from rlcc.verify.check import verify_firmware
     from rlcc.verify.report import profile_line, spread_lines, summary, write_json, write_junit
@@ -103,8 +102,6 @@ def verify_command(
     for path, option in ((json_path, "--json"), (junit_path, "--junit")):
         if path is not None:
             check_writable_file(path, option)
-    if doca_layout is not None and firmware.is_file():
-        for_firmware(firmware).with_doca_layout(doca_layout)  # stub firmware: bad input before any build
 
     names = [p.strip() for p in profile.split(",")] if profile else [TARGETS[target].default_profile]
     if any(not n for n in names):

@@ -10,6 +10,7 @@ import numpy as np
 
 from rlcc import formats as fmt
 from rlcc.codegen import manifest as manifest_io
+from rlcc.codegen.sdk_flavours import DOCA, for_firmware
 from rlcc.emulator.cycle_model import Profile
 from rlcc.errors import BadInputError
 from rlcc.firmware_sdk_stub import harness_layout as hl
@@ -80,6 +81,7 @@ class VerifyResult:
     stack: dict[str, Any] = dataclasses.field(default_factory=dict)
     proof: dict[str, Any] | None = None  # rlcc.verify.prove.ProofResult.to_dict() with --prove
     mutants: dict[str, Any] | None = None  # rlcc.verify.mutants.MutationReport.to_dict() with --mutants
+    doca_layout: str | None = None  # --sdk doca firmware: the device layout it was verified against
 
     @property
     def bit_exact(self) -> bool:
@@ -115,6 +117,7 @@ class VerifyResult:
         return {
             "schema": "rlcc.verify/1",
             "firmware": self.firmware,
+            **({"doca_layout": self.doca_layout} if self.doca_layout is not None else {}),
             "target": self.target,
             "profile": self.profile,
             "clock_hz": self.clock_hz,
@@ -218,6 +221,7 @@ def verify_firmware(
     if not firmware_c.is_file():
         raise BadInputError(f"{firmware_c}: no such file")
     target_rec, prof, zbb = resolve(target, profile)
+    choice = for_firmware(firmware_c).with_doca_layout(doca_layout)
     manifest = Path(manifest) if manifest else manifest_path_for(firmware_c)
     if not manifest.is_file():
         raise BadInputError(f"{manifest}: no firmware manifest beside {firmware_c.name} (pass --manifest)")
@@ -297,6 +301,7 @@ def verify_firmware(
         stack=stack,
         proof=proof,
         mutants=mutation,
+        doca_layout=choice.layout.name if choice.flavour.name == DOCA else None,
     )
 
 

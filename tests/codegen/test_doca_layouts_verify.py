@@ -68,7 +68,7 @@ def test_verify_passes_on_every_layout(doca_firmware, layout):
     p = subprocess.run(["rlcc-verify", str(doca_firmware), "--doca-layout", layout, "--random", "100"],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
-    assert "bit-exact" in p.stdout and "rlcc-verify: PASS" in p.stdout
+    assert f"DOCA layout {layout}" in p.stdout and "bit-exact" in p.stdout and "rlcc-verify: PASS" in p.stdout
 
 
 WRONG = {
