@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rlcc.cli.common import PORTS, POSITIVE_FLOAT, check_writable_file, guarded
 from rlcc.errors import BadInputError, ExitCode
+from rlcc.firmware_sdk_stub.doca_layout import DEFAULT_LAYOUT, LAYOUT_NAMES
 from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES, TARGETS
 from rlcc.verify.check import (
     ASSURANCE_LEVELS,
@@ -57,6 +58,9 @@ if TYPE_CHECKING:
               help="Switch-agent firmware: ports (one queue each) in the measured monitoring interval.")
 @click.option("--budget-us", type=POSITIVE_FLOAT, help="Switch-agent firmware: fail if one monitoring interval over "
               "--ports ports takes longer than this (default: the spec's interval).")
+@click.option("--doca-layout", type=click.Choice(LAYOUT_NAMES), default=None,
+              help=f"--sdk doca firmware: the DOCA PCC device layout to build and run it against "
+                   f"(DOCA {DEFAULT_LAYOUT}, or DOCA 3.x BlueField-3 / ConnectX-8; docs/doca.md) [default: {DEFAULT_LAYOUT}].")
 @guarded("rlcc-verify")
 def verify_command(
     firmware: Path,
@@ -81,6 +85,7 @@ def verify_command(
     policy: Path | None = None,
     expect_sha256: str | None = None,
     require: str = "sampled",
+    doca_layout: str | None = None,
 ) -> None:
     """Cross-compile FIRMWARE (C) for RISC-V, run it in rlcc's emulator on the manifest's vectors
     plus boundary and random-extreme vectors, and compare every output bit for bit with the
@@ -98,7 +103,8 @@ def verify_command(
 
     if manifest_kind(manifest or manifest_path_for(firmware)) == SWITCH_KIND:
         unsupported = [name for name, on in (("--full-load", full_load),
-                                             ("--budget-cycles", budget_cycles is not None), ("--junit", junit_path))
+                                             ("--budget-cycles", budget_cycles is not None), ("--junit", junit_path),
+                                             ("--doca-layout", doca_layout))
                        if on]
         if unsupported:
             raise BadInputError(f"{', '.join(unsupported)}: not supported for switch-agent firmware")
@@ -141,8 +147,9 @@ def verify_command(
         policy=policy,
         expect_sha256=expect_sha256,
         log=_policy_log(quiet),
+        doca_layout=doca_layout,
     )
-    spread = [worst_case_under(firmware, manifest, prof, target, cc, random_count, seed) for prof in others]
+    spread = [worst_case_under(firmware, manifest, prof, target, cc, random_count, seed, doca_layout) for prof in others]
     if json_path:
         write_json(result, json_path, primary, spread)
     if junit_path:
@@ -236,7 +243,7 @@ def _verify_switch(firmware: Path, manifest: Path | None, target: str, profile: 
 
 
 def worst_case_under(firmware: Path, manifest: Path | None, prof: Profile, target: str, cc: str | None,
-                     random_count: int, seed: int) -> dict[str, Any]:
+                     random_count: int, seed: int, doca_layout: str | None = None) -> dict[str, Any]:
     """Worst-case cycles and ns of ``firmware`` on the vectors verification ran, under cycle
     profile ``prof``, built for the target of the profile's XLEN (``target`` when it matches):
     the spread a user sees with ``--profile dpa,ibex,...``."""
@@ -250,7 +257,7 @@ def worst_case_under(firmware: Path, manifest: Path | None, prof: Profile, targe
     t = TARGETS[target] if TARGETS[target].xlen == prof.xlen else next(x for x in TARGETS.values() if x.xlen == prof.xlen)
     _, model, shipped = manifest_io.load(str(manifest or manifest_path_for(Path(firmware))))
     vectors = concat(shipped, verification_set(model, seed, random_count)[0])
-    with firmware_build(firmware, t, prof, cc) as fw:
+    with firmware_build(firmware, t, prof, cc, doca_layout=doca_layout) as fw:
         cycles = fw.run(vectors)["cycles"]
     worst = int(np.max(cycles))
     return {"profile": prof.name, "target": t.name, "clock_hz": prof.clock_hz, "worst_case_cycles": worst,

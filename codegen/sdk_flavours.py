@@ -9,8 +9,10 @@ stub harness, so the same golden model, vectors, proof and cycle counts apply.
 - ``stub`` (default): rlcc's own SDK stub names (``pcc_*``, ``user_algo``); ``firmware_sdk_stub``.
 - ``doca``: the public NVIDIA DOCA PCC device API (``doca_pcc_dev_user_algo`` ...), one algorithm
   in one slot of the DOCA PCC reference application. The DOCA limits below are those of the public
-  ``doca_pcc_dev.h`` (DOCA 2.5 LTS); ``tests/sdk/test_doca_headers.py`` checks the contract headers
-  in ``firmware_sdk_stub/`` against them.
+  ``doca_pcc_dev.h`` (DOCA 2.5 LTS; the parameter and counter limits are the smallest over the device
+  layouts of ``rlcc.firmware_sdk_stub.doca_layout``, since one generated C runs on each);
+  ``tests/sdk/test_doca_headers.py`` checks the contract headers in ``firmware_sdk_stub/`` against them.
+  The layout the DOCA build is verified against is part of the choice (``rlcc-verify --doca-layout``).
 """
 
 from __future__ import annotations
@@ -22,14 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from rlcc.errors import BadInputError
+from rlcc.firmware_sdk_stub.doca_layout import DEFAULT_LAYOUT, LAYOUTS, MIN_MAX_PARAMS, DocaLayout, get_layout
 from rlcc.fxp.model import PARAM_RULE, U32_MAX
 
 # ---- DOCA PCC device API limits (doca_pcc_dev.h, DOCA 2.5 LTS) ----
 DOCA_MAX_NUM_PORTS = 4  # DOCA_PCC_DEV_MAX_NUM_PORTS
 DOCA_MAX_NUM_USER_SLOTS = 8  # DOCA_PCC_DEV_MAX_NUM_USER_SLOTS: user algorithm slots 0..7
 DOCA_MAX_NUM_ALGOS = 8  # DOCA_PCC_DEV_MAX_NUM_ALGOS: algorithm indices 0..7
-DOCA_MAX_NUM_PARAMS_PER_ALGO = 0x1E  # DOCA_PCC_DEV_MAX_NUM_PARAMS_PER_ALGO
-DOCA_MAX_NUM_COUNTERS_PER_ALGO = 0xF  # DOCA_PCC_DEV_MAX_NUM_COUNTERS_PER_ALGO
+DOCA_MAX_NUM_PARAMS_PER_ALGO = MIN_MAX_PARAMS  # DOCA_PCC_DEV_MAX_NUM_PARAMS_PER_ALGO (0x1E in DOCA 2.5)
+DOCA_MAX_NUM_COUNTERS_PER_ALGO = min(lay.max_counters for lay in LAYOUTS.values())  # ..._COUNTERS_PER_ALGO
 DOCA_ALGO_SLOT_INTERNAL = 0xF  # DOCA_PCC_DEV_ALGO_SLOT_INTERNAL: the library's built-in algorithm
 # algo_id reported in the algorithm metadata (doca_pcc_dev_algo_meta_data.algo_id): rlcc's choice,
 # "RL" in ASCII; the reference application's RTT template uses 0xBFFF.
@@ -68,10 +71,20 @@ class SdkChoice:
 
     flavour: Flavour
     slot: int = 0
+    layout: DocaLayout = LAYOUTS[DEFAULT_LAYOUT]  # DOCA: the device layout the build is verified against
 
     @property
     def algo_index(self) -> int:
         return self.slot
+
+    def with_doca_layout(self, name: str | None) -> "SdkChoice":
+        """This choice verified against DOCA layout ``name`` (None: unchanged). BadInputError for an
+        unknown layout or a flavour that is not DOCA's."""
+        if name is None:
+            return self
+        if self.flavour.name != DOCA:
+            raise BadInputError(f"--doca-layout applies to --sdk {DOCA} firmware only; this is {self.flavour.name} firmware")
+        return dataclasses.replace(self, layout=get_layout(name))
 
     def manifest_entry(self) -> dict[str, Any] | None:
         """The manifest's ``sdk`` entry; None for the stub, whose manifests predate flavours."""
@@ -80,8 +93,9 @@ class SdkChoice:
         return {"flavour": self.flavour.name, "slot": self.slot, "algo_index": self.algo_index}
 
     def build_defines(self) -> list[str]:
-        """Compiler definitions the harness adapter needs (the slot every record is presented at)."""
-        return [f"-DRLCC_DOCA_SLOT={self.slot}u"] if self.flavour.name == DOCA else []
+        """Compiler definitions the harness adapter needs: the slot every record is presented at and
+        the device layout (which contract header, where the adapter lays out the event words)."""
+        return [f"-DRLCC_DOCA_SLOT={self.slot}u", *self.layout.build_defines()] if self.flavour.name == DOCA else []
 
 
 def choose(name: str = DEFAULT_FLAVOUR, slot: int | None = None) -> SdkChoice:

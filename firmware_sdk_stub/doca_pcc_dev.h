@@ -8,6 +8,8 @@
  *   [G]  DOCA PCC programming guide, DOCA 2.5.x LTS, https://docs.nvidia.com/doca/archive/2-5-5/DOCA+PCC
  *   [H]  DOCA 2.5 device headers as published in the DOCA SDK API reference (group DOCA_PCC_DEVICE):
  *        doca_pcc_dev.h, doca_pcc_dev_common.h, doca_pcc_dev_data_structure_le.h
+ *   [H3] DOCA 3.x device headers: doca_pcc_dev.h, doca_pcc_dev_data_structures.h (and its CX8 branch),
+ *        doca_pcc_dev_data_structure_le_bf3.h, doca_pcc_dev_event.h (docs/doca.md "Device layouts")
  *   [R]  the DOCA PCC reference application's device code (device/dev_main.c, rtt_template.c)
  * Where rlcc assumes rather than knows, the comment says "rlcc:"; firmware_sdk_stub/README.md has the
  * side-by-side table. The numbers are also in rlcc.codegen.sdk_flavours (tests/sdk/test_doca_headers.py).
@@ -51,100 +53,13 @@ typedef enum {
 #define DOCA_PCC_DEV_MAX_NUM_PORTS (4)
 #define DOCA_PCC_DEV_MAX_NUM_USER_SLOTS (8)
 #define DOCA_PCC_DEV_MAX_NUM_ALGOS (8)
-#define DOCA_PCC_DEV_MAX_NUM_PARAMS_PER_ALGO (0x1E)
-#define DOCA_PCC_DEV_MAX_NUM_COUNTERS_PER_ALGO (0xF)
 #define DOCA_PCC_DEV_ALGO_SLOT_INTERNAL (0xF)  /* slot of the library's built-in algorithm */
 #define DOCA_PCC_DEV_ALGO_INDEX_INTERNAL (0xF) /* index of the library's built-in algorithm */
 
-/* ---- data structures [H doca_pcc_dev_data_structure_le.h, DOCA 2.5]; little-endian bit fields.
- * Field names are the documented ones; struct tags are rlcc's. Newer DOCA releases (2.9+, per-device
- * BF3/CX8 headers) place reserved words before ev_attr and split port_num into port_num:3 and
- * plane_num:5: code that uses only the accessors (doca_pcc_dev_event.h), as rlcc's does, is
- * unaffected. ---- */
-
-/* Per-flow algorithm context: 12 words, restored for every event of the flow [H], [G]. rlcc: zero
- * for a new flow (the reference RTT template treats a zero rate as a new flow [R]). */
-typedef struct rlcc_doca_algo_ctxt {
-    uint32_t data[12];
-} doca_pcc_dev_algo_ctxt_t;
-
-/* Event attributes of the algorithm call: algorithm slot and the overload flag [H]. */
-typedef struct rlcc_doca_attr {
-    uint32_t algo_slot : 4;
-    uint32_t overload : 1;
-    uint32_t reserved : 27;
-} doca_pcc_dev_attr_t;
-
-/* Results: the new rate (20 fractional bits, (0, 1]) and the RTT-probe request bit [H]. */
-typedef struct rlcc_doca_results {
-    uint32_t rate;
-    uint32_t rtt_req;
-} doca_pcc_dev_results_t;
-
-/* General attributes of every event [H]. */
-typedef struct rlcc_doca_event_general_attr {
-    uint32_t ev_type : 8;
-    uint32_t ev_subtype : 8;
-    uint32_t port_num : 8;
-    uint32_t flags : 8;
-} doca_pcc_dev_event_general_attr_t;
-
-/* ACK/NACK/CNP: number of hardware-coalesced events [H]. */
-typedef struct rlcc_doca_ack_nack_cnp_extra {
-    uint32_t num_coalesced : 16;
-    uint32_t reserved : 16;
-} doca_pcc_dev_ack_nack_cnp_extra_t;
-
-/* TX counters: sent bytes in 32-byte units and sent packets [H]. */
-typedef struct rlcc_doca_roce_tx_cntrs {
-    uint32_t sent_32bytes : 16;
-    uint32_t sent_pkts : 16;
-} doca_pcc_dev_roce_tx_cntrs_t;
-
-typedef struct rlcc_doca_roce_tx {
-    uint32_t first_timestamp;
-    doca_pcc_dev_roce_tx_cntrs_t cntrs;
-    uint32_t flow_qpn : 24;
-    uint32_t reserved_qpn : 8;
-    uint32_t reserved;
-} doca_pcc_dev_roce_tx_t;
-
-typedef struct rlcc_doca_ack_nack_cnp {
-    uint32_t first_timestamp;
-    uint32_t first_sn;
-    doca_pcc_dev_ack_nack_cnp_extra_t extra;
-    uint32_t reserved;
-} doca_pcc_dev_ack_nack_cnp_t;
-
-typedef struct rlcc_doca_rtt_tstamp {
-    uint32_t req_send_timestamp;
-    uint32_t req_recv_timestamp;
-    uint32_t resp_send_timestamp;
-    uint32_t reserved;
-} doca_pcc_dev_rtt_tstamp_t;
-
-typedef union rlcc_doca_event_spec_attr {
-    doca_pcc_dev_roce_tx_t roce_tx;
-    doca_pcc_dev_ack_nack_cnp_t ack_nack_cnp;
-    doca_pcc_dev_rtt_tstamp_t rtt_tstamp;
-    uint32_t fw_data[4];
-} doca_pcc_dev_event_spec_attr_t;
-
-/* The event: general attributes, flow tag, serial number, ns timestamp, per-type attributes [H].
- * Read it through the accessors of doca_pcc_dev_event.h only ([H]: "The event info should not be
- * used directly through the struct"). */
-typedef struct rlcc_doca_event {
-    doca_pcc_dev_event_general_attr_t ev_attr;
-    uint32_t flow_tag;
-    uint32_t sn;
-    uint32_t timestamp;
-    doca_pcc_dev_event_spec_attr_t ev_spec_attr;
-} doca_pcc_dev_event_t;
-
-_Static_assert(sizeof(doca_pcc_dev_algo_ctxt_t) == 48u, "the DOCA algorithm context is 12 words");
-_Static_assert(sizeof(doca_pcc_dev_attr_t) == 4u, "doca_pcc_dev_attr_t is one word");
-_Static_assert(sizeof(doca_pcc_dev_results_t) == 8u, "doca_pcc_dev_results_t is two words");
-_Static_assert(sizeof(doca_pcc_dev_event_t) == 32u, "the DOCA 2.5 event is 8 words");
+/* ---- data structures: one contract header per layout (DOCA 2.5, DOCA 3.x BlueField-3 and
+ * ConnectX-8), chosen by RLCC_DOCA_LAYOUT as DOCA's own doca_pcc_dev_data_structures.h chooses by
+ * device; the per-layout limits are there too. ---- */
+#include "doca_pcc_dev_data_structures.h"
 
 /* ---- user callbacks: implemented by the algorithm, called by the library [H], [G] ---- */
 

@@ -11,8 +11,13 @@
 #include "doca_pcc_dev_stub.h"
 #include "pcc_sdk.h"
 
-_Static_assert(DOCA_PCC_DEV_MAX_NUM_PARAMS_PER_ALGO <= PCC_NUM_PARAMS, "DOCA parameters fit the stub's arrays");
-_Static_assert(DOCA_PCC_DEV_MAX_NUM_COUNTERS_PER_ALGO <= PCC_NUM_COUNTERS, "DOCA counters fit the stub's arrays");
+/* rlcc: an algorithm here has at most as many parameters and counters as the stub's per-slot arrays
+ * hold (DOCA 3.x allows more than DOCA 2.5: doca_pcc_dev_layout_*.h); registering more FAILs. */
+#define RLCC_DOCA_STUB_MAX_PARAMS                                                                                      \
+    (DOCA_PCC_DEV_MAX_NUM_PARAMS_PER_ALGO < PCC_NUM_PARAMS ? DOCA_PCC_DEV_MAX_NUM_PARAMS_PER_ALGO : PCC_NUM_PARAMS)
+#define RLCC_DOCA_STUB_MAX_COUNTERS                                                                                    \
+    (DOCA_PCC_DEV_MAX_NUM_COUNTERS_PER_ALGO < PCC_NUM_COUNTERS ? DOCA_PCC_DEV_MAX_NUM_COUNTERS_PER_ALGO            \
+                                                               : PCC_NUM_COUNTERS)
 _Static_assert(DOCA_PCC_DEV_MAX_NUM_USER_SLOTS == PCC_NUM_SLOTS, "DOCA user slots are the stub's slots");
 _Static_assert(DOCA_PCC_DEV_MAX_NUM_PORTS == PCC_NUM_PORTS, "DOCA ports are the stub's ports");
 
@@ -21,10 +26,10 @@ typedef struct rlcc_doca_algo {
     uint32_t registered;
     uint32_t n_params;
     uint32_t n_counters;
-    uint32_t def[DOCA_PCC_DEV_MAX_NUM_PARAMS_PER_ALGO];
-    uint32_t max[DOCA_PCC_DEV_MAX_NUM_PARAMS_PER_ALGO];
-    uint32_t min[DOCA_PCC_DEV_MAX_NUM_PARAMS_PER_ALGO];
-    uint32_t writable[DOCA_PCC_DEV_MAX_NUM_PARAMS_PER_ALGO];
+    uint32_t def[RLCC_DOCA_STUB_MAX_PARAMS];
+    uint32_t max[RLCC_DOCA_STUB_MAX_PARAMS];
+    uint32_t min[RLCC_DOCA_STUB_MAX_PARAMS];
+    uint32_t writable[RLCC_DOCA_STUB_MAX_PARAMS];
 } rlcc_doca_algo_t;
 
 static rlcc_doca_algo_t rlcc_doca_algos[DOCA_PCC_DEV_MAX_NUM_ALGOS];
@@ -34,8 +39,8 @@ static uint32_t rlcc_doca_slot_algo[DOCA_PCC_DEV_MAX_NUM_PORTS][DOCA_PCC_DEV_MAX
 doca_pcc_dev_error_t doca_pcc_dev_algo_init_metadata(uint32_t algo_idx, const struct doca_pcc_dev_algo_meta_data *user_def,
                                                      uint32_t param_num, uint32_t counter_num)
 {
-    if (algo_idx >= DOCA_PCC_DEV_MAX_NUM_ALGOS || user_def == NULL || param_num > DOCA_PCC_DEV_MAX_NUM_PARAMS_PER_ALGO ||
-        counter_num > DOCA_PCC_DEV_MAX_NUM_COUNTERS_PER_ALGO) {
+    if (algo_idx >= DOCA_PCC_DEV_MAX_NUM_ALGOS || user_def == NULL || param_num > RLCC_DOCA_STUB_MAX_PARAMS ||
+        counter_num > RLCC_DOCA_STUB_MAX_COUNTERS) {
         return DOCA_PCC_DEV_STATUS_FAIL;
     }
     rlcc_doca_algos[algo_idx].registered = 1u;

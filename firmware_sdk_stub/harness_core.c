@@ -73,6 +73,9 @@ void rlcc_harness_run(const rlcc_in_prefix_t *in, const rlcc_in_record_t *recs, 
         res.rtt_req = 0;
         attr.raw = r->attr;
         pcc_stub_now_ns = pcc_ev_timestamp(&r->event);
+#ifdef RLCC_HARNESS_PREPARE_EVENT
+        user_prepare_event(&r->event);
+#endif
 
         c0 = pcc_rdcycle();
         n0 = pcc_rdinstret();

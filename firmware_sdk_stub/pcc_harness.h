@@ -14,7 +14,8 @@
  *   3. apply each parameter command through pcc_host_set_params, status per command;
  *   4. for each record i: ctx = rec.ctx_in (or, if rec.flags has RLCC_REC_CHAIN_CTX and i > 0,
  *      the ctx_out of record i-1); results = {0, 0}; pcc_stub_now_ns = event timestamp;
- *      read cycle/instret; user_algo(&ctx, &rec.event, rec.attr, &results); read again;
+ *      with RLCC_HARNESS_PREPARE_EVENT, user_prepare_event(&rec.event) (an adapter's own work,
+ *      outside the measured window); read cycle/instret; user_algo(&ctx, &rec.event, rec.attr, &results); read again;
  *      store {ctx, rate, rtt_req, cycles delta, instret delta};
  *   5. status = RLCC_STATUS_DONE.
  * Parameters and counters persist across records (one "device load" per table).
@@ -100,6 +101,12 @@ _Static_assert(sizeof(rlcc_param_cmd_t) == 16u + 4u * PCC_NUM_PARAMS, "param cmd
 _Static_assert(sizeof(rlcc_in_record_t) == 88u, "in record");
 _Static_assert(sizeof(rlcc_out_header_t) == 64u, "out header");
 _Static_assert(sizeof(rlcc_out_record_t) == 72u, "out record");
+
+#ifdef RLCC_HARNESS_PREPARE_EVENT
+/* An SDK adapter's work on the event before the measured user_algo call (harness_doca.c lays the
+ * event out in the device's layout there: work the device's own event delivery does, not the algorithm). */
+void user_prepare_event(const pcc_event_t *ev);
+#endif
 
 /* Run a table; `capacity` bounds the records the output can hold. */
 void rlcc_harness_run(const rlcc_in_prefix_t *in, const rlcc_in_record_t *recs, uint32_t capacity,

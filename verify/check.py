@@ -11,6 +11,7 @@ import numpy as np
 from rlcc import formats as fmt
 from rlcc.codegen import manifest as manifest_io
 from rlcc.codegen.context import model_sha256
+from rlcc.codegen.sdk_flavours import DOCA, for_firmware
 from rlcc.emulator.cycle_model import Profile
 from rlcc.errors import BadInputError
 from rlcc.firmware_sdk_stub import harness_layout as hl
@@ -84,6 +85,7 @@ class VerifyResult:
     proof: dict[str, Any] | None = None  # rlcc.verify.prove.ProofResult.to_dict() with --prove
     mutants: dict[str, Any] | None = None  # rlcc.verify.mutants.MutationReport.to_dict() with --mutants
     provenance: Provenance | None = None  # what the verdict is anchored to (rlcc.verify.provenance)
+    doca_layout: str | None = None  # --sdk doca firmware: the device layout it was verified against
 
     @property
     def bit_exact(self) -> bool:
@@ -129,6 +131,7 @@ class VerifyResult:
         return {
             "schema": "rlcc.verify/1",
             "firmware": self.firmware,
+            **({"doca_layout": self.doca_layout} if self.doca_layout is not None else {}),
             "target": self.target,
             "profile": self.profile,
             "clock_hz": self.clock_hz,
@@ -231,17 +234,21 @@ def verify_firmware(
     policy: Path | None = None,
     expect_sha256: str | None = None,
     log: Callable[[str], None] = lambda _m: None,
+    doca_layout: str | None = None,
 ) -> VerifyResult:
     """Cross-compile ``firmware_c``, run manifest + observable + boundary + random vectors, compare
     with golden; optionally prove equivalence symbolically and run the built-in mutation analysis.
     ``stage`` advances through the steps of the vector check (vectors, build, size, emulation,
     coverage). First the files are tied to their manifest and, with ``policy`` or
     ``expect_sha256``, to the reviewed policy or a pinned digest (``rlcc.verify.provenance``;
-    ``policy`` recompiles it on ``jobs`` workers unless this rlcc has it cached)."""
+    ``policy`` recompiles it on ``jobs`` workers unless this rlcc has it cached). ``doca_layout``:
+    for --sdk doca firmware, the device layout to verify against (rlcc.firmware_sdk_stub.doca_layout;
+    default DOCA 2.5)."""
     firmware_c = Path(firmware_c)
     if not firmware_c.is_file():
         raise BadInputError(f"{firmware_c}: no such file")
     target_rec, prof, zbb = resolve(target, profile)
+    choice = for_firmware(firmware_c).with_doca_layout(doca_layout)
     manifest = Path(manifest) if manifest else manifest_path_for(firmware_c)
     if not manifest.is_file():
         raise BadInputError(f"{manifest}: no firmware manifest beside {firmware_c.name} (pass --manifest)")
@@ -261,7 +268,7 @@ def verify_firmware(
     stage.add(5)
     vectors = concat(shipped, verification_set(model, seed, random_count)[0])
     stage.advance(1)
-    with firmware_build(firmware_c, target_rec, prof, cc) as fw:
+    with firmware_build(firmware_c, target_rec, prof, cc, doca_layout=doca_layout) as fw:
         elf = fw.elf
         stage.advance(1)
         size = fw.footprint()
@@ -286,7 +293,8 @@ def verify_firmware(
                                   zbb=zbb, sampled_rates=0)
 
         mutation = run_mutation_analysis(firmware_c, manifest, target, profile=profile, cc=cc, vectors=vectors,
-                                         prover=prover if prove else None, jobs=jobs, progress=progress).to_dict()
+                                         prover=prover if prove else None, jobs=jobs, progress=progress,
+                                         doca_layout=doca_layout).to_dict()
 
     bad = (
         (out["rate"] != vectors.rate)
@@ -322,6 +330,7 @@ def verify_firmware(
         proof=proof,
         mutants=mutation,
         provenance=provenance,
+        doca_layout=choice.layout.name if choice.flavour.name == DOCA else None,
     )
 
 

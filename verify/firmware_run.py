@@ -57,24 +57,26 @@ def resolve(target: str | Target, profile: str | Path | Profile | None = None) -
 
 
 def build_in(workdir: Path, firmware_c: str | Path, target: str | Target, profile: str | Path | Profile | None = None,
-             cc: str | None = None, flavour: SdkChoice | None = None) -> FirmwareBuild:
+             cc: str | None = None, flavour: SdkChoice | None = None, doca_layout: str | None = None) -> FirmwareBuild:
     """Build ``firmware_c`` into the harness ELF inside ``workdir`` (BuildError on failure).
 
     ``flavour``: its SDK flavour; by default the one its manifest ``<stem>.rlcc.json`` records
     (``--sdk doca`` firmware is linked with the DOCA harness adapter), the stub without a manifest.
+    ``doca_layout``: the DOCA device layout to build and run it against (default: DOCA 2.5).
     """
     t, prof, zbb = resolve(target, profile)
     firmware_c = Path(firmware_c)
-    elf = build_harness_elf(firmware_c, t.name, Path(workdir), cc=cc, zbb=zbb, flavour=flavour or for_firmware(firmware_c))
+    choice = (flavour or for_firmware(firmware_c)).with_doca_layout(doca_layout)
+    elf = build_harness_elf(firmware_c, t.name, Path(workdir), cc=cc, zbb=zbb, flavour=choice)
     return FirmwareBuild(firmware_c, t, prof, zbb, elf, Path(workdir), cc)
 
 
 @contextlib.contextmanager
 def firmware_build(firmware_c: str | Path, target: str | Target, profile: str | Path | Profile | None = None,
-                   cc: str | None = None) -> Iterator[FirmwareBuild]:
+                   cc: str | None = None, doca_layout: str | None = None) -> Iterator[FirmwareBuild]:
     """``build_in`` a temporary directory that lives as long as the ``with`` block."""
     with tempfile.TemporaryDirectory(prefix="rlcc-fw-") as work:
-        yield build_in(Path(work), firmware_c, target, profile, cc)
+        yield build_in(Path(work), firmware_c, target, profile, cc, doca_layout=doca_layout)
 
 
 def run_firmware(firmware_c: str | Path, vectors: Vectors, target: str | Target,

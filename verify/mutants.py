@@ -245,6 +245,7 @@ class _Job:
     targeting: _Targeting
     prover: Prover | None
     unobservable: dict[str, str]  # mutant id -> why its model edit is invisible
+    doca_layout: str | None = None  # --sdk doca firmware: the device layout it is built against
     prover_lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)  # z3 is not thread-safe
 
 
@@ -268,7 +269,7 @@ def _evaluate(m: Mutant, job: _Job) -> MutantResult:
         for key, text in m.apply(job.sources).items():
             (work / job.names[key]).write_text(text, encoding="utf-8")
         try:
-            fw = build_in(work, work / job.names["c"], job.target, job.profile, job.cc)
+            fw = build_in(work, work / job.names["c"], job.target, job.profile, job.cc, doca_layout=job.doca_layout)
         except BuildError as exc:
             return MutantResult(m, "stillborn", str(exc), seconds=time.perf_counter() - t0)
         elf, runner = fw.elf, fw.runner()
@@ -356,12 +357,14 @@ def run_mutation_analysis(
     progress: bool = False,
     kinds: Iterable[str] | None = None,
     golden_equivalence: bool = True,
+    doca_layout: str | None = None,
 ) -> MutationReport:
     """Mutate ``firmware_c`` (and its header), build and verify every mutant; see the module doc.
 
     ``vectors`` defaults to :func:`default_vectors`; ``kinds`` limits the mutant kinds
     (:data:`rlcc.verify.mutate.KINDS`); ``golden_equivalence`` reports survivors whose model
-    edit is exhaustively unobservable as equivalent (module doc). Raises BuildError if the original firmware does not
+    edit is exhaustively unobservable as equivalent (module doc); ``doca_layout`` is the DOCA device
+    layout --sdk doca firmware and its mutants are built against. Raises BuildError if the original firmware does not
     build and an RlccError with exit code MISMATCH if it does not itself pass the vectors.
     """
     t0 = time.perf_counter()
@@ -386,14 +389,14 @@ def run_mutation_analysis(
         sources["rt"] = (runtime if runtime.is_file() else sdk.runtime_header()).read_text(encoding="utf-8")
         names["rt"] = RUNTIME_HEADER
     mutants = generate_mutants(sources["c"], sources["h"], model, kinds, rt_text=sources.get("rt"))
-    with firmware_build(firmware_c, target, prof, cc) as fw:
+    with firmware_build(firmware_c, target, prof, cc, doca_layout=doca_layout) as fw:
         reason, example = _replay(fw.runner(), v)
     if reason:
         raise RlccError(f"{firmware_c.name} itself fails verification on {target} ({reason} differ; e.g. {example}): "
                         "mutation analysis of wrong firmware is meaningless", ExitCode.MISMATCH)
 
     job = _Job(sources, names, target, prof, cc, zbb, model, v, _Targeting(model, v), prover,
-               _unobservable_edits(model, mutants) if golden_equivalence else {})
+               _unobservable_edits(model, mutants) if golden_equivalence else {}, doca_layout)
     if jobs <= 1:
         results = [_evaluate(m, job) for m in _progress(mutants, len(mutants), progress, target)]
     else:

@@ -71,6 +71,9 @@ from rlcc.verify.symexec import Executor, Load, Region, State, Summary, SymexecU
 
 RET_SENTINEL = 0x4  # return address outside RAM: reaching it ends the symbolic run
 HANDLER_SYMBOL = "user_algo"
+# the DOCA adapter's "event laid out in advance" pointer (harness_doca.c): NULL after init, so the
+# handler lays the symbolic event out itself and the proof covers the layout and byte order too
+PREPARED_SYMBOL = "rlcc_doca_prepared_for"
 EXHAUSTIVE_RATES = 1 << fmt.RATE_FRAC_BITS  # rates 0 .. 2^20 inclusive
 SAMPLED_RATES = 1 << 20
 MAX_REFINEMENTS = 16
@@ -141,9 +144,10 @@ def _load_after_init(elf: Path, xlen: int, profile: str, zbb: bool | None) -> _I
     m.set_reg(2, m.stack_top)
     m.run(max_instructions=10_000_000)
     regions, symbols = elf_code_regions(elf)
-    if "pcc_params" in symbols:
-        a, n = symbols["pcc_params"]
-        regions.append(Region(a, a + n, "pcc_params"))
+    for name in ("pcc_params", PREPARED_SYMBOL):
+        if name in symbols:
+            a, n = symbols[name]
+            regions.append(Region(a, a + n, name))
     bottom, top = m.stack_bounds or (m.stack_top - _STACK_BYTES, m.stack_top)  # the linker's stack symbols
     regions.append(Region(bottom, top, "stack", writable=True))
     image = m.read_mem(m.mem_base, m.mem_size)

@@ -16,7 +16,8 @@ def summary(r: VerifyResult) -> str:
     d = r.to_dict()
     b = d["budget"]
     lines = [
-        f"target {r.target}, profile {r.profile} @ {r.clock_hz / 1e9:.2f} GHz",
+        f"target {r.target}, profile {r.profile} @ {r.clock_hz / 1e9:.2f} GHz"
+        + (f", DOCA layout {r.doca_layout}" if r.doca_layout is not None else ""),
         f"vectors {r.vectors}: {'bit-exact' if r.bit_exact else f'{r.mismatches} MISMATCHES'}"
         + ("" if r.disable_mask_ok else " (event mask differs from manifest)"),
         f"cycles/event min {r.cycles['min']} mean {r.cycles['mean']:.1f} max {r.cycles['max']}"

@@ -85,7 +85,7 @@ def test_contract_matches_python_and_compiles(tmp_path, target):
     cc = host_cc("zig")
     _compile([*cc, *flags, *WARN, "-O2", f"-I{sdk.SDK_DIR}", "-c", src, "-o", tmp_path / "check.o"], tmp_path)
     for name in ("doca_pcc_dev_stub.c", "harness_doca.c"):
-        _compile([*cc, *flags, *WARN, "-O2", "-DRLCC_DOCA_SLOT=3u", f"-I{sdk.SDK_DIR}", "-c", sdk.SDK_DIR / name,
+        _compile([*cc, *flags, *WARN, "-O2", *fl.choose("doca", 3).build_defines(), f"-I{sdk.SDK_DIR}", "-c", sdk.SDK_DIR / name,
                   "-o", tmp_path / f"{name}.o"], tmp_path)
 
 
@@ -104,7 +104,7 @@ def test_contract_compiles_with_gcc(tmp_path):
     src.write_text(_asserts())
     _compile([*cc, *WARN, "-O2", f"-I{sdk.SDK_DIR}", "-c", src, "-o", tmp_path / "check.o"], tmp_path)
     for name in ("doca_pcc_dev_stub.c", "harness_doca.c"):
-        _compile([*cc, *WARN, "-O2", "-DRLCC_DOCA_SLOT=0u", f"-I{sdk.SDK_DIR}", "-c", sdk.SDK_DIR / name,
+        _compile([*cc, *WARN, "-O2", *fl.choose("doca", 0).build_defines(), f"-I{sdk.SDK_DIR}", "-c", sdk.SDK_DIR / name,
                   "-o", tmp_path / f"{name}.o"], tmp_path)
 
 
