@@ -623,3 +623,18 @@ def sim_limits() -> str:
 
 
 BLOCKS["sim-limits"] = (sim_limits, True)
+
+
+def policy_check() -> str:
+    """bench/bench_policy_check.py: rlcc-verify with and without --policy, side by side."""
+    doc = load(RESULTS / "policy_check.json")
+    runs = doc["runs"]
+    rows = [[name, f"{r['wall_s']:.0f}", f"{r['cpu_s']:.0f}", f"{r['wall_ratio']:.2f}"] for name, r in runs.items()]
+    load_note = ", ".join(f"{x:g}" for x in doc["load_1min_before_after"])
+    return "\n".join([
+        table(["`rlcc-verify` on the bundled example, `--random 0`", "wall s", "CPU s", "wall vs unanchored"],
+              ["---", "---:", "---:", "---:"], rows), "",
+        para(f"Measured on {cores(doc)} cores (1-min load before/after: {load_note}) by `python bench/bench_policy_check.py`.")])
+
+
+BLOCKS["policy-check"] = (policy_check, True)
