@@ -166,6 +166,22 @@ class FiniteFloat(click.ParamType):
         raise OptionValueError(f"{opt} must be {need}, got {value}", prog_name(ctx))
 
 
+def bad_input_option(check: Callable[[Any], Any]) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A click callback running ``check(value)`` while parsing: its BadInputError becomes the
+    one line ``prog: error: ...`` with exit 3, before any work or output check."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is None:
+            return value
+        try:
+            check(value)
+        except BadInputError as exc:
+            raise OptionValueError(str(exc), prog_name(ctx)) from None
+        return value
+
+    return callback
+
+
 POSITIVE_FLOAT = FiniteFloat()
 NON_NEGATIVE_FLOAT = FiniteFloat(allow_zero=True)
 

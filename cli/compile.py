@@ -24,9 +24,9 @@ from typing import Any, Callable
 
 import click
 from rlcc import formats as fmt
-from rlcc.cli.backends import BACKENDS, Outcome, closed_loop_figure, finish, generate_c, record_choice, verify_into
+from rlcc.cli.backends import BACKENDS, OUT_MARKER, Outcome, check_name, closed_loop_figure, finish, generate_c, record_choice, verify_into
 from rlcc.cli.backends import choose as choose_backend
-from rlcc.cli.common import PORTS, POSITIVE_FLOAT, atomic_output_dir, check_output_dir, guarded
+from rlcc.cli.common import PORTS, POSITIVE_FLOAT, atomic_output_dir, bad_input_option, check_output_dir, guarded
 from rlcc.codegen import generate
 from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, FLAVOUR_NAMES, check_param_count, choose
 from rlcc.distill import report as report_mod
@@ -58,7 +58,6 @@ from rlcc.verify.check import DEFAULT_BUDGET_NS
 from rlcc.verify.glance import nic_section
 from rlcc.verify.switch_check import DEFAULT_PORTS
 
-OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force replaces only such directories
 
 
 @click.command("compile")
@@ -102,7 +101,9 @@ OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force r
                    "as a preview, not judged: exit 0 with a warning where a full compile would exit "
                    f"{int(ExitCode.FIDELITY)}.")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
-@click.option("--name", default="firmware", show_default=True, help="Base name of the generated C files (NAME.c, NAME.h, NAME.rlcc.json).")
+@click.option("--name", default="firmware", show_default=True, callback=bad_input_option(check_name),
+              help="Base name of the generated C files (NAME.c, NAME.h, NAME.rlcc.json) and prefix of their symbols: "
+                   "a C identifier.")
 @click.option("--tree-style", type=click.Choice(["oblivious", "ifelse"]), default="oblivious", show_default=True,
               help="Tree code: branch-free index + table lookup, or nested if-else (identical results).")
 @click.option("--probe-timeout-us", type=float, default=None,
@@ -236,6 +237,7 @@ def _trees(model: Path, spec: ObservationSpec | None, stage: Path, options: Comp
            target: str, budget_ns: float | None, budget_cycles: int | None, name: str, sdk, run_verify: bool, jobs: int,
            log: Callable[[str], None], progress, start: float) -> Outcome:
     """The tree backend: sample, distill, quantize, generate, verify, check on the suite; files into ``stage``."""
+    check_name(name)
     policy = load_policy(model, spec)
     check_fits_context(policy.spec)  # before minutes of sampling, not after
     check_param_count(sdk, len(model_params(policy.spec)))

@@ -54,10 +54,10 @@ def generate(model: FxModel | Int8Net, out_dir: str | Path, name: str = "firmwar
     ``inline_runtime``, ``sdk``: see :func:`render_sources`. Output is byte-identical for identical
     inputs. Returns {"c", "h", "manifest", extra file names...} -> path.
     """
+    sdk = sdk or choose()
+    texts, context = render_sources(model, name, tree_style, source_info, inline_runtime, sdk)  # checks name first
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    sdk = sdk or choose()
-    texts, context = render_sources(model, name, tree_style, source_info, inline_runtime, sdk)
     if vectors is None:
         vectors = default_vectors(model)
     files = {"c": (f"{name}.c", texts["c"]), "h": (f"{name}.h", texts["h"])}

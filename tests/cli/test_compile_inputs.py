@@ -1,0 +1,91 @@
+"""rlcc-compile inputs checked before the work (issue 32): the firmware name, OUT as a symbolic
+link, two compiles into one OUT, unbounded or deeply nested input files; one line, exit code."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from rlcc.cli import compile as compile_cli
+from rlcc.cli.compile_switch import compile_switch
+from rlcc.codegen import generate
+from rlcc.codegen.switch_generate import generate_switch_firmware
+from rlcc.errors import BadInputError, ExitCode
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "codegen"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "verify"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from codegen_models import tiny_model  # noqa: E402
+from switch_models import paper_spec, random_ensemble  # noqa: E402
+from switch_teacher import rule_qnet  # noqa: E402
+
+BAD_NAMES = ["/abs/fw", "../x", "sub/fw", "my-fw", "", "1fw", "_fw", "fw.c", "f w", "é", "x" * 65]
+
+
+def invoke(*args) -> object:
+    return CliRunner().invoke(compile_cli.compile_command, [str(a) for a in args])
+
+
+def assert_one_line(result, code: ExitCode, *fragments: str) -> str:
+    assert result.exit_code == int(code), result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rlcc-compile: error: "), result.output
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture
+def no_compile(monkeypatch):
+    """Any compile fails loudly: these inputs must be refused before the work."""
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("the compile ran")
+
+    monkeypatch.setattr(compile_cli, "compile_policy", refuse)
+    monkeypatch.setattr(compile_cli, "_switch", refuse)
+
+
+# ---- --name ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", BAD_NAMES)
+def test_name_that_is_not_a_c_identifier_is_refused_before_the_work(tmp_path, example_policy, no_compile, name):
+    """``--name /abs/path`` wrote firmware.{c,h,rlcc.json} outside OUT, ``../x`` beside it (exit 0)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    result = invoke(example_policy, "-o", work / "OUT", "--name", name, "--quick")
+    assert_one_line(result, ExitCode.BAD_INPUT, "--name")
+    assert list(work.iterdir()) == []
+
+
+@pytest.mark.parametrize("name, why", [("model", "model.rlcc.json"), ("rlcc_runtime", "rlcc_runtime.h"), ("rlcc", "reserved")])
+def test_name_clashing_with_an_out_file_or_the_runtime_is_refused(tmp_path, example_policy, no_compile, name, why):
+    assert_one_line(invoke(example_policy, "-o", tmp_path / "OUT", "--name", name), ExitCode.BAD_INPUT, "reserved", why)
+
+
+def test_name_is_checked_for_a_switch_agent_too(tmp_path, no_compile):
+    teacher = rule_qnet(tmp_path / "acc.onnx")
+    assert_one_line(invoke(teacher, "-o", tmp_path / "OUT", "--name", "../x"), ExitCode.BAD_INPUT, "--name")
+    with pytest.raises(BadInputError, match="C identifier"):  # the API refuses it before sampling the teacher
+        compile_switch(tmp_path / "missing.onnx", tmp_path / "stage", trees=1, depth=1, dagger_rounds=0, seed=0,
+                       quick=True, target="rv32imc", ports=1, budget_us=None, name="../x", run_verify=False,
+                       bar=None, log=print)
+
+
+@pytest.mark.parametrize("name", ["../x", "/abs/fw", "my-fw"])
+def test_codegen_refuses_a_name_that_is_not_an_identifier(tmp_path, name):
+    """Both generators: nothing written (``my-fw`` used to become symbols ``my_fw_*`` in ``my-fw.c``)."""
+    with pytest.raises(BadInputError, match="C identifier"):
+        generate(tiny_model(), tmp_path / "a", name=name)
+    spec = paper_spec()
+    with pytest.raises(BadInputError, match="C identifier"):
+        generate_switch_firmware(spec, random_ensemble(spec, seed=1), tmp_path / "b", name=name)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_plain_identifier_names_the_files(tmp_path):
+    paths = generate(tiny_model(), tmp_path, name="Fw_2")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["Fw_2.c", "Fw_2.h", "Fw_2.rlcc.json"]
+    assert "Fw_2_leaves_0" in paths["c"].read_text()
