@@ -26,7 +26,7 @@ import click
 from rlcc import formats as fmt
 from rlcc.cli.backends import BACKENDS, OUT_MARKER, Outcome, check_name, closed_loop_figure, finish, generate_c, record_choice, verify_into
 from rlcc.cli.backends import choose as choose_backend
-from rlcc.cli.common import PORTS, POSITIVE_FLOAT, atomic_output_dir, bad_input_option, check_output_dir, guarded
+from rlcc.cli.common import PORTS, POSITIVE_FLOAT, atomic_output_dir, bad_input_option, claimed_output_dir, guarded
 from rlcc.codegen import generate
 from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, FLAVOUR_NAMES, check_param_count, choose
 from rlcc.distill import report as report_mod
@@ -151,53 +151,53 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, backend: str
     --quick: a preview, exit 0 with a warning).
     """
     start = time.perf_counter()
-    check_output_dir(out, force, "-o", marker=OUT_MARKER)  # seconds now, not after minutes of compiling
-    if is_switch_agent(model):
-        _switch(model, out, force=force, trees=trees, depth=depth, dagger_rounds=1 if dagger_rounds is None else dagger_rounds,
-                seed=seed, quick=quick,
-                target=target, ports=ports, budget_ns=budget_ns, name=name, run_verify=run_verify,
-                accept_fidelity=accept_fidelity, quiet=quiet, start=start)
-        return
-    dagger_rounds = dagger_rounds or 0
-    sdk_choice = choose(sdk, slot)
-    spec = ObservationSpec.from_file(str(spec_file)) if spec_file else None
-    overrides: dict[str, Any] = {k: v for k, v in (("samples", samples), ("scenarios", scenarios)) if v is not None}
-    overrides["bar"] = FidelityBar(goodput=max_goodput_diff, steady_pct=max_steady_pct, transient_pct=max_transient_pct,
-                                   drop_margin=max_drop_diff)
-    if probe_timeout_us is not None:
-        overrides["probe_timeout_ns"] = _probe_timeout_ns(probe_timeout_us)
-    if budget_cycles is not None and budget_cycles <= 0:
-        raise BadInputError("--budget-cycles must be positive")
+    with claimed_output_dir(out, force, "-o", marker=OUT_MARKER):  # checked and locked now, not after minutes
+        if is_switch_agent(model):
+            _switch(model, out, force=force, trees=trees, depth=depth, dagger_rounds=1 if dagger_rounds is None else dagger_rounds,
+                    seed=seed, quick=quick,
+                    target=target, ports=ports, budget_ns=budget_ns, name=name, run_verify=run_verify,
+                    accept_fidelity=accept_fidelity, quiet=quiet, start=start)
+            return
+        dagger_rounds = dagger_rounds or 0
+        sdk_choice = choose(sdk, slot)
+        spec = ObservationSpec.from_file(str(spec_file)) if spec_file else None
+        overrides: dict[str, Any] = {k: v for k, v in (("samples", samples), ("scenarios", scenarios)) if v is not None}
+        overrides["bar"] = FidelityBar(goodput=max_goodput_diff, steady_pct=max_steady_pct, transient_pct=max_transient_pct,
+                                       drop_margin=max_drop_diff)
+        if probe_timeout_us is not None:
+            overrides["probe_timeout_ns"] = _probe_timeout_ns(probe_timeout_us)
+        if budget_cycles is not None and budget_cycles <= 0:
+            raise BadInputError("--budget-cycles must be positive")
 
-    def log(msg: str) -> None:
-        if not quiet:
-            click.echo(f"rlcc-compile: [{time.perf_counter() - start:5.1f}s] {msg}")
+        def log(msg: str) -> None:
+            if not quiet:
+                click.echo(f"rlcc-compile: [{time.perf_counter() - start:5.1f}s] {msg}")
 
-    progress = for_stderr(quiet, show_progress)
-    common = dict(target=target, budget_ns=budget_ns, budget_cycles=budget_cycles, name=name, sdk=sdk_choice,
-                  run_verify=run_verify, jobs=jobs or default_jobs(), log=log, progress=progress, start=start)
+        progress = for_stderr(quiet, show_progress)
+        common = dict(target=target, budget_ns=budget_ns, budget_cycles=budget_cycles, name=name, sdk=sdk_choice,
+                      run_verify=run_verify, jobs=jobs or default_jobs(), log=log, progress=progress, start=start)
 
-    def trees_backend(stage: Path) -> Outcome:
-        tree_overrides = dict(overrides, **({"candidates": candidates} if candidates is not None else {}))
-        opts = dict(trees=trees, depth=depth, budget_ops=budget_ops, dagger_rounds=dagger_rounds, seed=seed,
-                    derived=derived, equilibrium=equilibrium, **tree_overrides)
-        options = CompileOptions.quick(**opts) if quick else CompileOptions(**opts)
-        return _trees(model, spec, stage, options, tree_style=tree_style, **common)
+        def trees_backend(stage: Path) -> Outcome:
+            tree_overrides = dict(overrides, **({"candidates": candidates} if candidates is not None else {}))
+            opts = dict(trees=trees, depth=depth, budget_ops=budget_ops, dagger_rounds=dagger_rounds, seed=seed,
+                        derived=derived, equilibrium=equilibrium, **tree_overrides)
+            options = CompileOptions.quick(**opts) if quick else CompileOptions(**opts)
+            return _trees(model, spec, stage, options, tree_style=tree_style, **common)
 
-    def int8_backend(stage: Path) -> Outcome:
-        from rlcc.cli.compile_int8 import compile_int8_outcome
+        def int8_backend(stage: Path) -> Outcome:
+            from rlcc.cli.compile_int8 import compile_int8_outcome
 
-        options = CompileOptions.quick(seed=seed, **overrides) if quick else CompileOptions(seed=seed, **overrides)
-        return compile_int8_outcome(model, spec, stage, options, **common)
+            options = CompileOptions.quick(seed=seed, **overrides) if quick else CompileOptions(seed=seed, **overrides)
+            return compile_int8_outcome(model, spec, stage, options, **common)
 
-    runners = {"trees": trees_backend, "int8": int8_backend}
-    with atomic_output_dir(out, overwrite=force, marker=OUT_MARKER) as stage:
-        if backend != "auto":
-            outcome = runners[backend](stage)
-        else:
-            outcome = _auto(runners, stage, log)
-    finish(dataclasses.replace(outcome, wrote_line=outcome.wrote_line.replace(str(outcome.directory), str(out))),
-           accept_fidelity, quiet)
+        runners = {"trees": trees_backend, "int8": int8_backend}
+        with atomic_output_dir(out, overwrite=force, marker=OUT_MARKER) as stage:
+            if backend != "auto":
+                outcome = runners[backend](stage)
+            else:
+                outcome = _auto(runners, stage, log)
+        finish(dataclasses.replace(outcome, wrote_line=outcome.wrote_line.replace(str(outcome.directory), str(out))),
+               accept_fidelity, quiet)
 
 
 def _switch(model: Path, out: Path, *, force: bool, budget_ns: float | None, accept_fidelity: bool, quiet: bool,

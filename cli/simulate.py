@@ -342,7 +342,7 @@ def suite(controllers: tuple[str, ...], out: str, suite_name: str, seeds: str, b
           num_cpus: int | None, force: bool, quiet: bool) -> None:
     """The RL-CC paper's evaluation (Tables IV and V, goodput and latency per scale, OSU, long-short,
     FCT) for every controller: Markdown, JSON and PNG plots in OUT."""
-    from rlcc.cli.common import atomic_output_dir, check_output_dir
+    from rlcc.cli.common import atomic_output_dir, claimed_output_dir
     from rlcc.simulator.suite import ControllerSpec, run_suite
     from rlcc.simulator.suite_report import write_report
 
@@ -353,19 +353,19 @@ def suite(controllers: tuple[str, ...], out: str, suite_name: str, seeds: str, b
     if not seed_list or any(x < 0 for x in seed_list):
         raise OptionValueError(f"--seeds must be non-negative integers, got {seeds!r}", PROG, ExitCode.USAGE)
     specs = [ControllerSpec.parse(c) for c in controllers]
-    check_output_dir(out, force, "--out", marker="suite.json")
-    if address:
-        backend = "ray"
-    elif backend == "auto":
-        import importlib.util
+    with claimed_output_dir(out, force, "--out", marker="suite.json"):  # checked and locked before the runs
+        if address:
+            backend = "ray"
+        elif backend == "auto":
+            import importlib.util
 
-        backend = "ray" if importlib.util.find_spec("ray") else "serial"
-    results = run_suite(specs, suite_name, seed_list, backend=backend, address=address, num_cpus=num_cpus,
-                        progress=False if quiet else None)
-    with atomic_output_dir(Path(out), overwrite=force, marker="suite.json") as staging:
-        written = write_report(results, staging)
-    for path in written:
-        click.echo(str(Path(out) / Path(path).name))
+            backend = "ray" if importlib.util.find_spec("ray") else "serial"
+        results = run_suite(specs, suite_name, seed_list, backend=backend, address=address, num_cpus=num_cpus,
+                            progress=False if quiet else None)
+        with atomic_output_dir(Path(out), overwrite=force, marker="suite.json") as staging:
+            written = write_report(results, staging)
+        for path in written:
+            click.echo(str(Path(out) / Path(path).name))
 
 
 @simulate_command.command("run")

@@ -3,12 +3,17 @@ link, two compiles into one OUT, unbounded or deeply nested input files; one lin
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+import textwrap
+import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from rlcc.cli import common
 from rlcc.cli import compile as compile_cli
 from rlcc.cli.compile_switch import compile_switch
 from rlcc.codegen import generate
@@ -89,3 +94,101 @@ def test_a_plain_identifier_names_the_files(tmp_path):
     paths = generate(tiny_model(), tmp_path, name="Fw_2")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["Fw_2.c", "Fw_2.h", "Fw_2.rlcc.json"]
     assert "Fw_2_leaves_0" in paths["c"].read_text()
+
+
+# ---- -o a symbolic link ------------------------------------------------------------------------------
+def test_force_through_a_symlink_replaces_the_directory_it_points_to(tmp_path):
+    """It used to fail at the final rename (internal error, exit 1, output lost, an empty
+    ``.link.XXXX`` left): now the link stays and its directory is replaced whole."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "model.rlcc.json").write_text("old")
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    with common.atomic_output_dir(link, overwrite=True, marker="model.rlcc.json") as stage:
+        (stage / "model.rlcc.json").write_text("new")
+    assert link.is_symlink() and Path(os.readlink(link)) == real
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
+    assert [p.name for p in real.iterdir()] == ["model.rlcc.json"] and (real / "model.rlcc.json").read_text() == "new"
+
+
+def test_symlink_out_is_checked_like_its_directory_before_the_work(tmp_path, example_policy, no_compile):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "notes.txt").write_text("precious")
+    (tmp_path / "to-home").symlink_to(home)
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    assert_one_line(invoke(example_policy, "-o", tmp_path / "to-home", "--force"), ExitCode.BAD_INPUT, "refusing to replace")
+    assert_one_line(invoke(example_policy, "-o", tmp_path / "to-home"), ExitCode.USAGE, "--force")
+    assert_one_line(invoke(example_policy, "-o", tmp_path / "dangling", "--force"), ExitCode.BAD_INPUT,
+                    "symbolic link to", "does not exist")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling", "home", "to-home"]
+    assert [p.name for p in home.iterdir()] == ["notes.txt"]
+
+
+# ---- one writer per OUT ----------------------------------------------------------------------------------
+HOLDER = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from rlcc.cli.common import atomic_output_dir
+
+    with atomic_output_dir(Path(sys.argv[1])) as stage:
+        (stage / "model.rlcc.json").write_text("first")
+        print("holding", flush=True)
+        sys.stdin.readline()
+""")
+
+
+def _hold(out: Path) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout.readline() == "holding\n"
+    return proc
+
+
+def test_second_compile_into_the_same_out_fails_at_once(tmp_path, example_policy):
+    """Two runs into one OUT both exited 0 and the later silently replaced the other's output."""
+    out = tmp_path / "OUT"
+    holder = _hold(out)
+    try:
+        t0 = time.monotonic()
+        second = subprocess.run(["rlcc-compile", str(example_policy), "-o", str(out), "--force", "--quick"],
+                                capture_output=True, text=True, timeout=120)
+        took = time.monotonic() - t0
+    finally:
+        holder.communicate("done\n", timeout=60)
+    assert second.returncode == int(ExitCode.BAD_INPUT), second.stderr
+    assert second.stderr.count("\n") == 1 and second.stderr.startswith(f"rlcc-compile: error: cannot write -o {out}: "
+                                                                      f"another rlcc run is writing it (pid {holder.pid})")
+    assert took < 30, took  # refused before sampling, not after minutes
+    assert holder.returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["OUT"]  # no lock file or staging directory left
+    assert (out / "model.rlcc.json").read_text() == "first"
+
+
+def test_a_killed_holder_does_not_block_later_runs(tmp_path):
+    out = tmp_path / "OUT"
+    holder = _hold(out)
+    holder.kill()
+    holder.communicate(timeout=60)
+    with common.output_lock(out) as resolved:
+        assert resolved == out
+        with common.output_lock(tmp_path / "." / "OUT"):  # re-entrant in the same process
+            pass
+    assert not (tmp_path / f".OUT{common.LOCK_SUFFIX}").exists()
+    with common.atomic_output_dir(out) as stage:
+        (stage / "f").write_text("x")
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".OUT.")) == ["OUT"]
+
+
+def test_the_lock_also_covers_a_symlink_to_the_same_directory(tmp_path, example_policy, no_compile):
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "model.rlcc.json").write_text("old")
+    (tmp_path / "link").symlink_to(real)
+    holder = _hold(real)
+    try:
+        second = invoke(example_policy, "-o", tmp_path / "link", "--force")
+    finally:
+        holder.communicate("done\n", timeout=60)
+    assert_one_line(second, ExitCode.BAD_INPUT, "another rlcc run is writing it")
