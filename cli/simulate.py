@@ -23,6 +23,7 @@ from typing import Any
 
 import click
 import numpy as np
+from rlcc import textio
 from rlcc.cli.common import (
     NON_NEGATIVE_FLOAT,
     POSITIVE_FLOAT,
@@ -374,12 +375,7 @@ def suite(controllers: tuple[str, ...], out: str, suite_name: str, seeds: str, b
 @guarded(PROG)
 def run_file(scenario_file: str, **opts: Any) -> None:
     """Run a scenario described by a JSON file (see simulator/README.md)."""
-    try:
-        data = json.loads(Path(scenario_file).read_text())
-    except OSError as exc:
-        raise BadInputError(f"cannot read scenario file {scenario_file}: {exc.strerror}") from None
-    except ValueError as exc:
-        raise BadInputError(f"invalid scenario in {scenario_file}: not JSON ({exc})") from None
+    data = textio.parse_json(textio.read_bytes(scenario_file, "scenario file"), "scenario", scenario_file)
     if not isinstance(data, dict):
         raise BadInputError(f"invalid scenario in {scenario_file}: top level must be a JSON object")
     _execute(str(data.get("kind")), data, opts, None)

@@ -19,13 +19,13 @@ JSON file (every key is checked; unknown keys are errors)::
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any, Mapping
 
 import networkx as nx
 import numpy as np
 
+from rlcc import textio
 from rlcc.errors import BadInputError
 
 MAX_NODES = 100_000
@@ -224,14 +224,7 @@ def from_dict(data: Any, source: str = "topology") -> Topology:
 
 
 def load(path: str | Path) -> Topology:
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise BadInputError(f"cannot read topology file {path}: {exc.strerror}") from None
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise BadInputError(f"invalid topology in {path}: not JSON ({exc})") from None
+    data = textio.parse_json(textio.read_bytes(path, "topology file"), "topology", path)
     return from_dict(data, str(path))
 
 

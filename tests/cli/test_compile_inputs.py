@@ -192,3 +192,63 @@ def test_the_lock_also_covers_a_symlink_to_the_same_directory(tmp_path, example_
     finally:
         holder.communicate("done\n", timeout=60)
     assert_one_line(second, ExitCode.BAD_INPUT, "another rlcc run is writing it")
+
+
+# ---- unbounded or deeply nested input files -----------------------------------------------------------
+DEEP = "[" * 100_000 + "]" * 100_000  # Python's JSON parser: RecursionError (was: internal error, exit 1)
+
+
+def _limited(*argv: str) -> subprocess.CompletedProcess:
+    """Run a console script with 2 GiB of address space: an unbounded read fails fast (MemoryError)
+    instead of taking the machine's memory."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    return subprocess.run(list(argv), capture_output=True, text=True, timeout=300, preexec_fn=limit)
+
+
+def test_spec_from_an_endless_device_is_bad_input(tmp_path, example_policy):
+    """``--spec /dev/zero`` read without bound (MemoryError, exit 1)."""
+    r = _limited("rlcc-compile", str(example_policy), "-o", str(tmp_path / "OUT"), "--spec", "/dev/zero", "--quick")
+    assert r.returncode == int(ExitCode.BAD_INPUT), r.stderr
+    assert r.stderr == "rlcc-compile: error: cannot read spec file /dev/zero: larger than 64 MiB\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("text, reason", [(DEEP, "nested deeper than 64 levels"), ('{"history": NaN}', "NaN is not a JSON number")])
+def test_deeply_nested_or_non_finite_spec_is_bad_input(tmp_path, example_policy, no_compile, text, reason):
+    spec = tmp_path / "spec.json"
+    spec.write_text(text)
+    assert_one_line(invoke(example_policy, "-o", tmp_path / "OUT", "--spec", spec), ExitCode.BAD_INPUT,
+                    f"invalid spec in {spec}: not JSON", reason)
+
+
+def test_deeply_nested_manifest_is_bad_input(tmp_path):
+    from rlcc.cli.verify import verify_command
+
+    (tmp_path / "fw.c").write_text("int x;\n")
+    (tmp_path / "fw.rlcc.json").write_text(DEEP)
+    result = CliRunner().invoke(verify_command, [str(tmp_path / "fw.c")])
+    assert result.exit_code == int(ExitCode.BAD_INPUT), result.output
+    assert result.output.startswith("rlcc-verify: error: invalid firmware manifest in ") and result.output.count("\n") == 1
+    assert "not JSON (nested deeper than 64 levels)" in result.output
+
+
+def test_deeply_nested_scenario_is_bad_input(tmp_path):
+    from rlcc.cli.simulate import simulate_command
+
+    scenario = tmp_path / "s.json"
+    scenario.write_text('{"kind": "many-to-one", "network": ' + DEEP[:300] + DEEP[-300:] + "}")
+    for text in (DEEP, scenario.read_text()):
+        scenario.write_text(text)
+        result = CliRunner().invoke(simulate_command, ["run", str(scenario)])
+        assert result.exit_code == int(ExitCode.BAD_INPUT), result.output
+        assert result.output == f"rlcc-sim: error: invalid scenario in {scenario}: not JSON (nested deeper than 64 levels)\n"
+
+
+def test_model_from_an_endless_device_is_bad_input(tmp_path):
+    r = _limited("rlcc-compile", "/dev/zero", "-o", str(tmp_path / "OUT"))
+    assert r.returncode == int(ExitCode.BAD_INPUT), r.stderr
+    assert r.stderr == "rlcc-compile: error: cannot read ONNX model /dev/zero: larger than 256 MiB\n"
