@@ -260,15 +260,17 @@ def _trees(model: Path, spec: ObservationSpec | None, stage: Path, options: Comp
     result = check_on_suite(result, policy, options, latency_us, log, jobs, progress)
     plot = closed_loop_figure(stage, policy.factor, result.model, options, log, progress)
     (stage / "report.json").write_text(report_mod.to_json(result.report))
-    (stage / "report.md").write_text(report_mod.to_markdown(result.report, nic_section(verdict, result.report.gate.headline,
-                                                                                        plot=plot)))
+    constant = report_mod.constant_policy_note(result.model)
+    glance = nic_section(verdict, result.report.gate.headline, plot=plot)
+    (stage / "report.md").write_text(report_mod.to_markdown(result.report, ["", f"**Note: {constant}.**", *glance]
+                                                            if constant else glance))
     f, s, gate = result.report.fidelity, result.report.sizes, result.report.gate
     return Outcome(
         "trees", stage, verdict, failure, gate.passed, preview=gate.preview,
         gate_line=f"rlcc-compile: {gate.console_line()}",
         wrote_line=(f"rlcc-compile: wrote {stage}: {s.trees} trees, {s.operations} ops, state {s.state_bytes} B; "
                     f"RMSE vs teacher {f.float_vs_teacher_rmse:.4f}, quantization path changes "
-                    f"{f.path_changed_fraction:.4f} ({time.perf_counter() - start:.1f}s)"))
+                    f"{f.path_changed_fraction:.4f} ({time.perf_counter() - start:.1f}s)" + (f"; {constant}" if constant else "")))
 
 
 def _probe_timeout_ns(probe_timeout_us: float) -> int:

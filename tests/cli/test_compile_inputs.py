@@ -23,6 +23,7 @@ from rlcc.errors import BadInputError, ExitCode
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "codegen"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "verify"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from codegen_models import tiny_model  # noqa: E402
 from switch_models import paper_spec, random_ensemble  # noqa: E402
 from switch_teacher import rule_qnet  # noqa: E402
@@ -252,3 +253,28 @@ def test_model_from_an_endless_device_is_bad_input(tmp_path):
     r = _limited("rlcc-compile", "/dev/zero", "-o", str(tmp_path / "OUT"))
     assert r.returncode == int(ExitCode.BAD_INPUT), r.stderr
     assert r.stderr == "rlcc-compile: error: cannot read ONNX model /dev/zero: larger than 256 MiB\n"
+
+
+# ---- a constant policy ------------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_a_constant_policy_compiles_and_says_so_plainly(tmp_path, monkeypatch):
+    """An all-zero policy distils to 0 trees: a valid (bit-exact) but trivial controller. It used to
+    pass as any other compile; the result line and report.md now say it is a constant factor."""
+    from test_cli_bad_input import TINY_OPTIONS, affine_policy
+
+    from rlcc.distill.pipeline import CompileOptions, compile_policy
+    from rlcc.policy import OnnxPolicy
+
+    path = affine_policy(tmp_path / "zero.onnx")
+    result = compile_policy(OnnxPolicy(path), CompileOptions.quick(**TINY_OPTIONS))
+    monkeypatch.setattr(compile_cli, "compile_policy", lambda *a, **k: result)
+    monkeypatch.setattr(compile_cli, "check_on_suite", lambda r, *a, **k: r)  # its own tests: tests/distill
+    monkeypatch.setattr(compile_cli, "closed_loop_figure", lambda *a, **k: None)
+    out = tmp_path / "OUT"
+    r = invoke(path, "-o", out, "--no-verify", "-q")
+    assert r.exit_code == 0, r.output
+    note = ("constant policy: the firmware has no trees and applies the rate factor 1 on every decision, whatever it "
+            "observes (the teacher's output did not vary on the sampled states)")
+    assert r.output.splitlines()[0].startswith("rlcc-compile: wrote ") and r.output.splitlines()[0].endswith(f"; {note}")
+    report = (out / "report.md").read_text().splitlines()
+    assert report[2] == f"**Note: {note}.**"
