@@ -278,3 +278,44 @@ def test_a_constant_policy_compiles_and_says_so_plainly(tmp_path, monkeypatch):
     assert r.output.splitlines()[0].startswith("rlcc-compile: wrote ") and r.output.splitlines()[0].endswith(f"; {note}")
     report = (out / "report.md").read_text().splitlines()
     assert report[2] == f"**Note: {note}.**"
+
+
+# ---- classes of the README table that had no test of their own --------------------------------------------
+def test_model_that_is_a_directory_is_bad_input(tmp_path, no_compile):
+    (tmp_path / "m.onnx").mkdir()
+    assert_one_line(invoke(tmp_path / "m.onnx", "-o", tmp_path / "OUT"), ExitCode.BAD_INPUT, "is a directory, not an ONNX model")
+    assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"]
+
+
+@pytest.mark.parametrize("value", ["0", "-5"])
+def test_non_positive_budget_cycles_is_bad_input_before_the_work(tmp_path, example_policy, no_compile, value):
+    assert_one_line(invoke(example_policy, "-o", tmp_path / "OUT", "--budget-cycles", value), ExitCode.BAD_INPUT,
+                    "--budget-cycles must be positive")
+    assert list(tmp_path.iterdir()) == []
+
+
+SIGINT_SCRIPT = textwrap.dedent("""
+    import os, signal, sys, time
+    from pathlib import Path
+    from rlcc.cli.common import atomic_output_dir, guarded
+
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])  # a background job may inherit it ignored
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    @guarded("rlcc-test")
+    def main():
+        with atomic_output_dir(Path(sys.argv[1])) as stage:
+            (stage / "firmware.c").write_text("half")
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(30)
+
+    main()
+""")
+
+
+def test_ctrl_c_exits_130_and_leaves_nothing(tmp_path):
+    proc = subprocess.run([sys.executable, "-c", SIGINT_SCRIPT, str(tmp_path / "work" / "OUT")], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr == "rlcc-test: interrupted\n"
+    assert list(tmp_path.iterdir()) == []
