@@ -104,7 +104,7 @@ def embed_spec(model_path: str | os.PathLike, spec: ObservationSpec, out_path: s
     """Write ``spec`` into the ONNX model's ``metadata_props`` (replacing any existing one)."""
     import onnx
 
-    model = onnx.load(str(model_path))
+    model = read_onnx(model_path)
     kept = [p for p in model.metadata_props if p.key != METADATA_KEY]
     del model.metadata_props[:]
     model.metadata_props.extend(kept)
