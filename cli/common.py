@@ -321,7 +321,8 @@ def output_lock(out: str | os.PathLike, option: str = "") -> Iterator[Path]:
             raise BadInputError(f"cannot write {label}: another rlcc run is writing it{_lock_holder(lock)}; "
                                 "wait for it to finish or choose another output directory") from None
         try:  # the previous holder may have removed the file between our open and our lock: retry
-            if os.fstat(fd).st_ino == os.stat(lock).st_ino:
+            held, named = os.fstat(fd), os.stat(lock)
+            if (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino):
                 break
         except FileNotFoundError:
             pass
@@ -334,7 +335,7 @@ def output_lock(out: str | os.PathLike, option: str = "") -> Iterator[Path]:
     finally:
         del _held_locks[out]
         with contextlib.suppress(OSError):
-            os.unlink(lock)  # while still locked: a waiting opener retries on the new file
+            os.unlink(lock)  # while still locked: a racing opener sees another file at the name and retries
         os.close(fd)
         _remove_empty(created)
 
