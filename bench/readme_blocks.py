@@ -488,6 +488,62 @@ def table2() -> str:
     return "\n".join(out)
 
 
+# --- the bad-input catalogue (tests/bad_inputs/*.json) -----------------------------------------------
+BAD_INPUTS = ROOT / "tests" / "bad_inputs"
+# Area file -> heading row of its group; areas listed here come first, in this order, any other after by name.
+BAD_INPUT_AREAS = {
+    "compile": "`rlcc-compile`: model, spec and options",
+    "doca": "`rlcc-compile --sdk doca`",
+    "verify": "`rlcc-verify`",
+    "simulator": "`rlcc-sim`",
+    "train": "`rlcc-train`",
+    "cli": "every command: output paths, input files, shared options, signals",
+}
+BAD_INPUT_KEYS = ("class", "example", "exit", "test")
+
+
+def bad_input_catalogue() -> dict[str, list[dict[str, Any]]]:
+    """{area: entries} of every ``tests/bad_inputs/AREA.json``, in the table's order (each entry
+    ``{"class", "example", "exit", "test"}``; tests/test_bad_inputs_catalogue.py checks them)."""
+    areas = sorted((p.stem for p in BAD_INPUTS.glob("*.json")),
+                   key=lambda a: (list(BAD_INPUT_AREAS).index(a) if a in BAD_INPUT_AREAS else len(BAD_INPUT_AREAS), a))
+    catalogue = {}
+    for area in areas:
+        entries = load(BAD_INPUTS / f"{area}.json")
+        if not isinstance(entries, list) or any(not isinstance(e, dict) or set(e) != set(BAD_INPUT_KEYS) for e in entries):
+            raise SourceError(f"tests/bad_inputs/{area}.json: a list of {{{', '.join(BAD_INPUT_KEYS)}}} objects expected")
+        catalogue[area] = entries
+    return catalogue
+
+
+def _cell(text: Any) -> str:
+    """A Markdown table cell: a ``|`` that is not escaped yet would end the cell."""
+    return re.sub(r"(?<!\\)\|", r"\\|", str(text))
+
+
+def input_limits() -> str:
+    """The bounded reader's limits (rlcc.textio), inline in the exit-code paragraph."""
+    from rlcc import textio
+
+    return (f"{textio.MAX_JSON_BYTES // textio.MIB} MiB for JSON, {textio.MAX_TEXT_BYTES // textio.MIB} MiB for text, "
+            f"{textio.MAX_ONNX_BYTES // textio.MIB} MiB for ONNX; JSON without NaN, at most {textio.MAX_JSON_DEPTH} levels deep")
+
+
+def bad_inputs() -> str:
+    """The README's bad-input table: every catalogued class, grouped by area, with its exit code."""
+    catalogue = bad_input_catalogue()
+    rows = []
+    for area, entries in catalogue.items():
+        rows.append([f"**{BAD_INPUT_AREAS.get(area, area)}**", "", ""])
+        rows += [[_cell(e["class"]), _cell(e["example"]), _cell(e["exit"])] for e in entries]
+    n = sum(len(entries) for entries in catalogue.values())
+    out = [table(["input class", "example", "exit"], ["---", "---", "---"], rows), ""]
+    out.append(para(f"{n} input classes, each exercised by the test named beside it in `tests/bad_inputs/*.json` "
+                    "(the table is generated from those files; tests/test_bad_inputs_catalogue.py checks that every "
+                    "test exists and every exit code is documented)."))
+    return "\n".join(out)
+
+
 BLOCKS: dict[str, tuple[Callable[[], str], bool]] = {
     "table1": (table1, True),
     "table2": (table2, True),
@@ -517,6 +573,8 @@ BLOCKS: dict[str, tuple[Callable[[], str], bool]] = {
     "example-gate": (example_gate, False),
     "distill-methods": (distill_methods, True),
     "steady-sensitivity": (steady_sensitivity, True),
+    "bad-inputs": (bad_inputs, True),
+    "input-limits": (input_limits, False),
 }
 
 

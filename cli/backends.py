@@ -16,11 +16,21 @@ from pathlib import Path
 from typing import Any, Callable
 
 import click
-from rlcc.errors import BuildError, EmulationError, ExitCode
+from rlcc.codegen.context import check_firmware_name
+from rlcc.errors import BadInputError, BuildError, EmulationError, ExitCode
 from rlcc.verify.check import VerifyResult, verify_firmware
 from rlcc.verify.report import summary, write_json
 
 BACKENDS = ("trees", "int8", "auto")  # the first is the default
+OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force replaces only such directories
+
+
+def check_name(name: str) -> str:
+    """``--name``: a C identifier (``check_firmware_name``) whose manifest NAME.rlcc.json is not OUT's model file."""
+    check_firmware_name(name, "--name")
+    if f"{name}.rlcc.json" == OUT_MARKER:
+        raise BadInputError(f"--name {name!r} is reserved: {name}.rlcc.json would overwrite the compiled model {OUT_MARKER}")
+    return name
 
 
 @dataclasses.dataclass

@@ -166,6 +166,22 @@ class FiniteFloat(click.ParamType):
         raise OptionValueError(f"{opt} must be {need}, got {value}", prog_name(ctx))
 
 
+def bad_input_option(check: Callable[[Any], Any]) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A click callback running ``check(value)`` while parsing: its BadInputError becomes the
+    one line ``prog: error: ...`` with exit 3, before any work or output check."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is None:
+            return value
+        try:
+            check(value)
+        except BadInputError as exc:
+            raise OptionValueError(str(exc), prog_name(ctx)) from None
+        return value
+
+    return callback
+
+
 POSITIVE_FLOAT = FiniteFloat()
 NON_NEGATIVE_FLOAT = FiniteFloat(allow_zero=True)
 
@@ -214,14 +230,30 @@ def check_writable_file(path: str | os.PathLike, option: str = "", create_parent
     _probe_dir(_existing_ancestor(parent), label)
 
 
+def resolve_output_dir(out: str | os.PathLike, label: str = "") -> Path:
+    """OUT as the directory it names, absolute (``-o .`` names the directory, not an empty basename).
+
+    A symbolic link is followed: the directory it points to is the one checked, locked and
+    replaced, and the link stays (a rename would otherwise meet the link, not a directory). A
+    link to nothing is refused (exit 3): following it would create a directory elsewhere.
+    """
+    path = Path(os.path.abspath(out))
+    if not path.is_symlink():
+        return path
+    target = Path(os.path.realpath(path))
+    if not target.exists():
+        raise BadInputError(f"cannot write {label or path}: it is a symbolic link to {target}, which does not exist")
+    return target
+
+
 def check_output_dir(out: str | os.PathLike, overwrite: bool, option: str = "", marker: str | None = None) -> None:
     """Fail now, before the work, if the output directory ``out`` could not be written later:
-    exit 3 if it is a file or its parent cannot be created or written; exit 2 if it exists and
-    ``overwrite`` (--force) was not given. ``marker``: a file every output of this command
-    holds; a non-empty ``out`` without it is not replaced even with --force (exit 3), so a
-    mistyped ``-o ~`` cannot delete a home directory."""
-    out = Path(out)
+    exit 3 if it is a file, a dangling symbolic link, or its parent cannot be created or written;
+    exit 2 if it exists and ``overwrite`` (--force) was not given. ``marker``: a file every output
+    of this command holds; a non-empty ``out`` without it is not replaced even with --force (exit
+    3), so a mistyped ``-o ~`` cannot delete a home directory."""
     label = f"{option} {out}" if option else str(out)
+    out = resolve_output_dir(out, label)
     if out.exists() and not out.is_dir():
         raise BadInputError(f"cannot write {label}: exists and is not a directory")
     if out.exists() and not overwrite:
@@ -229,6 +261,102 @@ def check_output_dir(out: str | os.PathLike, overwrite: bool, option: str = "", 
     if out.is_dir() and marker and any(out.iterdir()) and not (out / marker).is_file():
         raise BadInputError(f"refusing to replace {out}: not an rlcc output directory (it has no {marker})")
     _probe_dir(_existing_ancestor(out.parent), label)
+
+
+# ---- one writer per output directory ----------------------------------------------------------------
+LOCK_SUFFIX = ".lock"  # OUT's lock file is .NAME.lock beside it (staging directories are .NAME.<8 hex>)
+_held_locks: dict[Path, int] = {}  # resolved OUT -> how many nested output_lock blocks of this process hold it
+
+
+def _lock_holder(lock: Path) -> str:
+    try:
+        pid = lock.read_text(encoding="ascii").strip()
+    except (OSError, ValueError):
+        return ""
+    return f" (pid {pid})" if pid.isdigit() else ""
+
+
+@contextlib.contextmanager
+def output_lock(out: str | os.PathLike, option: str = "") -> Iterator[Path]:
+    """Hold the lock of output directory ``out`` for the block; yield ``out`` resolved.
+
+    The lock is ``fcntl.flock`` on ``.NAME.lock`` beside OUT: a second rlcc process writing the
+    same OUT (also through another path or a symbolic link) fails at once with exit 3 instead of
+    replacing the first one's output after minutes. The kernel drops the lock when its process
+    dies, so a killed run leaves at most an unlocked file that the next run takes over; a normal
+    end removes it. Re-entrant within a process. Missing parents of OUT are created (the lock
+    lives there) and removed again if still empty when the block ends.
+    """
+    import fcntl
+
+    label = f"{option} {out}" if option else str(out)
+    out = resolve_output_dir(out, label)
+    if out in _held_locks:
+        _held_locks[out] += 1
+        try:
+            yield out
+        finally:
+            _held_locks[out] -= 1
+        return
+    created = []
+    for parent in reversed(out.parents):
+        if not parent.exists():
+            try:
+                parent.mkdir()
+            except OSError as exc:
+                _remove_empty(created)
+                raise BadInputError(f"cannot write {label}: {parent}: {exc.strerror}") from None
+            created.append(parent)
+    lock = out.parent / f".{out.name}{LOCK_SUFFIX}"
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as exc:
+            _remove_empty(created)
+            raise BadInputError(f"cannot write {label}: {lock}: {exc.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise BadInputError(f"cannot write {label}: another rlcc run is writing it{_lock_holder(lock)}; "
+                                "wait for it to finish or choose another output directory") from None
+        try:  # the previous holder may have removed the file between our open and our lock: retry
+            held, named = os.fstat(fd), os.stat(lock)
+            if (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino):
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+    _held_locks[out] = 1
+    try:
+        yield out
+    finally:
+        del _held_locks[out]
+        with contextlib.suppress(OSError):
+            os.unlink(lock)  # while still locked: a racing opener sees another file at the name and retries
+        os.close(fd)
+        _remove_empty(created)
+
+
+def _remove_empty(directories: list[Path]) -> None:
+    for directory in reversed(directories):
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+
+
+@contextlib.contextmanager
+def claimed_output_dir(out: str | os.PathLike, overwrite: bool, option: str = "",
+                       marker: str | None = None) -> Iterator[Path]:
+    """``check_output_dir`` and ``output_lock`` for a whole command, before its work: yields OUT
+    resolved, locked until the block ends (``atomic_output_dir`` inside it re-uses the lock)."""
+    check_output_dir(out, overwrite, option, marker)
+    with output_lock(out, option) as resolved:
+        check_output_dir(resolved, overwrite, option, marker)  # as it is now that no other run can change it
+        yield resolved
 
 
 def _hidden_dir(out: Path) -> Path:
@@ -260,21 +388,22 @@ def atomic_output_dir(out: Path, overwrite: bool = True, marker: str | None = No
 
     On any error, Ctrl-C or SIGTERM (under ``guarded``) the staging directory is removed, so a
     failed run never leaves a half-written ``out`` behind (an existing ``out`` is left untouched).
+    ``out`` is locked meanwhile (``output_lock``); a symbolic link ``out`` is kept and the
+    directory it points to is replaced.
     """
-    out = Path(os.path.abspath(out))  # "-o ." names the directory, not an empty basename
-    check_output_dir(out, overwrite, marker=marker)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = _hidden_dir(out)
-    try:
-        yield staging
-        with _signals_deferred():
-            if out.exists():
-                old = _hidden_dir(out)
-                os.replace(out, old)
-                os.replace(staging, out)
-                shutil.rmtree(old)
-            else:
-                os.replace(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    with output_lock(out) as out:
+        check_output_dir(out, overwrite, marker=marker)
+        staging = _hidden_dir(out)
+        try:
+            yield staging
+            with _signals_deferred():
+                if out.exists():
+                    old = _hidden_dir(out)
+                    os.replace(out, old)
+                    os.replace(staging, out)
+                    shutil.rmtree(old)
+                else:
+                    os.replace(staging, out)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise

@@ -24,9 +24,9 @@ from typing import Any, Callable
 
 import click
 from rlcc import formats as fmt
-from rlcc.cli.backends import BACKENDS, Outcome, closed_loop_figure, finish, generate_c, record_choice, verify_into
+from rlcc.cli.backends import BACKENDS, OUT_MARKER, Outcome, check_name, closed_loop_figure, finish, generate_c, record_choice, verify_into
 from rlcc.cli.backends import choose as choose_backend
-from rlcc.cli.common import PORTS, POSITIVE_FLOAT, atomic_output_dir, check_output_dir, guarded
+from rlcc.cli.common import PORTS, POSITIVE_FLOAT, atomic_output_dir, bad_input_option, claimed_output_dir, guarded
 from rlcc.codegen import generate
 from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, FLAVOUR_NAMES, check_param_count, choose
 from rlcc.distill import report as report_mod
@@ -59,7 +59,6 @@ from rlcc.verify.glance import nic_section
 from rlcc.verify.provenance import remember as remember_compile
 from rlcc.verify.switch_check import DEFAULT_PORTS
 
-OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force replaces only such directories
 
 
 @click.command("compile")
@@ -103,7 +102,9 @@ OUT_MARKER = "model.rlcc.json"  # in every OUT (written before the C): --force r
                    "as a preview, not judged: exit 0 with a warning where a full compile would exit "
                    f"{int(ExitCode.FIDELITY)}.")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
-@click.option("--name", default="firmware", show_default=True, help="Base name of the generated C files (NAME.c, NAME.h, NAME.rlcc.json).")
+@click.option("--name", default="firmware", show_default=True, callback=bad_input_option(check_name),
+              help="Base name of the generated C files (NAME.c, NAME.h, NAME.rlcc.json) and prefix of their symbols: "
+                   "a C identifier.")
 @click.option("--tree-style", type=click.Choice(["oblivious", "ifelse"]), default="oblivious", show_default=True,
               help="Tree code: branch-free index + table lookup, or nested if-else (identical results).")
 @click.option("--probe-timeout-us", type=float, default=None,
@@ -151,53 +152,53 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, backend: str
     --quick: a preview, exit 0 with a warning).
     """
     start = time.perf_counter()
-    check_output_dir(out, force, "-o", marker=OUT_MARKER)  # seconds now, not after minutes of compiling
-    if is_switch_agent(model):
-        _switch(model, out, force=force, trees=trees, depth=depth, dagger_rounds=1 if dagger_rounds is None else dagger_rounds,
-                seed=seed, quick=quick,
-                target=target, ports=ports, budget_ns=budget_ns, name=name, run_verify=run_verify,
-                accept_fidelity=accept_fidelity, quiet=quiet, start=start)
-        return
-    dagger_rounds = dagger_rounds or 0
-    sdk_choice = choose(sdk, slot)
-    spec = ObservationSpec.from_file(str(spec_file)) if spec_file else None
-    overrides: dict[str, Any] = {k: v for k, v in (("samples", samples), ("scenarios", scenarios)) if v is not None}
-    overrides["bar"] = FidelityBar(goodput=max_goodput_diff, steady_pct=max_steady_pct, transient_pct=max_transient_pct,
-                                   drop_margin=max_drop_diff)
-    if probe_timeout_us is not None:
-        overrides["probe_timeout_ns"] = _probe_timeout_ns(probe_timeout_us)
-    if budget_cycles is not None and budget_cycles <= 0:
-        raise BadInputError("--budget-cycles must be positive")
+    with claimed_output_dir(out, force, "-o", marker=OUT_MARKER):  # checked and locked now, not after minutes
+        if is_switch_agent(model):
+            _switch(model, out, force=force, trees=trees, depth=depth, dagger_rounds=1 if dagger_rounds is None else dagger_rounds,
+                    seed=seed, quick=quick,
+                    target=target, ports=ports, budget_ns=budget_ns, name=name, run_verify=run_verify,
+                    accept_fidelity=accept_fidelity, quiet=quiet, start=start)
+            return
+        dagger_rounds = dagger_rounds or 0
+        sdk_choice = choose(sdk, slot)
+        spec = ObservationSpec.from_file(str(spec_file)) if spec_file else None
+        overrides: dict[str, Any] = {k: v for k, v in (("samples", samples), ("scenarios", scenarios)) if v is not None}
+        overrides["bar"] = FidelityBar(goodput=max_goodput_diff, steady_pct=max_steady_pct, transient_pct=max_transient_pct,
+                                       drop_margin=max_drop_diff)
+        if probe_timeout_us is not None:
+            overrides["probe_timeout_ns"] = _probe_timeout_ns(probe_timeout_us)
+        if budget_cycles is not None and budget_cycles <= 0:
+            raise BadInputError("--budget-cycles must be positive")
 
-    def log(msg: str) -> None:
-        if not quiet:
-            click.echo(f"rlcc-compile: [{time.perf_counter() - start:5.1f}s] {msg}")
+        def log(msg: str) -> None:
+            if not quiet:
+                click.echo(f"rlcc-compile: [{time.perf_counter() - start:5.1f}s] {msg}")
 
-    progress = for_stderr(quiet, show_progress)
-    common = dict(target=target, budget_ns=budget_ns, budget_cycles=budget_cycles, name=name, sdk=sdk_choice,
-                  run_verify=run_verify, jobs=jobs or default_jobs(), log=log, progress=progress, start=start)
+        progress = for_stderr(quiet, show_progress)
+        common = dict(target=target, budget_ns=budget_ns, budget_cycles=budget_cycles, name=name, sdk=sdk_choice,
+                      run_verify=run_verify, jobs=jobs or default_jobs(), log=log, progress=progress, start=start)
 
-    def trees_backend(stage: Path) -> Outcome:
-        tree_overrides = dict(overrides, **({"candidates": candidates} if candidates is not None else {}))
-        opts = dict(trees=trees, depth=depth, budget_ops=budget_ops, dagger_rounds=dagger_rounds, seed=seed,
-                    derived=derived, equilibrium=equilibrium, **tree_overrides)
-        options = CompileOptions.quick(**opts) if quick else CompileOptions(**opts)
-        return _trees(model, spec, stage, options, tree_style=tree_style, **common)
+        def trees_backend(stage: Path) -> Outcome:
+            tree_overrides = dict(overrides, **({"candidates": candidates} if candidates is not None else {}))
+            opts = dict(trees=trees, depth=depth, budget_ops=budget_ops, dagger_rounds=dagger_rounds, seed=seed,
+                        derived=derived, equilibrium=equilibrium, **tree_overrides)
+            options = CompileOptions.quick(**opts) if quick else CompileOptions(**opts)
+            return _trees(model, spec, stage, options, tree_style=tree_style, **common)
 
-    def int8_backend(stage: Path) -> Outcome:
-        from rlcc.cli.compile_int8 import compile_int8_outcome
+        def int8_backend(stage: Path) -> Outcome:
+            from rlcc.cli.compile_int8 import compile_int8_outcome
 
-        options = CompileOptions.quick(seed=seed, **overrides) if quick else CompileOptions(seed=seed, **overrides)
-        return compile_int8_outcome(model, spec, stage, options, **common)
+            options = CompileOptions.quick(seed=seed, **overrides) if quick else CompileOptions(seed=seed, **overrides)
+            return compile_int8_outcome(model, spec, stage, options, **common)
 
-    runners = {"trees": trees_backend, "int8": int8_backend}
-    with atomic_output_dir(out, overwrite=force, marker=OUT_MARKER) as stage:
-        if backend != "auto":
-            outcome = runners[backend](stage)
-        else:
-            outcome = _auto(runners, stage, log)
-    finish(dataclasses.replace(outcome, wrote_line=outcome.wrote_line.replace(str(outcome.directory), str(out))),
-           accept_fidelity, quiet)
+        runners = {"trees": trees_backend, "int8": int8_backend}
+        with atomic_output_dir(out, overwrite=force, marker=OUT_MARKER) as stage:
+            if backend != "auto":
+                outcome = runners[backend](stage)
+            else:
+                outcome = _auto(runners, stage, log)
+        finish(dataclasses.replace(outcome, wrote_line=outcome.wrote_line.replace(str(outcome.directory), str(out))),
+               accept_fidelity, quiet)
 
 
 def _switch(model: Path, out: Path, *, force: bool, budget_ns: float | None, accept_fidelity: bool, quiet: bool,
@@ -237,6 +238,7 @@ def _trees(model: Path, spec: ObservationSpec | None, stage: Path, options: Comp
            target: str, budget_ns: float | None, budget_cycles: int | None, name: str, sdk, run_verify: bool, jobs: int,
            log: Callable[[str], None], progress, start: float) -> Outcome:
     """The tree backend: sample, distill, quantize, generate, verify, check on the suite; files into ``stage``."""
+    check_name(name)
     policy = load_policy(model, spec)
     check_fits_context(policy.spec)  # before minutes of sampling, not after
     check_param_count(sdk, len(model_params(policy.spec)))
@@ -262,15 +264,17 @@ def _trees(model: Path, spec: ObservationSpec | None, stage: Path, options: Comp
     result = check_on_suite(result, policy, options, latency_us, log, jobs, progress)
     plot = closed_loop_figure(stage, policy.factor, result.model, options, log, progress)
     (stage / "report.json").write_text(report_mod.to_json(result.report))
-    (stage / "report.md").write_text(report_mod.to_markdown(result.report, nic_section(verdict, result.report.gate.headline,
-                                                                                        plot=plot)))
+    constant = report_mod.constant_policy_note(result.model)
+    glance = nic_section(verdict, result.report.gate.headline, plot=plot)
+    (stage / "report.md").write_text(report_mod.to_markdown(result.report, ["", f"**Note: {constant}.**", *glance]
+                                                            if constant else glance))
     f, s, gate = result.report.fidelity, result.report.sizes, result.report.gate
     return Outcome(
         "trees", stage, verdict, failure, gate.passed, preview=gate.preview,
         gate_line=f"rlcc-compile: {gate.console_line()}",
         wrote_line=(f"rlcc-compile: wrote {stage}: {s.trees} trees, {s.operations} ops, state {s.state_bytes} B; "
                     f"RMSE vs teacher {f.float_vs_teacher_rmse:.4f}, quantization path changes "
-                    f"{f.path_changed_fraction:.4f} ({time.perf_counter() - start:.1f}s)"))
+                    f"{f.path_changed_fraction:.4f} ({time.perf_counter() - start:.1f}s)" + (f"; {constant}" if constant else "")))
 
 
 def _probe_timeout_ns(probe_timeout_us: float) -> int:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from rlcc import formats as fmt
-from rlcc.cli.backends import Outcome, closed_loop_figure, generate_c, verify_into
+from rlcc.cli.backends import OUT_MARKER, Outcome, check_name, closed_loop_figure, generate_c, verify_into
 from rlcc.codegen import generate
 from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, SdkChoice
 from rlcc.distill import int8_report
@@ -29,7 +29,6 @@ from rlcc.targets import TARGETS
 from rlcc.verify.glance import nic_section
 from rlcc.verify.provenance import remember as remember_compile
 
-OUT_MARKER = "model.rlcc.json"  # the same marker as the tree backend (rlcc.cli.compile)
 EXTRA_PROFILES = ("generic5",)  # Table I also reports cycles on these (besides the verify profile)
 
 
@@ -37,6 +36,7 @@ def compile_int8_outcome(model: Path, spec: ObservationSpec | None, stage: Path,
                          sdk: SdkChoice, name: str, run_verify: bool, target: str, budget_ns: float | None,
                          budget_cycles: int | None, jobs: int, log: Callable[[str], None], progress, start: float) -> Outcome:
     """Calibrate, quantize, generate, verify and check the int8 network; files into ``stage``."""
+    check_name(name)
     if sdk.flavour.name != DEFAULT_FLAVOUR:  # the generator refuses it too; say so before the work
         raise BadInputError(f"--backend int8 generates C for the {DEFAULT_FLAVOUR} SDK only, not --sdk {sdk.flavour.name}")
     policy = load_policy(model, spec)

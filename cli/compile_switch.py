@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 import click
-from rlcc.cli.backends import preview_warning
+from rlcc.cli.backends import OUT_MARKER, check_name, preview_warning
 from rlcc.codegen.switch_generate import generate_switch_firmware
 from rlcc.distill import switch_report
 from rlcc.distill.switch_pipeline import (
@@ -48,6 +48,7 @@ class SwitchOutcome:
 def compile_switch(model: Path, stage: Path, *, trees: int, depth: int, dagger_rounds: int, seed: int, quick: bool,
                    target: str, ports: int, budget_us: float | None, name: str, run_verify: bool,
                    bar: SwitchFidelityBar, log: Callable[[str], None]) -> SwitchOutcome:
+    check_name(name)
     teacher = QNetPolicy(model)
     recipe = switch_recipe(trees, depth, dagger_rounds, seed, quick)
     options = dataclasses.replace(switch_options(recipe), bar=bar)
@@ -55,7 +56,7 @@ def compile_switch(model: Path, stage: Path, *, trees: int, depth: int, dagger_r
     stage.mkdir(parents=True, exist_ok=True)
     spec = teacher.spec
     (stage / "spec.json").write_text(spec.to_json() + "\n")
-    (stage / "model.rlcc.json").write_text(json.dumps(result.model.to_dict(), sort_keys=True) + "\n")
+    (stage / OUT_MARKER).write_text(json.dumps(result.model.to_dict(), sort_keys=True) + "\n")
     (stage / "catboost.json").write_text(result.fit.catboost_json + "\n")
     source = {"policy": teacher.path.name, "policy_sha256": hashlib.sha256(teacher.model_bytes).hexdigest()}
     paths = generate_switch_firmware(spec, result.model, stage, target=target, name=name, source_info=source,

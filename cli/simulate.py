@@ -23,6 +23,7 @@ from typing import Any
 
 import click
 import numpy as np
+from rlcc import textio
 from rlcc.cli.common import (
     NON_NEGATIVE_FLOAT,
     POSITIVE_FLOAT,
@@ -346,7 +347,7 @@ def suite(controllers: tuple[str, ...], out: str, suite_name: str, seeds: str, b
           num_cpus: int | None, force: bool, quiet: bool) -> None:
     """The RL-CC paper's evaluation (Tables IV and V, goodput and latency per scale, OSU, long-short,
     FCT) for every controller: Markdown, JSON and PNG plots in OUT."""
-    from rlcc.cli.common import atomic_output_dir, check_output_dir
+    from rlcc.cli.common import atomic_output_dir, claimed_output_dir
     from rlcc.simulator.suite import ControllerSpec, run_suite
     from rlcc.simulator.suite_report import write_report
 
@@ -357,19 +358,19 @@ def suite(controllers: tuple[str, ...], out: str, suite_name: str, seeds: str, b
     if not seed_list or any(x < 0 for x in seed_list):
         raise OptionValueError(f"--seeds must be non-negative integers, got {seeds!r}", PROG, ExitCode.USAGE)
     specs = [ControllerSpec.parse(c) for c in controllers]
-    check_output_dir(out, force, "--out", marker="suite.json")
-    if address:
-        backend = "ray"
-    elif backend == "auto":
-        import importlib.util
+    with claimed_output_dir(out, force, "--out", marker="suite.json"):  # checked and locked before the runs
+        if address:
+            backend = "ray"
+        elif backend == "auto":
+            import importlib.util
 
-        backend = "ray" if importlib.util.find_spec("ray") else "serial"
-    results = run_suite(specs, suite_name, seed_list, backend=backend, address=address, num_cpus=num_cpus,
-                        progress=False if quiet else None)
-    with atomic_output_dir(Path(out), overwrite=force, marker="suite.json") as staging:
-        written = write_report(results, staging)
-    for path in written:
-        click.echo(str(Path(out) / Path(path).name))
+            backend = "ray" if importlib.util.find_spec("ray") else "serial"
+        results = run_suite(specs, suite_name, seed_list, backend=backend, address=address, num_cpus=num_cpus,
+                            progress=False if quiet else None)
+        with atomic_output_dir(Path(out), overwrite=force, marker="suite.json") as staging:
+            written = write_report(results, staging)
+        for path in written:
+            click.echo(str(Path(out) / Path(path).name))
 
 
 @simulate_command.command("run")
@@ -378,12 +379,7 @@ def suite(controllers: tuple[str, ...], out: str, suite_name: str, seeds: str, b
 @guarded(PROG)
 def run_file(scenario_file: str, **opts: Any) -> None:
     """Run a scenario described by a JSON file (see simulator/README.md)."""
-    try:
-        data = json.loads(Path(scenario_file).read_text())
-    except OSError as exc:
-        raise BadInputError(f"cannot read scenario file {scenario_file}: {exc.strerror}") from None
-    except ValueError as exc:
-        raise BadInputError(f"invalid scenario in {scenario_file}: not JSON ({exc})") from None
+    data = textio.parse_json(textio.read_bytes(scenario_file, "scenario file"), "scenario", scenario_file)
     if not isinstance(data, dict):
         raise BadInputError(f"invalid scenario in {scenario_file}: top level must be a JSON object")
     _execute(str(data.get("kind")), data, opts, None)

@@ -50,12 +50,30 @@ def c_uint32(v: int) -> str:
     return f"UINT32_C({v})"
 
 
+FIRMWARE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")  # ASCII C identifier without the implementation's leading _
+FIRMWARE_NAME_MAX = 64  # NAME prefixes every C symbol and names files: readable, far below NAME_MAX (255)
+# NAME.h = rlcc_runtime.h would shadow the runtime header; NAME "rlcc" would take the runtime's rlcc_ prefix.
+RESERVED_NAMES = frozenset({"rlcc", RUNTIME_HEADER.removesuffix(".h")})
+
+
+def check_firmware_name(name: str, option: str = "name") -> str:
+    """``name`` if it can name the firmware: NAME.c/.h/.rlcc.json and the prefix of its C symbols.
+
+    Anything else (a path, ``../x``, ``my-fw``, an empty or very long name) is a BadInputError:
+    a path would write the files outside OUT, and a mangled identifier would not match the file.
+    """
+    if not isinstance(name, str) or not FIRMWARE_NAME.fullmatch(name):
+        raise BadInputError(f"{option} must be a C identifier (a letter, then letters, digits or _), got {name!r}")
+    if len(name) > FIRMWARE_NAME_MAX:
+        raise BadInputError(f"{option} must be at most {FIRMWARE_NAME_MAX} characters, got {len(name)}")
+    if name in RESERVED_NAMES:
+        raise BadInputError(f"{option} {name!r} is reserved by the runtime header {RUNTIME_HEADER}")
+    return name
+
+
 def c_ident(name: str) -> str:
-    """A C identifier derived from a firmware name (``my-fw`` -> ``my_fw``)."""
-    ident = re.sub(r"\W", "_", name)
-    if not ident or not (ident[0].isalpha() or ident[0] == "_"):
-        ident = "fw_" + ident
-    return ident
+    """The C identifier of a firmware name: the name itself, checked (``check_firmware_name``)."""
+    return check_firmware_name(name)
 
 
 def model_sha256(model: FxModel) -> str:

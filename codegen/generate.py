@@ -57,10 +57,10 @@ def generate(model: FxModel | Int8Net, out_dir: str | Path, name: str = "firmwar
     entry, which ``rlcc-verify --policy`` recompiles from). Returns {"c", "h", "manifest", extra
     file names...} -> path.
     """
+    sdk = sdk or choose()
+    texts, context = render_sources(model, name, tree_style, source_info, inline_runtime, sdk)  # checks name first
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    sdk = sdk or choose()
-    texts, context = render_sources(model, name, tree_style, source_info, inline_runtime, sdk)
     if vectors is None:
         vectors = default_vectors(model)
     files = {"c": (f"{name}.c", texts["c"]), "h": (f"{name}.h", texts["h"])}

@@ -30,6 +30,7 @@ import hashlib
 import json
 from typing import Any
 
+from rlcc import textio
 from rlcc import formats as fmt
 from rlcc.errors import BadInputError
 from rlcc.fxp.int8_net import BACKEND, Int8Net, is_int8, load_model_dict
@@ -122,11 +123,7 @@ def _vectors_json(vectors: dict[str, Any]) -> str:
 
 def load(path: str) -> tuple[dict[str, Any], FxModel | Int8Net, Vectors]:
     """Read a manifest: (raw dict, model (an ``Int8Net`` for ``"backend": "int8"``), vectors)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise BadInputError(f"cannot read firmware manifest {path}: {exc}") from None
+    data = textio.load_json(path, "firmware manifest")
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != VERSION:
         raise BadInputError(f"{path}: not an rlcc firmware manifest ({FORMAT} v{VERSION})")
     try:

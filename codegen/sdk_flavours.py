@@ -18,11 +18,11 @@ stub harness, so the same golden model, vectors, proof and cycle counts apply.
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from pathlib import Path
 from typing import Any
 
+from rlcc import textio
 from rlcc.errors import BadInputError
 from rlcc.firmware_sdk_stub.doca_layout import DEFAULT_LAYOUT, LAYOUTS, MIN_MAX_PARAMS, DocaLayout, get_layout
 from rlcc.fxp.model import PARAM_RULE, U32_MAX
@@ -143,12 +143,10 @@ def for_firmware(firmware_c: str | Path) -> SdkChoice:
     path = Path(firmware_c)
     manifest = path.with_name(path.stem + ".rlcc.json")
     if not manifest.is_file():
-        found = _DOCA_SOURCE_LINE.search(path.read_text(encoding="utf-8", errors="replace")) if path.is_file() else None
+        text = textio.read_bytes(path, "firmware", textio.MAX_TEXT_BYTES).decode("utf-8", "replace") if path.is_file() else ""
+        found = _DOCA_SOURCE_LINE.search(text)
         return choose(DOCA, int(found.group(2))) if found else choose(STUB)
-    try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BadInputError(f"cannot read firmware manifest {manifest}: {exc}") from None
+    data = textio.load_json(manifest, "firmware manifest")
     return from_manifest(data if isinstance(data, dict) else {})
 
 

@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rlcc import textio
 from rlcc import __version__
 from rlcc.class_trees import ClassEnsemble
 from rlcc.codegen.context import c_ident
@@ -194,10 +195,7 @@ def generate_switch_firmware(spec: SwitchAgentSpec, model: ClassEnsemble, out_di
 
 def load_switch_manifest(path: str | Path) -> tuple[dict[str, Any], SwitchAgentSpec, ClassEnsemble]:
     """Read a switch-agent manifest: (raw dict, spec, classifier); BadInputError when malformed."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BadInputError(f"cannot read firmware manifest {path}: {exc}") from None
+    data = textio.load_json(path, "firmware manifest")
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("kind") != KIND:
         raise BadInputError(f"{path}: not an rlcc switch-agent firmware manifest")
     try:
@@ -214,7 +212,7 @@ def load_switch_manifest(path: str | Path) -> tuple[dict[str, Any], SwitchAgentS
 def manifest_kind(path: str | Path) -> str | None:
     """The ``kind`` of a firmware manifest (None: a NIC manifest, or unreadable: its loader reports)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = textio.load_json(path, "firmware manifest")
+    except textio.InputFileError:
         return None
     return data.get("kind") if isinstance(data, dict) else None

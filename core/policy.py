@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rlcc import textio
 from rlcc.errors import BadInputError
 from rlcc.spec import METADATA_KEY, ObservationSpec
 
@@ -103,7 +104,7 @@ def embed_spec(model_path: str | os.PathLike, spec: ObservationSpec, out_path: s
     """Write ``spec`` into the ONNX model's ``metadata_props`` (replacing any existing one)."""
     import onnx
 
-    model = onnx.load(str(model_path))
+    model = read_onnx(model_path)
     kept = [p for p in model.metadata_props if p.key != METADATA_KEY]
     del model.metadata_props[:]
     model.metadata_props.extend(kept)
@@ -135,16 +136,28 @@ def spec_from_metadata(model, path: Path) -> ObservationSpec:
     )
 
 
+def read_onnx(path: str | os.PathLike, load_external_data: bool = True):
+    """The ONNX ModelProto of ``path``, read with the bounded reader (``textio.MAX_ONNX_BYTES``);
+    external tensors beside it are loaded as ``onnx.load`` would. Parse errors propagate."""
+    import onnx
+    from onnx.external_data_helper import load_external_data_for_model, uses_external_data
+
+    model = onnx.load_model_from_string(textio.read_bytes(path, "ONNX model", textio.MAX_ONNX_BYTES))
+    if load_external_data and any(uses_external_data(t) for t in model.graph.initializer):
+        load_external_data_for_model(model, os.path.dirname(os.path.abspath(path)))
+    return model
+
+
 def _load_onnx(path: Path):
     import onnx
     from google.protobuf.message import DecodeError
 
     if path.is_dir():
         raise BadInputError(f"{path}: is a directory, not an ONNX model")
-    if not path.is_file():
+    if not path.exists():
         raise BadInputError(f"{path}: no such file")
     try:
-        model = onnx.load(str(path))
+        model = read_onnx(path)
     except (DecodeError, ValueError, RuntimeError, OSError, UnicodeDecodeError) as exc:
         raise BadInputError(f"{path}: not an ONNX model ({type(exc).__name__})") from None
     if not model.graph.node and not model.graph.input:

@@ -20,6 +20,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from rlcc import textio
 from rlcc import derived as derived_vocab
 from rlcc import features as vocab
 from rlcc.errors import BadInputError
@@ -281,20 +282,11 @@ class ObservationSpec:
 
     @classmethod
     def from_json(cls, text: str | bytes, source: str = "spec") -> "ObservationSpec":
-        try:
-            data = json.loads(text)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise BadInputError(f"invalid spec in {source}: not JSON ({exc})") from None
-        return cls.from_dict(data)
+        return cls.from_dict(textio.parse_json(text, "spec", source))
 
     @classmethod
     def from_file(cls, path: str) -> "ObservationSpec":
-        try:
-            with open(path, "rb") as fh:
-                text = fh.read()
-        except OSError as exc:
-            raise BadInputError(f"cannot read spec file {path}: {exc.strerror}") from None
-        return cls.from_json(text, source=path)
+        return cls.from_json(textio.read_bytes(path, "spec file"), source=path)
 
 
 def _no_unknown_keys(data: Mapping, known: set[str], where: str) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from rlcc.errors import BadInputError
-from rlcc.policy import PicklableSession, _check_opset, _dims, _load_onnx, _make_session
+from rlcc.policy import PicklableSession, _check_opset, _dims, _load_onnx, _make_session, read_onnx
 from rlcc.switch_spec import METADATA_KEY, SwitchAgentSpec
 
 PROBE_SAMPLES = 1024
@@ -23,10 +23,8 @@ def switch_spec_from_metadata(model, path: Path) -> SwitchAgentSpec | None:
 
 def is_switch_agent(path: str | os.PathLike) -> bool:
     """Whether the ONNX file carries a switch-agent spec (cheap: reads the metadata only)."""
-    import onnx
-
     try:
-        model = onnx.load(str(path), load_external_data=False)
+        model = read_onnx(path, load_external_data=False)
     except Exception:  # not ONNX at all: the NIC loader reports it properly
         return False
     return any(p.key == METADATA_KEY for p in model.metadata_props)

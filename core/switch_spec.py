@@ -31,6 +31,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from rlcc import textio
 from rlcc.errors import BadInputError
 
 SWITCH_SPEC_VERSION = 1
@@ -235,11 +236,7 @@ class SwitchAgentSpec:
 
     @classmethod
     def from_json(cls, text: str | bytes, source: str = "spec") -> "SwitchAgentSpec":
-        try:
-            data = json.loads(text)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise BadInputError(f"invalid switch-agent spec in {source}: not JSON ({exc})") from None
-        return cls.from_dict(data)
+        return cls.from_dict(textio.parse_json(text, "switch-agent spec", source))
 
 
 def _typed(value: Any, kind: type, where: str) -> Any:

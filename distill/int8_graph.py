@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from rlcc.errors import BadInputError
+from rlcc.policy import read_onnx
 from rlcc.spec import ObservationSpec
 
 SUPPORTED_OPS = ("MatMul", "Gemm", "Add", "Relu", "Tanh", "Sigmoid", "Slice", "Mul", "Identity")
@@ -157,10 +158,8 @@ class _Graph:
 def read_network(model_path: str | Path, spec: ObservationSpec, policy: Any) -> FloatNet:
     """The float network of ``model_path`` (window MLP or recurrent; ``policy``: the loaded
     ``OnnxPolicy``/``RecurrentPolicy``, the oracle the reading is checked against)."""
-    import onnx
-
     path = Path(model_path)
-    model = onnx.load(str(path))
+    model = read_onnx(path)
     g = _Graph(model, path)
     state_inputs = [t.input for t in spec.recurrent.state] if spec.recurrent else []
     obs = [i.name for i in model.graph.input if i.name not in g.init and i.name not in state_inputs][0]

@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from rlcc import formats as fmt
 from rlcc.distill.gate import FidelityVerdict
 from rlcc.recurrent import WINDOW_BURN_IN
 from rlcc.distill.report_data import ClosedLoop, CompileReport, Selection
@@ -116,6 +117,18 @@ def _ramp_lines(fit) -> list[str]:
     items = "; ".join(f"{r['input']} {_f(r['slope_below'], 4)} / {_f(r['slope_above'], 4)} around {_f(r['center'], 5)} "
                       f"(linear on [{_f(r['lo'], 5)}, {_f(r['hi'], 5)}])" for r in fit.ramps)
     return [f"- {len(fit.ramps)} ramps at the teacher's equilibrium, slope below / above on the scaled input: {items}"]
+
+
+def constant_policy_note(model: Any) -> str:
+    """The plain statement that ``model`` (an FxModel) is a constant rate factor, or "" when its
+    decision depends on its inputs. A constant teacher compiles (it is a valid, if trivial,
+    controller, and the firmware is exact), but nobody should mistake it for a learned policy."""
+    if model.trees or model.ramps:
+        return ""
+    c = model.constants
+    factor = min(max(model.bias, c.clamp_min_q16), c.clamp_max_q16) / fmt.FACTOR_ONE
+    return (f"constant policy: the firmware has no trees and applies the rate factor {factor:.6g} on every decision, "
+            "whatever it observes (the teacher's output did not vary on the sampled states)")
 
 
 def to_markdown(report: CompileReport, glance: Sequence[str] = ()) -> str:

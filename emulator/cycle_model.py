@@ -9,12 +9,12 @@ against RTL simulation. ``rdtime`` returns ``cycles * timebase_hz // clock_hz``.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from rlcc import textio
 from rlcc.errors import BadInputError
 
 from . import _rvcore
@@ -141,10 +141,5 @@ def load_profile(name_or_path: str | Path | Profile = "generic5") -> Profile:
         p = PROFILE_DIR / f"{name_or_path}.json"
         if not p.exists():
             raise BadInputError(f"unknown cycle profile {str(name_or_path)!r}; available: {', '.join(list_profiles())}")
-    try:
-        data = json.loads(p.read_text())
-    except OSError as e:
-        raise BadInputError(f"cannot read cycle profile {p}: {e.strerror}") from None
-    except json.JSONDecodeError as e:
-        raise BadInputError(f"cycle profile {p}: invalid JSON at line {e.lineno}: {e.msg}") from None
+    data = textio.load_json(p, "cycle profile")
     return profile_from_dict(data, where=str(p), path=p)

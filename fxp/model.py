@@ -10,6 +10,7 @@ import dataclasses
 import json
 from typing import Any
 
+from rlcc import textio
 from rlcc import derived as derived_vocab
 from rlcc import features as vocab
 from rlcc import formats as fmt
@@ -332,9 +333,4 @@ class FxModel(InputFormats):
 
     @classmethod
     def from_file(cls, path: str) -> "FxModel":
-        try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except (OSError, ValueError) as exc:
-            raise BadInputError(f"cannot read fixed-point model {path}: {exc}") from None
-        return cls.from_dict(data)
+        return cls.from_dict(textio.load_json(path, "fixed-point model"))

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from rlcc import textio
 from rlcc.errors import BadInputError
 from rlcc.simulator.scenarios import MAX_BYTES
 
@@ -112,10 +113,9 @@ class FlowSizeCdf:
             return cls.parse(res.read_text(encoding="utf-8"), f"{name_or_path}.cdf")
         path = Path(name_or_path)
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-            raise BadInputError(f"cannot read flow-size CDF {path} ({reason}); shipped names: {', '.join(SHIPPED)}") from None
+            text = textio.read_text(path, "flow-size CDF")
+        except textio.InputFileError as e:
+            raise BadInputError(f"cannot read flow-size CDF {path} ({e.reason}); shipped names: {', '.join(SHIPPED)}") from None
         return cls.parse(text, str(path))
 
     @classmethod

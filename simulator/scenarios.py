@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from rlcc import textio
 from rlcc.errors import BadInputError
 
 MAX_FLOWS = 1 << 20
@@ -314,11 +315,7 @@ class Scenario:
 
     @staticmethod
     def from_json(text: str, source: str = "scenario") -> "Scenario":
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise BadInputError(f"invalid scenario in {source}: not JSON ({exc})") from None
-        return Scenario.from_dict(data)
+        return Scenario.from_dict(textio.parse_json(text, "scenario", source))
 
 
 @dataclasses.dataclass(frozen=True)

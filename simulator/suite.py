@@ -27,12 +27,12 @@ run through the bit-exact golden model with the decision latency ``rlcc-verify``
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from rlcc import textio
 from rlcc.errors import BadInputError
 from rlcc.simulator.scenarios import (
     DEFAULT_DECISION_LATENCY_US, AllToAll, LongShort, ManyToOne, OsuAllToAll, PoissonTrace, Scenario, TopologyConfig,
@@ -94,9 +94,9 @@ def load_firmware(path: str, name: str = "firmware") -> Any:
     p = Path(path)
     model_file = p / "firmware.rlcc.json" if p.is_dir() else p
     try:
-        data = json.loads(model_file.read_text())
-    except (OSError, ValueError) as exc:
-        raise BadInputError(f"firmware {path}: cannot read {model_file.name} ({exc})") from None
+        data = textio.load_json(model_file, "firmware model")
+    except textio.InputFileError as exc:
+        raise BadInputError(f"firmware {path}: cannot read {model_file.name} ({exc.reason})") from None
     # A firmware manifest (rlcc-compile's <stem>.rlcc.json) carries its model under "model".
     model = load_model_dict(data.get("model", data) if isinstance(data, dict) else data)
     ctl = (Int8NetController if is_int8(model) else GoldenController)(model, name=name)
@@ -109,8 +109,10 @@ def firmware_latency_us(verify_json: Path) -> float:
     if not verify_json.is_file():
         return DEFAULT_DECISION_LATENCY_US
     try:
-        ns = json.loads(verify_json.read_text())["budget"]["worst_case_ns"]
-    except (ValueError, KeyError, TypeError):
+        ns = textio.load_json(verify_json, "rlcc-verify report")["budget"]["worst_case_ns"]
+    except textio.InputFileError as exc:
+        raise BadInputError(f"{verify_json}: {exc.reason}") from None
+    except (KeyError, TypeError):
         raise BadInputError(f"{verify_json}: not an rlcc-verify report with budget.worst_case_ns") from None
     return float(ns) / 1e3
 

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rlcc import textio
 from rlcc.errors import BadInputError
 from rlcc.simulator.plot import save_figure
 
@@ -250,11 +251,7 @@ def _plain(x: Any) -> Any:
 
 def load_results(path: str | Path) -> dict[str, Any]:
     """A ``suite.json`` (or any results file of the schema above), validated."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as e:
-        raise BadInputError(f"cannot read suite results {path}: {e}") from None
-    return normalize(data)
+    return normalize(textio.load_json(path, "suite results"))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any, Mapping
 
 import networkx as nx
 import numpy as np
 
+from rlcc import textio
 from rlcc.errors import BadInputError
 from rlcc.simulator.scenarios import LINE_RATE_GBPS, MAX_BYTES, PACKET_BYTES
 
@@ -260,14 +260,7 @@ def from_dict(data: Any, source: str = "topology") -> Topology:
 
 
 def load(path: str | Path) -> Topology:
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise BadInputError(f"cannot read topology file {path}: {exc.strerror}") from None
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise BadInputError(f"invalid topology in {path}: not JSON ({exc})") from None
+    data = textio.parse_json(textio.read_bytes(path, "topology file"), "topology", path)
     return from_dict(data, str(path))
 
 

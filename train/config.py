@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
+from rlcc import textio
 from rlcc.errors import BadInputError
 from rlcc.spec import ObservationSpec
 from rlcc.train.lstm import MAX_HIDDEN, MAX_STATE_VALUES
@@ -151,11 +152,4 @@ class TrainConfig:
 
 def read_json_config(path: str | Path, what: str) -> Any:
     """The parsed JSON of a config file; BadInputError (exit 3) naming ``what`` if unreadable or not JSON."""
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise BadInputError(f"cannot read {what} {path}: {exc.strerror}") from None
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise BadInputError(f"invalid {what} in {path}: not JSON ({exc})") from None
+    return textio.load_json(path, what)

@@ -230,12 +230,11 @@ def export_lstm(lstm: Lstm, spec: ObservationSpec, path: str | Path, doc: str = 
 
 def lstm_from_onnx(path: str | Path) -> tuple[Lstm, ObservationSpec]:
     """The numpy LSTM and the step spec back out of an ONNX written by ``export_lstm``."""
-    import onnx
     from onnx import numpy_helper
 
-    from rlcc.policy import spec_from_metadata
+    from rlcc.policy import read_onnx, spec_from_metadata
 
-    model = onnx.load(str(path))
+    model = read_onnx(path)
     w = {t.name: numpy_helper.to_array(t).astype(np.float64) for t in model.graph.initializer}
     pre = [w[f"P{k}"] for k in range(sum(1 for name in w if name.startswith("P")))]
     return Lstm(pre, w["Wx"], w["Wh"], w["b"], w["Wo"]), spec_from_metadata(model, Path(path))

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from rlcc import textio
 from rlcc import formats as fmt
 from rlcc.codegen import manifest as manifest_io
 from rlcc.codegen.context import model_sha256
@@ -303,7 +304,7 @@ def verify_firmware(
     )
     bad_idx = np.flatnonzero(bad)
     rtt = (vectors.event[:, fmt.EV_ATTR] & 0xFF) == fmt.EVENT_RTT
-    text = firmware_c.read_text(encoding="utf-8", errors="replace")
+    text = textio.read_bytes(firmware_c, "firmware", textio.MAX_TEXT_BYTES).decode("utf-8", "replace")
     expected_mask = int(raw.get("events", {}).get("disable_event_mask", mask))
     coverage = {"note": "int8 backend: no observable-target coverage (saturation vectors instead)"} if is_int8(model) \
         else observable_coverage(model, vectors)

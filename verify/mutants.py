@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from rlcc import textio
 from rlcc import firmware_sdk_stub as sdk
 from rlcc import formats as fmt
 from rlcc.codegen import manifest as manifest_io
@@ -382,11 +383,11 @@ def run_mutation_analysis(
     cc = direct_compiler(cc)
     v = default_vectors(model, shipped) if vectors is None else vectors
 
-    sources = {"c": firmware_c.read_text(encoding="utf-8"), "h": header.read_text(encoding="utf-8")}
+    sources = {"c": textio.read_text(firmware_c, "firmware"), "h": textio.read_text(header, "firmware header")}
     names = {"c": firmware_c.name, "h": header.name}
     runtime = firmware_c.with_name(RUNTIME_HEADER)
     if f'#include "{RUNTIME_HEADER}"' in sources["c"]:  # not inlined: the runtime's mutants edit a copy
-        sources["rt"] = (runtime if runtime.is_file() else sdk.runtime_header()).read_text(encoding="utf-8")
+        sources["rt"] = textio.read_text(runtime if runtime.is_file() else sdk.runtime_header(), "runtime header")
         names["rt"] = RUNTIME_HEADER
     mutants = generate_mutants(sources["c"], sources["h"], model, kinds, rt_text=sources.get("rt"))
     with firmware_build(firmware_c, target, prof, cc, doca_layout=doca_layout) as fw:

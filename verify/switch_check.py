@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from rlcc import textio
 from rlcc.class_trees import ClassEnsemble
 from rlcc.codegen.manifest import sha256_text
 from rlcc.codegen.switch_generate import load_switch_manifest, model_sha256
@@ -232,7 +233,7 @@ def verify_switch_firmware(firmware_c: Path, manifest: Path | None = None, targe
 
         mutation = run_c_mutation_analysis(firmware_c, spec, model, vectors, target, profile)
     bad = res["bad"]
-    text = firmware_c.read_text(encoding="utf-8", errors="replace")
+    text = textio.read_bytes(firmware_c, "firmware", textio.MAX_TEXT_BYTES).decode("utf-8", "replace")
     return SwitchVerifyResult(
         firmware=str(firmware_c), target=target, profile=prof.name, clock_hz=prof.clock_hz, vectors=len(vectors),
         mismatches=len(bad), mismatch_examples=[_example(vectors, i, res["out"], model.n_classes) for i in bad[:MAX_EXAMPLES]],

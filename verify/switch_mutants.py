@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rlcc import textio
 from rlcc.class_trees import ClassEnsemble, ClassTree, IntSplit
 from rlcc.fxp import switch_vectors as sv
 from rlcc.switch_spec import SwitchAgentSpec
@@ -150,9 +151,9 @@ def run_c_mutant(firmware_c: Path, mutant: CMutant, spec: SwitchAgentSpec, model
     firmware_c = Path(firmware_c)
     with tempfile.TemporaryDirectory(prefix="rlcc-swmut-") as work:
         src = Path(work) / firmware_c.name
-        src.write_text(mutant.apply(firmware_c.read_text(encoding="utf-8")), encoding="utf-8")
+        src.write_text(mutant.apply(textio.read_text(firmware_c, "firmware")), encoding="utf-8")
         header = firmware_c.with_suffix(".h")
-        (Path(work) / header.name).write_text(header.read_text(encoding="utf-8"), encoding="utf-8")
+        (Path(work) / header.name).write_text(textio.read_text(header, "firmware header"), encoding="utf-8")
         with switch_build(src, target, profile) as fw:
             out = fw.runner().run(to_records(vectors))
     return len(mismatches(vectors, out, model.n_classes)) > 0
@@ -180,7 +181,7 @@ def run_c_mutation_analysis(firmware_c: Path, spec: SwitchAgentSpec, model: Clas
 
     t0 = time.monotonic()
     equivalent_ids = {m.id for m in model_mutants(spec, model) if m.equivalent}
-    muts = c_mutants(Path(firmware_c).read_text(encoding="utf-8"))
+    muts = c_mutants(textio.read_text(firmware_c, "firmware"))
     kills, equivalent, survivors = 0, 0, []
     for m in muts:
         if run_c_mutant(firmware_c, m, spec, model, vectors, target, profile):

@@ -245,7 +245,7 @@ def test_sigterm_during_the_final_write_leaves_no_staging_dir(tmp_path):
     proc = subprocess.run([sys.executable, "-c", SIGTERM_SCRIPT, str(out)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 128 + 15, proc.stderr
     assert proc.stderr.strip() == "rlcc-test: terminated"
-    assert list((tmp_path / "work").iterdir()) == []
+    assert list(tmp_path.iterdir()) == []  # no staging directory, no lock, not even the parent it created
 
 
 # ---- shared helpers and the group ----------------------------------------------------------------

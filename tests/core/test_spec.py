@@ -93,6 +93,8 @@ def test_asymmetric_action_map_and_clamp():
         (lambda d: d["action"].update(map="cubic"), "'action.map' must be one of"),
         (lambda d: d["action"].update(clamp_min=1.5), "clamp"),
         (lambda d: d["features"][0].update(scale=0), "non-zero scale"),
+        (lambda d: d["features"][0].update(scale=float("inf")), "features[0].scale' has invalid value inf"),
+        (lambda d: d["features"][0].update(offset=float("nan")), "features[0].offset' has invalid value nan"),
         (lambda d: d.update(colour="red"), "unknown key(s) in spec: colour"),
         (lambda d: d["features"].append(dict(d["features"][0])), "listed twice"),
         (lambda d: d.update(derived=["delta_cubed"]), "unknown derived input 'delta_cubed'"),

@@ -201,7 +201,7 @@ def test_profile_errors_and_listing(tmp_path):
         load_profile("nope")
     p = tmp_path / "x.json"
     p.write_text("{not json")
-    with pytest.raises(BadInputError, match="invalid JSON"):
+    with pytest.raises(BadInputError, match="not JSON"):
         load_profile(p)
     dpa = load_profile("dpa")
     assert dpa.hw_threads == 16 and dpa.zbb and dpa.clock_hz == 1_800_000_000
