@@ -495,6 +495,7 @@ BAD_INPUT_AREAS = {
     "compile": "`rlcc-compile`: model, spec and options",
     "doca": "`rlcc-compile --sdk doca`",
     "verify": "`rlcc-verify`",
+    "provenance": "`rlcc-verify`: trust (`--policy`, `--expect-sha256`, `--require proven`)",
     "simulator": "`rlcc-sim`",
     "train": "`rlcc-train`",
     "cli": "every command: output paths, input files, shared options, signals",
