@@ -90,7 +90,7 @@ def test_the_check_catches_each_kind_of_mistake(tmp_path):
         good,
         dict(good, **{"class": "b", "test": "tests/test_x.py::TestB::test_c", "exit": "141, silent"}),
         dict(good, **{"class": "a"}),
-        dict(good, **{"class": "c", "exit": 9}),
+        dict(good, **{"class": "c", "exit": 99}),
         dict(good, **{"class": "d", "test": "tests/test_x.py::test_gone"}),
         dict(good, **{"class": "e", "test": "tests/missing.py::test_a"}),
         dict(good, **{"class": "f", "test": "tests/test_x.py::test_a[1]"}),
@@ -99,7 +99,7 @@ def test_the_check_catches_each_kind_of_mistake(tmp_path):
     found = problems(catalogue, tmp_path)
     assert found == [
         "area[2]: class 'a' already listed at area[0]",
-        f"area[3]: exit 9 is not a documented code {sorted(EXIT_CODES)}",
+        f"area[3]: exit 99 is not a documented code {sorted(EXIT_CODES)}",
         "area[4]: tests/test_x.py has no test function test_gone",
         "area[5]: tests/missing.py does not exist",
         "area[6]: test 'tests/test_x.py::test_a[1]' must be tests/...py::function (no parameters)",
