@@ -192,7 +192,8 @@ def _exit_unless_anchored(provenance: Any) -> None:
 
 def _exit_unless_proven(require: str, proof: dict[str, Any] | None) -> None:
     if require == "proven" and assurance_level(proof) != "proven":
-        why = proof["assurance"] if proof is not None else "no proof ran"
+        why = (proof.get("assurance") or f"not proven ({proof['status']}: {proof.get('detail')})") if proof is not None \
+            else "no proof ran"
         click.echo(f"rlcc-verify: error: --require proven: {why}", err=True)
         sys.exit(int(ExitCode.UNPROVEN))
 

@@ -169,8 +169,8 @@ class VerifyResult:
 
 
 def assurance_level(proof: dict[str, Any] | None) -> str:
-    """"proven" when the equivalence proof completed, else "sampled"."""
-    return "proven" if proof is not None and proof["status"] == "proven" else "sampled"
+    """"proven" when the equivalence proof completed (the switch prover says "proved"), else "sampled"."""
+    return "proven" if proof is not None and proof["status"] in ("proven", "proved") else "sampled"
 
 
 def manifest_path_for(firmware_c: Path) -> Path:

@@ -25,6 +25,7 @@ from rlcc.firmware_sdk_stub import switch_layout as sl
 from rlcc.fxp import switch_vectors as sv
 from rlcc.switch_spec import SwitchAgentSpec
 from rlcc.targets import DEFAULT_TARGET
+from rlcc.verify.check import assurance_level
 from rlcc.verify.provenance import Provenance, establish
 from rlcc.verify.switch_run import SwitchBuild, switch_build
 
@@ -171,7 +172,7 @@ class SwitchVerifyResult:
                        "headroom": round(1.0 - self.interval_us / self.budget_us, 4), "within": self.within_budget},
             "size": self.size, "coverage": self.coverage, "source_matches_manifest": self.source_matches_manifest,
             "mutants": self.mutants, "proof": self.proof, "passed": self.passed,
-            "assurance_level": "proven" if self.proof is not None and self.proof["status"] == "proven" else "sampled",
+            "assurance_level": assurance_level(self.proof),
             "provenance": self.provenance.to_dict() if self.provenance is not None else None,
         }
 

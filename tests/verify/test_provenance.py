@@ -219,3 +219,14 @@ def test_cache_key_depends_on_policy_recipe_and_code(monkeypatch, tmp_path):
     assert compile_cache.store(k, {"firmware.c": "int x;\n"}) and compile_cache.load(k) == {"firmware.c": "int x;\n"}
     monkeypatch.setenv("RLCC_CACHE_DIR", "")
     assert compile_cache.load(k) is None and compile_cache.store(k, {}) is False
+
+
+@pytest.mark.slow
+def test_require_proven_on_switch_agent_firmware():
+    """The switch prover's verdict ("proved") counts as proven; an unfinished proof exits 10."""
+    acc = REPO / "examples" / "acc_firmware" / "firmware.c"
+    r = run("rlcc-verify", acc, "--ports", "48", "--random", "0", "--require", "proven")
+    assert r.returncode == 0 and "PASS (proven, relative to the manifest)" in r.stdout, r.stdout + r.stderr
+    r = run("rlcc-verify", acc, "--ports", "48", "--random", "0", "--require", "proven", "--prove-timeout", "0.001", "-q")
+    assert r.returncode == int(ExitCode.UNPROVEN), r.stdout + r.stderr
+    assert r.stderr.startswith("rlcc-verify: error: --require proven: not proven")
