@@ -24,6 +24,7 @@ from rlcc.firmware_sdk_stub import switch_layout as sl
 from rlcc.fxp import switch_vectors as sv
 from rlcc.switch_spec import SwitchAgentSpec
 from rlcc.targets import DEFAULT_TARGET
+from rlcc.verify.check import check_random_count, check_seed
 from rlcc.verify.switch_run import SwitchBuild, switch_build
 
 DEFAULT_PORTS = 48  # the paper's switch
@@ -189,6 +190,8 @@ def verify_switch_firmware(firmware_c: Path, manifest: Path | None = None, targe
     """Build, run and compare (module docstring); ``mutants``: also build and run every C mutant
     (``rlcc.verify.switch_mutants``) on the same vectors; ``prove``: also prove the decision equal
     to the golden agent for all inputs (``rlcc.verify.switch_prove``)."""
+    check_random_count(random_count)
+    check_seed(seed)
     firmware_c = Path(firmware_c)
     if not firmware_c.is_file():
         raise BadInputError(f"{firmware_c}: no such file")
@@ -198,8 +201,6 @@ def verify_switch_firmware(firmware_c: Path, manifest: Path | None = None, targe
         raise BadInputError(f"--ports must be in 1..{sl.MAX_PORTS}, got {n_ports}")
     if budget_us is not None and budget_us <= 0:
         raise BadInputError("budgets must be positive")
-    if random_count < 0:
-        raise BadInputError("--random must be >= 0")
     if prove_timeout_s is not None and prove_timeout_s <= 0:
         raise BadInputError("--prove-timeout must be positive")
     target = target or raw.get("target") or DEFAULT_TARGET.name
