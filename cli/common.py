@@ -177,7 +177,7 @@ class BoundedInt(click.ParamType):
     name = "integer"
 
     def __init__(self, lo: int, hi: int | None = None, why: str = "") -> None:
-        self.lo, self.hi, self.why = lo, hi, why
+        self.min, self.max, self.why = lo, hi, why  # click.IntRange's names
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         opt = param.opts[0] if param is not None and param.opts else "value"
@@ -186,9 +186,9 @@ class BoundedInt(click.ParamType):
                 value = int(str(value).strip(), 10)
             except ValueError:
                 raise OptionValueError(f"{opt} must be an integer, got {value!r}", prog_name(ctx), ExitCode.USAGE) from None
-        if value < self.lo or self.hi is not None and value > self.hi:
-            span = f"between {self.lo:,} and {self.hi:,}" if self.hi is not None else f">= {self.lo:,}"
-            tail = f" ({self.why})" if self.why and self.hi is not None and value > self.hi else ""
+        if value < self.min or self.max is not None and value > self.max:
+            span = f"between {self.min:,} and {self.max:,}" if self.max is not None else f">= {self.min:,}"
+            tail = f" ({self.why})" if self.why and self.max is not None and value > self.max else ""
             raise OptionValueError(f"{opt} must be {span}, got {value:,}{tail}", prog_name(ctx))
         return value
 
