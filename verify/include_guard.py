@@ -32,43 +32,42 @@ _HEADER_NAME = re.compile(r'^\s*(?:"([^"\n]*)"|<([^>\n]*)>)')
 _TRIGRAPHS = {"=": "#", "/": "\\", "'": "^", "(": "[", ")": "]", "!": "|", "<": "{", ">": "}", "-": "~"}
 
 
-def logical_text(text: str) -> str:
-    """``text`` after translation phases 1-3 as far as directives care: trigraphs replaced (even
-    where the compiler would not: conservative), backslash-newlines spliced, comments replaced by
-    a space (string and character literals kept)."""
-    text = re.sub(r"\?\?([=/'()!<>\-])", lambda m: _TRIGRAPHS[m.group(1)], text)
+def logical_text(text: str, trigraphs: bool = False) -> str:
+    """``text`` after translation phases 1-3 as far as directives care: trigraphs replaced if
+    ``trigraphs``, backslash-newlines spliced, comments replaced by a space (string and character
+    literals kept)."""
+    if trigraphs:
+        text = re.sub(r"\?\?([=/'()!<>\-])", lambda m: _TRIGRAPHS[m.group(1)], text)
     text = re.sub(r"\\[ \t]*\r?\n", "", text)
-    out, i, n = [], 0, len(text)
-    while i < n:
-        c = text[i]
-        if c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
-            i = j + 1
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            out.append(" " + "\n" * text.count("\n", i, n if j < 0 else j))
-            i = n if j < 0 else j + 2
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        else:
-            j = i
-            while j < n and text[j] not in "\"'/":
-                j += 1
-            j = max(j, i + 1)
-            out.append(text[i:j])
-            i = j
-    return "".join(out)
+    return _LITERAL_OR_COMMENT.sub(_blank_comment, text)
+
+
+# a string or character literal (to the end of its line if unterminated) or a comment
+_LITERAL_OR_COMMENT = re.compile(r'"(?:\\.|[^"\\\n])*"?|\'(?:\\.|[^\'\\\n])*\'?|/\*.*?(?:\*/|\Z)|//[^\n]*', re.S)
+
+
+def _blank_comment(m: re.Match) -> str:
+    token = m.group(0)
+    if token[0] in "\"'":
+        return token
+    return " " + "\n" * token.count("\n")
 
 
 def includes(text: str) -> list[tuple[str, str | None, bool]]:
     """``(what, name, quoted)`` for every file a C text may read: ``what`` is the directive or
-    operator; ``name`` None when it is not a literal ``"name"`` or ``<name>``."""
+    operator; ``name`` None when it is not a literal ``"name"`` or ``<name>``. Read with and
+    without trigraphs (a compiler may do either; ``??/`` can splice a line into a comment)."""
+    found: list[tuple[str, str | None, bool]] = []
+    readings = [logical_text(text)] + ([logical_text(text, trigraphs=True)] if "??" in text else [])
+    for logical in readings:
+        for item in _directives(logical):
+            if item not in found:
+                found.append(item)
+    return found
+
+
+def _directives(logical: str) -> list[tuple[str, str | None, bool]]:
     found = []
-    logical = logical_text(text)
     for m in _DIRECTIVE.finditer(logical):
         directive, rest = m.group(1), m.group(2)
         if directive in _FILE_DIRECTIVES:
