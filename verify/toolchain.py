@@ -67,9 +67,12 @@ def freestanding_include_dir(cmd: Sequence[str], gcc_style: bool) -> Path:
     ``-nostdinc`` build keeps: zig's ``lib/include``; for a gcc-style ``--cc``, what it reports
     for ``-print-file-name=include`` (gcc) or ``-print-resource-dir`` + ``/include`` (clang)."""
     if not gcc_style:
-        import ziglang
+        try:
+            import ziglang
 
-        return Path(ziglang.__file__).resolve().parent / "lib" / "include"
+            return Path(ziglang.__file__).resolve().parent / "lib" / "include"
+        except ImportError:  # a zig of its own (--cc "zig cc"): ask it as any other compiler
+            pass
     for query, suffix in (("-print-file-name=include", ""), ("-print-resource-dir", "include")):
         try:
             out = subprocess.run([*cmd, query], capture_output=True, text=True, timeout=60).stdout.strip()
