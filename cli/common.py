@@ -168,16 +168,15 @@ POSITIVE_FLOAT = FiniteFloat()
 NON_NEGATIVE_FLOAT = FiniteFloat(allow_zero=True)
 
 
-class BoundedInt(click.ParamType):
+class BoundedInt(click.IntRange):
     """An integer option in ``[lo, hi]`` (``hi`` None: no upper bound), checked while parsing,
-    before any work: not an integer exit 2, out of range exit 3, one line either way
-    (click.IntRange prints three lines and exits 2). ``why``: what the upper bound protects,
-    added to its error (e.g. the memory it implies)."""
-
-    name = "integer"
+    before any work: not an integer exit 2, out of range exit 3, one line either way (plain
+    click.IntRange prints three lines and exits 2; its range still shows in --help). ``why``:
+    what the upper bound protects, added to its error (e.g. the memory it implies)."""
 
     def __init__(self, lo: int, hi: int | None = None, why: str = "") -> None:
-        self.min, self.max, self.why = lo, hi, why  # click.IntRange's names
+        super().__init__(lo, hi)
+        self.why = why
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         opt = param.opts[0] if param is not None and param.opts else "value"
