@@ -27,8 +27,6 @@ F = TypeVar("F", bound=Callable)
 PROGS = {"compile": "rlcc-compile", "verify": "rlcc-verify", "sim": "rlcc-sim", "train": "rlcc-train"}
 # The help epilog of every command and subcommand (click keeps \b paragraphs unwrapped).
 EXIT_CODES_HELP = "\b\nExit codes:\n" + "\n".join(f"  {int(code)}  {text}" for code, text in EXIT_CODE_MEANINGS.items())
-# --ports of switch-agent firmware (rlcc-compile, rlcc-verify): the switch SDK's SW_MAX_PORTS bounds it.
-PORTS = click.IntRange(1, MAX_PORTS)
 EXIT_SIGPIPE = 128 + signal.SIGPIPE  # what a shell reports for a process killed by SIGPIPE (141)
 EXIT_SIGTERM = 128 + signal.SIGTERM  # 143
 EXIT_SIGINT = 128 + signal.SIGINT  # 130
@@ -184,6 +182,58 @@ def bad_input_option(check: Callable[[Any], Any]) -> Callable[[click.Context, cl
 
 POSITIVE_FLOAT = FiniteFloat()
 NON_NEGATIVE_FLOAT = FiniteFloat(allow_zero=True)
+
+
+class BoundedInt(click.IntRange):
+    """An integer option in ``[lo, hi]`` (``hi`` None: no upper bound), checked while parsing,
+    before any work: not an integer exit 2, out of range exit 3, one line either way (plain
+    click.IntRange prints three lines and exits 2; its range still shows in --help). ``why``:
+    what the upper bound protects, added to its error (e.g. the memory it implies)."""
+
+    def __init__(self, lo: int, hi: int | None = None, why: str = "") -> None:
+        super().__init__(lo, hi)
+        self.why = why
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        opt = param.opts[0] if param is not None and param.opts else "value"
+        if isinstance(value, bool) or not isinstance(value, int):
+            try:
+                value = int(str(value).strip(), 10)
+            except ValueError:
+                raise OptionValueError(f"{opt} must be an integer, got {value!r}", prog_name(ctx), ExitCode.USAGE) from None
+        if value < self.min or self.max is not None and value > self.max:
+            span = f"between {self.min:,} and {self.max:,}" if self.max is not None else f">= {self.min:,}"
+            tail = f" ({self.why})" if self.why and self.max is not None and value > self.max else ""
+            raise OptionValueError(f"{opt} must be {span}, got {value:,}{tail}", prog_name(ctx))
+        return value
+
+
+# --ports of switch-agent firmware (rlcc-compile, rlcc-verify): the switch SDK's SW_MAX_PORTS bounds it.
+PORTS = BoundedInt(1, MAX_PORTS, "the switch SDK's SW_MAX_PORTS")
+
+
+def _param_label(param: click.Parameter | None) -> str:
+    """``--json`` for an option, ``FIRMWARE`` for an argument."""
+    if param is None:
+        return "path"
+    return param.opts[0] if param.param_type_name == "option" else param.human_readable_name
+
+
+class FilePath(click.Path):
+    """A file path argument or option (``dir_okay=False``) whose rejection (a directory) is the
+    one line ``prog: error: OPTION PATH: is a directory`` with exit 3, not click's three-line
+    usage error with exit 2: a directory where a file belongs is bad input, not a bad command line."""
+
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False, path_type=Path)
+
+    def fail(self, message: str, param: click.Parameter | None = None, ctx: click.Context | None = None) -> Any:
+        raise OptionValueError(f"{_param_label(param)}: {message}", prog_name(ctx))
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if os.path.isdir(os.fspath(value)):
+            raise OptionValueError(f"{_param_label(param)} {os.fspath(value)}: is a directory, not a file", prog_name(ctx))
+        return super().convert(value, param, ctx)
 
 
 # ---- output paths -------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from rlcc.cli.common import PORTS, POSITIVE_FLOAT, check_writable_file, guarded
+from rlcc.cli.common import PORTS, POSITIVE_FLOAT, BoundedInt, FilePath, check_writable_file, guarded
 from rlcc.errors import BadInputError, ExitCode
 from rlcc.firmware_sdk_stub.doca_layout import DEFAULT_LAYOUT, LAYOUT_NAMES
 from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES, TARGETS
@@ -17,6 +17,9 @@ from rlcc.verify.check import (
     DEFAULT_PROVE_TIMEOUT_S,
     DEFAULT_RANDOM_VECTORS,
     assurance_level,
+    MAX_JOBS,
+    MAX_RANDOM_VECTORS,
+    random_bound_text,
 )
 from rlcc.verify.switch_check import DEFAULT_PORTS
 
@@ -25,19 +28,21 @@ if TYPE_CHECKING:
 
 
 @click.command("verify")
-@click.argument("firmware", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--manifest", type=click.Path(dir_okay=False, path_type=Path), help="Firmware manifest (default: FIRMWARE with .rlcc.json).")
+@click.argument("firmware", type=FilePath())
+@click.option("--manifest", type=FilePath(), help="Firmware manifest (default: FIRMWARE with .rlcc.json).")
 @click.option("--target", type=click.Choice(TARGET_NAMES), default=DEFAULT_TARGET.name, show_default=True, help="RISC-V target to cross-compile for.")
 @click.option("--profile", help="Cycle-model profile name or JSON file (default: "
               + ", ".join(f"{t.default_profile} for {t.name}" for t in TARGETS.values())
               + "); a comma-separated list also reports the worst case under the others (each on its own"
               " XLEN's target), e.g. dpa,ibex,cv32e40p,picorv32. The first profile gates the budget.")
 @click.option("--cc", help="Cross-compiler command (default: clang from the ziglang wheel), e.g. riscv64-unknown-elf-gcc.")
-@click.option("--budget-cycles", type=int, help="Fail if any event takes more cycles than this.")
+@click.option("--budget-cycles", type=BoundedInt(1), help="Fail if any event takes more cycles than this.")
 @click.option("--budget-ns", type=POSITIVE_FLOAT, help=f"Fail if any event takes longer than this at the profile clock (default {DEFAULT_BUDGET_NS:g} ns).")
 @click.option("--full-load", is_flag=True, help="Budget in time with every hardware thread of the core busy.")
-@click.option("--random", "random_count", type=int, default=DEFAULT_RANDOM_VECTORS, show_default=True, help="Random-extreme vectors on top of the observable, boundary and manifest vectors.")
-@click.option("--policy", "policy", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--random", "random_count", type=BoundedInt(0, MAX_RANDOM_VECTORS, random_bound_text()),
+              default=DEFAULT_RANDOM_VECTORS, show_default=True,
+              help=f"Random-extreme vectors on top of the observable, boundary and manifest vectors; at most {MAX_RANDOM_VECTORS:,} ({random_bound_text()}).")
+@click.option("--policy", "policy", type=FilePath(),
               help="The reviewed ONNX policy: recompile it with the manifest's recorded options (or take this rlcc's "
                    "cached compile of it) and fail (exit 9) unless the manifest, C and header are exactly what it compiles to.")
 @click.option("--expect-sha256", "expect_sha256", metavar="DIGEST",
@@ -49,10 +54,10 @@ if TYPE_CHECKING:
 @click.option("--prove", is_flag=True, help="Also prove equivalence with the golden model for all inputs (z3; symbolic execution of the ELF).")
 @click.option("--prove-timeout", type=POSITIVE_FLOAT, default=DEFAULT_PROVE_TIMEOUT_S, show_default=True, help="Seconds the proof may take; past it the result is 'not proven (timeout)'.")
 @click.option("--mutants", is_flag=True, help="Run the built-in mutation analysis (off-by-one mutants of the C) and report kills and survivors.")
-@click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True, help="Parallel mutant builds.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated vectors (boundary, random and switch-agent intervals); same seed, same vectors.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the result as JSON (stable schema rlcc.verify/1).")
-@click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), help="Write a JUnit XML report.")
+@click.option("--jobs", type=BoundedInt(1, MAX_JOBS), default=2, show_default=True, help="Parallel mutant builds.")
+@click.option("--seed", type=BoundedInt(0), default=0, show_default=True, help="Seed of the generated vectors (boundary, random and switch-agent intervals); same seed, same vectors.")
+@click.option("--json", "json_path", type=FilePath(), help="Write the result as JSON (stable schema rlcc.verify/1).")
+@click.option("--junit", "junit_path", type=FilePath(), help="Write a JUnit XML report.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only failures.")
 @click.option("--ports", "n_ports", type=PORTS, default=DEFAULT_PORTS, show_default=True,
               help="Switch-agent firmware: ports (one queue each) in the measured monitoring interval.")

@@ -72,27 +72,64 @@ class Vectors:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Vectors":
-        """Columns from a manifest; ``targets`` is optional (older manifests have none)."""
+        """Columns from a manifest, validated here so a malformed manifest fails at load (exit 3)
+        rather than deep in verification: every column a list of the same length, rows of
+        ``ctx_in``/``event``/``ctx_out`` exactly as wide as the harness records, integers in the
+        32-bit range, ``count`` (when present) equal to that length. ``targets`` is optional
+        (older manifests have none)."""
+        if not isinstance(data, dict):
+            raise BadInputError("manifest vectors: not a JSON object")
         cols = {name: _column(data, name) for name in _COLUMNS}
+        lengths = {name: len(col) for name, col in cols.items()}
+        n = lengths["attr"]
+        uneven = {name: k for name, k in lengths.items() if k != n}
+        if uneven:
+            name, k = next(iter(uneven.items()))
+            raise BadInputError(f"manifest vectors: '{name}' has {k} rows but 'attr' has {n}")
+        count = data.get("count", n)
+        if isinstance(count, bool) or not isinstance(count, int) or count != n:
+            raise BadInputError(f"manifest vectors: 'count' is {count!r} but the columns hold {n} vectors")
         tags = data.get("targets")
         if tags is not None and (not isinstance(tags, list) or not all(isinstance(t, str) for t in tags)):
             raise BadInputError("manifest vectors: 'targets' must be a list of strings")
+        if tags is not None and len(tags) != n:
+            raise BadInputError(f"manifest vectors: 'targets' has {len(tags)} entries but the columns hold {n} vectors")
         return cls(**cols, targets=None if tags is None else np.array(tags, dtype=object))
 
 
 _COLUMNS = ("ctx_in", "event", "attr", "ctx_out", "rate", "rtt_req")
-_SHAPES = {"ctx_in": (-1, fmt.CTX_WORDS), "event": (-1, fmt.EVENT_WORDS), "ctx_out": (-1, fmt.CTX_WORDS)}
+_WIDTHS = {"ctx_in": fmt.CTX_WORDS, "event": fmt.EVENT_WORDS, "ctx_out": fmt.CTX_WORDS}  # others: one int a row
 
 
 def _column(data: dict[str, Any], name: str) -> np.ndarray:
-    """One uint32 column; a value outside int32/uint32 is a BadInputError naming the column."""
+    """One uint32 column, (N, width) or (N,); a missing column, a row of the wrong width or type
+    or a value outside int32/uint32 is a BadInputError naming the column (and row)."""
+    if name not in data:
+        raise BadInputError(f"manifest vectors: no '{name}' column")
+    rows = data[name]
+    if not isinstance(rows, list):
+        raise BadInputError(f"manifest vectors: '{name}' must be a list")
+    width = _WIDTHS.get(name)
+    for i, row in enumerate(rows):
+        if width is None:
+            ok = isinstance(row, int) and not isinstance(row, bool)
+        else:
+            ok = isinstance(row, list) and len(row) == width and all(isinstance(x, int) and not isinstance(x, bool)
+                                                                      for x in row)
+        if not ok:
+            shape = "an integer" if width is None else f"a list of {width} integers"
+            if isinstance(row, list) and len(row) == width:
+                got = "a list holding " + next(type(x).__name__ for x in row if not isinstance(x, int) or isinstance(x, bool))
+            else:
+                got = f"a list of {len(row)} values" if isinstance(row, list) else type(row).__name__
+            raise BadInputError(f"manifest vectors: '{name}' row {i} must be {shape}, got {got}")
     try:
-        col = np.asarray(data[name], dtype=np.int64)
+        col = np.asarray(rows, dtype=np.int64).reshape((len(rows), width) if width else (len(rows),))
     except OverflowError:
         raise BadInputError(f"manifest vectors: '{name}' has a value outside the 32-bit range") from None
     if col.size and (col.min() < INT32_MIN or col.max() > U32_MAX):
         raise BadInputError(f"manifest vectors: '{name}' has a value outside the 32-bit range")
-    return col.astype(np.uint32).reshape(_SHAPES.get(name, (-1,)))
+    return col.astype(np.uint32)
 
 
 def expected(model: FxModel, ctx_in: np.ndarray, event: np.ndarray, attr: np.ndarray | None = None) -> Vectors:

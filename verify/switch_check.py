@@ -27,6 +27,7 @@ from rlcc.switch_spec import SwitchAgentSpec
 from rlcc.targets import DEFAULT_TARGET
 from rlcc.verify.check import assurance_level
 from rlcc.verify.provenance import Provenance, establish
+from rlcc.verify.check import check_random_count, check_seed
 from rlcc.verify.switch_run import SwitchBuild, switch_build
 
 DEFAULT_PORTS = 48  # the paper's switch
@@ -202,6 +203,8 @@ def verify_switch_firmware(firmware_c: Path, manifest: Path | None = None, targe
     (``rlcc.verify.switch_mutants``) on the same vectors; ``prove``: also prove the decision equal
     to the golden agent for all inputs (``rlcc.verify.switch_prove``); ``policy``/``expect_sha256``:
     the trust root (``rlcc.verify.provenance``)."""
+    check_random_count(random_count)
+    check_seed(seed)
     firmware_c = Path(firmware_c)
     if not firmware_c.is_file():
         raise BadInputError(f"{firmware_c}: no such file")
@@ -211,8 +214,6 @@ def verify_switch_firmware(firmware_c: Path, manifest: Path | None = None, targe
         raise BadInputError(f"--ports must be in 1..{sl.MAX_PORTS}, got {n_ports}")
     if budget_us is not None and budget_us <= 0:
         raise BadInputError("budgets must be positive")
-    if random_count < 0:
-        raise BadInputError("--random must be >= 0")
     if prove_timeout_s is not None and prove_timeout_s <= 0:
         raise BadInputError("--prove-timeout must be positive")
     target = target or raw.get("target") or DEFAULT_TARGET.name

@@ -5,10 +5,19 @@
 ``cc=`` selects another compiler command (e.g. "riscv64-unknown-elf-gcc"); it gets gcc-style
 ``-march``/``-mabi`` flags instead of zig's ``-target``/``-mcpu``. ``host_compiler()`` is the
 same zig clang for programs that run on this machine (no system C compiler needed).
+
+The build is confined: ``-nostdinc`` drops every system include path, leaving the ``-I``
+directories and the compiler's own freestanding headers (stdint.h, stddef.h, stdbool.h,
+stdarg.h...), and ``rlcc.verify.include_guard`` refuses, before the compiler runs, any include
+that is absolute, climbs with ``..``, is not a literal name or leaves its directory through a
+symlink (exit 6). A compiler error located in a file outside those directories is reported
+without its text, so no file's content is echoed.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -17,7 +26,9 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from rlcc.errors import BadInputError, BuildError
+from rlcc.firmware_sdk_stub import SDK_DIR
 from rlcc.targets import DEFAULT_TARGET, get_target
+from rlcc.verify.include_guard import check_includes
 
 COMMON_FLAGS = ("-O2", "-ffreestanding", "-Wall", "-Wextra", "-Werror", "-g0")
 
@@ -51,12 +62,44 @@ def target_flags(target: str, zbb: bool = False, gcc_style: bool = False) -> lis
         raise BuildError(str(e)) from None
 
 
-def _first_error(text: str) -> str:
+def freestanding_include_dir(cmd: Sequence[str], gcc_style: bool) -> Path:
+    """The compiler's own header directory (stdint.h, stddef.h...), the one system directory a
+    ``-nostdinc`` build keeps: zig's ``lib/include``; for a gcc-style ``--cc``, what it reports
+    for ``-print-file-name=include`` (gcc) or ``-print-resource-dir`` + ``/include`` (clang)."""
+    if not gcc_style:
+        try:
+            import ziglang
+
+            return Path(ziglang.__file__).resolve().parent / "lib" / "include"
+        except ImportError:  # a zig of its own (--cc "zig cc"): ask it as any other compiler
+            pass
+    for query, suffix in (("-print-file-name=include", ""), ("-print-resource-dir", "include")):
+        try:
+            out = subprocess.run([*cmd, query], capture_output=True, text=True, timeout=60).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            continue
+        path = Path(out) / suffix if out else None
+        if path is not None and path.is_absolute() and (path / "stddef.h").is_file():
+            return path
+    raise BuildError(f"cannot find the freestanding headers (stddef.h) of {shlex.join(cmd)}")
+
+
+# "path:line:col: error: ..." / "path:line: error: ..." of gcc and clang
+_LOCATED = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+)(?::\d+)?:\s*(?:fatal )?error\b")
+
+
+def _first_error(text: str, allowed_dirs: Sequence[str | Path] = ()) -> str:
+    """The compiler's first error line; when it points into a file outside ``allowed_dirs``
+    (the sources' and include directories), only its location: never a foreign file's text."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    for ln in lines:
-        if "error" in ln.lower():
-            return ln
-    return lines[0] if lines else "(no compiler output)"
+    first = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "(no compiler output)")
+    m = _LOCATED.match(first)
+    if m is not None and allowed_dirs:
+        where = os.path.realpath(m.group("path"))
+        roots = [os.path.realpath(d) for d in allowed_dirs]
+        if not any(os.path.commonpath([where, r]) == r for r in roots):
+            return f"{m.group('path')}:{m.group('line')}: error in a file outside the firmware and SDK directories (text not shown)"
+    return first
 
 
 def compile_riscv(
@@ -85,13 +128,19 @@ def compile_riscv(
         cmd = shlex.split(cc) if isinstance(cc, str) else list(cc)
         if not cmd or shutil.which(cmd[0]) is None and not Path(cmd[0]).exists():
             raise BuildError(f"compiler not found: {cmd[0] if cmd else cc!r}")
+        if shutil.which(cmd[0]) is None and not (Path(cmd[0]).is_file() and os.access(cmd[0], os.X_OK)):
+            raise BuildError(f"cannot run the compiler {cmd[0]}: not an executable file")
         gcc_style = "ziglang" not in cmd and "zig" not in Path(cmd[0]).name
+    include_dirs = [Path(d) for d in include_dirs]
+    system_dir = freestanding_include_dir(cmd, gcc_style)
+    check_includes(sources, include_dirs, [system_dir], trusted=[SDK_DIR, system_dir])
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    args = [*cmd, *target_flags(target, zbb, gcc_style), *COMMON_FLAGS]
+    args = [*cmd, *target_flags(target, zbb, gcc_style), *COMMON_FLAGS, "-nostdinc"]
     if gcc_style:
         args += ["-nostartfiles", "-static"]
     args += [f"-I{d}" for d in include_dirs]
+    args += ["-isystem", str(system_dir)]
     if linker_script is not None:
         args += ["-T", str(linker_script)]
     args += [*extra_flags, *map(str, sources), "-o", str(out)]
@@ -99,8 +148,11 @@ def compile_riscv(
         proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout_s)
     except FileNotFoundError:
         raise BuildError(f"compiler not found: {args[0]}") from None
+    except OSError as exc:  # a directory or a non-executable file as --cc
+        raise BuildError(f"cannot run the compiler {args[0]}: {exc.strerror}") from None
     except subprocess.TimeoutExpired:
         raise BuildError(f"compiler timed out after {timeout_s:.0f} s") from None
     if proc.returncode != 0 or not out.exists():
-        raise BuildError(f"cross-compilation failed: {_first_error(proc.stderr + proc.stdout)}")
+        allowed = [*(Path(s).parent for s in sources), *include_dirs, system_dir]
+        raise BuildError(f"cross-compilation failed: {_first_error(proc.stderr + proc.stdout, allowed)}")
     return out

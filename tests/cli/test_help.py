@@ -99,7 +99,9 @@ def test_ports_range_is_the_switch_sdks(argv):
     ports = next(p for p in cmd.params if p.name in ("ports", "n_ports"))
     assert (ports.type.min, ports.type.max) == (1, MAX_PORTS)
     r = CliRunner().invoke(rlcc, [*argv, "--ports", str(MAX_PORTS + 1)], prog_name="rlcc")
-    assert r.exit_code == int(ExitCode.USAGE) and f"1<=x<={MAX_PORTS}" in r.output
+    assert r.exit_code == int(ExitCode.BAD_INPUT), r.output  # out of range: bad input, one line (issue 32)
+    assert r.output.strip().endswith(f"--ports must be between 1 and {MAX_PORTS}, got {MAX_PORTS + 1} "
+                                     "(the switch SDK's SW_MAX_PORTS)") and r.output.count("\n") == 1
 
 
 # ---- rlcc-train: -o and -q as the other tools ----------------------------------------------------
