@@ -264,12 +264,3 @@ def test_include_scanner_units(tmp_path):
         ("#include", "d.h", True), ("#include", "e.h", True), ("__has_include", "f.h", True),
         ("__has_include", "g.h", False), ("#embed", "h.bin", True), ("#include", "i.h", True)}
     assert (freestanding_include_dir(["gcc"], gcc_style=True) / "stddef.h").is_file() or shutil.which("gcc") is None
-
-
-def test_catalogue_entries_name_tests_of_this_module():
-    entries = json.loads((Path(__file__).resolve().parents[1] / "bad_inputs" / "verify.json").read_text())
-    assert entries and all(set(e) == {"class", "example", "exit", "test"} for e in entries)
-    names = {e["test"].split("::")[1] for e in entries}
-    assert all(e["test"].startswith("tests/verify/test_verify_bad_inputs.py::") for e in entries)
-    assert all(callable(globals().get(n)) and n.startswith("test_") for n in names), names - set(globals())
-    assert len({e["class"] for e in entries}) == len(entries)
