@@ -368,3 +368,35 @@ def test_rv32_products_of_product_halves_unfold_completely():
     x, y, z = 0x9ABCDEF1, 0x12345677, 0xFEDCBA98
     value = z3.simplify(z3.substitute(got, (a, z3.BitVecVal(x, 32)), (b, z3.BitVecVal(y, 32)), (c, z3.BitVecVal(z, 32))))
     assert value.as_long() == ((x * y) % 2**32 * z) >> 32
+
+
+# delta one too small when the penalty is in [5000, 5008): eight penalty values of 2^37, which the
+# random and boundary vectors miss
+_DELTA_OFF_BY_ONE = (
+    "return (int32_t)rlcc_clamp64((int64_t)target_q16 - (int64_t)penalty, RLCC_FEATURE_MIN, RLCC_FEATURE_MAX);",
+    "return (int32_t)rlcc_clamp64((int64_t)target_q16 - (int64_t)penalty - (int64_t)(penalty - 5000u < 8u), "
+    "RLCC_FEATURE_MIN, RLCC_FEATURE_MAX);")
+
+
+@pytest.mark.slow
+def test_delta_off_by_one_in_a_narrow_range_is_refuted_on_rv32(example_model, tmp_path):
+    """rv32 firmware whose delta is one LSB low for eight penalty values: the handler proof finds an
+    input in that range, the emulator reproduces the difference, and rlcc-verify --prove exits 4
+    although its vectors pass."""
+    import json
+    import subprocess
+
+    elf = _elf(example_model, tmp_path, "rv32imc", _DELTA_OFF_BY_ONE)
+    img = P._load_after_init(elf, 32, "generic5", False)
+    part, cex = P._prove_handler(img, example_model, 32, timeout_s=120.0)
+    assert part.status == "counterexample", part.detail
+    out = HarnessRunner(elf, 32, img.machine.profile).run(records_from_vectors(cex))
+    assert np.any(out["ctx_out"][0] != cex.ctx_out[0])
+    c = tmp_path / "src" / "firmware.c"
+    report = tmp_path / "verify.json"
+    r = subprocess.run(["rlcc-verify", str(c), "--target", "rv32imc", "--prove", "-q", "--random", "0", "--json", str(report)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 4, r.stderr
+    data = json.loads(report.read_text())
+    assert data["mismatches"] == 0 and data["proof"]["status"] == "counterexample", data["proof"]["parts"][0]
+    assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("rlcc-verify: error: "), r.stderr
