@@ -397,7 +397,10 @@ def _prove_output(img: _Image, model: FxModel, xlen: int, fw: Any, gold: Any, ct
         vec = _concrete_vector(m, ctx, ev, attr, xlen, model)
         if _differs_in_emulator(img, vec, xlen):
             return "counterexample", vec
-        lemmas.extend(cut.lemmas(m, [fw, gold]))
+        refined = cut.lemmas(m, [fw, gold])
+        lemmas.extend(refined)
+        if not refined and round_ + 1 != POINT_REFINEMENTS:  # every abstracted value true: a gap elsewhere
+            return "timeout", None
         if round_ + 1 == POINT_REFINEMENTS:
             vec = _pinned_rate_search(img, model, xlen, fw, gold, ctx, ev, attr, cut, m, [*facts, *lemmas], deadline)
             if vec is not None:
