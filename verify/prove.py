@@ -36,7 +36,10 @@ applications, since the golden model reads a product near 2^63 plus the carry as
 
 A satisfying assignment of part 1 is replayed in the emulator and the numpy golden model;
 if the two agree there the model relied on an impossible square root, the true value is added
-as a lemma and the solver runs again (counterexample-guided refinement).
+as a lemma and the solver runs again (counterexample-guided refinement). After two such rounds a
+search with the context's rate fixed (its square root one known value, the products exact) looks
+for a difference confined to a narrow range of a product, then the products and the square root
+are stated exactly at every application.
 """
 
 from __future__ import annotations
