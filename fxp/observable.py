@@ -11,6 +11,8 @@ Targets (stable ids, one per vector):
 - ``split:t{t}:l{k}:T-1|T|T+1``: the input of split ``k`` of tree ``t`` at that threshold offset,
   and flipping that comparison's outcome changes the clamped factor;
 - ``leaf:t{t}:{i}``: a reachable leaf with an unclamped sum (leaf +-1 visible);
+- ``leaf:t{t}:{i}:+1|-1``: only for a leaf without one, the edit alone: +1 is still visible at a
+  sum exactly at ``clamp_min``, -1 at ``clamp_max`` (:func:`killed_by` names both targets);
 - ``bias``: an unclamped sum (bias +-1 visible);
 - ``clamp_min:-1|0|+1`` / ``clamp_max:-1|0|+1``: sum below / at / just above (resp. just below /
   at / above) the bound, nearest achievable to it, unclamped on the other side;
@@ -937,12 +939,49 @@ def _plan_leaves(plan: _Plan) -> None:
                 plan.jobs.append((tid, combo, [_mutant(model, leaf=(t, i, 1)), _mutant(model, leaf=(t, i, -1))]))
             elif min(len(a) for a in allowed) == 0:
                 plan.miss(tid, "no realized input reaches it", plan.exact_except(set()))
-            elif model.ramps:  # neither leaf +-1 is visible: no sum in [clamp_min, clamp_max] on its path
-                proven = srch.boxes.sum_in(c.clamp_min_q16, c.clamp_max_q16, pinned=t, restrict=_path_box(model, t, i))
-                sat = "every input reaching it saturates the factor clamp"
-                plan.miss(tid, sat if proven else sat + _UNPROVEN, proven)
             else:
-                plan.miss(tid, "every input reaching it saturates the factor clamp", full and plan.exact_except(set()))
+                _plan_leaf_edits(plan, t, i, allowed, full)
+
+
+def _plan_leaf_edits(plan: _Plan, t: int, i: int, allowed: list[np.ndarray], full: bool) -> None:
+    """A leaf no sum strictly inside the clamp reaches: each edit on its own (``leaf:t{t}:{i}:+1|-1``),
+    since ``clip(s + 1) != clip(s)`` for ``clamp_min <= s < clamp_max`` and ``clip(s - 1) != clip(s)``
+    for ``clamp_min < s <= clamp_max``: a sum exactly at ``clamp_min`` still shows leaf + 1, one at
+    ``clamp_max`` leaf - 1."""
+    srch = plan.search
+    model, c = srch.model, srch.model.constants
+    lo, hi = c.clamp_min_q16, c.clamp_max_q16
+    tid, box = f"leaf:t{t}:{i}", _path_box(model, t, i)
+    inside = "no input reaching it has a sum strictly inside the factor clamp"
+    if model.ramps:
+        proven = srch.boxes.sum_in(lo + 1, hi - 1, pinned=t, restrict=box)
+        plan.miss(tid, inside if proven else inside + _UNPROVEN, proven)
+    else:
+        plan.miss(tid, inside, full and plan.exact_except(set()))
+    for d, visible, bound in ((1, (lo, hi - 1), "clamp_min"), (-1, (lo + 1, hi), "clamp_max")):
+        combo, full_d = srch.search(allowed, _visible_score(c, d))
+        if combo is None and model.ramps:
+            combo = srch.search_ends(allowed, _visible_score(c, d))
+        if combo is not None:
+            plan.jobs.append((f"{tid}:{d:+d}", combo, [_mutant(model, leaf=(t, i, d))]))
+            continue
+        why = f"every input reaching it saturates the factor clamp (no sum inside it or at {bound})"
+        if model.ramps:
+            proven = srch.boxes.sum_in(*visible, pinned=t, restrict=box)
+            plan.miss(f"{tid}:{d:+d}", why if proven else why + _UNPROVEN, proven)
+        else:
+            plan.miss(f"{tid}:{d:+d}", why, full_d and plan.exact_except(set()))
+
+
+def _visible_score(c: FxConstants, d: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """Qualifies a sum ``s`` where adding ``d`` (+-1) changes the clamped factor."""
+    lo, hi = c.clamp_min_q16, c.clamp_max_q16
+
+    def score(total: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        margin = np.minimum(total - lo + int(d > 0), hi - total + int(d < 0)).astype(np.float64)
+        return np.where(margin >= 1, margin, margin - _PENALTY)
+
+    return score
 
 
 def _plan_other(plan: _Plan) -> None:
@@ -1132,21 +1171,26 @@ def _take(v: Vectors, rows: np.ndarray) -> Vectors:
 # ---- coverage: which one-datum mutants a vector set exposes ------------------------------------
 
 
-def killed_by(model: FxModel, mutant: str) -> str:
-    """The observable target whose vector exposes ``mutant`` (a :func:`coverage` id)."""
+def killed_by(model: FxModel, mutant: str) -> tuple[str, ...]:
+    """The observable targets whose vectors expose ``mutant`` (a :func:`coverage` id): it is
+    unobservable iff every one of them is. A leaf or bias edit of +1 is visible at a sum exactly at
+    ``clamp_min`` too, -1 at ``clamp_max``; moving ``clamp_min`` up by one is visible at a sum at
+    it as well as below it, moving ``clamp_max`` down by one likewise."""
     kind, *rest = mutant.split(":")
     if kind == "split":
         t, k, d = int(rest[0][1:]), int(rest[1][1:]), rest[2]
         op = model.trees[t].splits[k].op
         tag = {(">", "thr-1"): "T", (">", "thr+1"): "T+1", ("<", "thr-1"): "T-1", ("<", "thr+1"): "T"}[(op, d)]
-        return f"split:t{t}:l{k}:{tag}"
+        return (f"split:t{t}:l{k}:{tag}",)
     if kind == "leaf":
-        return f"leaf:{rest[0]}:{rest[1]}"
+        return (f"leaf:{rest[0]}:{rest[1]}", f"leaf:{rest[0]}:{rest[1]}:{rest[2]}")
     if kind == "probe_timeout":
-        return "probe_timeout:T-1" if rest[0] == "thr-1" else "probe_timeout:T"
+        return ("probe_timeout:T-1" if rest[0] == "thr-1" else "probe_timeout:T",)
     if kind == "ramp":
-        return mutant
-    return {"bias": "bias", "clamp_min": "clamp_min:-1", "clamp_max": "clamp_max:+1"}[kind]
+        return (mutant,)
+    return {"bias:+1": ("bias", "clamp_min:0"), "bias:-1": ("bias", "clamp_max:0"),
+            "clamp_min:thr-1": ("clamp_min:-1",), "clamp_min:thr+1": ("clamp_min:-1", "clamp_min:0"),
+            "clamp_max:thr+1": ("clamp_max:+1",), "clamp_max:thr-1": ("clamp_max:+1", "clamp_max:0")}[mutant]
 
 
 def _tree_sums(model: FxModel, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -330,11 +330,12 @@ def _unobservable_edits(model: FxModel, mutants: list[Mutant]) -> dict[str, str]
     out = {}
     for mid, cid in edits.items():
         try:
-            target = killed_by(model, cid)
+            targets = killed_by(model, cid)
         except (KeyError, ValueError, IndexError):
             continue
-        if target in proven:
-            out[mid] = f"golden model, exhaustive search (rlcc.fxp.observable): {proven[target]}"
+        if all(t in proven for t in targets):
+            why = "; ".join(dict.fromkeys(proven[t] for t in targets))
+            out[mid] = f"golden model, exhaustive search (rlcc.fxp.observable): {why}"
     return out
 
 

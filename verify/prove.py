@@ -36,7 +36,10 @@ applications, since the golden model reads a product near 2^63 plus the carry as
 
 A satisfying assignment of part 1 is replayed in the emulator and the numpy golden model;
 if the two agree there the model relied on an impossible square root, the true value is added
-as a lemma and the solver runs again (counterexample-guided refinement).
+as a lemma and the solver runs again (counterexample-guided refinement). After two such rounds a
+search with the context's rate fixed (its square root one known value, the products exact) looks
+for a difference confined to a narrow range of a product, then the products and the square root
+are stated exactly at every application.
 """
 
 from __future__ import annotations
@@ -77,6 +80,10 @@ PREPARED_SYMBOL = "rlcc_doca_prepared_for"
 EXHAUSTIVE_RATES = 1 << fmt.RATE_FRAC_BITS  # rates 0 .. 2^20 inclusive
 SAMPLED_RATES = 1 << 20
 MAX_REFINEMENTS = 16
+# Spurious models refined by true values at their points this many times; then the square root
+# and the products are stated exactly at every application (a difference confined to a narrow
+# range of a product, e.g. delta's penalty, is otherwise chased one point at a time).
+POINT_REFINEMENTS = 2
 _CALLEE_SAVED = (2, 3, 4, 8, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27)  # sp gp tp s0..s11
 _STACK_BYTES = 64 * 1024  # only for an ELF without __stack_bottom/__stack_top
 
@@ -388,7 +395,7 @@ def _prove_output(img: _Image, model: FxModel, xlen: int, fw: Any, gold: Any, ct
     """"proven", "counterexample" (reproduced in the emulator) or "timeout" for one output word
     (``facts``: proven equalities of other outputs)."""
     lemmas: list[Any] = cut.product_ranges([fw, gold])
-    for _ in range(MAX_REFINEMENTS):
+    for round_ in range(MAX_REFINEMENTS):
         verdict, m = _solve([fw != gold, *facts, *lemmas], deadline)
         if verdict == "unsat":
             return "proven", None
@@ -397,11 +404,36 @@ def _prove_output(img: _Image, model: FxModel, xlen: int, fw: Any, gold: Any, ct
         vec = _concrete_vector(m, ctx, ev, attr, xlen, model)
         if _differs_in_emulator(img, vec, xlen):
             return "counterexample", vec
-        lemma = cut.lemmas(m)
-        if not lemma:
+        refined = cut.lemmas(m, [fw, gold])
+        lemmas.extend(refined)
+        if not refined and round_ + 1 != POINT_REFINEMENTS:  # every abstracted value true: a gap elsewhere
             return "timeout", None
-        lemmas.extend(lemma)
+        if round_ + 1 == POINT_REFINEMENTS:
+            vec = _pinned_rate_search(img, model, xlen, fw, gold, ctx, ev, attr, cut, m, [*facts, *lemmas], deadline)
+            if vec is not None:
+                return "counterexample", vec
+            lemmas.extend(cut.exact_lemmas([fw, gold]))
     return "timeout", None
+
+
+PINNED_SEARCH_S = 15.0  # seconds of one pinned-rate counterexample search
+
+
+def _pinned_rate_search(img: _Image, model: FxModel, xlen: int, fw: Any, gold: Any, ctx: list[Any], ev: list[Any],
+                        attr: Any, cut: _Abstraction, m: Any, known: list[Any], deadline: float) -> Vectors | None:
+    """A counterexample with the context's rate fixed (the spurious model's, if a stored rate, else
+    the initial one): the square root is then one known value and the products stated exactly, so
+    a difference confined to a narrow range of a product (delta's penalty) is found at once, where
+    refining the abstraction point by point would chase it one argument at a time."""
+    rate = m.eval(ctx[fmt.CTX_RATE], model_completion=True).as_long()
+    rate = rate if 1 <= rate <= fmt.RATE_MAX else model.constants.rate_initial
+    root = int(golden.NUMPY.sqrt_rate(np.array([rate]))[0])
+    pinned = [ctx[fmt.CTX_RATE] == rate, cut.sqrt(z3.BitVecVal(rate, 32)) == root, *cut.exact_lemmas([fw, gold], roots=False)]
+    verdict, m2 = _solve([fw != gold, *known, *pinned], min(deadline, time.monotonic() + PINNED_SEARCH_S))
+    if verdict != "sat":
+        return None
+    vec = _concrete_vector(m2, ctx, ev, attr, xlen, model)
+    return vec if _differs_in_emulator(img, vec, xlen) else None
 
 
 def _in_processes(items: list[int], work: Callable[[int, int], Any], jobs: int,
@@ -523,17 +555,42 @@ class _Abstraction:
             out.append(z3.Implies(small, z3.ULE(app, z3.BitVecVal(top, app.size()))))
         return out
 
-    def lemmas(self, m: Any) -> list[Any]:
-        """The true value at every argument the model used where it assumed another (refines a
-        spurious model)."""
+    def exact_lemmas(self, terms: list[Any], roots: bool = True) -> list[Any]:
+        """The exact value of every product (and, with ``roots``, square-root) application in
+        ``terms`` as a formula of its arguments (true of the functions their own parts prove the
+        firmware computes)."""
+        shifts = {fn.get_id(): sh for sh, fn in self.products.values()}
         out = []
+        for app in _applications(terms, set(shifts) | ({self.sqrt.get_id()} if roots else set())):
+            if app.decl().get_id() in shifts:
+                a, b = (z3.ZeroExt(32, app.arg(i)) for i in range(2))
+                out.append(app == z3.Extract(app.size() - 1, 0, z3.LShR(a * b, shifts[app.decl().get_id()])))
+                continue
+            n = z3.ZeroExt(32, app.arg(0)) << fmt.RATE_FRAC_BITS  # below 2^52: its root below 2^26
+            r = z3.ZeroExt(32, app)
+            out.append(z3.And(z3.ULE(app, 1 << 26), z3.ULE(r * r, n), z3.ULT(n, (r + 1) * (r + 1))))
+        return out
+
+    def lemmas(self, m: Any, terms: list[Any] = ()) -> list[Any]:
+        """The true value at every argument the model used where it assumed another (refines a
+        spurious model): each function's table, and each application in ``terms`` (an argument
+        outside the table takes the table's default)."""
+        out: dict[str, Any] = {}
         true_slog = lambda a: int(golden.NUMPY.slog(np.int64(a[0] - (a[0] >> 31 << 32)))) & ((1 << SLOG_BITS) - 1)  # noqa: E731
         true_ramp = lambda r: lambda a: int(golden.ramp_value(golden.NUMPY, r, np.int64(a[0] - (a[0] >> 31 << 32)))) & (  # noqa: E731
             (1 << r.term_bits) - 1)
-        for fn, true in [(self.sqrt, lambda a: int(golden.NUMPY.sqrt_rate(np.array([a[0]]))[0]))] + [
-                (fn, lambda a, sh=sh: (a[0] * a[1]) >> sh) for sh, fn in self.products.values()] + (
-                [(self.slog, true_slog)] if self.slog is not None else []) + [(fn, true_ramp(r)) for _, r, fn in self.ramps] + (
-                self.sums.true_values() if self.sums is not None else []):
+        functions = [(self.sqrt, lambda a: int(golden.NUMPY.sqrt_rate(np.array([a[0]]))[0]))] + [
+            (fn, lambda a, sh=sh: (a[0] * a[1]) >> sh) for sh, fn in self.products.values()] + (
+            [(self.slog, true_slog)] if self.slog is not None else []) + [(fn, true_ramp(r)) for _, r, fn in self.ramps] + (
+            self.sums.true_values() if self.sums is not None else [])
+
+        def check(fn: z3.FuncDeclRef, true: Callable[[list[int]], int], args: list[int], value: int) -> None:
+            if value != true(args):
+                lemma = fn(*[z3.BitVecVal(a, fn.domain(j).size()) for j, a in enumerate(args)]) == true(args)
+                out.setdefault(str(lemma), lemma)
+
+        truth = {fn.get_id(): (fn, true) for fn, true in functions}
+        for fn, true in functions:
             interp = m[fn]
             if not isinstance(interp, z3.FuncInterp) or not interp.f:  # not in the model
                 continue
@@ -543,11 +600,12 @@ class _Abstraction:
                 continue
             for i in range(n_entries):
                 e = interp.entry(i)
-                args = [e.arg_value(j).as_long() for j in range(fn.arity())]
-                value = true(args)
-                if e.value().as_long() != value:
-                    out.append(fn(*[z3.BitVecVal(a, fn.domain(j).size()) for j, a in enumerate(args)]) == value)
-        return out
+                check(fn, true, [e.arg_value(j).as_long() for j in range(fn.arity())], e.value().as_long())
+        for app in _applications(terms, set(truth)):
+            fn, true = truth[app.decl().get_id()]
+            val = lambda e: m.eval(e, model_completion=True).as_long()  # noqa: E731
+            check(fn, true, [val(app.arg(j)) for j in range(fn.arity())], val(app))
+        return list(out.values())
 
 
 @dataclasses.dataclass

@@ -202,6 +202,7 @@ class Executor:
         self.summaries = summaries or {}
         self.obligations: list[tuple[str, Any]] = []
         self._decoded: dict[int, Insn] = {}
+        self._products: dict[int, tuple[z3.BitVecRef, z3.BitVecRef]] = {}  # RV32: product id -> (opaque, product)
 
     # ---- memory -------------------------------------------------------------------------
     def _image_byte(self, addr: int) -> int:
@@ -306,7 +307,46 @@ class Executor:
                 pending[nxt.pc].append(nxt)
         if not finals:
             raise SymexecUnsupported("no path returned")
-        return Result(self.merge(finals) if len(finals) > 1 else finals[0], self.obligations, steps, len(finals))
+        final = self.merge(finals) if len(finals) > 1 else finals[0]
+        return Result(self._unfold_state(final), [(d, self.unfold(f)) for d, f in self.obligations], steps, len(finals))
+
+    def unfold(self, v: Val) -> Val:
+        """``v`` with every opaque RV32 product (see :meth:`_wide_product`) replaced by its definition."""
+        if isinstance(v, int) or not self._products:
+            return v
+        return z3.substitute(v, *self._products.values())
+
+    def _unfold_state(self, st: State) -> State:
+        if not self._products:
+            return st
+        mem: dict[int, Val] = {}
+        for word in sorted({a - a % _MERGE_WORD for a in st.mem}):
+            addrs = [a for a in range(word, word + _MERGE_WORD) if a in st.mem]
+            if all(isinstance(st.mem[a], int) for a in addrs):
+                mem.update((a, st.mem[a]) for a in addrs)
+                continue
+            whole = self.unfold(_word_term([self._byte(st, a) for a in range(word, word + _MERGE_WORD)]))
+            for a in addrs:
+                mem[a] = z3.Extract(8 * (a - word) + 7, 8 * (a - word), whole)
+        return State(st.pc, [self.unfold(r) for r in st.regs], mem, tuple(self.unfold(c) for c in st.cond))
+
+    def _wide_product(self, a: Val, b: Val) -> z3.BitVecRef:
+        """RV32 ``mul``/``mulhu``: an opaque 64-bit stand-in for the unsigned product of ``a`` and ``b``
+        (one per product, shared by its two halves), replaced by the product itself when the run ends
+        (:meth:`unfold`). The simplifier rewrites the low half of a product by a constant, ``c *
+        (x - y)``, into ``c * x - c * y``: a different circuit from the golden model's 64-bit ``c * (x -
+        y)``, whose equality the solver cannot show by bit-blasting. Opaque while executing, the halves
+        recombine (``(lo >> 16) | (hi << 16)`` becomes bits 47..16 of one term) as the golden model
+        extracts them."""
+        product = z3.simplify(z3.ZeroExt(32, _bits(a, 32)) * z3.ZeroExt(32, _bits(b, 32)))
+        if z3.is_bv_value(product):
+            return product
+        key = product.get_id()
+        if key not in self._products:
+            # a product of earlier products' halves: defined by the unfolded product, so one
+            # substitution unfolds every stand-in
+            self._products[key] = (z3.FreshConst(z3.BitVecSort(64), "product"), self.unfold(product))
+        return self._products[key][0]
 
     def merge(self, states: list[State]) -> State:
         """One state equivalent to the disjunction of ``states`` (all at the same pc)."""
@@ -434,6 +474,9 @@ class Executor:
                    "srliw": "srlw", "sraiw": "sraw", "rori": "ror", "roriw": "rorw"}
         if op in imm_ops:
             op, b = imm_ops[op], i.imm & self.mask
+        if x == 32 and op in ("mul", "mulhu") and not (isinstance(a, int) and isinstance(b, int)):
+            wide = self._wide_product(a, b)
+            return self._set(st, i.rd, z3.simplify(z3.Extract(31, 0, wide) if op == "mul" else z3.Extract(63, 32, wide)))
         self._set(st, i.rd, alu(op, a, b, x))
 
 

@@ -71,7 +71,7 @@ def _flip_mutants(model: FxModel, target: str, x: np.ndarray) -> list[FxModel]:
     if kind == "leaf":
         t, i = int(rest[0][1:]), int(rest[1])
         out = []
-        for d in (1, -1):
+        for d in (1, -1) if len(rest) == 2 else (int(rest[2]),):
             leaves = list(model.trees[t].leaves)
             leaves[i] += d
             trees = list(model.trees)
@@ -98,7 +98,7 @@ def _assert_confirmed(model: FxModel, res: O.ObservableSet) -> None:
 def _explained(model: FxModel, res: O.ObservableSet, cov: dict) -> list[str]:
     """Mutants the vectors miss whose target is not reported unobservable."""
     reported = {u["target"] for u in res.unobservable}
-    return [m for m in cov["missed"] if O.killed_by(model, m) not in reported]
+    return [m for m in cov["missed"] if not set(O.killed_by(model, m)) <= reported]
 
 
 def test_splits_and_leaves_behind_the_clamp_are_exposed():
@@ -130,7 +130,9 @@ def test_unobservable_targets_are_reported_with_proofs():
                    "split:t3:l0:T-1", "split:t3:l0:T", "split:t3:l0:T+1"):
         assert found[target]["exhaustive"] is True, target
     for target in ("leaf:t0:0", "leaf:t0:3"):  # +-60000: the clamp saturates whatever the other trees add
-        assert found[target]["exhaustive"] is True and "saturates" in found[target]["reason"]
+        assert found[target]["exhaustive"] is True
+        for edit in (f"{target}:+1", f"{target}:-1"):
+            assert found[edit]["exhaustive"] is True and "saturates" in found[edit]["reason"], edit
     assert "unreachable" in found["leaf:t0:2"]["reason"] and "never equals" in found["split:t3:l0:T"]["reason"]
     assert not set(found) & set(res.targets)
 
@@ -176,14 +178,14 @@ def test_example_misses_only_unobservable(seed):
     res = O.observable_vectors(model, seed)
     cov = O.coverage(model, V.verification_set(model, seed)[0])
     proven = {u["target"] for u in res.unobservable if u["exhaustive"]}
-    assert [m for m in cov["missed"] if O.killed_by(model, m) not in proven] == []
+    assert [m for m in cov["missed"] if not set(O.killed_by(model, m)) <= proven] == []
     assert cov["splits"]["observable"] == cov["splits"]["targets"]
     assert cov["other"]["observable"] == cov["other"]["targets"]
     # every leaf edit is seen except those of leaves whose every input saturates the clamp (proven:
     # on the ramps example leaf t2:3's sums stay below clamp_min whatever the ramps add)
     saturated = {u["target"] for u in res.unobservable if u["exhaustive"] and "saturates" in u["reason"]}
     missed = [m for m in cov["missed"] if m.startswith("leaf:")]
-    assert {O.killed_by(model, m) for m in missed} <= saturated
+    assert {O.killed_by(model, m)[-1] for m in missed} <= saturated
     assert cov["leaves"]["observable"] == cov["leaves"]["targets"] - len(missed)
 
 
@@ -301,7 +303,9 @@ def test_ramp_range_proves_a_saturating_leaf():
     c = model.constants
     res = O.observable_vectors(model)
     found = {u["target"]: u for u in res.unobservable}
-    assert found["leaf:t0:1"]["exhaustive"] is True and "saturates" in found["leaf:t0:1"]["reason"]
+    assert found["leaf:t0:1"]["exhaustive"] is True
+    for edit in ("leaf:t0:1:+1", "leaf:t0:1:-1"):
+        assert found[edit]["exhaustive"] is True and "saturates" in found[edit]["reason"], edit
     assert "leaf:t0:0" in res.targets and "bias" in res.targets
     rng = np.random.default_rng(0)
     x = rng.integers(-(2**31), 2**31, (20000, model.spec.student_width))
@@ -310,3 +314,61 @@ def test_ramp_range_proves_a_saturating_leaf():
     total, _ = O._tree_sums(model, x)
     assert total.max() == c.clamp_min_q16 - 1  # reached at prev_action[t-1] >= 2000
     _assert_confirmed(model, res)
+
+
+def bound_model() -> FxModel:
+    """Two trees whose sums hit the clamp bounds exactly (hand-worked): with X = hi - bias and
+    Y = lo - hi, tree 0 (delta[t] > 0) adds X, tree 1 (prev_action[t-1] > 70000) adds Y, so the sums
+    are bias (t0 leaf 0, t1 leaf 0), hi (t0 leaf 1, t1 leaf 0), bias + Y < lo (t0 leaf 0, t1 leaf 1)
+    and lo (both leaves 1)."""
+    c = FxConstants.from_spec(SPEC)
+    lo, hi, bias = c.clamp_min_q16, c.clamp_max_q16, fmt.FACTOR_ONE
+    trees = (Tree((Split(3, ">", 0, 0.0),), (0, hi - bias)), Tree((Split(0, ">", 70000, 0.0),), (0, lo - hi)))
+    return FxModel(SPEC, c, trees, bias=bias)
+
+
+def test_leaf_edits_at_a_clamp_bound_are_told_apart():
+    """Leaf t0:1 reaches only the sums lo and hi: no vector shows both edits, but +1 is visible at
+    lo (clip(lo + 1) = lo + 1) and -1 at hi (clip(hi - 1) = hi - 1), each with its own vector. Leaf
+    t1:1 reaches bias + Y < lo and lo: +1 is visible at lo, -1 at neither (clip(lo - 1) = lo =
+    clip(lo), and below lo both clamp), so only -1 is proven invisible; the old planner claimed both
+    edits of both leaves invisible ("every input reaching it saturates")."""
+    model = bound_model()
+    c = model.constants
+    assert c.clamp_min_q16 < fmt.FACTOR_ONE < c.clamp_max_q16
+    res = O.observable_vectors(model)
+    _assert_confirmed(model, res)
+    found = {u["target"]: u for u in res.unobservable}
+    assert {"leaf:t0:0", "leaf:t1:0", "leaf:t0:1:+1", "leaf:t0:1:-1", "leaf:t1:1:+1"} <= set(res.targets)
+    assert found["leaf:t0:1"]["exhaustive"] and found["leaf:t1:1"]["exhaustive"]
+    assert found["leaf:t1:1:-1"]["exhaustive"] and "saturates" in found["leaf:t1:1:-1"]["reason"]
+    assert "leaf:t1:1:+1" not in found and "leaf:t0:1:-1" not in found
+    g = golden.step(model, res.vectors.ctx_in, res.vectors.event, res.vectors.attr)
+    factor = dict(zip(res.targets, g.ctx[:, fmt.CTX_PREV_FACTOR].astype(np.int32)))
+    assert factor["leaf:t0:1:+1"] == factor["leaf:t1:1:+1"] == c.clamp_min_q16
+    assert factor["leaf:t0:1:-1"] == c.clamp_max_q16
+    cov = O.coverage(model, res.vectors)
+    assert sorted(cov["missed"]) == ["clamp_max:thr+1", "leaf:t1:1:-1"]  # no sum above hi (next test)
+    proven = {t for t, u in found.items() if u["exhaustive"]}
+    assert set(O.killed_by(model, "leaf:t1:1:-1")) <= proven
+    assert not set(O.killed_by(model, "leaf:t1:1:+1")) <= proven
+
+
+def test_killed_by_names_every_target_that_exposes_a_clamp_or_bias_edit():
+    """Moving clamp_min up by one is seen at a sum at clamp_min as well as below it (clip(lo, lo + 1,
+    hi) = lo + 1), moving it down only below it; likewise clamp_max mirrored, and bias +1 / -1 at a
+    sum exactly at clamp_min / clamp_max. A mutant is unobservable only if every named target is:
+    on bound_model no sum is above clamp_max but one is exactly at it, so clamp_max - 1 is visible
+    (and killed by the clamp_max:0 vector) while clamp_max + 1 is proven invisible."""
+    model = bound_model()
+    assert O.killed_by(model, "clamp_min:thr+1") == ("clamp_min:-1", "clamp_min:0")
+    assert O.killed_by(model, "clamp_min:thr-1") == ("clamp_min:-1",)
+    assert O.killed_by(model, "clamp_max:thr-1") == ("clamp_max:+1", "clamp_max:0")
+    assert O.killed_by(model, "bias:+1") == ("bias", "clamp_min:0")
+    res = O.observable_vectors(model)
+    proven = {u["target"] for u in res.unobservable if u["exhaustive"]}
+    assert "clamp_max:+1" in proven and "clamp_max:0" in res.targets
+    assert set(O.killed_by(model, "clamp_max:thr+1")) <= proven
+    assert not set(O.killed_by(model, "clamp_max:thr-1")) <= proven
+    cov = O.coverage(model, res.vectors)
+    assert "clamp_max:thr-1" not in cov["missed"] and "clamp_max:thr+1" in cov["missed"]

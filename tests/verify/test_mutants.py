@@ -370,3 +370,26 @@ def test_acceptance_every_threshold_and_reachable_leaf_off_by_one_is_killed(targ
     print(f"\n{report.summary()} [test wall {time.perf_counter() - t0:.1f} s]")
     assert d["stillborn"] == 0
     assert d["survived"] == 0, "survivors: " + ", ".join(s["id"] for s in d["survivors"])
+
+
+def test_clamp_edit_seen_only_at_the_bound_is_not_called_equivalent():
+    """On a model whose sums reach clamp_max exactly but never exceed it, the C mutant
+    ``clamp_max:-1`` is visible (clip(hi, lo, hi - 1) = hi - 1: killed by the clamp_max:0 vector),
+    so the golden-level check must not report it equivalent, while ``clamp_max:+1`` is (no sum
+    above hi); before, killed_by named only clamp_max:+1 for both and called both equivalent. Leaf
+    t1:1 (sums below clamp_min and exactly at it): +1 visible, -1 equivalent."""
+    import sys
+
+    from rlcc.verify.mutants import _unobservable_edits
+    from rlcc.verify.mutate import Mutant
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fxp"))
+    from test_observable import bound_model
+
+    model = bound_model()
+    mutants = [Mutant("clamp_max:-1", "clamp", "", "h", 1, "", ""), Mutant("clamp_max:+1", "clamp", "", "h", 1, "", ""),
+               Mutant("leaf:t1:1:+1", "leaf", "", "c", 1, "", "", tree=1, leaf=1),
+               Mutant("leaf:t1:1:-1", "leaf", "", "c", 1, "", "", tree=1, leaf=1)]
+    equivalent = _unobservable_edits(model, mutants)
+    assert set(equivalent) == {"clamp_max:+1", "leaf:t1:1:-1"}, equivalent
+    assert "saturates" in equivalent["leaf:t1:1:-1"]

@@ -316,3 +316,87 @@ def test_symbolic_sum_is_taken_in_32_bits_only_when_it_cannot_wrap():
         assert s.check() == z3.unsat, bound
     big = [z3.BitVecVal(2**30, WIDTH)] * 3  # wraps int32: only the 64-bit sum is right
     assert z3.simplify(Z3Ops.add_terms(big, 3 * 2**30)).as_signed_long() == 3 * 2**30
+
+
+def _rv32_code(words: list[int]) -> bytes:
+    import struct
+
+    return b"".join(struct.pack("<I", w) for w in words) + bytes(64)
+
+
+def _r_type(f7: int, rs2: int, rs1: int, f3: int, rd: int) -> int:
+    return (f7 << 25) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | 0x33
+
+
+def _i_type(imm: int, rs1: int, f3: int, rd: int, op: int = 0x13) -> int:
+    return ((imm & 0xFFF) << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | op
+
+
+_RET = _i_type(0, 1, 0, 0, 0x67)  # jalr x0, 0(ra)
+
+
+def _run_rv32(words: list[int], args: list[z3.BitVecRef]) -> z3.BitVecRef:
+    regs = [0] * 32
+    regs[1] = P.RET_SENTINEL
+    regs[10 : 10 + len(args)] = args
+    ex = Executor(_rv32_code(words), 0x1000, 32, [])
+    return ex.run(State(0x1000, regs, {}, ()), P.RET_SENTINEL).state.regs[10]
+
+
+def test_rv32_product_halves_recombine_into_the_golden_models_term():
+    """RV32 ``mul`` + ``mulhu`` of ``(a - b) * c`` shifted right by 16 (the firmware's RTT inflation)
+    is bits 47..16 of the one 64-bit product the golden model writes, not the simplifier's
+    distributed low half ``c * a - c * b`` (a different multiplier circuit the solver could not
+    relate to the golden product: the rv32 handler proof timed out on delta)."""
+    a, b = z3.BitVecs("a b", 32)
+    words = [_r_type(0x20, 11, 10, 0, 10),  # sub a0, a0, a1
+             (0x83 << 12) | (12 << 7) | 0x37, _i_type(0x127, 12, 0, 12),  # li a2, 0x83127
+             _r_type(1, 12, 10, 0, 13), _r_type(1, 12, 10, 3, 14),  # mul a3 / mulhu a4, a0, a2
+             _i_type(16, 13, 5, 13), _i_type(16, 14, 1, 14), _r_type(0, 14, 13, 6, 10), _RET]  # (a3 >> 16) | (a4 << 16)
+    got = _run_rv32(words, [a, b])
+    want = z3.simplify(z3.Extract(47, 16, z3.BitVecVal(0x83127, 64) * z3.ZeroExt(32, a - b)))
+    assert got.eq(want), got
+
+
+def test_rv32_products_of_product_halves_unfold_completely():
+    """A product of an earlier product's low half: the result speaks of the arguments only (every
+    opaque stand-in replaced), and equals the exact value for concrete arguments."""
+    a, b, c = z3.BitVecs("a b c", 32)
+    words = [_r_type(1, 11, 10, 0, 10), _r_type(1, 12, 10, 3, 10), _RET]  # a0 = mulhu(a * b, c)
+    got = _run_rv32(words, [a, b, c])
+    assert {str(v) for v in P._free_vars(got)} == {"a", "b", "c"}
+    x, y, z = 0x9ABCDEF1, 0x12345677, 0xFEDCBA98
+    value = z3.simplify(z3.substitute(got, (a, z3.BitVecVal(x, 32)), (b, z3.BitVecVal(y, 32)), (c, z3.BitVecVal(z, 32))))
+    assert value.as_long() == ((x * y) % 2**32 * z) >> 32
+
+
+# delta one too small when the penalty is in [5000, 5008): eight penalty values of 2^37, which the
+# random and boundary vectors miss
+_DELTA_OFF_BY_ONE = (
+    "return (int32_t)rlcc_clamp64((int64_t)target_q16 - (int64_t)penalty, RLCC_FEATURE_MIN, RLCC_FEATURE_MAX);",
+    "return (int32_t)rlcc_clamp64((int64_t)target_q16 - (int64_t)penalty - (int64_t)(penalty - 5000u < 8u), "
+    "RLCC_FEATURE_MIN, RLCC_FEATURE_MAX);")
+
+
+@pytest.mark.slow
+def test_delta_off_by_one_in_a_narrow_range_is_refuted_on_rv32(example_model, tmp_path):
+    """rv32 firmware whose delta is one LSB low for eight penalty values: the handler proof finds an
+    input in that range, the emulator reproduces the difference, and rlcc-verify --prove exits 4
+    although its vectors pass."""
+    import json
+    import subprocess
+
+    elf = _elf(example_model, tmp_path, "rv32imc", _DELTA_OFF_BY_ONE)
+    img = P._load_after_init(elf, 32, "generic5", False)
+    part, cex = P._prove_handler(img, example_model, 32, timeout_s=120.0)
+    assert part.status == "counterexample", part.detail
+    out = HarnessRunner(elf, 32, img.machine.profile).run(records_from_vectors(cex))
+    assert np.any(out["ctx_out"][0] != cex.ctx_out[0])
+    c = tmp_path / "src" / "firmware.c"
+    report = tmp_path / "verify.json"
+    r = subprocess.run(["rlcc-verify", str(c), "--target", "rv32imc", "--prove", "-q", "--random", "0", "--json", str(report)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 4, r.stderr
+    data = json.loads(report.read_text())
+    assert data["mismatches"] == 0 and data["proof"]["status"] == "counterexample", data["proof"]["parts"][0]
+    assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("rlcc-verify: error: "), r.stderr
