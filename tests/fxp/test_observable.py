@@ -16,6 +16,7 @@ from rlcc.fxp import observable as O
 from rlcc.fxp import vectors as V
 from rlcc.fxp.model import FxConstants, FxModel, Split, Tree
 from rlcc.spec import Action, Feature, ObservationSpec, RateLimits, Reward
+from clamp_models import bound_model
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "firmware" / "firmware.rlcc.json"
 # inputs: 0 prev_action[t-1], 1 delta[t-1], 2 prev_action[t], 3 delta[t]
@@ -314,17 +315,6 @@ def test_ramp_range_proves_a_saturating_leaf():
     total, _ = O._tree_sums(model, x)
     assert total.max() == c.clamp_min_q16 - 1  # reached at prev_action[t-1] >= 2000
     _assert_confirmed(model, res)
-
-
-def bound_model() -> FxModel:
-    """Two trees whose sums hit the clamp bounds exactly (hand-worked): with X = hi - bias and
-    Y = lo - hi, tree 0 (delta[t] > 0) adds X, tree 1 (prev_action[t-1] > 70000) adds Y, so the sums
-    are bias (t0 leaf 0, t1 leaf 0), hi (t0 leaf 1, t1 leaf 0), bias + Y < lo (t0 leaf 0, t1 leaf 1)
-    and lo (both leaves 1)."""
-    c = FxConstants.from_spec(SPEC)
-    lo, hi, bias = c.clamp_min_q16, c.clamp_max_q16, fmt.FACTOR_ONE
-    trees = (Tree((Split(3, ">", 0, 0.0),), (0, hi - bias)), Tree((Split(0, ">", 70000, 0.0),), (0, lo - hi)))
-    return FxModel(SPEC, c, trees, bias=bias)
 
 
 def test_leaf_edits_at_a_clamp_bound_are_told_apart():

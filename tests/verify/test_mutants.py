@@ -378,13 +378,9 @@ def test_clamp_edit_seen_only_at_the_bound_is_not_called_equivalent():
     so the golden-level check must not report it equivalent, while ``clamp_max:+1`` is (no sum
     above hi); before, killed_by named only clamp_max:+1 for both and called both equivalent. Leaf
     t1:1 (sums below clamp_min and exactly at it): +1 visible, -1 equivalent."""
-    import sys
-
+    from clamp_models import bound_model
     from rlcc.verify.mutants import _unobservable_edits
     from rlcc.verify.mutate import Mutant
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fxp"))
-    from test_observable import bound_model
 
     model = bound_model()
     mutants = [Mutant("clamp_max:-1", "clamp", "", "h", 1, "", ""), Mutant("clamp_max:+1", "clamp", "", "h", 1, "", ""),
