@@ -275,7 +275,7 @@ def _attempt(img: _Image, spec: SwitchAgentSpec, model: ClassEnsemble, xlen: int
             return fn(idx)
     gold = symbolic_decision(spec, model, ctx, qlen, tx, marked, util_mul, row)
     hook = _leaf_hook(model, tables, gold.window, rows, inputs, xlen) if tables is not None else None
-    ex = Executor(img.image, img.machine.mem_base, xlen, regions, load_hook=hook)
+    ex = Executor(img.image, img.machine.mem_base, xlen, regions, load_hook=hook, paired_products=False)
     entry = State(img.symbols[ENTRY_SYMBOL], regs, mem, ())
     try:
         run = ex.run(State(entry.pc, list(regs), dict(mem), ()), RET_SENTINEL)

@@ -192,7 +192,14 @@ class Executor:
     """Symbolic RISC-V hart over a concrete memory image; see the module docstring."""
 
     def __init__(self, image: bytes, image_base: int, xlen: int, regions: list[Region],
-                 summaries: dict[int, Summary] | None = None, load_hook: LoadHook | None = None) -> None:
+                 summaries: dict[int, Summary] | None = None, load_hook: LoadHook | None = None,
+                 paired_products: bool = True) -> None:
+        """``paired_products``: RV32 ``mul``/``mulhu`` share one opaque 64-bit product (see
+        :meth:`_wide_product`); for a golden model that reads 64-bit products across their halves
+        (the PCC handler's RTT inflation). Off, each half is its own 32-bit term, which the switch
+        agent's proof (32-bit arithmetic only) needs: its rv32 proof times out with the 64-bit
+        multipliers the pairing brings in."""
+        self.paired_products = paired_products
         self.image = image
         self.load_hook = load_hook
         self.base = image_base
@@ -474,7 +481,7 @@ class Executor:
                    "srliw": "srlw", "sraiw": "sraw", "rori": "ror", "roriw": "rorw"}
         if op in imm_ops:
             op, b = imm_ops[op], i.imm & self.mask
-        if x == 32 and op in ("mul", "mulhu") and not (isinstance(a, int) and isinstance(b, int)):
+        if x == 32 and self.paired_products and op in ("mul", "mulhu") and not (isinstance(a, int) and isinstance(b, int)):
             wide = self._wide_product(a, b)
             return self._set(st, i.rd, z3.simplify(z3.Extract(31, 0, wide) if op == "mul" else z3.Extract(63, 32, wide)))
         self._set(st, i.rd, alu(op, a, b, x))
