@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -83,15 +84,23 @@ def train_acc(cfg: AccConfig, progress: Callable[[dict[str, Any]], None] | None 
     return AccResult(learner.ddqn.eval, log, time.perf_counter() - wall)
 
 
+def _json_number(v: Any) -> Any:
+    """Floats rounded for the record; an undefined mean (no reward or loss yet: NaN) is null, so
+    the record is standard JSON that rlcc-train --config reads back."""
+    if not isinstance(v, float):
+        return v
+    return round(v, 6) if math.isfinite(v) else None
+
+
 def write_outputs(cfg: AccConfig, result: AccResult, out: Path, extra: dict[str, Any] | None = None) -> Path:
     """The ONNX at ``out`` and ``<stem>.train.json`` (config, per-episode log, wall time); returns the JSON path."""
     spec = cfg.switch_spec()
     qnet_to_onnx(result.net, spec, out,
                  doc=f"ACC Q-network trained by rlcc-train --algo acc (Double DQN), seed {cfg.seed}, {cfg.episodes} episodes")
     record = {"algo": "acc", "config": cfg.to_dict(), "wall_s": round(result.wall_s, 1),
-              "episodes": [{k: (round(v, 6) if isinstance(v, float) else v) for k, v in row.items()} for row in result.log]}
+              "episodes": [{k: _json_number(v) for k, v in row.items()} for row in result.log]}
     if extra:
         record.update(extra)
     path = out.with_name(out.stem + ".train.json")
-    path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    path.write_text(json.dumps(record, indent=1, sort_keys=True, allow_nan=False) + "\n")
     return path
