@@ -20,6 +20,7 @@ from rlcc.cli import common
 from rlcc.cli import compile as compile_cli
 from rlcc.cli.main import compile_command, rlcc
 from rlcc.distill.pipeline import CompileOptions, compile_policy
+from cli_errors import assert_one_line
 from rlcc.errors import BadInputError, BuildError, ExitCode, RlccError
 from rlcc.policy import OnnxPolicy
 from rlcc.spec import METADATA_KEY, Action, Feature, ObservationSpec
@@ -50,25 +51,6 @@ def affine_policy(path: Path, *, spec: ObservationSpec = SPEC, weight: float = 0
 
 def invoke(cmd, *args) -> object:
     return CliRunner().invoke(cmd, [str(a) for a in args])
-
-
-def assert_one_line(result, code: ExitCode, *fragments: str) -> str:
-    assert result.exit_code == int(code), result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("rlcc-compile: error: "), result.output
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
-    return lines[0]
-
-
-@pytest.fixture
-def no_compile(monkeypatch):
-    """Make any compile fail loudly: bad output paths must be refused before the work."""
-
-    def refuse(*_args, **_kwargs):
-        raise AssertionError("the compile ran")
-
-    monkeypatch.setattr(compile_cli, "compile_policy", refuse)
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ from rlcc.cli import compile as compile_cli
 from rlcc.cli.compile_switch import compile_switch
 from rlcc.codegen import generate
 from rlcc.codegen.switch_generate import generate_switch_firmware
+from cli_errors import assert_one_line
 from rlcc.errors import BadInputError, ExitCode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "codegen"))
@@ -33,26 +34,6 @@ BAD_NAMES = ["/abs/fw", "../x", "sub/fw", "my-fw", "", "1fw", "_fw", "fw.c", "f 
 
 def invoke(*args) -> object:
     return CliRunner().invoke(compile_cli.compile_command, [str(a) for a in args])
-
-
-def assert_one_line(result, code: ExitCode, *fragments: str) -> str:
-    assert result.exit_code == int(code), result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("rlcc-compile: error: "), result.output
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
-    return lines[0]
-
-
-@pytest.fixture
-def no_compile(monkeypatch):
-    """Any compile fails loudly: these inputs must be refused before the work."""
-
-    def refuse(*_args, **_kwargs):
-        raise AssertionError("the compile ran")
-
-    monkeypatch.setattr(compile_cli, "compile_policy", refuse)
-    monkeypatch.setattr(compile_cli, "_switch", refuse)
 
 
 # ---- --name ---------------------------------------------------------------------------------------
