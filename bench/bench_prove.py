@@ -6,7 +6,7 @@ hand-copied transcript.
 
     python bench/bench_prove.py [--firmware examples/firmware/firmware.c] [--prove-timeout 120]
 
-Writes bench/results/prove.json.
+Writes bench/results/prove.json (rv64imac) or prove_<target>.json (another --target).
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ def main() -> int:
         "note": "wall_s/cpu_s: the whole rlcc-verify run (vectors, coverage and proof)",
     }
     args.results.mkdir(parents=True, exist_ok=True)
-    (args.results / "prove.json").write_text(json.dumps(doc, indent=2) + "\n")
+    name = "prove.json" if args.target == "rv64imac" else f"prove_{args.target}.json"
+    (args.results / name).write_text(json.dumps(doc, indent=2) + "\n")
     for p in result["proof"]["parts"]:
         print(f"{p['part']}: {p['status']} ({p['seconds']:.1f} s) - {p['detail']}")
     print(f"{doc['wall_s']} s wall, {doc['cpu_s']} s CPU; assurance: {doc['assurance']}")

@@ -206,6 +206,17 @@ def prove() -> str:
     ])
 
 
+def prove_targets() -> str:
+    """Seconds of the whole proof per target (bench/bench_prove.py, one run each)."""
+    parts = []
+    for name in ("prove.json", "prove_rv32imc.json"):
+        doc = load(RESULTS / name)
+        proof_s = sum(p["seconds"] for p in doc["proof"]["parts"])
+        parts.append(f"{proof_s:.0f} s on {doc['target']} ({doc['wall_s']:.0f} s wall with the vectors, "
+                     f"{doc['proof']['status']})")
+    return "the bundled example's proof took " + " and ".join(parts)
+
+
 def fidelity_seeds(file: str = "fidelity_seeds.json", options: str = "default options") -> str:
     doc = load(RESULTS / file)
     rows = []
@@ -564,6 +575,7 @@ BLOCKS: dict[str, tuple[Callable[[], str], bool]] = {
     "transient": (transient, True),
     "coverage": (coverage, False),
     "prove": (prove, True),
+    "prove-targets": (prove_targets, False),
     "worst-rv64": (worst_rv64, False),
     "emulator": (emulator, True),
     "simulator": (simulator, True),
