@@ -3,7 +3,7 @@
 The ACC paper (Yan et al., SIGCOMM 2021, section 5) compares its DDQN tuner with static ECN
 settings (SECN1: the DCQCN paper's 5 KB / 200 KB / 1 %; SECN2: a high-threshold setting) on
 FCT for mice and elephants, queue length and link utilization. This runs the same comparison
-in rlcc's simulator, DCQCN hosts, on the compiler's evaluation mix (``rlcc.distill.switch_scenarios``:
+in rlcc's simulator, DCQCN hosts, on the compiler's evaluation mix (``rlcc.kinds.switch_agent.scenarios``:
 incasts of 10 KB..10 MB flows and websearch/hadoop traces, single switch and leaf-spine), over
 several seeds, for:
 
@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 from benchlib import machine, shown
 
-from rlcc.codegen.switch_generate import load_switch_manifest
-from rlcc.distill.switch_pipeline import scenario_label
-from rlcc.distill.switch_scenarios import evaluation
+from rlcc.kinds.switch_agent.codegen import load_switch_manifest
+from rlcc.kinds.switch_agent.distill import scenario_label
+from rlcc.kinds.switch_agent.scenarios import evaluation
 from rlcc.simulator.controllers.dcqcn import Dcqcn
 from rlcc.simulator.engine import simulate
 from rlcc.simulator.switch_agent import ClassifierAgent, QNetAgent, StaticEcn

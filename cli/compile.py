@@ -7,7 +7,7 @@ firmware over time), ``NAME.c/.h/.rlcc.json`` and ``verify.json``. After verific
 closed loop runs once more on the simulator's reduced suite (single switch and fat-tree), the
 firmware deciding in the worst-case time rlcc-verify measured; the fidelity gate covers it too.
 That is the tree backend (the default; recurrent teachers distill to window trees). ``--backend
-int8`` compiles the network itself (``rlcc.cli.compile_int8``); ``--backend auto`` runs both and
+int8`` compiles the network itself (``rlcc.kinds.int8.compile``); ``--backend auto`` runs both and
 keeps the cheapest that qualifies (``rlcc.cli.backends``).
 """
 
@@ -50,14 +50,14 @@ from rlcc.fxp.model import check_fits_context, model_params
 from rlcc.recurrent import load_policy
 from rlcc.progress import for_stderr
 from rlcc.spec import ObservationSpec
-from rlcc.distill.switch_pipeline import SwitchFidelityBar
+from rlcc.kinds.switch_agent.distill import SwitchFidelityBar
 from rlcc.switch_policy import is_switch_agent
 from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES
 from rlcc.verify.budget import cycle_budget
 from rlcc.verify.check import DEFAULT_BUDGET_NS
 from rlcc.verify.glance import nic_section
 from rlcc.verify.provenance import remember as remember_compile
-from rlcc.verify.switch_check import DEFAULT_PORTS
+from rlcc.kinds.switch_agent.check import DEFAULT_PORTS
 
 
 
@@ -186,7 +186,7 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, backend: str
             return _trees(model, spec, stage, options, tree_style=tree_style, **common)
 
         def int8_backend(stage: Path) -> Outcome:
-            from rlcc.cli.compile_int8 import compile_int8_outcome
+            from rlcc.kinds.int8.compile import compile_int8_outcome
 
             options = CompileOptions.quick(seed=seed, **overrides) if quick else CompileOptions(seed=seed, **overrides)
             return compile_int8_outcome(model, spec, stage, options, **common)
@@ -203,7 +203,7 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, backend: str
 
 def _switch(model: Path, out: Path, *, force: bool, budget_ns: float | None, accept_fidelity: bool, quiet: bool,
             start: float, **kwargs: Any) -> None:
-    from rlcc.cli.compile_switch import compile_switch, finish_switch
+    from rlcc.kinds.switch_agent.compile import compile_switch, finish_switch
 
     def log(msg: str) -> None:
         if not quiet:

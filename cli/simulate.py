@@ -231,7 +231,7 @@ def _ecn_agent(path: str | None, static: int | None):
         if static is not None:
             raise BadInputError("--ecn-static needs --ecn-agent (whose action table it indexes)")
         return None
-    from rlcc.codegen.switch_generate import load_switch_manifest
+    from rlcc.kinds.switch_agent.codegen import load_switch_manifest
     from rlcc.simulator.switch_agent import ClassifierAgent, QNetAgent, StaticEcn
     from rlcc.switch_policy import QNetPolicy
 

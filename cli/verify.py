@@ -21,7 +21,7 @@ from rlcc.verify.check import (
     MAX_RANDOM_VECTORS,
     random_bound_text,
 )
-from rlcc.verify.switch_check import DEFAULT_PORTS
+from rlcc.kinds.switch_agent.check import DEFAULT_PORTS
 
 if TYPE_CHECKING:
     from rlcc.emulator.cycle_model import Profile
@@ -103,7 +103,7 @@ def verify_command(
     --expect-sha256 the verdict is relative to that manifest and says so. The verdict names the
     assurance reached: sampled (the vectors) or proven (--prove); --require proven gates on it."""
     prove = prove or require == "proven"
-    from rlcc.codegen.switch_generate import KIND as SWITCH_KIND, manifest_kind
+    from rlcc.kinds.switch_agent.codegen import KIND as SWITCH_KIND, manifest_kind
     from rlcc.verify.check import manifest_path_for
 
     if manifest_kind(manifest or manifest_path_for(firmware)) == SWITCH_KIND:
@@ -215,11 +215,11 @@ def _verify_switch(firmware: Path, manifest: Path | None, target: str, profile: 
                    quiet: bool, mutants: bool, prove: bool = False, prove_timeout: float | None = None,
                    policy: Path | None = None, expect_sha256: str | None = None, require: str = "sampled",
                    jobs: int = 1) -> None:
-    """The switch-agent check (``rlcc.verify.switch_check``), with the NIC path's exit codes; a
+    """The switch-agent check (``rlcc.kinds.switch_agent.check``), with the NIC path's exit codes; a
     proof's counterexample exits 4, its timeout is reported only."""
     import json
 
-    from rlcc.verify.switch_check import summary, verify_switch_firmware
+    from rlcc.kinds.switch_agent.check import summary, verify_switch_firmware
 
     result = verify_switch_firmware(firmware, manifest, target, profile, cc, n_ports=n_ports, budget_us=budget_us,
                                     random_count=random_count, seed=seed, mutants=mutants, prove=prove,

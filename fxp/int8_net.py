@@ -67,7 +67,7 @@ Q_MAX = 127  # int8 activations and weights are symmetric: -127 .. 127
 # 11 levels. The first product (int8 x int32) accumulates in int64.
 IN_MAX = (1 << 24) - 1
 # Hidden activations: int8 (ACT8_MAX) or int16 (ACT16_MAX), a property of each model
-# (``Int8Net.act_max``; the quantizer measures both, ``rlcc.distill.int8_quantize``). A ReLU MLP
+# (``Int8Net.act_max``; the quantizer measures both, ``rlcc.kinds.int8.quantize``). A ReLU MLP
 # is piecewise linear, so its activations inherit the inputs' range: on rlcc_mlp int8 activations
 # cost a factor RMSE of ~0.02 at the best clip. int16 x int8 products still accumulate in int32.
 ACT8_MAX, ACT16_MAX = 127, 32767
@@ -198,7 +198,7 @@ def state_bytes(hidden: int) -> int:
 def check_state_fits(hidden: int, window_words: int = 0, price: Callable[[int], str] | None = None) -> None:
     """BadInputError unless the LSTM state fits the context words the firmware leaves free.
     ``price(words)``: the cost of keeping that many words in global memory instead, for the message
-    (the cycle profiles live above this module: ``rlcc.cli.compile_int8``)."""
+    (the cycle profiles live above this module: ``rlcc.kinds.int8.compile``)."""
     free = 4 * (fmt.CTX_HISTORY_WORDS - window_words)
     need = state_bytes(hidden)
     if need > free:

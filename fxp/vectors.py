@@ -24,7 +24,7 @@ Every vector carries a tag (``Vectors.targets``): an observable target id, ``pro
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -464,27 +464,28 @@ def sequence_vectors(model: FxModel, n_flows: int, n_events: int, seed: int = 0)
     return stacked.tagged("sequence")
 
 
-def default_vectors(model: FxModel, seed: int = 0) -> Vectors:
-    """The manifest's default set: observable vectors, boundaries, 1024 random vectors, 8 flows x 64 events
-    (an int8 network: its saturation vectors instead of the trees' observable ones)."""
-    return concat(_model_vectors(model, seed), boundary_vectors(model, seed),
+ModelVectors = Callable[[Any, int], "Vectors"]  # (model, seed) -> the vectors a model kind adds
+
+
+def default_vectors(model: FxModel, seed: int = 0, model_vectors: ModelVectors | None = None) -> Vectors:
+    """The manifest's default set: the model's own vectors (``model_vectors``; default the trees'
+    observable set), boundaries, 1024 random vectors, 8 flows x 64 events."""
+    return concat((model_vectors or tree_vectors)(model, seed), boundary_vectors(model, seed),
                   random_vectors(model, 1024, seed + 1), sequence_vectors(model, 8, 64, seed + 2))
 
 
-def verification_set(model: FxModel, seed: int = 0, n_random: int = 100_000) -> tuple[Vectors, list[str]]:
-    """What the verifier runs: observable vectors, boundary and edge vectors, ``n_random`` random
-    vectors; with each vector's target tag (an observable target id or the generator's name)."""
-    vec = concat(_model_vectors(model, seed), boundary_vectors(model, seed),
+def verification_set(model: FxModel, seed: int = 0, n_random: int = 100_000,
+                     model_vectors: ModelVectors | None = None) -> tuple[Vectors, list[str]]:
+    """What the verifier runs: the model's own vectors (default the trees' observable set), boundary
+    and edge vectors, ``n_random`` random vectors; with each vector's target tag (an observable
+    target id or the generator's name)."""
+    vec = concat((model_vectors or tree_vectors)(model, seed), boundary_vectors(model, seed),
                  random_vectors(model, n_random, seed + 1))
     return vec, [str(t) for t in vec.targets]
 
 
-def _model_vectors(model: Any, seed: int) -> Vectors:
-    """The model-specific vectors: the trees' observable set, or an int8 network's edges."""
-    if getattr(model, "backend", "trees") == "int8":
-        from rlcc.fxp.int8_vectors import saturation_vectors  # builds on this module
-
-        return saturation_vectors(model, seed)
+def tree_vectors(model: Any, seed: int) -> Vectors:
+    """The trees' own vectors: one per observable target (``rlcc.fxp.observable``)."""
     from rlcc.fxp.observable import observable_vectors  # observable builds on this module
 
     return observable_vectors(model, seed).vectors

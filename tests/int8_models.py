@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rlcc.distill.int8_graph import read_network
-from rlcc.distill.int8_quantize import Calibration, quantize_net
+from rlcc.kinds.int8.graph import read_network
+from rlcc.kinds.int8.quantize import Calibration, quantize_net
 from rlcc.distill.sampling import device_inputs, float_inputs
 from rlcc.fxp import int8_net as q8
 from rlcc.recurrent import load_policy

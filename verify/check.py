@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Callable
 
@@ -17,14 +18,13 @@ from rlcc.emulator.cycle_model import Profile
 from rlcc.errors import BadInputError
 from rlcc.firmware_sdk_stub import harness_layout as hl
 from rlcc.fxp import golden
-from rlcc.fxp.int8_net import is_int8
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.observable import coverage as observable_coverage
-from rlcc.fxp.vectors import Vectors, concat, verification_set
+from rlcc.fxp.vectors import ModelVectors, Vectors, concat, verification_set
 from rlcc.progress import Stage
 from rlcc.targets import DEFAULT_TARGET
 from rlcc.verify.firmware_run import firmware_build, resolve
-from rlcc.verify.provenance import Provenance, establish
+from rlcc.verify.provenance import Provenance, Rebuild, establish
 from rlcc.verify.runner import HarnessRunner, records_from_vectors
 
 DEFAULT_BUDGET_NS = 2000.0  # the RL-CC paper's decision-time bound (~2 us; RTT ~10 us)
@@ -65,6 +65,16 @@ class Budget:
             limits.append(int(ns * 1e-9 * profile.clock_hz) // share)
         cycles = min(limits)
         return cls(cycles=cycles, ns=cycles * share * 1e9 / profile.clock_hz, full_load=full_load, hw_threads=share)
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelSupport:
+    """What this PCC check needs from the manifest's model kind; the default is the trees'."""
+
+    model_vectors: ModelVectors | None = None  # the kind's own vectors (None: the trees' observable set)
+    unprovable: str = ""  # non-empty: no --prove/--mutants for this kind (says which kind)
+    coverage_note: str = ""  # non-empty: no observable-target coverage; this note instead
+    rebuilders: Mapping[str, Rebuild] = dataclasses.field(default_factory=dict)  # --policy recompiles
 
 
 @dataclasses.dataclass
@@ -261,6 +271,7 @@ def verify_firmware(
     expect_sha256: str | None = None,
     log: Callable[[str], None] = lambda _m: None,
     doca_layout: str | None = None,
+    support: ModelSupport | None = None,
 ) -> VerifyResult:
     """Cross-compile ``firmware_c``, run manifest + observable + boundary + random vectors, compare
     with golden; optionally prove equivalence symbolically and run the built-in mutation analysis.
@@ -269,7 +280,8 @@ def verify_firmware(
     ``expect_sha256``, to the reviewed policy or a pinned digest (``rlcc.verify.provenance``;
     ``policy`` recompiles it on ``jobs`` workers unless this rlcc has it cached). ``doca_layout``:
     for --sdk doca firmware, the device layout to verify against (rlcc.firmware_sdk_stub.doca_layout;
-    default DOCA 2.5)."""
+    default DOCA 2.5). ``support``: what the manifest's model kind adds (default the trees')."""
+    support = support or ModelSupport()
     check_random_count(random_count)
     check_seed(seed)
     firmware_c = Path(firmware_c)
@@ -285,13 +297,13 @@ def verify_firmware(
         raise BadInputError("budgets must be positive")
     if prove_timeout_s <= 0:
         raise BadInputError("--prove-timeout must be positive")
-    if is_int8(model) and (prove or mutants):
-        raise BadInputError(f"{manifest.name}: --prove and --mutants support tree firmware only, not the int8 backend "
-                            "(its verification is sampled: the vectors)")
-    provenance = establish(raw, manifest, firmware_c, model_sha256(model), policy, expect_sha256, jobs, log)
+    if support.unprovable and (prove or mutants):
+        raise BadInputError(f"{manifest.name}: --prove and --mutants support tree firmware only, not {support.unprovable}")
+    provenance = establish(raw, manifest, firmware_c, model_sha256(model), policy, expect_sha256, jobs, log,
+                           rebuilders=support.rebuilders)
     stage = stage or Stage()
     stage.add(5)
-    vectors = concat(shipped, verification_set(model, seed, random_count)[0])
+    vectors = concat(shipped, verification_set(model, seed, random_count, support.model_vectors)[0])
     stage.advance(1)
     with firmware_build(firmware_c, target_rec, prof, cc, doca_layout=doca_layout) as fw:
         elf = fw.elf
@@ -330,8 +342,7 @@ def verify_firmware(
     rtt = (vectors.event[:, fmt.EV_ATTR] & 0xFF) == fmt.EVENT_RTT
     text = textio.read_bytes(firmware_c, "firmware", textio.MAX_TEXT_BYTES).decode("utf-8", "replace")
     expected_mask = int(raw.get("events", {}).get("disable_event_mask", mask))
-    coverage = {"note": "int8 backend: no observable-target coverage (saturation vectors instead)"} if is_int8(model) \
-        else observable_coverage(model, vectors)
+    coverage = {"note": support.coverage_note} if support.coverage_note else observable_coverage(model, vectors)
     stage.advance(1)
     return VerifyResult(
         firmware=str(firmware_c),

@@ -11,17 +11,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from rlcc.verify.check import VerifyResult
-from rlcc.verify.switch_check import SwitchVerifyResult
 
 TITLE = "## Firmware at a glance"
 NOT_VERIFIED = "not verified (--no-verify): run `rlcc-verify` on the C for cycles, sizes and bit-exactness"
 
 
-def _table(rows: Sequence[tuple[str, Any]]) -> list[str]:
+def table(rows: Sequence[tuple[str, Any]]) -> list[str]:
     return ["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows]
 
 
-def _clock(profile: str, target: str, clock_hz: float) -> str:
+def clock(profile: str, target: str, clock_hz: float) -> str:
     return f"{target}, profile {profile} @ {clock_hz / 1e9:.2f} GHz"
 
 
@@ -34,7 +33,7 @@ def _profiles(first: str) -> list[str]:
     return [first] + [p for p in ("dpa", "generic5", "ibex") if p != first]
 
 
-def _digest(v: VerifyResult | SwitchVerifyResult) -> list[tuple[str, Any]]:
+def digest(v: Any) -> list[tuple[str, Any]]:
     """The manifest's sha256, the value a pipeline pins with ``rlcc-verify --expect-sha256``."""
     if v.provenance is None:
         return []
@@ -60,7 +59,7 @@ def nic_section(v: VerifyResult | None, gate: str, profiles: Sequence[dict[str, 
         b = v.budget
         rows += [
             ("bit-exact vs the golden model", _bit_exact(v.bit_exact, v.vectors, v.mismatches)),
-            (f"worst-case event, {_clock(v.profile, v.target, v.clock_hz)}",
+            (f"worst-case event, {clock(v.profile, v.target, v.clock_hz)}",
              f"{int(v.cycles['max'])} cycles = {v.worst_case_ns:.1f} ns; budget {b.cycles} cycles ({b.ns:.0f} ns): "
              + (f"OK, headroom {100 * v.to_dict()['budget']['headroom']:.0f}%" if v.within_budget else "EXCEEDED")),
             ("RTT decision (the policy's event), max / mean cycles", f"{int(v.rtt_cycles['max'])} / {v.rtt_cycles['mean']:.1f}"),
@@ -74,28 +73,7 @@ def nic_section(v: VerifyResult | None, gate: str, profiles: Sequence[dict[str, 
         ]
         if v.stack.get("high_water_bytes") is not None:
             rows.append(("stack (high-water mark)", f"{v.stack['high_water_bytes']} of {v.stack['size_bytes']} B"))
-        rows += _digest(v)
+        rows += digest(v)
     note = ("From the compile's verification in the RISC-V emulator (`verify.json`); other cycle profiles: "
             f"`rlcc-verify {v.firmware} --profile {','.join(_profiles(v.profile))}`.") if v is not None else ""
-    return ["", TITLE, ""] + _table(rows) + ([] if not note else ["", note]) + _plot(plot)
-
-
-def switch_section(v: SwitchVerifyResult | None, gate: str) -> list[str]:
-    """Rows for a switch-agent firmware (one decision per queue, a monitoring interval over ports)."""
-    rows: list[tuple[str, Any]] = [("fidelity gate (closed loop vs teacher)", gate)]
-    if v is None:
-        rows.append(("firmware", NOT_VERIFIED))
-    else:
-        rows += [
-            ("bit-exact vs the golden model",
-             f"yes, on {v.vectors:,} decisions and {v.intervals} intervals x {v.n_ports} ports" if v.bit_exact else
-             f"NO: {v.mismatches} decisions and {v.interval_mismatches} intervals differ"),
-            (f"worst-case decision (one queue), {_clock(v.profile, v.target, v.clock_hz)}",
-             f"{int(v.decision_cycles['max'])} cycles = {v.decision_cycles['max'] * 1e9 / v.clock_hz:.1f} ns"),
-            (f"worst-case monitoring interval, {v.n_ports} ports",
-             f"{int(v.interval_cycles['max'])} cycles = {v.interval_us:.2f} us; budget {v.budget_us:g} us: "
-             + ("OK" if v.within_budget else "EXCEEDED")),
-            ("code / read-only data / data", f"{v.size['code']} / {v.size['rodata']} / {v.size['data']} B"),
-        ] + _digest(v)
-    note = "From the compile's verification in the RISC-V emulator (`verify.json`)." if v is not None else ""
-    return ["", TITLE, ""] + _table(rows) + ([] if not note else ["", note])
+    return ["", TITLE, ""] + table(rows) + ([] if not note else ["", note]) + _plot(plot)

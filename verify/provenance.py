@@ -24,6 +24,7 @@ import re
 import tempfile
 import time
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, Callable
 
 from rlcc.errors import BadInputError, ProvenanceError
@@ -71,9 +72,11 @@ class Provenance:
 
 def establish(raw: dict[str, Any], manifest_path: Path, firmware_c: Path, model_digest: str,
               policy: Path | None = None, expect_sha256: str | None = None, jobs: int = 1,
-              log: Callable[[str], None] = lambda _m: None, progress: Progress = silent) -> Provenance:
+              log: Callable[[str], None] = lambda _m: None, progress: Progress = silent,
+              rebuilders: Mapping[str, Rebuild] | None = None) -> Provenance:
     """Check consistency, then the pinned digest, then the policy (the strongest anchor asked for
-    is the verdict's root); a failed check is the Provenance's ``error``, bad arguments raise."""
+    is the verdict's root); a failed check is the Provenance's ``error``, bad arguments raise.
+    ``rebuilders``: recipe backend -> how to recompile it (the model kinds', ``rlcc.kinds.rebuilders``)."""
     root = ROOT_POLICY if policy is not None else ROOT_DIGEST if expect_sha256 is not None else ROOT_MANIFEST
     if expect_sha256 is not None:
         parse_digest(expect_sha256)
@@ -85,7 +88,7 @@ def establish(raw: dict[str, Any], manifest_path: Path, firmware_c: Path, model_
         if expect_sha256 is not None:
             check_digest(expect_sha256, manifest_path)
         if policy is not None:
-            result.policy = check_policy(policy, raw, manifest_path, firmware_c, jobs, log, progress)
+            result.policy = check_policy(policy, raw, manifest_path, firmware_c, jobs, log, progress, rebuilders)
     except ProvenanceError as exc:
         result.error = str(exc)
     return result
@@ -150,68 +153,17 @@ def check_digest(expected: str, manifest_path: Path) -> str:
 
 
 # ---- --policy: recompile and compare -------------------------------------------------------------
+# A model kind's recompile: (policy copy, manifest dict, jobs, log, progress) -> the files ``generate`` returns.
 Rebuild = Callable[[Path, dict[str, Any], int, Callable[[str], None], Progress], dict[str, Path]]
 
 
-def _rebuild_trees(policy_path: Path, raw: dict[str, Any], jobs: int, log: Callable[[str], None],
-                   progress: Progress) -> dict[str, Path]:
-    from rlcc.codegen import generate
-    from rlcc.codegen.sdk_flavours import from_manifest
-    from rlcc.distill.pipeline import CompileOptions, compile_policy
-    from rlcc.recurrent import load_policy
-    from rlcc.spec import ObservationSpec
-    from rlcc.verify.budget import cycle_budget
-
-    recipe = raw["compile"]
-    options = CompileOptions.from_dict(recipe.get("options"))
-    spec = ObservationSpec.from_dict(recipe["spec"]) if recipe.get("spec") is not None else None
-    policy = load_policy(policy_path, spec)
-    budget = recipe.get("budget_cycles")
-    fits = cycle_budget(options.student_spec(policy.spec), int(budget), str(recipe.get("target"))) if budget else None
-    result = compile_policy(policy, options, log, fits, jobs=jobs, progress=progress, measure=False)
-    return generate(result.model, policy_path.parent / "out", name=raw["name"], tree_style=raw["tree_style"],
-                    source_info=_source_info(policy_path), sdk=from_manifest(raw), recipe=recipe)
-
-
-def _rebuild_switch(policy_path: Path, raw: dict[str, Any], jobs: int, log: Callable[[str], None],
-                    progress: Progress) -> dict[str, Path]:
-    from rlcc.codegen.switch_generate import generate_switch_firmware
-    from rlcc.distill.switch_pipeline import compile_switch_agent, switch_options
-    from rlcc.switch_policy import QNetPolicy
-
-    recipe = raw["compile"]
-    teacher = QNetPolicy(policy_path)
-    result = compile_switch_agent(teacher, switch_options(recipe), log)
-    return generate_switch_firmware(teacher.spec, result.model, policy_path.parent / "out", target=raw["target"],
-                                    name=raw["name"], source_info=_source_info(policy_path), recipe=recipe)
-
-
-def _rebuild_int8(policy_path: Path, raw: dict[str, Any], jobs: int, log: Callable[[str], None],
-                  progress: Progress) -> dict[str, Path]:
-    from rlcc.codegen import generate
-    from rlcc.codegen.sdk_flavours import from_manifest
-    from rlcc.distill.int8_pipeline import compile_int8
-    from rlcc.distill.pipeline import CompileOptions
-    from rlcc.recurrent import load_policy
-    from rlcc.spec import ObservationSpec
-
-    recipe = raw["compile"]
-    options = CompileOptions.from_dict(recipe.get("options"))
-    spec = ObservationSpec.from_dict(recipe["spec"]) if recipe.get("spec") is not None else None
-    result = compile_int8(load_policy(policy_path, spec), options, log, jobs, progress)
-    return generate(result.model, policy_path.parent / "out", name=raw["name"], sdk=from_manifest(raw), recipe=recipe,
-                    source_info={**_source_info(policy_path), "backend": "int8"})
-
-
-REBUILDERS: dict[str, Rebuild] = {"trees": _rebuild_trees, "int8": _rebuild_int8, "switch_agent": _rebuild_switch}
-
-
-def _source_info(policy_path: Path) -> dict[str, str]:
+def source_info(policy_path: Path) -> dict[str, str]:
     return {"policy": policy_path.name, "policy_sha256": hashlib.sha256(policy_path.read_bytes()).hexdigest()}
 
 
 def check_policy(policy: Path, raw: dict[str, Any], manifest_path: Path, firmware_c: Path, jobs: int = 1,
-                 log: Callable[[str], None] = lambda _m: None, progress: Progress = silent) -> dict[str, Any]:
+                 log: Callable[[str], None] = lambda _m: None, progress: Progress = silent,
+                 rebuilders: Mapping[str, Rebuild] | None = None) -> dict[str, Any]:
     """Recompile ``policy`` with the manifest's recipe (or take this rlcc's cached compile of it)
     and require byte-identical files; ProvenanceError naming the first differing fact otherwise.
     Returns the ``provenance.policy`` entry."""
@@ -232,9 +184,10 @@ def check_policy(policy: Path, raw: dict[str, Any], manifest_path: Path, firmwar
         raise ProvenanceError("the manifest records no compile recipe (written by an older rlcc-compile?): "
                               "recompile the policy with this rlcc to anchor it")
     kind = str(recipe.get("backend"))
-    if kind not in REBUILDERS:
+    rebuilders = rebuilders or {}
+    if kind not in rebuilders:
         raise BadInputError(f"--policy: recompiling the {kind!r} backend is not supported (supported: "
-                            f"{', '.join(REBUILDERS)}); use --expect-sha256")
+                            f"{', '.join(rebuilders) or 'none'}); use --expect-sha256")
     cache_key = compile_cache.key(sha, raw)
     t0 = time.monotonic()
     expected = compile_cache.load(cache_key)
@@ -245,7 +198,7 @@ def check_policy(policy: Path, raw: dict[str, Any], manifest_path: Path, firmwar
         with tempfile.TemporaryDirectory(prefix="rlcc-provenance-") as tmp:
             copy = Path(tmp) / name  # the recorded name: it is part of the model's provenance
             copy.write_bytes(data)
-            paths = REBUILDERS[kind](copy, raw, jobs, log, progress)
+            paths = rebuilders[kind](copy, raw, jobs, log, progress)
             expected = {p.name: p.read_text(encoding="utf-8") for p in paths.values()}
         compile_cache.store(cache_key, expected)
     manifest_name = _plain_name(f"{raw.get('name')}.rlcc.json", "name")

@@ -15,9 +15,9 @@ from click.testing import CliRunner
 
 from rlcc.cli import common
 from rlcc.cli import compile as compile_cli
-from rlcc.cli.compile_switch import compile_switch
+from rlcc.kinds.switch_agent.compile import compile_switch
 from rlcc.codegen import generate
-from rlcc.codegen.switch_generate import generate_switch_firmware
+from rlcc.kinds.switch_agent.codegen import generate_switch_firmware
 from cli_errors import assert_one_line
 from rlcc.errors import BadInputError, ExitCode
 

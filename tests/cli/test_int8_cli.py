@@ -49,7 +49,7 @@ def test_compile_int8_quick_end_to_end(name, extra, tmp_path):
 @pytest.mark.slow
 def test_lstm_over_the_default_budget_exits_5(tmp_path):
     """The LSTM's decision does not fit the paper's 2 us on the DPA-like profile: the budget gate says so."""
-    from rlcc.codegen import generate
+    from rlcc.kinds.int8.codegen import generate
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from int8_models import example

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rlcc.codegen import generate
+from rlcc.kinds.int8.codegen import SUPPORT, generate
 from rlcc.codegen.sdk_flavours import choose
 from rlcc.errors import BadInputError
 from rlcc.fxp.vectors import concat, default_vectors, random_vectors
@@ -48,7 +48,7 @@ def test_host_bit_exact_and_warning_clean(name, cc, generated, tmp_path):
 @pytest.mark.parametrize("name", NAMES)
 def test_riscv_builds_and_verifies_in_emulator(name, target, generated, tmp_path):
     compile_riscv(generated[name]["c"], target, tmp_path / "fw.o")
-    result = verify_firmware(generated[name]["c"], target=target, random_count=300, budget_ns=1e6)
+    result = verify_firmware(generated[name]["c"], target=target, random_count=300, budget_ns=1e6, support=SUPPORT)
     assert result.bit_exact and result.mismatches == 0 and result.vectors > 1000
     assert result.context_bytes == 4 * example(name)[2].context_words
 
@@ -67,7 +67,7 @@ def test_generated_c_is_integer_only_and_deterministic(generated, tmp_path):
 @pytest.mark.slow
 def test_prove_is_refused_for_int8(generated):
     with pytest.raises(BadInputError, match="tree firmware only"):
-        verify_firmware(generated["rlcc_mlp"]["c"], random_count=0, prove=True)
+        verify_firmware(generated["rlcc_mlp"]["c"], random_count=0, prove=True, support=SUPPORT)
 
 
 def test_doca_flavour_is_refused(tmp_path):

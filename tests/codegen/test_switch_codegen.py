@@ -1,4 +1,4 @@
-"""Switch-agent code generation (rlcc.codegen.switch_generate): deterministic output, strict
+"""Switch-agent code generation (rlcc.kinds.switch_agent.codegen): deterministic output, strict
 builds for both targets, clang-format fixed point, the manifest, and bad input."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from switch_models import paper_spec, random_ensemble  # noqa: E402
 
 from rlcc import firmware_sdk_stub as sdk  # noqa: E402
 from rlcc.class_trees import ClassEnsemble, ClassTree, IntSplit  # noqa: E402
-from rlcc.codegen.switch_generate import (  # noqa: E402
+from rlcc.kinds.switch_agent.codegen import (  # noqa: E402
     KIND, generate_switch_firmware, load_switch_manifest, render_switch_sources)
 from rlcc.errors import BadInputError  # noqa: E402
 

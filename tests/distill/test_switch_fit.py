@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from rlcc.distill.switch_fit import ABSENT_SCORE, ClassifierBudget, fit_classifier, integer_threshold
+from rlcc.kinds.switch_agent.fit import ABSENT_SCORE, ClassifierBudget, fit_classifier, integer_threshold
 from rlcc.distill.treelite_ref import multiclass_to_treelite
 from rlcc.fxp import switch_agent as fx
 from rlcc.switch_spec import SwitchAgentSpec, paper_templates

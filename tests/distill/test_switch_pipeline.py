@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rlcc.distill.switch_pipeline import GateCheck, SwitchCompileOptions, SwitchFidelityBar, closed_loop, compile_switch_agent
-from rlcc.distill import switch_report
+from rlcc.kinds.switch_agent.distill import GateCheck, SwitchCompileOptions, SwitchFidelityBar, closed_loop, compile_switch_agent
+from rlcc.kinds.switch_agent import report as switch_report
 from rlcc.errors import BadInputError
 from rlcc.fxp import switch_agent as fx
 from rlcc.simulator.scenarios import Incast, PoissonTrace

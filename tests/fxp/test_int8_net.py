@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from rlcc import formats as fmt
-from rlcc.distill.int8_graph import read_network
-from rlcc.distill.int8_quantize import int8_factors
+from rlcc.kinds.int8.graph import read_network
+from rlcc.kinds.int8.quantize import int8_factors
 from rlcc.errors import BadInputError
 from rlcc.fxp import golden
 from rlcc.fxp import int8_net as q8

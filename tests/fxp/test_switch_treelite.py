@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "verify"))
 from switch_models import paper_spec, random_ensemble  # noqa: E402
 
 from rlcc.class_trees import ClassEnsemble  # noqa: E402
-from rlcc.fxp import switch_vectors as sv  # noqa: E402
+from rlcc.kinds.switch_agent import vectors as sv  # noqa: E402
 from rlcc.fxp.switch_agent import decide, scores  # noqa: E402
 
 treelite = pytest.importorskip("treelite")

@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 from switch_models import paper_spec, random_ensemble
 
-from rlcc.codegen.switch_generate import generate_switch_firmware
+from rlcc.kinds.switch_agent.codegen import generate_switch_firmware
 from rlcc.errors import EmulationError, ExitCode
 from rlcc.firmware_sdk_stub import switch_layout as sl
-from rlcc.fxp import switch_vectors as sv
+from rlcc.kinds.switch_agent import vectors as sv
 from rlcc.fxp.switch_agent import collect
 from rlcc.switch_spec import STAT_MAX, UTIL_ONE
-from rlcc.verify import switch_mutants as smu
-from rlcc.verify.switch_check import verify_switch_firmware
-from rlcc.verify.switch_run import switch_build
+from rlcc.kinds.switch_agent import mutants as smu
+from rlcc.kinds.switch_agent.check import verify_switch_firmware
+from rlcc.kinds.switch_agent.firmware_run import switch_build
 
 SPEC = paper_spec()
 

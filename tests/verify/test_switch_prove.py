@@ -1,4 +1,4 @@
-"""``rlcc-verify --prove`` for switch-agent firmware (rlcc.verify.switch_prove): the z3 twin of the
+"""``rlcc-verify --prove`` for switch-agent firmware (rlcc.kinds.switch_agent.prove): the z3 twin of the
 golden agent against the numpy golden agent, proofs of generated firmware on both targets, C
 mutants refuted with a counterexample the emulator reproduces, and the CLI's exit codes."""
 
@@ -15,14 +15,14 @@ import pytest
 import z3
 from switch_models import paper_spec, random_ensemble
 
-from rlcc.codegen.switch_generate import generate_switch_firmware
+from rlcc.kinds.switch_agent.codegen import generate_switch_firmware
 from rlcc.errors import ExitCode
-from rlcc.fxp import switch_vectors as sv
+from rlcc.kinds.switch_agent import vectors as sv
 from rlcc.switch_spec import STAT_MAX
-from rlcc.verify import switch_mutants as smu
-from rlcc.verify.switch_prove import DEFAULT_TIMEOUT_S, prove_switch_firmware, range_precondition
-from rlcc.verify.switch_run import build_switch_elf
-from rlcc.verify.switch_symbolic_golden import symbolic_decision
+from rlcc.kinds.switch_agent import mutants as smu
+from rlcc.kinds.switch_agent.prove import DEFAULT_TIMEOUT_S, prove_switch_firmware, range_precondition
+from rlcc.kinds.switch_agent.firmware_run import build_switch_elf
+from rlcc.kinds.switch_agent.symbolic_golden import symbolic_decision
 
 SPEC = paper_spec()
 
@@ -45,7 +45,7 @@ def _twin(spec, model):
 @pytest.mark.parametrize("kw", [{}, dict(features=("qlen", "ecn_action"), history=4),
                                 dict(features=("mark_util",), history=1, packet_bytes=9000)])
 def test_symbolic_twin_equals_numpy_golden(kw):
-    """The z3 twin evaluated on concrete records equals rlcc.fxp.switch_vectors.expected (the
+    """The z3 twin evaluated on concrete records equals rlcc.kinds.switch_agent.vectors.expected (the
     numpy golden agent): random feature-space and raw-statistic records, saturation records and
     contexts of arbitrary u32 words (beyond every feature's range)."""
     spec = paper_spec(**kw)

@@ -23,7 +23,7 @@ from rlcc.firmware_sdk_stub import include_dirs
 from rlcc.fxp.vectors import Vectors
 from rlcc.verify import include_guard
 from rlcc.verify.check import MAX_RANDOM_VECTORS, verify_firmware
-from rlcc.verify.switch_check import verify_switch_firmware
+from rlcc.kinds.switch_agent.check import verify_switch_firmware
 from rlcc.verify.toolchain import _first_error, compile_riscv, freestanding_include_dir
 
 SECRET = "SECRETTOKEN_7f3a"  # the first token of a file outside the firmware's directories

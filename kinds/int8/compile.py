@@ -15,10 +15,10 @@ from typing import Any, Callable
 
 from rlcc import formats as fmt
 from rlcc.cli.backends import OUT_MARKER, Outcome, check_name, closed_loop_figure, generate_c, verify_into
-from rlcc.codegen import generate
+from rlcc.kinds.int8.codegen import generate
 from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, SdkChoice
-from rlcc.distill import int8_report
-from rlcc.distill.int8_pipeline import check_on_suite, compile_int8
+from rlcc.kinds.int8 import report as int8_report
+from rlcc.kinds.int8.distill import check_on_suite, compile_int8
 from rlcc.distill.pipeline import CompileOptions
 from rlcc.errors import BadInputError
 from rlcc.fxp.int8_net import check_state_fits

@@ -1,4 +1,4 @@
-"""Quantize a float network (``rlcc.distill.int8_graph``) into an ``rlcc.fxp.int8_net.Int8Net``.
+"""Quantize a float network (``rlcc.kinds.int8.graph``) into an ``rlcc.fxp.int8_net.Int8Net``.
 
 Scales come from a calibration set of closed-loop teacher decisions (``Calibration``): per input
 a clip range (chosen among quantiles of the visited values by the factor error it gives: the
@@ -19,7 +19,7 @@ import numpy as np
 
 from rlcc import features as vocab
 from rlcc import formats as fmt
-from rlcc.distill.int8_graph import FloatNet
+from rlcc.kinds.int8.graph import FloatNet
 from rlcc.errors import BadInputError
 from rlcc.fxp import int8_net as q8
 from rlcc.fxp.model import FxConstants

@@ -4,12 +4,17 @@ plus the network's tables, each value with a short provenance comment."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Sequence
 
 from rlcc import formats as fmt
 from rlcc.codegen.context import build_context
-from rlcc.codegen.sdk_flavours import SdkChoice
+from rlcc.codegen.generate import Lowering
+from rlcc.codegen.generate import generate as codegen_generate
+from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, SdkChoice
 from rlcc.fxp import int8_net as q8
+from rlcc.kinds.int8.vectors import saturation_vectors
+from rlcc.verify.check import ModelSupport
 
 ROW_WIDTH = 8  # table values per line
 
@@ -81,3 +86,21 @@ def build_int8_context(model: q8.Int8Net, name: str, source_info: dict[str, Any]
                 "factor_frac_bits": fmt.FACTOR_FRAC_BITS},
     })
     return ctx
+
+
+def _context(model: q8.Int8Net, name: str, _tree_style: str, source_info: dict[str, Any], sdk: SdkChoice) -> dict[str, Any]:
+    return build_int8_context(model, name, source_info, sdk)
+
+
+# The int8 network as C: the tree template with the decision replaced by the network, stub SDK only.
+LOWERING = Lowering(_context, c_template="firmware_int8.c.j2", flavours=(DEFAULT_FLAVOUR,), model_vectors=saturation_vectors)
+
+
+def generate(model: q8.Int8Net, out_dir: str | Path, **kwargs: Any) -> dict[str, Path]:
+    """``rlcc.codegen.generate`` with the int8 lowering."""
+    return codegen_generate(model, out_dir, lowering=LOWERING, **kwargs)
+
+
+# What rlcc-verify's PCC check needs from this kind (the golden vectors; no proof or coverage yet).
+SUPPORT = ModelSupport(model_vectors=saturation_vectors, unprovable="the int8 backend (its verification is sampled: the vectors)",
+                       coverage_note="int8 backend: no observable-target coverage (saturation vectors instead)")

@@ -1,6 +1,6 @@
 """The switch agent's golden model on z3 bit-vectors: a twin of ``rlcc.fxp.switch_agent``.
 
-``rlcc-verify --prove`` (``rlcc.verify.switch_prove``) compares the firmware's symbolic outputs
+``rlcc-verify --prove`` (``rlcc.kinds.switch_agent.prove``) compares the firmware's symbolic outputs
 with these terms. Each function mirrors its numpy namesake: :func:`collect` (u32 statistics,
 the marked-bytes saturation, the utilization as the high word of one u32 x u32 product clamped
 at 1.0), :func:`shift_window`, :func:`scores` (unsigned ``x > threshold`` per level, int32
@@ -17,7 +17,7 @@ from typing import Any, Callable
 import z3
 
 from rlcc.class_trees import ClassEnsemble, ClassTree
-from rlcc.fxp.switch_vectors import CTX_ACTION, CTX_HIST, hist_words
+from rlcc.kinds.switch_agent.vectors import CTX_ACTION, CTX_HIST, hist_words
 from rlcc.switch_spec import STAT_MAX, UTIL_MUL_SHIFT, UTIL_ONE, SwitchAgentSpec
 
 
@@ -116,7 +116,7 @@ class SymbolicDecision:
 
 def symbolic_decision(spec: SwitchAgentSpec, model: ClassEnsemble, ctx: list[Any], qlen_bytes: Any, tx_bytes: Any,
                       marked_pkts: Any, util_mul: Any, row: RowTerm | None = None) -> SymbolicDecision:
-    """The golden decision (``rlcc.fxp.switch_vectors.expected`` for one record) on terms;
+    """The golden decision (``rlcc.kinds.switch_agent.vectors.expected`` for one record) on terms;
     ``row`` replaces the leaf multiplexers (the prover's abstraction of the leaf tables)."""
     hw, F = hist_words(spec), spec.n_features
     window = [_bv(0)] * F + list(ctx[CTX_HIST : CTX_HIST + hw])

@@ -25,7 +25,7 @@ import numpy as np
 
 from rlcc import textio
 from rlcc.class_trees import ClassEnsemble, ClassTree, IntSplit
-from rlcc.fxp import switch_vectors as sv
+from rlcc.kinds.switch_agent import vectors as sv
 from rlcc.switch_spec import SwitchAgentSpec
 
 _THR_RE = re.compile(r"^#define (\w*?THR_(\d+)_(\d+)) UINT32_C\((\d+)\)")
@@ -145,8 +145,8 @@ def c_mutants(text: str) -> list[CMutant]:
 def run_c_mutant(firmware_c: Path, mutant: CMutant, spec: SwitchAgentSpec, model: ClassEnsemble,
                  vectors: sv.SwitchVectors, target: str, profile: str | None = None) -> bool:
     """Build the mutated C beside a copy of its header and run ``vectors``: True when caught."""
-    from rlcc.verify.switch_check import mismatches, to_records
-    from rlcc.verify.switch_run import switch_build
+    from rlcc.kinds.switch_agent.check import mismatches, to_records
+    from rlcc.kinds.switch_agent.firmware_run import switch_build
 
     firmware_c = Path(firmware_c)
     with tempfile.TemporaryDirectory(prefix="rlcc-swmut-") as work:
@@ -177,7 +177,7 @@ def run_c_mutation_analysis(firmware_c: Path, spec: SwitchAgentSpec, model: Clas
     """Every C mutant built and run on ``vectors``: killed, equivalent (by construction) or survived."""
     import time
 
-    from rlcc.codegen.switch_generate import LEAVES_PER_ROW
+    from rlcc.kinds.switch_agent.codegen import LEAVES_PER_ROW
 
     t0 = time.monotonic()
     equivalent_ids = {m.id for m in model_mutants(spec, model) if m.equivalent}

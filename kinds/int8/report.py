@@ -1,4 +1,4 @@
-"""report.json / report.md of an int8 compile (``rlcc.distill.int8_pipeline.Int8Report``)."""
+"""report.json / report.md of an int8 compile (``rlcc.kinds.int8.distill.Int8Report``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from rlcc.distill.int8_pipeline import KEYS, Int8Report
+from rlcc.kinds.int8.distill import KEYS, Int8Report
 from rlcc.distill.report import _closed_loop_table, _gate_section
 
 REPORT_FORMAT = "rlcc.int8-report/1"

@@ -21,9 +21,9 @@ from typing import Callable
 
 import click
 from rlcc.cli.backends import OUT_MARKER, check_name, preview_warning
-from rlcc.codegen.switch_generate import generate_switch_firmware
-from rlcc.distill import switch_report
-from rlcc.distill.switch_pipeline import (
+from rlcc.kinds.switch_agent.codegen import generate_switch_firmware
+from rlcc.kinds.switch_agent import report as switch_report
+from rlcc.kinds.switch_agent.distill import (
     SwitchCompileResult,
     SwitchFidelityBar,
     compile_switch_agent,
@@ -32,9 +32,9 @@ from rlcc.distill.switch_pipeline import (
 )
 from rlcc.errors import BuildError, EmulationError, ExitCode
 from rlcc.switch_policy import QNetPolicy
-from rlcc.verify.glance import switch_section
+from rlcc.kinds.switch_agent.glance import switch_section
 from rlcc.verify.provenance import remember as remember_compile
-from rlcc.verify.switch_check import SwitchVerifyResult, summary, verify_switch_firmware
+from rlcc.kinds.switch_agent.check import SwitchVerifyResult, summary, verify_switch_firmware
 
 
 @dataclasses.dataclass

@@ -7,7 +7,7 @@ harness's start-up, with every input symbolic: the three u32 statistics, ``util_
 context words (the window's history and the template index in force), port and queue, and the
 ECN output holding unknown bytes (the firmware must write all of it); ``trace`` is NULL, as the
 dispatcher passes it. Against the z3 twin of the golden agent
-(``rlcc.verify.switch_symbolic_golden``) it proves for all inputs: the returned action, the
+(``rlcc.kinds.switch_agent.symbolic_golden``) it proves for all inputs: the returned action, the
 written ECN template (kmin, kmax, pmax_q16) and every context word equal the golden model's; no
 store outside the context, the ECN output and the stack; no load outside code, read-only data,
 the inputs and the stack, and every table load aligned and inside its table; sp and the
@@ -66,13 +66,13 @@ from rlcc.emulator import Machine
 from rlcc.emulator.cycle_model import Profile, load_profile
 from rlcc.errors import RlccError
 from rlcc.firmware_sdk_stub import switch_layout as sl
-from rlcc.fxp import switch_vectors as sv
+from rlcc.kinds.switch_agent import vectors as sv
 from rlcc.fxp.switch_agent import initial_window
 from rlcc.switch_spec import STAT_MAX, SwitchAgentSpec
 from rlcc.targets import get_target
 from rlcc.verify.prove import RET_SENTINEL, _fresh_regs, _frame_checks, _word, elf_code_regions
 from rlcc.verify.prove import _solve as _solve_by  # the budget check is this module's _solve
-from rlcc.verify.switch_symbolic_golden import leaf_index, symbolic_decision
+from rlcc.kinds.switch_agent.symbolic_golden import leaf_index, symbolic_decision
 from rlcc.verify.symexec import Executor, Region, State, SymexecUnsupported, path_formula
 
 ENTRY_SYMBOL = "sw_agent_on_interval"
@@ -391,8 +391,8 @@ def _replay(img: _Image, spec: SwitchAgentSpec, model: ClassEnsemble, m: Any, ct
             marked: Any, util_mul: Any, xlen: int) -> dict[str, Any] | None:
     """The model's input as one record, run in the emulator and in the numpy golden agent; the
     record and both outputs when the decision (action, ECN template, context) differs, else None."""
-    from rlcc.verify.switch_check import _example, mismatches, to_records
-    from rlcc.verify.switch_run import SwitchRunner
+    from rlcc.kinds.switch_agent.check import _example, mismatches, to_records
+    from rlcc.kinds.switch_agent.firmware_run import SwitchRunner
 
     val = lambda e: m.eval(e, model_completion=True).as_long()  # noqa: E731
     ctx_in = np.array([[val(w) for w in ctx]], np.int64)

@@ -1,7 +1,7 @@
 """Verify switch-agent firmware against its manifest's golden agent in the emulator.
 
 Per-decision records (boundary, leaf, saturation, random and closed-loop chained vectors,
-``rlcc.fxp.switch_vectors``) run one ``sw_agent_on_interval`` each; every output (context,
+``rlcc.kinds.switch_agent.vectors``) run one ``sw_agent_on_interval`` each; every output (context,
 action, ECN template, class scores) must equal the golden agent's bit for bit. Then the SDK's
 dispatcher runs whole monitoring intervals over ``n_ports`` queues (also compared), and the
 worst interval's cycles at the profile clock are held against the budget (the spec's
@@ -19,16 +19,16 @@ import numpy as np
 from rlcc import textio
 from rlcc.class_trees import ClassEnsemble
 from rlcc.codegen.manifest import sha256_text
-from rlcc.codegen.switch_generate import load_switch_manifest, model_sha256
+from rlcc.kinds.switch_agent.codegen import load_switch_manifest, model_sha256
 from rlcc.errors import BadInputError
 from rlcc.firmware_sdk_stub import switch_layout as sl
-from rlcc.fxp import switch_vectors as sv
+from rlcc.kinds.switch_agent import vectors as sv
 from rlcc.switch_spec import SwitchAgentSpec
 from rlcc.targets import DEFAULT_TARGET
 from rlcc.verify.check import assurance_level
 from rlcc.verify.provenance import Provenance, establish
 from rlcc.verify.check import check_random_count, check_seed
-from rlcc.verify.switch_run import SwitchBuild, switch_build
+from rlcc.kinds.switch_agent.firmware_run import SwitchBuild, switch_build
 
 DEFAULT_PORTS = 48  # the paper's switch
 DEFAULT_RANDOM = 4000
@@ -125,8 +125,8 @@ class SwitchVerifyResult:
     size: dict[str, int]
     coverage: dict[str, int]
     source_matches_manifest: bool
-    mutants: dict[str, Any] | None = None  # rlcc.verify.switch_mutants.run_c_mutation_analysis with mutants=True
-    proof: dict[str, Any] | None = None  # rlcc.verify.switch_prove.SwitchProofResult.to_dict() with prove=True
+    mutants: dict[str, Any] | None = None  # rlcc.kinds.switch_agent.mutants.run_c_mutation_analysis with mutants=True
+    proof: dict[str, Any] | None = None  # rlcc.kinds.switch_agent.prove.SwitchProofResult.to_dict() with prove=True
     provenance: Provenance | None = None  # what the verdict is anchored to (rlcc.verify.provenance)
 
     @property
@@ -200,8 +200,8 @@ def verify_switch_firmware(firmware_c: Path, manifest: Path | None = None, targe
                            expect_sha256: str | None = None, jobs: int = 1,
                            log: Callable[[str], None] = lambda _m: None) -> SwitchVerifyResult:
     """Build, run and compare (module docstring); ``mutants``: also build and run every C mutant
-    (``rlcc.verify.switch_mutants``) on the same vectors; ``prove``: also prove the decision equal
-    to the golden agent for all inputs (``rlcc.verify.switch_prove``); ``policy``/``expect_sha256``:
+    (``rlcc.kinds.switch_agent.mutants``) on the same vectors; ``prove``: also prove the decision equal
+    to the golden agent for all inputs (``rlcc.kinds.switch_agent.prove``); ``policy``/``expect_sha256``:
     the trust root (``rlcc.verify.provenance``)."""
     check_random_count(random_count)
     check_seed(seed)
@@ -225,13 +225,13 @@ def verify_switch_firmware(firmware_c: Path, manifest: Path | None = None, targe
         prof = fw.profile
         proof = None
         if prove:
-            from rlcc.verify.switch_prove import DEFAULT_TIMEOUT_S, prove_switch_firmware
+            from rlcc.kinds.switch_agent.prove import DEFAULT_TIMEOUT_S, prove_switch_firmware
 
             proof = prove_switch_firmware(fw.elf, spec, model, fw.target.name, prove_timeout_s or DEFAULT_TIMEOUT_S,
                                           profile=fw.profile, zbb=fw.zbb).to_dict()
     mutation = None
     if mutants:
-        from rlcc.verify.switch_mutants import run_c_mutation_analysis
+        from rlcc.kinds.switch_agent.mutants import run_c_mutation_analysis
 
         mutation = run_c_mutation_analysis(firmware_c, spec, model, vectors, target, profile)
     bad = res["bad"]
@@ -271,7 +271,7 @@ def summary(r: SwitchVerifyResult) -> str:
                      f"{m['survived']} survived ({m['wall_s']:.0f} s)"
                      + (f": {', '.join(m['survivors'][:6])}" if m["survivors"] else ""))
     if r.proof is not None:
-        from rlcc.verify.switch_prove import proof_line
+        from rlcc.kinds.switch_agent.prove import proof_line
 
         lines.append(proof_line(r.proof))
     lines.append("assurance: " + ("proven for all inputs" if r.to_dict()["assurance_level"] == "proven"

@@ -5,7 +5,7 @@
    integer window is labelled with the teacher's greedy action. DAgger rounds then let the
    student drive while the teacher labels, so the student also learns the states it causes.
    Identical (window, label) rows are merged into weights (idle queues are one row).
-2. **Fit** (``rlcc.distill.switch_fit``) under the device budget; held-out agreement reported.
+2. **Fit** (``rlcc.kinds.switch_agent.fit``) under the device budget; held-out agreement reported.
 3. **Fidelity**: static ECN (the spec's initial template), the teacher and the compiled
    classifier (the golden model: the firmware's exact integer decisions) run the evaluation
    scenarios; the gate compares firmware with teacher on mice/elephant FCT slowdown and queue.
@@ -19,9 +19,9 @@ from typing import Callable
 import numpy as np
 
 from rlcc.class_trees import ClassEnsemble
-from rlcc.distill import switch_scenarios
+from rlcc.kinds.switch_agent import scenarios as switch_scenarios
 from rlcc.distill.gate import preview_headline
-from rlcc.distill.switch_fit import ClassifierBudget, FitResult, fit_classifier
+from rlcc.kinds.switch_agent.fit import ClassifierBudget, FitResult, fit_classifier
 from rlcc.errors import BadInputError
 from rlcc.fxp import switch_agent as fx
 from rlcc.simulator.controllers.dcqcn import Dcqcn

@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from rlcc.distill.switch_pipeline import SwitchCompileResult
+from rlcc.kinds.switch_agent.distill import SwitchCompileResult
 from rlcc.switch_spec import SwitchAgentSpec
 
 REPORT_VERSION = 1

@@ -20,9 +20,9 @@ import numpy as np
 from rlcc import formats as fmt
 from rlcc.distill import evaluate
 from rlcc.distill.gate import FidelityVerdict, judge
-from rlcc.distill.int8_calibrate import calibrate
-from rlcc.distill.int8_graph import describe, read_network
-from rlcc.distill.int8_quantize import Calibration, int8_factors, quantize_net
+from rlcc.kinds.int8.calibrate import calibrate
+from rlcc.kinds.int8.graph import describe, read_network
+from rlcc.kinds.int8.quantize import Calibration, int8_factors, quantize_net
 from rlcc.distill.parallel import Runner
 from rlcc.distill.pipeline import CompileOptions, add_suite_check
 from rlcc.distill.report_data import ClosedLoop
@@ -36,7 +36,7 @@ KEYS = ("teacher", "fixed_point")  # no float trees in this backend
 
 @dataclasses.dataclass
 class Int8Report:
-    """What report.json / report.md of an int8 compile hold (``rlcc.distill.int8_report``)."""
+    """What report.json / report.md of an int8 compile hold (``rlcc.kinds.int8.report``)."""
 
     teacher: dict[str, Any]
     network: str

@@ -13,7 +13,7 @@ import functools
 import numpy as np
 
 from rlcc.distill import sampling
-from rlcc.distill.int8_quantize import Calibration
+from rlcc.kinds.int8.quantize import Calibration
 from rlcc.distill.parallel import Runner, run_all
 from rlcc.distill.sampling import RAW_FIELDS
 from rlcc.progress import Stage

@@ -10,7 +10,7 @@ Manifest (format ``rlcc.firmware`` v1, ``"kind": "switch_agent"``)::
     {"format", "version", "kind": "switch_agent", "rlcc_version", "name", "target",
      "files": {"c"|"h": {"path", "sha256"}}, "model_sha256", "spec": SwitchAgentSpec dict,
      "model": ClassEnsemble dict, "threshold_provenance": per tree and level, "source_info",
-     "compile": the recipe rlcc.distill.switch_pipeline.switch_recipe wrote}
+     "compile": the recipe rlcc.kinds.switch_agent.distill.switch_recipe wrote}
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from rlcc.codegen.context import c_ident
 from rlcc.codegen.manifest import FORMAT, VERSION, sha256_text
 from rlcc.codegen.render import render
 from rlcc.errors import BadInputError
-from rlcc.fxp.switch_vectors import CTX_ACTION, CTX_HIST
+from rlcc.kinds.switch_agent.vectors import CTX_ACTION, CTX_HIST
 from rlcc.switch_spec import FEATURES, STAT_MAX, UTIL_ONE, SwitchAgentSpec
 from rlcc.targets import DEFAULT_TARGET, Target, get_target
 
