@@ -7,65 +7,52 @@ firmware over time), ``NAME.c/.h/.rlcc.json`` and ``verify.json``. After verific
 closed loop runs once more on the simulator's reduced suite (single switch and fat-tree), the
 firmware deciding in the worst-case time rlcc-verify measured; the fidelity gate covers it too.
 That is the tree backend (the default; recurrent teachers distill to window trees). ``--backend
-int8`` compiles the network itself (``rlcc.kinds.int8.compile``); ``--backend auto`` runs both and
-keeps the cheapest that qualifies (``rlcc.cli.backends``).
+int8`` compiles the network itself (``rlcc.kinds.int8``); ``--backend auto`` runs every backend and
+keeps the cheapest that qualifies (``rlcc.pipeline.auto``). This module maps flags to a
+``CompileRequest``; ``rlcc.pipeline.compile`` does the work through the model's kind.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import math
-import shutil
-import tempfile
-import time
+import sys
 from pathlib import Path
-from typing import Any, Callable
 
 import click
 from rlcc import formats as fmt
-from rlcc.cli.backends import BACKENDS, OUT_MARKER, Outcome, check_name, closed_loop_figure, finish, generate_c, record_choice, verify_into
-from rlcc.cli.backends import choose as choose_backend
-from rlcc.cli.common import PORTS, POSITIVE_FLOAT, atomic_output_dir, bad_input_option, claimed_output_dir, guarded
-from rlcc.codegen import generate
-from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, FLAVOUR_NAMES, check_param_count, choose
-from rlcc.distill import report as report_mod
+from rlcc.cli.common import PORTS, POSITIVE_FLOAT, bad_input_option, guarded
+from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, FLAVOUR_NAMES
 from rlcc.distill.fit import DEFAULT_BUDGET_OPS, DEFAULT_DEPTH, DEFAULT_TREES
 from rlcc.distill.gate import FidelityBar
-from rlcc.distill.select import CANDIDATE_GRID
 from rlcc.distill.parallel import default_jobs
-from rlcc.distill.pipeline import (
-    DEFAULT_CANDIDATES,
-    DEFAULT_SAMPLES,
-    QUICK_CANDIDATES,
-    QUICK_SAMPLES,
-    EQUILIBRIUM_MODES,
-    CompileOptions,
-    check_on_suite,
-    compile_policy,
-)
-from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US
-from rlcc.errors import BadInputError, ExitCode
-from rlcc.fxp.model import check_fits_context, model_params
-from rlcc.recurrent import load_policy
-from rlcc.progress import for_stderr
-from rlcc.spec import ObservationSpec
-from rlcc.kinds.switch_agent.distill import SwitchFidelityBar
-from rlcc.switch_policy import is_switch_agent
-from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES
-from rlcc.verify.budget import cycle_budget
-from rlcc.verify.check import DEFAULT_BUDGET_NS
-from rlcc.verify.glance import nic_section
-from rlcc.verify.provenance import remember as remember_compile
+from rlcc.distill.pipeline import DEFAULT_CANDIDATES, DEFAULT_SAMPLES, EQUILIBRIUM_MODES, QUICK_CANDIDATES, QUICK_SAMPLES
+from rlcc.distill.select import CANDIDATE_GRID
+from rlcc.errors import ExitCode
+from rlcc.kinds.base import CompileRequest, Outcome, RunContext
+from rlcc.kinds.pcc import check_name
 from rlcc.kinds.switch_agent.check import DEFAULT_PORTS
+from rlcc.kinds.trees.kind import TREE_STYLES
+from rlcc.pipeline.compile import backends, compile_to
+from rlcc.progress import for_stderr
+from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES
+from rlcc.verify.check import DEFAULT_BUDGET_NS
 
+
+class BackendChoice(click.Choice):
+    """``--backend``: the registered kinds at parse time (a kind registered after import is listed)."""
+
+    def __init__(self) -> None:
+        super().__init__(backends())
+
+    def convert(self, value, param, ctx):  # noqa: ANN001 - click's signature
+        self.choices = backends()
+        return super().convert(value, param, ctx)
 
 
 @click.command("compile")
 @click.argument("model", type=click.Path(path_type=Path))
 @click.option("-o", "--out", "out", type=click.Path(path_type=Path), required=True, help="Output directory (written atomically).")
 @click.option("--spec", "spec_file", type=click.Path(path_type=Path), help="Observation spec JSON (overrides the one in the ONNX metadata).")
-@click.option("--backend", type=click.Choice(BACKENDS), default=BACKENDS[0], show_default=True,
+@click.option("--backend", type=BackendChoice(), default=backends()[0], show_default=True,
               help="trees: distill into boosted trees (the deployed RL-CC design); int8: the network itself (MLP or "
                    "LSTM) as int8 integer code, to measure its cost and fidelity on the same core model; auto: compile "
                    "both, keep the cheapest in cycles that is bit-exact, within the budget and inside the fidelity bar "
@@ -105,7 +92,7 @@ from rlcc.kinds.switch_agent.check import DEFAULT_PORTS
 @click.option("--name", default="firmware", show_default=True, callback=bad_input_option(check_name),
               help="Base name of the generated C files (NAME.c, NAME.h, NAME.rlcc.json) and prefix of their symbols: "
                    "a C identifier.")
-@click.option("--tree-style", type=click.Choice(["oblivious", "ifelse"]), default="oblivious", show_default=True,
+@click.option("--tree-style", type=click.Choice(TREE_STYLES), default=TREE_STYLES[0], show_default=True,
               help="Tree code: branch-free index + table lookup, or nested if-else (identical results).")
 @click.option("--probe-timeout-us", type=float, default=None,
               help=f"RTT-probe timeout in us: a TX event re-requests a probe (rtt_req = 1) when the last request is this old "
@@ -151,134 +138,50 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, backend: str
     verifies but misses the closed-loop fidelity bar vs the teacher exits 8 (--accept-fidelity: 0;
     --quick: a preview, exit 0 with a warning).
     """
-    start = time.perf_counter()
-    with claimed_output_dir(out, force, "-o", marker=OUT_MARKER):  # checked and locked now, not after minutes
-        if is_switch_agent(model):
-            _switch(model, out, force=force, trees=trees, depth=depth, dagger_rounds=1 if dagger_rounds is None else dagger_rounds,
-                    seed=seed, quick=quick,
-                    target=target, ports=ports, budget_ns=budget_ns, name=name, run_verify=run_verify,
-                    accept_fidelity=accept_fidelity, quiet=quiet, start=start)
-            return
-        dagger_rounds = dagger_rounds or 0
-        sdk_choice = choose(sdk, slot)
-        spec = ObservationSpec.from_file(str(spec_file)) if spec_file else None
-        overrides: dict[str, Any] = {k: v for k, v in (("samples", samples), ("scenarios", scenarios)) if v is not None}
-        overrides["bar"] = FidelityBar(goodput=max_goodput_diff, steady_pct=max_steady_pct, transient_pct=max_transient_pct,
-                                       drop_margin=max_drop_diff)
-        if probe_timeout_us is not None:
-            overrides["probe_timeout_ns"] = _probe_timeout_ns(probe_timeout_us)
-        if budget_cycles is not None and budget_cycles <= 0:
-            raise BadInputError("--budget-cycles must be positive")
-
-        def log(msg: str) -> None:
-            if not quiet:
-                click.echo(f"rlcc-compile: [{time.perf_counter() - start:5.1f}s] {msg}")
-
-        progress = for_stderr(quiet, show_progress)
-        common = dict(target=target, budget_ns=budget_ns, budget_cycles=budget_cycles, name=name, sdk=sdk_choice,
-                      run_verify=run_verify, jobs=jobs or default_jobs(), log=log, progress=progress, start=start)
-
-        def trees_backend(stage: Path) -> Outcome:
-            tree_overrides = dict(overrides, **({"candidates": candidates} if candidates is not None else {}))
-            opts = dict(trees=trees, depth=depth, budget_ops=budget_ops, dagger_rounds=dagger_rounds, seed=seed,
-                        derived=derived, equilibrium=equilibrium, **tree_overrides)
-            options = CompileOptions.quick(**opts) if quick else CompileOptions(**opts)
-            return _trees(model, spec, stage, options, tree_style=tree_style, **common)
-
-        def int8_backend(stage: Path) -> Outcome:
-            from rlcc.kinds.int8.compile import compile_int8_outcome
-
-            options = CompileOptions.quick(seed=seed, **overrides) if quick else CompileOptions(seed=seed, **overrides)
-            return compile_int8_outcome(model, spec, stage, options, **common)
-
-        runners = {"trees": trees_backend, "int8": int8_backend}
-        with atomic_output_dir(out, overwrite=force, marker=OUT_MARKER) as stage:
-            if backend != "auto":
-                outcome = runners[backend](stage)
-            else:
-                outcome = _auto(runners, stage, log)
-        finish(dataclasses.replace(outcome, wrote_line=outcome.wrote_line.replace(str(outcome.directory), str(out))),
-               accept_fidelity, quiet)
-
-
-def _switch(model: Path, out: Path, *, force: bool, budget_ns: float | None, accept_fidelity: bool, quiet: bool,
-            start: float, **kwargs: Any) -> None:
-    from rlcc.kinds.switch_agent.compile import compile_switch, finish_switch
-
     def log(msg: str) -> None:
         if not quiet:
-            click.echo(f"rlcc-compile: [{time.perf_counter() - start:5.1f}s] {msg}")
+            click.echo(f"rlcc-compile: [{run.seconds():5.1f}s] {msg}")
 
-    with atomic_output_dir(out, overwrite=force, marker=OUT_MARKER) as stage:
-        outcome = compile_switch(model, stage, budget_us=None if budget_ns is None else budget_ns / 1e3,
-                                 bar=SwitchFidelityBar(), log=log, **kwargs)
-    finish_switch(outcome, out, accept_fidelity, quiet, start)
-
-
-def _auto(runners: dict[str, Callable[[Path], Outcome]], stage: Path, log: Callable[[str], None]) -> Outcome:
-    """Compile with every backend beside ``stage``, keep the cheapest qualifying one in ``stage``."""
-    outcomes = []
-    with tempfile.TemporaryDirectory(dir=stage.parent, prefix=f".{stage.name}.auto.") as tmp:
-        for name, run in runners.items():
-            log(f"--backend auto: compiling with the {name} backend")
-            try:
-                outcomes.append(run(Path(tmp) / name))
-            except BadInputError as exc:
-                if name == next(iter(runners)):
-                    raise  # the default backend's bad input is the command's
-                outcomes.append(Outcome(name, None, reason=str(exc).split(": ", 1)[-1]))
-        chosen, why = choose_backend(outcomes)
-        log(f"--backend auto: {why}")
-        shutil.copytree(chosen.directory, stage, dirs_exist_ok=True)
-        record_choice(stage, outcomes, chosen, why)
-    return dataclasses.replace(chosen, directory=stage, wrote_line=chosen.wrote_line.replace(str(chosen.directory), str(stage)))
+    run = RunContext(log=log, progress=for_stderr(quiet, show_progress), jobs=jobs or default_jobs())
+    bar = FidelityBar(goodput=max_goodput_diff, steady_pct=max_steady_pct, transient_pct=max_transient_pct,
+                      drop_margin=max_drop_diff)
+    request = CompileRequest(
+        model=model, backend=backend, spec_file=spec_file, name=name, target=target, budget_ns=budget_ns,
+        budget_cycles=budget_cycles, seed=seed, quick=quick, run_verify=run_verify, sdk=sdk, slot=slot, jobs=run.jobs,
+        options={"trees": trees, "depth": depth, "budget_ops": budget_ops, "samples": samples, "scenarios": scenarios,
+                 "dagger_rounds": dagger_rounds, "candidates": candidates, "bar": bar, "derived": derived,
+                 "equilibrium": equilibrium, "tree_style": tree_style, "probe_timeout_us": probe_timeout_us,
+                 "ports": ports})
+    finish(compile_to(request, out, force, run), accept_fidelity, quiet)
 
 
-def _trees(model: Path, spec: ObservationSpec | None, stage: Path, options: CompileOptions, *, tree_style: str,
-           target: str, budget_ns: float | None, budget_cycles: int | None, name: str, sdk, run_verify: bool, jobs: int,
-           log: Callable[[str], None], progress, start: float) -> Outcome:
-    """The tree backend: sample, distill, quantize, generate, verify, check on the suite; files into ``stage``."""
-    check_name(name)
-    policy = load_policy(model, spec)
-    check_fits_context(policy.spec)  # before minutes of sampling, not after
-    check_param_count(sdk, len(model_params(policy.spec)))
-    options.validate()
-    student = options.student_spec(policy.spec)  # a --derived the window cannot feed fails here, before the work
-    fits = cycle_budget(student, budget_cycles, target) if budget_cycles is not None else None
-    result = compile_policy(policy, options, log, fits, jobs=jobs, progress=progress)
-    stage.mkdir(parents=True, exist_ok=True)
-    (stage / "spec.json").write_text(policy.spec.to_json())
-    (stage / OUT_MARKER).write_text(result.model.to_json())
-    (stage / "catboost.json").write_text(result.fit.catboost_json or "{}\n")
-    source = {"policy": policy.path.name, "policy_sha256": hashlib.sha256(policy.model_bytes).hexdigest()}
-    recipe = {"backend": "trees", "options": options.to_dict(), "spec": spec.to_dict() if spec is not None else None,
-              "budget_cycles": budget_cycles, "target": target if budget_cycles is not None else None}
-    paths = generate_c(lambda: generate(result.model, stage, name=name, tree_style=tree_style, source_info=source, sdk=sdk,
-                                        recipe=recipe), name, log, progress)
-    remember_compile(paths)
-    verdict, failure = (verify_into(stage, paths["c"], name=name, target=target, budget_ns=budget_ns,
-                                    budget_cycles=budget_cycles, seed=options.seed, log=log, progress=progress)
-                        if run_verify else (None, None))
-    # The closed loop on both topologies, the firmware deciding in the time it was measured to take.
-    latency_us = verdict.worst_case_ns / 1e3 if verdict is not None else DEFAULT_DECISION_LATENCY_US
-    result = check_on_suite(result, policy, options, latency_us, log, jobs, progress)
-    plot = closed_loop_figure(stage, policy.factor, result.model, options, log, progress)
-    (stage / "report.json").write_text(report_mod.to_json(result.report))
-    constant = report_mod.constant_policy_note(result.model)
-    glance = nic_section(verdict, result.report.gate.headline, plot=plot)
-    (stage / "report.md").write_text(report_mod.to_markdown(result.report, ["", f"**Note: {constant}.**", *glance]
-                                                            if constant else glance))
-    f, s, gate = result.report.fidelity, result.report.sizes, result.report.gate
-    return Outcome(
-        "trees", stage, verdict, failure, gate.passed, preview=gate.preview,
-        gate_line=f"rlcc-compile: {gate.console_line()}",
-        wrote_line=(f"rlcc-compile: wrote {stage}: {s.trees} trees, {s.operations} ops, state {s.state_bytes} B; "
-                    f"RMSE vs teacher {f.float_vs_teacher_rmse:.4f}, quantization path changes "
-                    f"{f.path_changed_fraction:.4f} ({time.perf_counter() - start:.1f}s)" + (f"; {constant}" if constant else "")))
+def finish(o: Outcome, accept_fidelity: bool, quiet: bool) -> None:
+    """Print the outcome and exit with its code: build/emulator failure 6/7, mismatch 4, budget 5,
+    fidelity 8 (a --quick preview: 0 and a warning)."""
+    click.echo(o.wrote_line)
+    if not quiet and o.gate_line:
+        click.echo(o.gate_line)
+    if o.failure is not None:
+        raise o.failure
+    if o.verdict is not None and (not quiet or not (o.bit_exact and o.within_budget)):
+        click.echo(o.summary)
+    code = o.exit_code(accept_fidelity)
+    if code == ExitCode.MISMATCH:
+        _fail(o.mismatch, code)
+    if code == ExitCode.BUDGET:
+        _fail(o.over_budget, code)
+    if o.preview:
+        missed = not o.gate_passed
+        if not quiet or (missed and not accept_fidelity):
+            what = "would miss the fidelity bar; " if missed else ""
+            click.echo(f"rlcc-compile: warning: --quick is a preview: {what}fidelity is not judged for shipping "
+                       f"(exit 0; compile without --quick for the verdict)", err=True)
+        return
+    if code == ExitCode.FIDELITY:
+        _fail(f"{o.fidelity_subject} misses the fidelity bar vs its teacher (report.md, 'Fidelity gate'); "
+              "--accept-fidelity to ship it anyway", code)
 
 
-def _probe_timeout_ns(probe_timeout_us: float) -> int:
-    ns = probe_timeout_us * 1000.0
-    if not math.isfinite(ns) or not 1 <= round(ns) <= fmt.PROBE_TIMEOUT_NS_MAX:
-        raise BadInputError(f"--probe-timeout-us must be between 0.001 and {fmt.PROBE_TIMEOUT_NS_MAX / 1000:g} us")
-    return int(round(ns))
+def _fail(line: str, code: ExitCode) -> None:
+    click.echo(f"rlcc-compile: error: {line}", err=True)
+    sys.exit(int(code))

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import math
 import sys
@@ -23,19 +24,20 @@ from typing import Any
 
 import click
 import numpy as np
+from tqdm import tqdm
+
 from rlcc import textio
-from rlcc.cli.common import (
-    NON_NEGATIVE_FLOAT,
-    POSITIVE_FLOAT,
-    OptionValueError,
-    check_writable_file,
-    guarded,
-    prog_name,
-)
+from rlcc.cli.common import NON_NEGATIVE_FLOAT, POSITIVE_FLOAT, OptionValueError, guarded, prog_name
 from rlcc.errors import BadInputError, ExitCode
+from rlcc.kinds.switch_agent.agents import ecn_agent
+from rlcc.pipeline.outdir import atomic_output_dir, check_writable_file, claimed_output_dir
+from rlcc.simulator import make_controller, simulate
 from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US, Network, Scenario
-from rlcc.simulator.suite import SUITES
+from rlcc.simulator.suite import SUITES, ControllerSpec, load_firmware, run_suite
+from rlcc.simulator.suite_report import write_report
+from rlcc.simulator.switch_metrics import switch_metrics
 from rlcc.simulator.trace import TraceConfig
+from rlcc.spec import ObservationSpec
 
 PROG = "rlcc-sim"
 NET = Network()  # its defaults are shown in --help
@@ -144,8 +146,6 @@ def _topology(opts: dict[str, Any], base: Any) -> Any:
 def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any], start: str | None) -> None:
     """Run the scenario ``base`` + options; ``start``: the command's default --initial-rate
     (None: the scenario's own ``initial_rate``)."""
-    from rlcc.simulator import make_controller, simulate
-    from rlcc.spec import ObservationSpec
 
     data = dict(base)
     data.setdefault("kind", kind)
@@ -169,19 +169,17 @@ def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any], start: str |
     if opts.get("trace_file"):
         check_writable_file(_npz_path(opts["trace_file"]), "--trace")
     if opts.get("plot"):
-        from rlcc.simulator.plot import plot_path
+        from rlcc.simulator.plot import plot_path  # lazy: matplotlib costs a second at start-up
 
         check_writable_file(plot_path(opts["plot"]), "--plot")
     spec = ObservationSpec.from_file(opts["spec_file"]) if opts.get("spec_file") else None
     if opts["controller"] == "firmware":
-        from rlcc.simulator.suite import load_firmware
-
         if not opts.get("policy"):
             raise BadInputError("controller 'firmware' needs the firmware directory (--policy DIR)")
         controller = load_firmware(opts["policy"])
     else:
         controller = make_controller(opts["controller"], opts.get("policy"), spec)
-    agent = _ecn_agent(opts.get("ecn_agent"), opts.get("ecn_static"))
+    agent = ecn_agent(opts.get("ecn_agent"), opts.get("ecn_static"))
     trace = None
     if opts.get("trace_file"):
         trace = TraceConfig(capacity=opts["trace_capacity"], stride=opts["trace_stride"], seed=scenario.seed)
@@ -190,8 +188,6 @@ def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any], start: str |
     show = not opts["quiet"] and sys.stderr.isatty() and steps > 20_000
     bar = None
     if show:
-        from tqdm import tqdm
-
         bar = tqdm(total=steps, unit="step", desc=PROG, file=sys.stderr, leave=False)
     try:
         result = simulate(scenario, controller, trace=trace, progress=bar.update if bar else None, switch_agent=agent)
@@ -200,15 +196,13 @@ def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any], start: str |
             bar.close()
     metrics = dict(result.metrics_full if opts["full"] else result.metrics)
     if agent is not None and np.isfinite(result.flows["size_bytes"]).any():
-        from rlcc.simulator.switch_metrics import switch_metrics
-
         metrics.update({f"acc_{k}": v for k, v in switch_metrics(result).items()})
     # Where each file went, on stderr: stdout stays the metrics (valid JSON with --json).
     if opts.get("trace_file"):
         result.trace.save(opts["trace_file"])
         click.echo(f"wrote trace: {_npz_path(opts['trace_file'])}", err=True)
     if opts.get("plot"):
-        from rlcc.simulator.plot import plot_result
+        from rlcc.simulator.plot import plot_result  # lazy: matplotlib costs a second at start-up
 
         click.echo(f"wrote plot: {plot_result(result, opts['plot'])}", err=True)
     # A metric without samples (no probe returned, no short flow or iteration finished) is NaN
@@ -223,34 +217,6 @@ def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any], start: str |
     width = max(len(k) for k in metrics)
     for key, value in metrics.items():
         click.echo(f"  {key:<{width}}  {'n/a' if value is None else format(value, '.6g')}")
-
-
-def _ecn_agent(path: str | None, static: int | None):
-    """The switch agent of --ecn-agent / --ecn-static (None without --ecn-agent)."""
-    if path is None:
-        if static is not None:
-            raise BadInputError("--ecn-static needs --ecn-agent (whose action table it indexes)")
-        return None
-    from rlcc.kinds.switch_agent.codegen import load_switch_manifest
-    from rlcc.simulator.switch_agent import ClassifierAgent, QNetAgent, StaticEcn
-    from rlcc.switch_policy import QNetPolicy
-
-    p = Path(path)
-    if p.is_dir():
-        found = sorted(p.glob("*.rlcc.json"))
-        if not found:
-            raise BadInputError(f"--ecn-agent {path}: no *.rlcc.json firmware manifest in the directory")
-        p = found[0]
-    if p.suffix == ".json":
-        _, spec, model = load_switch_manifest(p)
-        agent = ClassifierAgent(spec, model)
-    else:
-        agent = QNetAgent(QNetPolicy(p))
-    if static is None:
-        return agent
-    if not 0 <= static < agent.spec.n_actions:
-        raise BadInputError(f"--ecn-static must be in 0..{agent.spec.n_actions - 1}, got {static}")
-    return StaticEcn(agent.spec, static)
 
 
 def _start_label(start: str | float | None, scenario: Any) -> str:
@@ -347,9 +313,6 @@ def suite(controllers: tuple[str, ...], out: str, suite_name: str, seeds: str, b
           num_cpus: int | None, force: bool, quiet: bool) -> None:
     """The RL-CC paper's evaluation (Tables IV and V, goodput and latency per scale, OSU, long-short,
     FCT) for every controller: Markdown, JSON and PNG plots in OUT."""
-    from rlcc.cli.common import atomic_output_dir, claimed_output_dir
-    from rlcc.simulator.suite import ControllerSpec, run_suite
-    from rlcc.simulator.suite_report import write_report
 
     try:
         seed_list = [int(x) for x in seeds.split(",") if x.strip()]
@@ -362,8 +325,6 @@ def suite(controllers: tuple[str, ...], out: str, suite_name: str, seeds: str, b
         if address:
             backend = "ray"
         elif backend == "auto":
-            import importlib.util
-
             backend = "ray" if importlib.util.find_spec("ray") else "serial"
         results = run_suite(specs, suite_name, seed_list, backend=backend, address=address, num_cpus=num_cpus,
                             progress=False if quiet else None)

@@ -8,8 +8,16 @@ import sys
 from pathlib import Path
 
 import click
-from rlcc.cli.common import check_output_dir, check_writable_file, guarded
+from tqdm import tqdm
+
+from rlcc.cli.common import guarded
+from rlcc.pipeline.outdir import check_output_dir, check_writable_file
 from rlcc.errors import BadInputError
+from rlcc.train.acc_config import AccConfig
+from rlcc.train.acc_trainer import train_acc, write_outputs
+from rlcc.train.config import TrainConfig
+from rlcc.train.export import export_policy
+from rlcc.train.trainer import plot_log, train, write_log_csv
 
 ALGOS = ("adpg", "acc")
 
@@ -48,10 +56,6 @@ def train_command(config_path, out, log_dir, seed, iterations, arch, algo, episo
         return
     if episodes is not None:
         raise BadInputError("--episodes needs --algo acc (ADPG uses --iterations)")
-    from rlcc.train.config import TrainConfig
-    from rlcc.train.export import export_policy
-    from rlcc.train.trainer import plot_log, train, write_log_csv
-
     cfg = TrainConfig.from_file(config_path) if config_path else TrainConfig()
     overrides = {k: v for k, v in (("seed", seed), ("iterations", iterations)) if v is not None}
     cfg = dataclasses.replace(cfg, **overrides)
@@ -94,9 +98,6 @@ def train_command(config_path, out, log_dir, seed, iterations, arch, algo, episo
 
 
 def _train_acc(config_path, out, seed, episodes, quiet) -> None:
-    from rlcc.train.acc_config import AccConfig
-    from rlcc.train.acc_trainer import train_acc, write_outputs
-
     cfg = AccConfig.from_file(config_path) if config_path else AccConfig()
     overrides = {k: v for k, v in (("seed", seed), ("episodes", episodes)) if v is not None}
     cfg = AccConfig.from_dict({**cfg.to_dict(), **overrides})
@@ -105,8 +106,6 @@ def _train_acc(config_path, out, seed, episodes, quiet) -> None:
     check_writable_file(out_path.with_name(out_path.stem + ".train.json"), create_parents=True)
     bar = None
     if not quiet:
-        from tqdm import tqdm
-
         bar = tqdm(total=cfg.episodes, desc="rlcc-train: acc", unit="episode", file=sys.stderr, dynamic_ncols=True)
 
     def progress(row: dict) -> None:

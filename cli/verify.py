@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Callable
 
 import click
-from rlcc.cli.common import PORTS, POSITIVE_FLOAT, BoundedInt, FilePath, check_writable_file, guarded
+from rlcc.cli.common import PORTS, POSITIVE_FLOAT, BoundedInt, FilePath, guarded
+from rlcc.pipeline.outdir import check_writable_file
 from rlcc.errors import BadInputError, ExitCode
 from rlcc.firmware_sdk_stub.doca_layout import DEFAULT_LAYOUT, LAYOUT_NAMES
 from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES, TARGETS
@@ -16,15 +17,15 @@ from rlcc.verify.check import (
     DEFAULT_BUDGET_NS,
     DEFAULT_PROVE_TIMEOUT_S,
     DEFAULT_RANDOM_VECTORS,
-    assurance_level,
     MAX_JOBS,
     MAX_RANDOM_VECTORS,
+    manifest_path_for,
     random_bound_text,
 )
+from rlcc.kinds.base import VerifyRequest
 from rlcc.kinds.switch_agent.check import DEFAULT_PORTS
-
-if TYPE_CHECKING:
-    from rlcc.emulator.cycle_model import Profile
+from rlcc.pipeline.verify import verdict
+from rlcc.pipeline.verify import verify as pipeline_verify
 
 
 @click.command("verify")
@@ -103,168 +104,34 @@ def verify_command(
     --expect-sha256 the verdict is relative to that manifest and says so. The verdict names the
     assurance reached: sampled (the vectors) or proven (--prove); --require proven gates on it."""
     prove = prove or require == "proven"
-    from rlcc.kinds.switch_agent.codegen import KIND as SWITCH_KIND, manifest_kind
-    from rlcc.verify.check import manifest_path_for
-
-    if manifest_kind(manifest or manifest_path_for(firmware)) == SWITCH_KIND:
-        unsupported = [name for name, on in (("--full-load", full_load),
-                                             ("--budget-cycles", budget_cycles is not None), ("--junit", junit_path),
-                                             ("--doca-layout", doca_layout))
-                       if on]
-        if unsupported:
-            raise BadInputError(f"{', '.join(unsupported)}: not supported for switch-agent firmware")
-        if json_path is not None:
-            check_writable_file(json_path, "--json")
-        _verify_switch(firmware, manifest, target, profile.split(",")[0].strip() if profile else None, cc, n_ports,
-                       budget_us if budget_us is not None else (budget_ns / 1000.0 if budget_ns else None),
-                       random_count, seed, json_path, quiet, mutants, prove, prove_timeout, policy, expect_sha256,
-                       require, jobs)
-        return
-    from rlcc.emulator.cycle_model import load_profile
-    from rlcc.verify.check import verify_firmware
-    from rlcc.verify.report import profile_line, spread_lines, summary, write_json, write_junit
-
     for path, option in ((json_path, "--json"), (junit_path, "--junit")):
         if path is not None:
             check_writable_file(path, option)
-
-    names = [p.strip() for p in profile.split(",")] if profile else [TARGETS[target].default_profile]
-    if any(not n for n in names):
+    profiles = tuple(p.strip() for p in profile.split(",")) if profile else ()
+    if any(not p for p in profiles):
         raise BadInputError(f"--profile {profile!r}: empty profile name in the list")
-    primary = load_profile(names[0])
-    others = [load_profile(n) for n in names[1:]]
-    result = verify_firmware(
-        firmware,
-        manifest=manifest,
-        target=target,
-        profile=names[0] if profile else None,
-        cc=cc,
-        budget_cycles=budget_cycles,
-        budget_ns=budget_ns,
-        full_load=full_load,
-        random_count=random_count,
-        seed=seed,
-        prove=prove,
-        prove_timeout_s=prove_timeout,
-        mutants=mutants,
-        jobs=jobs,
+    request = VerifyRequest(
+        firmware=firmware, manifest=manifest or manifest_path_for(firmware), target=target, profiles=profiles, cc=cc,
+        budget_ns=budget_ns, random_count=random_count, seed=seed, prove=prove, prove_timeout_s=prove_timeout,
+        mutants=mutants, jobs=jobs, policy=policy, expect_sha256=expect_sha256,
         progress=not quiet and sys.stderr.isatty(),
-        policy=policy,
-        expect_sha256=expect_sha256,
-        log=_policy_log(quiet),
-        doca_layout=doca_layout,
-    )
-    spread = [worst_case_under(firmware, manifest, prof, target, cc, random_count, seed, doca_layout) for prof in others]
-    if json_path:
-        write_json(result, json_path, primary, spread)
-    if junit_path:
-        write_junit(result, junit_path)
-    if not quiet or not result.passed:
-        click.echo(summary(result))
-        click.echo(profile_line(primary))
-        for line in spread_lines(result, primary, spread):
+        options={"budget_cycles": budget_cycles, "full_load": full_load, "junit": junit_path, "doca_layout": doca_layout,
+                 "ports": n_ports, "budget_us": budget_us})
+    outcome = pipeline_verify(request, _policy_log(quiet))
+    if json_path and outcome.write_json is not None:
+        outcome.write_json(json_path)
+    if junit_path and outcome.write_junit is not None:
+        outcome.write_junit(junit_path)
+    if not quiet or not outcome.result.passed:
+        for line in outcome.summary:
             click.echo(line)
-    if result.proof_failed:
-        click.echo(f"rlcc-verify: error: {result.proof['assurance']}", err=True)
-        sys.exit(int(ExitCode.MISMATCH))
-    if not result.bit_exact:
-        click.echo(f"rlcc-verify: error: {result.mismatches} of {result.vectors} vectors differ from the golden model", err=True)
-        sys.exit(int(ExitCode.MISMATCH))
-    _exit_unless_anchored(result.provenance)
-    if not result.within_budget:
-        click.echo(
-            f"rlcc-verify: error: worst-case event takes {result.cycles['max']} cycles, budget {result.budget.cycles}",
-            err=True,
-        )
-        sys.exit(int(ExitCode.BUDGET))
-    if result.mutants is not None and result.mutants["survived"]:
-        click.echo(f"rlcc-verify: error: {result.mutants['survived']} mutant(s) survive the vectors", err=True)
-        sys.exit(int(ExitCode.MISMATCH))
-    _exit_unless_proven(require, result.proof)
-    _pass_line(result.provenance, result.assurance_level)
+    code, line = verdict(outcome, require)
+    if code != ExitCode.OK:
+        click.echo(f"rlcc-verify: error: {line}", err=True)
+        sys.exit(int(code))
+    click.echo(f"rlcc-verify: {line}")
 
 
-def _policy_log(quiet: bool):
+def _policy_log(quiet: bool) -> Callable[[str], None]:
     """Stage lines of the --policy recompile (seconds of work) on stderr, unless --quiet."""
     return (lambda _m: None) if quiet else (lambda m: click.echo(f"rlcc-verify: --policy: {m}", err=True))
-
-
-def _exit_unless_anchored(provenance: Any) -> None:
-    if provenance is not None and not provenance.ok:
-        click.echo(f"rlcc-verify: error: {provenance.error}", err=True)
-        sys.exit(int(ExitCode.PROVENANCE))
-
-
-def _exit_unless_proven(require: str, proof: dict[str, Any] | None) -> None:
-    if require == "proven" and assurance_level(proof) != "proven":
-        why = (proof.get("assurance") or f"not proven ({proof['status']}: {proof.get('detail')})") if proof is not None \
-            else "no proof ran"
-        click.echo(f"rlcc-verify: error: --require proven: {why}", err=True)
-        sys.exit(int(ExitCode.UNPROVEN))
-
-
-def _pass_line(provenance: Any, level: str) -> None:
-    """PASS with what it rests on: the assurance level and the anchor."""
-    anchor = "relative to the manifest" if provenance is None or provenance.root == "manifest" else \
-        f"anchored to the {provenance.root}"
-    click.echo(f"rlcc-verify: PASS ({level}, {anchor})")
-
-
-def _verify_switch(firmware: Path, manifest: Path | None, target: str, profile: str | None, cc: str | None,
-                   n_ports: int, budget_us: float | None, random_count: int, seed: int, json_path: Path | None,
-                   quiet: bool, mutants: bool, prove: bool = False, prove_timeout: float | None = None,
-                   policy: Path | None = None, expect_sha256: str | None = None, require: str = "sampled",
-                   jobs: int = 1) -> None:
-    """The switch-agent check (``rlcc.kinds.switch_agent.check``), with the NIC path's exit codes; a
-    proof's counterexample exits 4, its timeout is reported only."""
-    import json
-
-    from rlcc.kinds.switch_agent.check import summary, verify_switch_firmware
-
-    result = verify_switch_firmware(firmware, manifest, target, profile, cc, n_ports=n_ports, budget_us=budget_us,
-                                    random_count=random_count, seed=seed, mutants=mutants, prove=prove,
-                                    prove_timeout_s=prove_timeout, policy=policy, expect_sha256=expect_sha256,
-                                    jobs=jobs, log=_policy_log(quiet))
-    if json_path:
-        json_path.write_text(json.dumps(result.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    if not quiet or not result.passed:
-        click.echo(summary(result))
-    if result.proof_failed:
-        click.echo(f"rlcc-verify: error: the proof failed: {result.proof['detail']}", err=True)
-        sys.exit(int(ExitCode.MISMATCH))
-    if not result.bit_exact:
-        click.echo(f"rlcc-verify: error: {result.mismatches + result.interval_mismatches} switch-agent records differ "
-                   "from the golden model", err=True)
-        sys.exit(int(ExitCode.MISMATCH))
-    _exit_unless_anchored(result.provenance)
-    if not result.within_budget:
-        click.echo(f"rlcc-verify: error: one {result.n_ports}-port interval takes {result.interval_us:.2f} us, "
-                   f"budget {result.budget_us:g} us", err=True)
-        sys.exit(int(ExitCode.BUDGET))
-    if result.mutants_survived:
-        click.echo(f"rlcc-verify: error: {result.mutants_survived} mutant(s) survive the vectors", err=True)
-        sys.exit(int(ExitCode.MISMATCH))
-    _exit_unless_proven(require, result.proof)
-    _pass_line(result.provenance, assurance_level(result.proof))
-
-
-def worst_case_under(firmware: Path, manifest: Path | None, prof: Profile, target: str, cc: str | None,
-                     random_count: int, seed: int, doca_layout: str | None = None) -> dict[str, Any]:
-    """Worst-case cycles and ns of ``firmware`` on the vectors verification ran, under cycle
-    profile ``prof``, built for the target of the profile's XLEN (``target`` when it matches):
-    the spread a user sees with ``--profile dpa,ibex,...``."""
-    import numpy as np
-
-    from rlcc.codegen import manifest as manifest_io
-    from rlcc.fxp.vectors import concat, verification_set
-    from rlcc.verify.check import manifest_path_for
-    from rlcc.verify.firmware_run import firmware_build
-
-    t = TARGETS[target] if TARGETS[target].xlen == prof.xlen else next(x for x in TARGETS.values() if x.xlen == prof.xlen)
-    _, model, shipped = manifest_io.load(str(manifest or manifest_path_for(Path(firmware))))
-    vectors = concat(shipped, verification_set(model, seed, random_count)[0])
-    with firmware_build(firmware, t, prof, cc, doca_layout=doca_layout) as fw:
-        cycles = fw.run(vectors)["cycles"]
-    worst = int(np.max(cycles))
-    return {"profile": prof.name, "target": t.name, "clock_hz": prof.clock_hz, "worst_case_cycles": worst,
-            "worst_case_ns": round(worst * 1e9 / prof.clock_hz, 1), "validation": prof.validation}

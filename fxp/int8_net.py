@@ -198,7 +198,7 @@ def state_bytes(hidden: int) -> int:
 def check_state_fits(hidden: int, window_words: int = 0, price: Callable[[int], str] | None = None) -> None:
     """BadInputError unless the LSTM state fits the context words the firmware leaves free.
     ``price(words)``: the cost of keeping that many words in global memory instead, for the message
-    (the cycle profiles live above this module: ``rlcc.kinds.int8.compile``)."""
+    (the cycle profiles live above this module: ``rlcc.kinds.int8.kind``)."""
     free = 4 * (fmt.CTX_HISTORY_WORDS - window_words)
     need = state_bytes(hidden)
     if need > free:

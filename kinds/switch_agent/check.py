@@ -11,6 +11,7 @@ monitoring interval unless ``budget_us`` is given).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Callable
 
@@ -26,7 +27,7 @@ from rlcc.kinds.switch_agent import vectors as sv
 from rlcc.switch_spec import SwitchAgentSpec
 from rlcc.targets import DEFAULT_TARGET
 from rlcc.verify.check import assurance_level
-from rlcc.verify.provenance import Provenance, establish
+from rlcc.verify.provenance import Provenance, Rebuild, establish
 from rlcc.verify.check import check_random_count, check_seed
 from rlcc.kinds.switch_agent.firmware_run import SwitchBuild, switch_build
 
@@ -198,7 +199,8 @@ def verify_switch_firmware(firmware_c: Path, manifest: Path | None = None, targe
                            n_intervals: int = DEFAULT_INTERVALS, mutants: bool = False, prove: bool = False,
                            prove_timeout_s: float | None = None, policy: Path | None = None,
                            expect_sha256: str | None = None, jobs: int = 1,
-                           log: Callable[[str], None] = lambda _m: None) -> SwitchVerifyResult:
+                           log: Callable[[str], None] = lambda _m: None,
+                           rebuilders: Mapping[str, Rebuild] | None = None) -> SwitchVerifyResult:
     """Build, run and compare (module docstring); ``mutants``: also build and run every C mutant
     (``rlcc.kinds.switch_agent.mutants``) on the same vectors; ``prove``: also prove the decision equal
     to the golden agent for all inputs (``rlcc.kinds.switch_agent.prove``); ``policy``/``expect_sha256``:
@@ -217,7 +219,8 @@ def verify_switch_firmware(firmware_c: Path, manifest: Path | None = None, targe
     if prove_timeout_s is not None and prove_timeout_s <= 0:
         raise BadInputError("--prove-timeout must be positive")
     target = target or raw.get("target") or DEFAULT_TARGET.name
-    provenance = establish(raw, manifest, firmware_c, model_sha256(model), policy, expect_sha256, jobs, log)
+    provenance = establish(raw, manifest, firmware_c, model_sha256(model), policy, expect_sha256, jobs, log,
+                           rebuilders=rebuilders)
     vectors = sv.verification_set(spec, model, seed, random_count)
     with switch_build(firmware_c, target, profile, cc) as fw:
         size = fw.footprint()

@@ -1,0 +1,1 @@
+"""The distilled-trees kind (the default): ``rlcc.kinds.trees.kind``."""

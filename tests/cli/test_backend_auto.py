@@ -9,7 +9,8 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-from rlcc.cli.backends import Outcome, choose
+from rlcc.kinds.base import Outcome
+from rlcc.pipeline.auto import choose
 from rlcc.cli.main import compile_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def outcome(backend: str, cycles: int, *, exact: bool = True, budget: int = 3600, gate: bool = True) -> Outcome:
     verdict = SimpleNamespace(cycles={"max": cycles}, bit_exact=exact, within_budget=cycles <= budget,
                               worst_case_ns=cycles / 1.8, budget=SimpleNamespace(cycles=budget))
-    return Outcome(backend, Path(backend), verdict, None, gate)
+    return Outcome(backend, Path(backend), verdict, None, gate, cycles=cycles, worst_case_ns=cycles / 1.8)
 
 
 def test_the_cheapest_qualifying_backend_wins_and_the_others_say_why():

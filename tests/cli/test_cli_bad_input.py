@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from onnx import TensorProto, helper, numpy_helper
 
-from rlcc.cli import common
+from rlcc.pipeline import outdir
 from rlcc.cli import compile as compile_cli
 from rlcc.cli.main import compile_command, rlcc
 from rlcc.distill.pipeline import CompileOptions, compile_policy
@@ -117,7 +117,7 @@ def test_unwritable_output_parent_is_refused_before_compiling(tmp_path, example_
     def denied(*_args, **_kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(common.tempfile, "mkstemp", denied)
+    monkeypatch.setattr(outdir.tempfile, "mkstemp", denied)
     result = invoke(compile_command, example_policy, "-o", tmp_path / "OUT", "--quick")
     assert_one_line(result, ExitCode.BAD_INPUT, "Permission denied")
 
@@ -191,7 +191,7 @@ def test_compile_verification_build_failure_keeps_out_and_exits_6(tmp_path, exam
 def test_output_dir_gets_the_umask_mode(tmp_path):
     old = os.umask(0o027)
     try:
-        with common.atomic_output_dir(tmp_path / "OUT") as stage:
+        with outdir.atomic_output_dir(tmp_path / "OUT") as stage:
             (stage / "f").write_text("x")
     finally:
         os.umask(old)
@@ -201,7 +201,7 @@ def test_output_dir_gets_the_umask_mode(tmp_path):
 def test_force_replaces_the_old_output_whole(tmp_path):
     out = tmp_path / "OUT"
     for name in ("old", "new"):
-        with common.atomic_output_dir(out) as stage:
+        with outdir.atomic_output_dir(out) as stage:
             (stage / name).write_text(name)
     assert [p.name for p in tmp_path.iterdir()] == ["OUT"] and [p.name for p in out.iterdir()] == ["new"]
 
@@ -209,7 +209,8 @@ def test_force_replaces_the_old_output_whole(tmp_path):
 SIGTERM_SCRIPT = textwrap.dedent("""
     import os, signal, sys, time
     from pathlib import Path
-    from rlcc.cli.common import atomic_output_dir, guarded
+    from rlcc.cli.common import guarded
+    from rlcc.pipeline.outdir import atomic_output_dir
 
     @guarded("rlcc-test")
     def main():
@@ -238,10 +239,10 @@ def test_check_writable_file(tmp_path):
              (tmp_path / "missing" / "r.json", "no such directory")]
     for path, message in cases:
         with pytest.raises(RlccError, match=message) as info:
-            common.check_writable_file(path, "--json")
+            outdir.check_writable_file(path, "--json")
         assert info.value.exit_code == ExitCode.BAD_INPUT and "--json" in str(info.value)
-    common.check_writable_file(tmp_path / "missing" / "r.json", create_parents=True)
-    common.check_writable_file(blocker)
+    outdir.check_writable_file(tmp_path / "missing" / "r.json", create_parents=True)
+    outdir.check_writable_file(blocker)
     assert blocker.read_text() == "keep" and sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
 

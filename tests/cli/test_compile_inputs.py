@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from rlcc.cli import common
+from rlcc.pipeline import outdir
 from rlcc.cli import compile as compile_cli
-from rlcc.kinds.switch_agent.compile import compile_switch
+from rlcc.kinds.base import CompileRequest
+from rlcc.kinds.switch_agent.kind import SwitchAgentKind
 from rlcc.codegen import generate
 from rlcc.kinds.switch_agent.codegen import generate_switch_firmware
 from cli_errors import assert_one_line
@@ -56,9 +57,7 @@ def test_name_is_checked_for_a_switch_agent_too(tmp_path, no_compile):
     teacher = rule_qnet(tmp_path / "acc.onnx")
     assert_one_line(invoke(teacher, "-o", tmp_path / "OUT", "--name", "../x"), ExitCode.BAD_INPUT, "--name")
     with pytest.raises(BadInputError, match="C identifier"):  # the API refuses it before sampling the teacher
-        compile_switch(tmp_path / "missing.onnx", tmp_path / "stage", trees=1, depth=1, dagger_rounds=0, seed=0,
-                       quick=True, target="rv32imc", ports=1, budget_us=None, name="../x", run_verify=False,
-                       bar=None, log=print)
+        SwitchAgentKind().prepare(CompileRequest(tmp_path / "missing.onnx", name="../x", quick=True))
 
 
 @pytest.mark.parametrize("name", ["../x", "/abs/fw", "my-fw"])
@@ -87,7 +86,7 @@ def test_force_through_a_symlink_replaces_the_directory_it_points_to(tmp_path):
     (real / "model.rlcc.json").write_text("old")
     link = tmp_path / "link"
     link.symlink_to(real)
-    with common.atomic_output_dir(link, overwrite=True, marker="model.rlcc.json") as stage:
+    with outdir.atomic_output_dir(link, overwrite=True, marker="model.rlcc.json") as stage:
         (stage / "model.rlcc.json").write_text("new")
     assert link.is_symlink() and Path(os.readlink(link)) == real
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
@@ -112,7 +111,7 @@ def test_symlink_out_is_checked_like_its_directory_before_the_work(tmp_path, exa
 HOLDER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from rlcc.cli.common import atomic_output_dir
+    from rlcc.pipeline.outdir import atomic_output_dir
 
     with atomic_output_dir(Path(sys.argv[1])) as stage:
         (stage / "model.rlcc.json").write_text("first")
@@ -153,12 +152,12 @@ def test_a_killed_holder_does_not_block_later_runs(tmp_path):
     holder = _hold(out)
     holder.kill()
     holder.communicate(timeout=60)
-    with common.output_lock(out) as resolved:
+    with outdir.output_lock(out) as resolved:
         assert resolved == out
-        with common.output_lock(tmp_path / "." / "OUT"):  # re-entrant in the same process
+        with outdir.output_lock(tmp_path / "." / "OUT"):  # re-entrant in the same process
             pass
-    assert not (tmp_path / f".OUT{common.LOCK_SUFFIX}").exists()
-    with common.atomic_output_dir(out) as stage:
+    assert not (tmp_path / f".OUT{outdir.LOCK_SUFFIX}").exists()
+    with outdir.atomic_output_dir(out) as stage:
         (stage / "f").write_text("x")
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".OUT.")) == ["OUT"]
 
@@ -278,7 +277,8 @@ def test_non_positive_budget_cycles_is_bad_input_before_the_work(tmp_path, examp
 SIGINT_SCRIPT = textwrap.dedent("""
     import os, signal, sys, time
     from pathlib import Path
-    from rlcc.cli.common import atomic_output_dir, guarded
+    from rlcc.cli.common import guarded
+    from rlcc.pipeline.outdir import atomic_output_dir
 
     signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])  # a background job may inherit it ignored
     signal.signal(signal.SIGINT, signal.default_int_handler)

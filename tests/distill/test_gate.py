@@ -9,7 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from rlcc.cli import compile as compile_module
-from rlcc.cli.backends import Outcome, finish
+from rlcc.cli.compile import finish
+from rlcc.kinds.base import Outcome
 from rlcc.cli.compile import compile_command
 from rlcc.distill import evaluate, select
 from rlcc.distill.gate import OPTION_NAMES, PREVIEW, STARTUP, STEADY, FidelityBar, judge, row_checks
