@@ -20,7 +20,7 @@ HOSTED_TEST = textwrap.dedent("""
         def killed(*_args, **_kwargs):
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(30)
-        monkeypatch.setattr("rlcc.simulator.simulate", killed)
+        monkeypatch.setattr("rlcc.cli.simulate.simulate", killed)
         (tmp_path / "ran").write_text("")
         result = CliRunner().invoke(simulate_command, ["many-to-one", "--flows", "2", "--duration-ms", "0.1"])
         assert result.exit_code == 0
