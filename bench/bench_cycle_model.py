@@ -73,7 +73,8 @@ def bench_core(core: cores.Core, rtl_dir: Path, build_dir: Path, work: Path, ran
                fixture: bool) -> dict:
     from rlcc.codegen import manifest as manifest_io
     from rlcc.emulator.cycle_model import load_profile
-    from rlcc.fxp.vectors import concat, verification_set
+    from rlcc.fxp.vectors import concat
+    from rlcc.verify.generators import verification_set
     from rlcc.verify.firmware_run import build_in
     from rlcc.firmware_sdk_stub import harness_layout as hl
     from rlcc.verify.runner import records_from_vectors

@@ -73,7 +73,8 @@ def harness_decisions(fw: Path, model, target: str, tmp: Path):
     """Run the verify vector set (shipped + boundary + 20k random) through the harness."""
     from rlcc import formats as fmt
     from rlcc.codegen import manifest as manifest_io
-    from rlcc.fxp.vectors import boundary_vectors, concat, random_vectors
+    from rlcc.fxp.vectors import concat
+    from rlcc.verify.generators import boundary_vectors, random_vectors
     from rlcc.verify.firmware_run import build_in
 
     _, _, shipped = manifest_io.load(str(fw.with_name("firmware.rlcc.json")))

@@ -42,7 +42,7 @@ from rlcc.pipeline.verify import verify as pipeline_verify
 @click.option("--full-load", is_flag=True, help="Budget in time with every hardware thread of the core busy.")
 @click.option("--random", "random_count", type=BoundedInt(0, MAX_RANDOM_VECTORS, random_bound_text()),
               default=DEFAULT_RANDOM_VECTORS, show_default=True,
-              help=f"Random-extreme vectors on top of the observable, boundary and manifest vectors; at most {MAX_RANDOM_VECTORS:,} ({random_bound_text()}).")
+              help=f"Random-extreme vectors on top of the observable, boundary, sequence and pinned manifest vectors; at most {MAX_RANDOM_VECTORS:,} ({random_bound_text()}).")
 @click.option("--policy", "policy", type=FilePath(),
               help="The reviewed ONNX policy: recompile it with the manifest's recorded options (or take this rlcc's "
                    "cached compile of it) and fail (exit 9) unless the manifest, C and header are exactly what it compiles to.")

@@ -12,7 +12,7 @@ from rlcc.codegen.render import render
 from rlcc.codegen.sdk_flavours import SdkChoice, choose
 from rlcc.errors import BadInputError
 from rlcc.fxp.model import FxModel
-from rlcc.fxp.vectors import ModelVectors, Vectors, default_vectors
+from rlcc.fxp.vectors import Vectors
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,7 +24,6 @@ class Lowering:
     context: Callable[[Any, str, str, dict[str, Any], SdkChoice], dict[str, Any]]
     c_template: str | None = None
     flavours: tuple[str, ...] | None = None
-    model_vectors: ModelVectors | None = None  # the kind's own golden vectors (None: the trees' observable set)
 
 
 TREES = Lowering(build_context)
@@ -59,7 +58,8 @@ def generate(model: FxModel | Any, out_dir: str | Path, name: str = "firmware", 
     """Write ``<name>.c``, ``<name>.h`` and ``<name>.rlcc.json`` into ``out_dir``, plus the flavour's
     extra files (``--sdk doca``: ``INTEGRATION.md``).
 
-    ``vectors`` defaults to :func:`rlcc.fxp.vectors.default_vectors`; ``source_info`` (e.g. the
+    ``vectors``: the pinned golden vectors the manifest carries (none by default; verification
+    generates its own from the model); ``source_info`` (e.g. the
     source policy's path and hash) is copied into the C header comment and the manifest.
     ``inline_runtime``, ``sdk``: see :func:`render_sources`. Output is byte-identical for identical
     inputs. ``recipe``: how the model was compiled from its policy (the manifest's ``compile``
@@ -70,8 +70,6 @@ def generate(model: FxModel | Any, out_dir: str | Path, name: str = "firmware", 
     texts, context = render_sources(model, name, tree_style, source_info, inline_runtime, sdk, lowering)  # checks name first
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    if vectors is None:
-        vectors = default_vectors(model, model_vectors=lowering.model_vectors)
     files = {"c": (f"{name}.c", texts["c"]), "h": (f"{name}.h", texts["h"])}
     for template, file_name in sdk.flavour.extra_templates:
         files[file_name] = (file_name, render(template, context))

@@ -16,11 +16,14 @@ Schema (format ``rlcc.firmware``, version 1)::
      "compile": {"backend", "options", "spec", "budget_cycles", "target"}: how rlcc-compile made the model
                  from the policy ``source_info`` names (``rlcc.verify.provenance`` recompiles from it),
      "vectors": {"count": N, "ctx_in": [[12 ints]], "event": [[8 ints]], "attr": [ints],
-                 "ctx_out": [[12 ints]], "rate": [ints], "rtt_req": [ints], "targets": [strs]}}
+                 "ctx_out": [[12 ints]], "rate": [ints], "rtt_req": [ints], "targets": [strs]} (optional)}
 
-Vectors are the golden model's outputs (``rlcc.fxp.vectors``); the C (even hand-edited) must
-reproduce them through user_init + user_algo with default parameters. ``targets`` names what each
-vector was built to observe (``rlcc.fxp.observable`` ids such as ``split:t3:l2:T+1``, or the
+The manifest describes the model and its provenance; verification generates its vectors from the
+model (``rlcc.verify.generators``). ``vectors`` is a small pinned set (``pinned_vectors``: chained
+events from a zeroed context) for a replay of the C without rlcc (older manifests carried
+~2,000 and still load). They are the golden model's outputs (``rlcc.fxp.vectors``); the C (even
+hand-edited) must reproduce them through user_init + user_algo with default parameters. ``targets`` names what each
+vector was built to observe (``rlcc.verify.observable`` ids such as ``split:t3:l2:T+1``, or the
 generator: "boundary", "edge", "random", "sequence"); manifests without it load with "" tags.
 """
 
@@ -36,7 +39,7 @@ from rlcc.errors import BadInputError
 from rlcc.fxp.int8_net import BACKEND, Int8Net, is_int8, load_model_dict
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.quantize import input_affine
-from rlcc.fxp.vectors import Vectors
+from rlcc.fxp.vectors import Vectors, expected
 from rlcc.codegen.context import RUNTIME_HEADER, runtime_header_text
 
 FORMAT = "rlcc.firmware"
@@ -47,7 +50,7 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def build(model: FxModel, context: dict[str, Any], files: dict[str, tuple[str, str]], vectors: Vectors,
+def build(model: FxModel, context: dict[str, Any], files: dict[str, tuple[str, str]], vectors: Vectors | None,
           sdk: dict[str, Any] | None = None, recipe: dict[str, Any] | None = None) -> dict[str, Any]:
     """Manifest dict; ``files`` maps "c"/"h" (and a flavour's extra files) to (file name, text);
     ``sdk``: the flavour entry (``SdkChoice.manifest_entry``), absent for the stub; ``recipe``:
@@ -56,6 +59,8 @@ def build(model: FxModel, context: dict[str, Any], files: dict[str, tuple[str, s
     extra = {} if sdk is None else {"sdk": sdk}
     if recipe is not None:
         extra["compile"] = recipe
+    if vectors is not None:
+        extra["vectors"] = vectors.to_dict()
     if is_int8(model):  # absent: the tree backend (manifests before backends existed read alike)
         extra["backend"] = BACKEND
     return {
@@ -82,7 +87,6 @@ def build(model: FxModel, context: dict[str, Any], files: dict[str, tuple[str, s
             "disable_event_mask": sum(1 << names[e] for e in context["disabled_events"]),
         },
         "source_info": dict(context["source_info"]),
-        "vectors": vectors.to_dict(),
     }
 
 
@@ -104,6 +108,8 @@ def threshold_provenance(model: FxModel) -> list[list[str]]:
 
 def dumps(manifest: dict[str, Any]) -> str:
     """Canonical JSON (sorted keys); vector columns are written one row per line."""
+    if "vectors" not in manifest:
+        return json.dumps(manifest, sort_keys=True, indent=1) + "\n"
     placeholder = "@@vectors@@"
     text = json.dumps({**manifest, "vectors": placeholder}, sort_keys=True, indent=1)
     return text.replace(json.dumps(placeholder), _vectors_json(manifest["vectors"])) + "\n"
@@ -129,7 +135,9 @@ def load(path: str) -> tuple[dict[str, Any], FxModel | Int8Net, Vectors]:
     try:
         if data.get("backend", "trees") not in ("trees", BACKEND):
             raise BadInputError(f"{path}: unknown backend {data.get('backend')!r}")
-        return data, load_model_dict(data["model"]), Vectors.from_dict(data["vectors"])
+        model = load_model_dict(data["model"])
+        pinned = Vectors.from_dict(data["vectors"]) if "vectors" in data else expected(model, [], [])
+        return data, model, pinned
     except BadInputError as exc:
         raise BadInputError(f"{path}: {exc}") from None
     except (KeyError, TypeError, ValueError) as exc:

@@ -36,7 +36,7 @@ class DerivedDef:
     device_value: Callable[[Any, Any, Any], Any]  # (ops, current, previous) device integers
     c_function: str  # the rlcc_runtime.h function computing it from the two device values
     # Direction of monotonicity in (current, previous): +1 non-decreasing, -1 non-increasing, over
-    # all int32 values. The exhaustive reachability reasoning (rlcc.fxp.observable) relies on it.
+    # all int32 values. The exhaustive reachability reasoning (rlcc.verify.observable) relies on it.
     monotone: tuple[int, int] = (1, -1)
 
 

@@ -181,10 +181,9 @@ class ModelKind(abc.ABC):
         """True if ``model`` declares itself to be this kind (then ``--backend`` does not apply)."""
         return False
 
+    @abc.abstractmethod
     def owns_manifest(self, raw: dict[str, Any]) -> bool:
         """True if the firmware manifest ``raw`` was written by this kind."""
-        recipe = raw.get("compile") if isinstance(raw.get("compile"), dict) else {}
-        return raw.get("backend", recipe.get("backend", "trees")) == self.name
 
     # ---- compile: the steps ------------------------------------------------------------------------
     @abc.abstractmethod

@@ -14,10 +14,12 @@ import numpy as np
 
 from rlcc.codegen import manifest as manifest_io
 from rlcc.codegen.context import check_firmware_name
+from rlcc.codegen.generate import TREES, Lowering, generate
 from rlcc.distill import closed_loop_plot
 from rlcc.emulator.cycle_model import Profile, load_profile
 from rlcc.errors import BadInputError, BuildError, EmulationError
-from rlcc.fxp.vectors import concat, verification_set
+from rlcc.fxp.vectors import concat
+from rlcc.verify.generators import pinned_vectors, verification_set
 from rlcc.kinds.base import Log, ModelKind, RunContext, VerifyOutcome, VerifyRequest
 from rlcc.targets import TARGETS
 from rlcc.verify.check import ModelSupport, VerifyResult, verify_firmware
@@ -35,10 +37,23 @@ def check_name(name: str) -> str:
     return name
 
 
+def generate_firmware(model: Any, out_dir: Path, *, lowering: Lowering = TREES, **kwargs: Any) -> dict[str, Path]:
+    """``rlcc.codegen.generate`` with the pinned vectors the manifest carries (``pinned_vectors``)."""
+    return generate(model, out_dir, lowering=lowering, vectors=pinned_vectors(model), **kwargs)
+
+
 class PccKind(ModelKind):
     """Base of the PCC-firmware kinds; ``support`` is the kind's part of the PCC check."""
 
     support: ModelSupport
+
+    def owns_manifest(self, raw: dict[str, Any]) -> bool:
+        """A PCC manifest (no ``kind``: that key marks other devices' firmware) whose model is this
+        kind's: ``backend`` for a non-tree device model, else the recipe's backend (trees by default)."""
+        if "kind" in raw:
+            return False
+        recipe = raw.get("compile") if isinstance(raw.get("compile"), dict) else {}
+        return raw.get("backend", recipe.get("backend", "trees")) == self.name
 
 
     def verify_into(self, stage: Path, firmware_c: Path, request: Any, run: RunContext,

@@ -11,7 +11,8 @@ import tempfile
 from rlcc.codegen import generate
 from rlcc.tree_ir import FitsBudget, FloatEnsemble
 from rlcc.fxp.quantize import quantize
-from rlcc.fxp.vectors import boundary_vectors, concat, random_vectors
+from rlcc.fxp.vectors import concat
+from rlcc.verify.generators import boundary_vectors, random_vectors
 from rlcc.spec import ObservationSpec
 from rlcc.targets import DEFAULT_TARGET
 from rlcc.verify.firmware_run import run_firmware

@@ -19,8 +19,9 @@ from rlcc.errors import BadInputError
 from rlcc.firmware_sdk_stub import harness_layout as hl
 from rlcc.fxp import golden
 from rlcc.fxp.model import FxModel
-from rlcc.fxp.observable import coverage as observable_coverage
-from rlcc.fxp.vectors import ModelVectors, Vectors, concat, verification_set
+from rlcc.verify.observable import coverage as observable_coverage
+from rlcc.fxp.vectors import Vectors, concat
+from rlcc.verify.generators import ModelVectors, verification_set
 from rlcc.progress import Stage
 from rlcc.targets import DEFAULT_TARGET
 from rlcc.verify.firmware_run import firmware_build, resolve
@@ -28,7 +29,7 @@ from rlcc.verify.provenance import Provenance, Rebuild, establish
 from rlcc.verify.runner import HarnessRunner, records_from_vectors
 
 DEFAULT_BUDGET_NS = 2000.0  # the RL-CC paper's decision-time bound (~2 us; RTT ~10 us)
-DEFAULT_RANDOM_VECTORS = 100_000  # on top of the observable, boundary and manifest vectors
+DEFAULT_RANDOM_VECTORS = 100_000  # on top of the observable, boundary, sequence and pinned manifest vectors
 # --random's bound: peak memory grows ~1.2 KB per random vector (NIC firmware) and ~2.3 KB per
 # random record (switch agent), measured at 1,000,000 (1.17 GB and 2.27 GB peak RSS), and the
 # emulation takes ~1 min per million vectors.

@@ -6,7 +6,7 @@ rtt_req, the context out) differs from the golden model or it faults or hangs; *
 when it does not compile; *equivalent* when a prover shows no input tells it apart; else it
 *survived*, a bug verification would have shipped. A survivor is first checked at the golden
 level: a threshold/leaf/bias/clamp/probe-timeout mutant whose model counterpart
-``rlcc.fxp.observable`` shows unobservable by an exhaustive search (e.g. a leaf every input of
+``rlcc.verify.observable`` shows unobservable by an exhaustive search (e.g. a leaf every input of
 which saturates the factor clamp) is reported equivalent with that reason
 (``golden_equivalence=False`` turns this off); the others go to the prover, if one is given.
 Each mutant first runs against the few vectors that exercise the code it changed (built for
@@ -40,7 +40,8 @@ from rlcc.codegen.context import RUNTIME_HEADER
 from rlcc.errors import BadInputError, BuildError, EmulationError, ExitCode, RlccError
 from rlcc.fxp import golden
 from rlcc.fxp.model import FxModel
-from rlcc.fxp.vectors import Vectors, boundary_vectors, concat, expected, random_vectors
+from rlcc.fxp.vectors import Vectors, concat, expected
+from rlcc.verify.generators import boundary_vectors, random_vectors
 from rlcc.verify.firmware_run import build_in, firmware_build, resolve
 from rlcc.verify.mutate import KINDS, Mutant, generate_mutants
 from rlcc.verify.runner import HarnessRunner, records_from_vectors
@@ -163,10 +164,10 @@ def _take(v: Vectors, idx: np.ndarray) -> Vectors:
 
 
 def default_vectors(model: FxModel, shipped: Vectors, seed: int = 0, n_random: int = DEFAULT_RANDOM) -> Vectors:
-    """The manifest's vectors plus the verification set: ``rlcc.fxp.vectors.verification_set``
+    """The manifest's vectors plus the verification set: ``rlcc.verify.generators.verification_set``
     when this rlcc has it, else boundary + ``n_random`` random vectors."""
     try:
-        from rlcc.fxp.vectors import verification_set  # type: ignore[attr-defined]
+        from rlcc.verify.generators import verification_set  # type: ignore[attr-defined]
     except ImportError:
         return concat(shipped, boundary_vectors(model, seed), random_vectors(model, n_random, seed + 1))
     extra, _targets = verification_set(model, seed, n_random)
@@ -196,7 +197,7 @@ def _vector_dict(v: Vectors, i: int, out: np.ndarray | None = None) -> dict[str,
 
 class _Targeting:
     """Picks, per mutant, the vectors of the full set that exercise the mutated code: those
-    built for it (``rlcc.fxp.observable`` target tags), then those whose golden trace passes
+    built for it (``rlcc.verify.observable`` target tags), then those whose golden trace passes
     through it (policy inputs near the threshold, the leaf taken, the event type)."""
 
     def __init__(self, model: FxModel, v: Vectors) -> None:
@@ -305,7 +306,7 @@ def _prove(m: Mutant, job: _Job, elf: Path, runner: HarnessRunner) -> MutantResu
 
 
 def _coverage_id(m: Mutant) -> str | None:
-    """The ``rlcc.fxp.observable.coverage`` id of the model edit a C mutant makes, if it is one."""
+    """The ``rlcc.verify.observable.coverage`` id of the model edit a C mutant makes, if it is one."""
     name, _, rest = m.id.partition(":")
     if m.kind == "thr":
         return f"split:t{m.tree}:l{m.level}:thr{rest.rsplit(':', 1)[1]}"
@@ -318,12 +319,12 @@ def _coverage_id(m: Mutant) -> str | None:
 
 def _unobservable_edits(model: FxModel, mutants: list[Mutant]) -> dict[str, str]:
     """Mutant id -> why no input can observe its model edit (exhaustive search), for the mutants
-    whose model counterpart ``rlcc.fxp.observable`` proves invisible."""
+    whose model counterpart ``rlcc.verify.observable`` proves invisible."""
     edits = {m.id: cid for m in mutants if (cid := _coverage_id(m))}
     if not edits:
         return {}
     try:
-        from rlcc.fxp.observable import killed_by, observable_vectors
+        from rlcc.verify.observable import killed_by, observable_vectors
     except ImportError:
         return {}
     proven = {u["target"]: u["reason"] for u in observable_vectors(model).unobservable if u.get("exhaustive")}
@@ -335,7 +336,7 @@ def _unobservable_edits(model: FxModel, mutants: list[Mutant]) -> dict[str, str]
             continue
         if all(t in proven for t in targets):
             why = "; ".join(dict.fromkeys(proven[t] for t in targets))
-            out[mid] = f"golden model, exhaustive search (rlcc.fxp.observable): {why}"
+            out[mid] = f"golden model, exhaustive search (rlcc.verify.observable): {why}"
     return out
 
 

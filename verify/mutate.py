@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from rlcc import formats as fmt
 from rlcc.codegen.context import c_int32
 from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxModel
-from rlcc.fxp.observable import input_domain
+from rlcc.verify.observable import input_domain
 
 U32_MAX = 0xFFFFFFFF
 KINDS = ("thr", "leaf", "bias", "clamp", "op", "round", "hist", "probe", "ramp", "carry")
@@ -136,11 +136,11 @@ def _own_reachable_leaves(model: FxModel) -> list[frozenset[int]]:
 def reachable_leaves(model: FxModel) -> list[frozenset[int]]:
     """Per tree, the leaf indices some feasible input reaches.
 
-    ``rlcc.fxp.observable.reachable_leaves`` when this rlcc has it (it also knows which RTT
+    ``rlcc.verify.observable.reachable_leaves`` when this rlcc has it (it also knows which RTT
     feature values an RTT can produce); else the path intervals against :func:`input_domains`.
     """
     try:
-        from rlcc.fxp.observable import reachable_leaves as observable_reach
+        from rlcc.verify.observable import reachable_leaves as observable_reach
     except ImportError:
         return _own_reachable_leaves(model)
     reach, _why = observable_reach(model)

@@ -10,10 +10,10 @@ from typing import Any, Sequence
 from rlcc import formats as fmt
 from rlcc.codegen.context import build_context
 from rlcc.codegen.generate import Lowering
-from rlcc.codegen.generate import generate as codegen_generate
 from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, SdkChoice
 from rlcc.fxp import int8_net as q8
 from rlcc.kinds.int8.vectors import saturation_vectors
+from rlcc.kinds.pcc import generate_firmware
 from rlcc.verify.check import ModelSupport
 
 ROW_WIDTH = 8  # table values per line
@@ -93,12 +93,12 @@ def _context(model: q8.Int8Net, name: str, _tree_style: str, source_info: dict[s
 
 
 # The int8 network as C: the tree template with the decision replaced by the network, stub SDK only.
-LOWERING = Lowering(_context, c_template="firmware_int8.c.j2", flavours=(DEFAULT_FLAVOUR,), model_vectors=saturation_vectors)
+LOWERING = Lowering(_context, c_template="firmware_int8.c.j2", flavours=(DEFAULT_FLAVOUR,))
 
 
 def generate(model: q8.Int8Net, out_dir: str | Path, **kwargs: Any) -> dict[str, Path]:
-    """``rlcc.codegen.generate`` with the int8 lowering."""
-    return codegen_generate(model, out_dir, lowering=LOWERING, **kwargs)
+    """The firmware files of an int8 network (the int8 lowering, the pinned vectors)."""
+    return generate_firmware(model, Path(out_dir), lowering=LOWERING, **kwargs)
 
 
 # What rlcc-verify's PCC check needs from this kind (the golden vectors; no proof or coverage yet).

@@ -20,6 +20,7 @@ from rlcc.distill.pipeline import CompileOptions
 from rlcc.emulator.cycle_model import load_profile
 from rlcc.errors import BadInputError
 from rlcc.fxp.int8_net import check_state_fits
+from rlcc.fxp.vectors import concat
 from rlcc.kinds.base import CompileRequest, Log, Outcome, RunContext
 from rlcc.kinds.int8 import report as int8_report
 from rlcc.kinds.int8.codegen import SUPPORT, generate
@@ -33,10 +34,12 @@ from rlcc.spec import ObservationSpec
 from rlcc.targets import TARGETS
 from rlcc.verify.check import manifest_path_for
 from rlcc.verify.firmware_run import firmware_build
+from rlcc.verify.generators import verification_set
 from rlcc.verify.glance import nic_section
 from rlcc.verify.provenance import source_info
 
 EXTRA_PROFILES = ("generic5",)  # Table I also reports cycles on these (besides the verify profile)
+PROFILE_RANDOM_VECTORS = 1024  # random vectors of that measurement (its worst case is the RTT decision's)
 TREE_ONLY = ("trees", "depth", "budget_ops", "candidates", "derived", "equilibrium", "dagger_rounds", "tree_style")
 
 
@@ -129,11 +132,13 @@ def _profile_row(profile: str, target: str, rtt: dict[str, Any], worst_ns: float
 
 
 def _measure_profile(firmware_c: Path, profile: str) -> dict[str, Any]:
-    """RTT-decision cycles of the firmware on its manifest's vectors under another cycle profile
-    (built for the target of the profile's XLEN)."""
+    """RTT-decision cycles of the firmware under another cycle profile (built for the target of the
+    profile's XLEN), on the manifest's pinned vectors plus the model's own, boundary, 1,024 random
+    and sequence vectors."""
     prof = load_profile(profile)
     t = next(x for x in TARGETS.values() if x.xlen == prof.xlen)
-    _, _, vectors = manifest_io.load(str(manifest_path_for(firmware_c)))
+    _, model, pinned = manifest_io.load(str(manifest_path_for(firmware_c)))
+    vectors = concat(pinned, verification_set(model, 0, PROFILE_RANDOM_VECTORS, SUPPORT.model_vectors)[0])
     with firmware_build(firmware_c, t, prof, None) as fw:
         cycles = fw.run(vectors)["cycles"]
     rtt = cycles[(vectors.event[:, fmt.EV_ATTR] & 0xFF) == fmt.EVENT_RTT]

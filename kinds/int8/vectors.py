@@ -10,7 +10,8 @@ import numpy as np
 
 from rlcc import formats as fmt
 from rlcc.fxp import int8_net as q8
-from rlcc.fxp.vectors import Vectors, _attrs, _realistic_ctx, _realistic_rtt, _rtt_events, _set_current, _u32, concat, expected
+from rlcc.fxp.vectors import Vectors, concat, expected
+from rlcc.verify.generators import _attrs, _realistic_ctx, _realistic_rtt, _rtt_events, _u32, input_at_values
 
 
 def input_at(m: q8.InputMap, q: int) -> int:
@@ -24,17 +25,10 @@ def input_at(m: q8.InputMap, q: int) -> int:
 def saturation_vectors(model: q8.Int8Net, seed: int = 0) -> Vectors:
     """Every input at (device values near) its saturation points, the other inputs realistic."""
     rng = np.random.default_rng(seed)
-    spec = model.spec
     parts = []
     for i, m in enumerate(model.inputs):
         targets = np.array([input_at(m, s * (m.limit + d)) for s in (1, -1) for d in (-1, 0, 1)] + [0, 1, -1], dtype=np.int64)
-        ago, f = spec.locate_input(i)
-        ctx = _realistic_ctx(model, rng, len(targets))
-        if ago == 0:
-            ev = _set_current(model, rng, f, targets, ctx)
-        else:
-            ctx[:, fmt.CTX_HISTORY + (ago - 1) * spec.n_features + f] = _u32(targets)
-            ev = _rtt_events(rng, _realistic_rtt(model, rng, len(targets)))
+        ctx, ev = input_at_values(model, rng, i, targets)
         parts.append(expected(model, ctx, ev, _attrs(rng, len(targets))))
     if model.lstm is not None:
         parts.append(state_vectors(model, rng))

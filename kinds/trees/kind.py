@@ -13,14 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from rlcc import formats as fmt
-from rlcc.codegen import generate
 from rlcc.codegen.sdk_flavours import SdkChoice, check_param_count, choose, from_manifest
 from rlcc.distill import report as report_mod
 from rlcc.distill.pipeline import CompileOptions, CompileResult, check_on_suite, compile_policy
 from rlcc.errors import BadInputError
 from rlcc.fxp.model import check_fits_context, model_params
 from rlcc.kinds.base import CompileRequest, Log, Outcome, RunContext
-from rlcc.kinds.pcc import OUT_MARKER, PccKind, check_name
+from rlcc.kinds.pcc import OUT_MARKER, PccKind, check_name, generate_firmware
 from rlcc.progress import Progress
 from rlcc.recurrent import load_policy
 from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US
@@ -107,7 +106,7 @@ class TreesKind(PccKind):
 
     def generate(self, job: TreesJob, result: CompileResult, stage: Path) -> dict[str, Path]:
         source = {"policy": job.policy.path.name, "policy_sha256": hashlib.sha256(job.policy.model_bytes).hexdigest()}
-        return generate(result.model, stage, name=job.request.name, tree_style=job.tree_style, source_info=source,
+        return generate_firmware(result.model, stage, name=job.request.name, tree_style=job.tree_style, source_info=source,
                         sdk=job.sdk, recipe=self.recipe(job))
 
     def verify_compiled(self, job: TreesJob, result: CompileResult, paths: dict[str, Path], stage: Path,
@@ -144,7 +143,7 @@ class TreesKind(PccKind):
         budget = recipe.get("budget_cycles")
         fits = cycle_budget(options.student_spec(teacher.spec), int(budget), str(recipe.get("target"))) if budget else None
         result = compile_policy(teacher, options, log, fits, jobs=jobs, progress=progress, measure=False)
-        return generate(result.model, policy.parent / "out", name=raw["name"], tree_style=raw["tree_style"],
+        return generate_firmware(result.model, policy.parent / "out", name=raw["name"], tree_style=raw["tree_style"],
                         source_info=source_info(policy), sdk=from_manifest(raw), recipe=recipe)
 
 

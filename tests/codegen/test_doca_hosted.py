@@ -18,7 +18,8 @@ from rlcc import firmware_sdk_stub as sdk
 from rlcc.codegen import generate
 from rlcc.codegen import sdk_flavours as fl
 from rlcc.firmware_sdk_stub import harness_layout as hl
-from rlcc.fxp import vectors as V
+from rlcc.fxp import vectors as FV
+from rlcc.verify import generators as V
 
 SLOT = 2
 
@@ -82,7 +83,7 @@ def test_outputs_after_writes_equal_golden(builds, tmp_path):
     changed = dataclasses.replace(model, constants=dataclasses.replace(c, rate_min=new_min, beta_q16=new_beta,
                                                                        probe_timeout_ns=new_timeout))
     vec = V.random_vectors(model, 3000, seed=5)
-    vec = V.expected(changed, vec.ctx_in, vec.event, np.full(len(vec), SLOT, dtype=np.uint32))
+    vec = FV.expected(changed, vec.ctx_in, vec.event, np.full(len(vec), SLOT, dtype=np.uint32))
     for flavour, (_, exe) in out.items():
         table = run_host(exe, vec, tmp_path, param_cmds=cmds)
         assert table.param_status == [hl.PARAM_OK] * 3, flavour

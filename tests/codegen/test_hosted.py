@@ -15,12 +15,13 @@ from rlcc import formats as fmt
 from rlcc.codegen import generate
 from rlcc.codegen.manifest import load
 from rlcc.firmware_sdk_stub import harness_layout as hl
-from rlcc.fxp import vectors as V
+from rlcc.fxp import vectors as FV
+from rlcc.verify import generators as V
 from rlcc.fxp.model import PARAM_RULE, param_violations
 
 
-def full_vectors(model, n_random: int, seed: int) -> V.Vectors:
-    return V.concat(V.boundary_vectors(model, seed), V.random_vectors(model, n_random, seed + 1),
+def full_vectors(model, n_random: int, seed: int) -> FV.Vectors:
+    return FV.concat(V.boundary_vectors(model, seed), V.random_vectors(model, n_random, seed + 1),
                     V.sequence_vectors(model, 32, 64, seed + 2))
 
 
@@ -151,7 +152,7 @@ def test_parameters_validated_and_applied(generated, host_exe, tmp_path):
     vec = V.random_vectors(model, 5000, seed=5)
     slot = (vec.attr & 0xF) % hl.NUM_SLOTS
     golden_default = vec
-    golden_changed = V.expected(changed, vec.ctx_in, vec.event, vec.attr)
+    golden_changed = FV.expected(changed, vec.ctx_in, vec.event, vec.attr)
     out = run_host(host_exe(name), vec, tmp_path, param_cmds=cmds)
     assert out.param_status == [hl.PARAM_FAIL] * 5 + [hl.PARAM_OK] * 3
     pick = slot == 2

@@ -12,7 +12,8 @@ import pytest
 from rlcc.kinds.int8.codegen import SUPPORT, generate
 from rlcc.codegen.sdk_flavours import choose
 from rlcc.errors import BadInputError
-from rlcc.fxp.vectors import concat, default_vectors, random_vectors
+from rlcc.kinds.int8.vectors import saturation_vectors
+from rlcc.verify.generators import verification_set
 from rlcc.targets import TARGET_NAMES
 from rlcc.verify.check import verify_firmware
 
@@ -37,7 +38,7 @@ def generated(tmp_path_factory):
 def test_host_bit_exact_and_warning_clean(name, cc, generated, tmp_path):
     model = example(name)[2]
     exe = build_host(generated[name]["c"], tmp_path / f"{name}_{cc}", sanitize=True, cc=cc)
-    vectors = concat(default_vectors(model), random_vectors(model, 3000, seed=5))
+    vectors = verification_set(model, n_random=3000, model_vectors=saturation_vectors)[0]
     out = run_host(exe, vectors, tmp_path)
     bad = mismatches(out, vectors)
     assert len(bad) == 0, describe(out, vectors, bad)

@@ -19,7 +19,7 @@ from elftools.elf.elffile import ELFFile
 from rlcc import firmware_sdk_stub as sdk
 from rlcc import features as vocab
 from rlcc.codegen import TREE_STYLES, generate, manifest, render_sources
-from rlcc.fxp.vectors import default_vectors
+from rlcc.verify.generators import pinned_vectors
 from rlcc.errors import BadInputError
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -84,7 +84,7 @@ def test_source_is_freestanding_and_documented():
     code = re.sub(r"/\*.*?\*/", "", c, flags=re.S)
     assert not re.search(r"\b(float|double|malloc|free)\b", code)
     assert ctx["model_sha256"] in c and "rlcc " in c
-    data = manifest.build(MODELS["all_features"], ctx, {}, default_vectors(MODELS["all_features"]))
+    data = manifest.build(MODELS["all_features"], ctx, {}, pinned_vectors(MODELS["all_features"]))
     for t, tree in enumerate(MODELS["all_features"].trees):
         for k, s in enumerate(tree.splits):  # the C shows the real value, the manifest the provenance
             bits = vocab.get(MODELS["all_features"].spec.features[s.input % 6].name).frac_bits

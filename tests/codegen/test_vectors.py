@@ -7,7 +7,8 @@ from codegen_models import MODELS
 
 from rlcc import formats as fmt
 from rlcc.fxp import golden
-from rlcc.fxp import vectors as V
+from rlcc.fxp import vectors as FV
+from rlcc.verify import generators as V
 
 
 def _hits(model, vec):
@@ -98,30 +99,38 @@ def test_sequences_are_chained():
 
 def test_dict_round_trip():
     model = MODELS["tiny"]
-    vec = V.default_vectors(model)
-    back = V.Vectors.from_dict(vec.to_dict())
+    vec = V.verification_set(model, n_random=50)[0]
+    back = FV.Vectors.from_dict(vec.to_dict())
     for k in ("ctx_in", "event", "attr", "ctx_out", "rate", "rtt_req"):
         assert np.array_equal(getattr(vec, k), getattr(back, k)) and getattr(back, k).dtype == np.uint32
 
 
 def test_targets_tagged_and_round_trip():
     model = MODELS["tiny"]
-    vec = V.default_vectors(model)
+    vec = V.verification_set(model, n_random=50)[0]
     tags = set(vec.targets.tolist())
     assert {"boundary", "edge", "random", "sequence", "bias", "probe_timeout:T"} <= tags
     assert any(t.startswith("split:") for t in tags) and any(t.startswith("leaf:") for t in tags)
     data = vec.to_dict()
     assert data["targets"] == vec.targets.tolist()
-    assert V.Vectors.from_dict(data).targets.tolist() == vec.targets.tolist()
+    assert FV.Vectors.from_dict(data).targets.tolist() == vec.targets.tolist()
     del data["targets"]  # manifests written before target tags
-    assert set(V.Vectors.from_dict(data).targets.tolist()) == {""}
+    assert set(FV.Vectors.from_dict(data).targets.tolist()) == {""}
 
 
 def test_verification_set_tags():
     model = MODELS["counts_h3"]
     vec, tags = V.verification_set(model, seed=1, n_random=500)
-    assert len(tags) == len(vec) and tags.count("random") == 500
+    assert len(tags) == len(vec) and tags.count("random") == 500 and tags.count("sequence") == 8 * 64
     assert {"probe_timeout:T-1", "probe_timeout:T", "probe_timeout:T+1", "bias"} <= set(tags)
+
+
+def test_pinned_set_is_small_chained_and_in_every_manifest(tmp_path):
+    """The manifest carries only the pinned set: a few chained events a replay elsewhere can check."""
+    model = MODELS["tiny"]
+    pinned = V.pinned_vectors(model)
+    assert len(pinned) == V.PINNED_FLOWS * V.PINNED_EVENTS and set(pinned.targets.tolist()) == {"sequence"}
+    assert np.array_equal(pinned.ctx_in[V.PINNED_FLOWS:], pinned.ctx_out[:-V.PINNED_FLOWS])
 
 
 def test_manifest_value_out_of_range_is_bad_input(tmp_path):

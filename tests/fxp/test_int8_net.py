@@ -15,7 +15,7 @@ from rlcc.kinds.int8.quantize import int8_factors
 from rlcc.errors import BadInputError
 from rlcc.fxp import golden
 from rlcc.fxp import int8_net as q8
-from rlcc.fxp.vectors import random_vectors, sequence_vectors
+from rlcc.verify.generators import random_vectors, sequence_vectors
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from int8_models import NAMES, example, onnx_with_op  # noqa: E402

@@ -1,4 +1,4 @@
-"""rlcc.fxp.observable: split boundaries and leaves hidden behind the factor clamp get vectors
+"""rlcc.verify.observable: split boundaries and leaves hidden behind the factor clamp get vectors
 whose golden output changes under the one-datum edit; the rest is reported, with proofs."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import pytest
 from rlcc import formats as fmt
 from rlcc.codegen import manifest
 from rlcc.fxp import golden
-from rlcc.fxp import observable as O
-from rlcc.fxp import vectors as V
+from rlcc.verify import observable as O
+from rlcc.fxp import vectors as FV
+from rlcc.verify import generators as V
 from rlcc.fxp.model import FxConstants, FxModel, Split, Tree
 from rlcc.spec import Action, Feature, ObservationSpec, RateLimits, Reward
 from clamp_models import bound_model
@@ -202,7 +203,7 @@ def test_deterministic_per_seed():
 def test_coverage_matches_golden_mutants():
     """coverage's shortcut (only the clamped sum matters) agrees with running each mutant."""
     model = hidden_model()
-    vec = V.concat(V.random_vectors(model, 400, seed=3), O.observable_vectors(model).vectors)
+    vec = FV.concat(V.random_vectors(model, 400, seed=3), O.observable_vectors(model).vectors)
     cov = O.coverage(model, vec)
     for mutant, edit in (("split:t1:l0:thr+1", dict(split=(1, 0, -1999))), ("leaf:t0:1:-1", dict(leaf=(0, 1, -1))),
                          ("clamp_max:thr-1", dict(clamp_max_q16=model.constants.clamp_max_q16 - 1)),

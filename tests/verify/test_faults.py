@@ -98,7 +98,7 @@ def test_stray_ebreak_is_reported_where_it_happened(firmware, tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("target,xlen", [("rv64imac", 64), ("rv32imc", 32)])
 def test_runner_measures_stack_high_water(firmware, tmp_path, target, xlen):
-    from rlcc.fxp.vectors import random_vectors
+    from rlcc.verify.generators import random_vectors
 
     elf = build_harness_elf(firmware, target, tmp_path, capacity=64)
     runner = HarnessRunner(elf, xlen, "generic5")

@@ -282,7 +282,7 @@ def test_golden_level_equivalence_only_for_exhaustively_unobservable_edits(tmp_p
     unobservable at the golden level (exhaustive search), and no other edit is; on the bundled
     example only harmless ramp edits and the edits of leaf t2:3 (whose sums stay below clamp_min
     whatever the ramps add: an interval proof) are."""
-    pytest.importorskip("rlcc.fxp.observable")
+    pytest.importorskip("rlcc.verify.observable")
     tree = Tree((Split(1, ">", 1000, 0.0), Split(3, ">", 0, 0.0)), (60000, 100, -60000, -100))  # 0, 2: clamped
     model = FxModel(SPEC, FxConstants.from_spec(SPEC), (tree,), bias=fmt.FACTOR_ONE)
     paths = generate(model, tmp_path)
@@ -302,7 +302,7 @@ def test_ramp_mutants_one_line_each_and_harmless_ones_proven(tmp_path):
     """Every ramp constant +-1 is one mutant (one #define), builds, and is called equivalent at the
     golden level exactly when enumerating the ramp's inputs shows its term never changes."""
     from rlcc.fxp.model import Ramp
-    from rlcc.fxp.observable import ramp_witnesses
+    from rlcc.verify.observable import ramp_witnesses
 
     tree = Tree((Split(3, ">", 0, 0.0),), (-100, 100))
     ramps = (Ramp(2, 64225, 65536, 66847, -333, -340, 10), Ramp(3, -1258, 0, 1258, 3951, 0, 10))

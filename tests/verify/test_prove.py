@@ -14,7 +14,7 @@ from rlcc.codegen import manifest
 from rlcc.codegen.context import PRODUCT_SHIFTS, RATE_PRODUCT_FUNCTION
 from rlcc.codegen.generate import generate
 from rlcc.fxp import golden
-from rlcc.fxp.vectors import random_vectors
+from rlcc.verify.generators import random_vectors
 from rlcc.verify import prove as P
 from rlcc.verify.build import build_harness_elf
 from rlcc.verify.runner import HarnessRunner, records_from_vectors

@@ -18,7 +18,7 @@ from rlcc.codegen import manifest as manifest_io
 from rlcc.codegen.context import model_sha256
 from rlcc.errors import ExitCode
 from rlcc.fxp.model import FxModel
-from rlcc.fxp.vectors import default_vectors
+from rlcc.verify.generators import pinned_vectors
 from rlcc.verify import compile_cache
 from rlcc.verify.provenance import first_difference, parse_digest
 
@@ -63,7 +63,7 @@ def tamper_bias(fw: Path, bias: int = 1 << 20) -> None:
     raw = json.loads((fw / "firmware.rlcc.json").read_text())
     raw["model"]["bias"] = bias
     model = FxModel.from_dict(raw["model"])
-    raw["vectors"] = default_vectors(model).to_dict()
+    raw["vectors"] = pinned_vectors(model).to_dict()
     raw["model_sha256"] = model_sha256(model)
     c_text = re.sub(r"#define FIRMWARE_BIAS INT32_C\(-?\d+\)", f"#define FIRMWARE_BIAS INT32_C({bias})",
                     (fw / "firmware.c").read_text())
@@ -99,7 +99,7 @@ def test_threshold_tamper_names_the_threshold(compiled, tmp_path):
     split = raw["model"]["trees"][0]["splits"][0]
     split["threshold"] += 1
     model = FxModel.from_dict(raw["model"])
-    raw["vectors"] = default_vectors(model).to_dict()
+    raw["vectors"] = pinned_vectors(model).to_dict()
     raw["model_sha256"] = model_sha256(model)
     c = (fw / "firmware.c").read_text()
     c = re.sub(r"(#define FIRMWARE_THR_0_0 INT32_C\()(-?\d+)\)", lambda m: f"{m[1]}{int(m[2]) + 1})", c)

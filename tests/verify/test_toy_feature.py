@@ -12,7 +12,7 @@ from rlcc import formats as fmt
 from rlcc.codegen import generate
 from rlcc.fxp import golden
 from rlcc.fxp.model import FxConstants, FxModel, Split, Tree
-from rlcc.fxp.vectors import default_vectors
+from rlcc.verify.generators import verification_set
 from rlcc.simulator.controllers import callable_controller
 from rlcc.simulator.engine import simulate
 from rlcc.simulator.scenarios import ManyToOne
@@ -70,7 +70,7 @@ def test_firmware_with_the_toy_feature_is_bit_exact(toy_spec, tmp_path):
              (1500, -500, 800, -9000)),
     )
     model = FxModel(spec=toy_spec, constants=c, trees=trees, bias=fmt.FACTOR_ONE)
-    vectors = default_vectors(model)
+    vectors = verification_set(model, n_random=1024)[0]
     # the generators realized the toy feature's thresholds through its registry inverse
     g = golden.step(model, vectors.ctx_in, vectors.event)
     values = g.features[:, x_now]
