@@ -1,7 +1,5 @@
-"""The pipeline is one-way: a stage imports only the stages below it.
-
-    core (spec, formats, tree IR, errors) <- fxp <- simulator <- distill <- codegen <- verify <- kinds
-        <- pipeline <- cli
+"""The pipeline is one-way: a stage imports only the stages below it, in the order of
+tests/layers.py (core <- fxp <- ... <- cli; the README's Layout section renders it).
 
 ``kinds`` holds the model kinds (trees, int8, switch agent), each in its own folder, built from
 the generic stages below; ``pipeline`` runs a compile or a verification through a kind's one
@@ -66,17 +64,27 @@ def imported_stage(module: str) -> str | None:
     return None
 
 
-def imports_of(path: Path) -> list[tuple[int, str]]:
-    """(line, module) of every import in ``path``, ``from rlcc import x`` as ``rlcc.x``."""
+def absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    """The absolute module a ``from`` import in ``module`` names (``from ..x import y`` resolved)."""
+    if not node.level:
+        return node.module or ""
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    return ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
+
+
+def imports_of(path: Path, module: str = "", is_package: bool = False) -> list[tuple[int, str]]:
+    """(line, module) of every import in ``path`` (the module ``module``, for relative imports),
+    ``from rlcc import x`` as ``rlcc.x``."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             found += [(node.lineno, a.name) for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module == "rlcc":
+        elif isinstance(node, ast.ImportFrom) and (module or not node.level):
+            base = absolute(node, module, is_package)
+            if base == "rlcc":
                 found += [(node.lineno, f"rlcc.{a.name}") for a in node.names]
-            else:
-                found.append((node.lineno, node.module))
+            elif base:
+                found.append((node.lineno, base))
     return found
 
 
@@ -84,17 +92,19 @@ def violations() -> list[str]:
     bad = []
     for name, folder in FOLDERS.items():
         stage = STAGE_OF[name]
-        files = (ROOT / folder).rglob("*.py") if stage != "core" else (ROOT / folder).glob("*.py")
-        for path in files:
-            for line, module in imports_of(path):
-                target = imported_stage(module)
+        for module, (path, is_package) in stage_modules(name, ROOT / folder, recurse=stage != "core").items():
+            if path.suffix != ".py":
+                continue
+            for line, imported in imports_of(path, module, is_package):
+                target = imported_stage(imported)
                 if target is not None and target != stage and target not in allowed(stage):
-                    bad.append(f"{path.relative_to(ROOT)}:{line}: {stage} imports {module} ({target})")
+                    bad.append(f"{path.relative_to(ROOT)}:{line}: {stage} imports {imported} ({target})")
     return bad
 
 
 def test_no_stage_imports_a_stage_above_it() -> None:
-    assert violations() == []
+    bad = violations()
+    assert not bad, "imports that point up or sideways (move the shared thing down):\n" + "\n".join(bad)
 
 
 GENERIC = CHAIN[: CHAIN.index("kinds")]  # core .. verify
@@ -106,8 +116,9 @@ def test_generic_stages_know_no_model_kind() -> None:
     above implies this; the message here says what to do instead.)"""
     bad = [f"{path.relative_to(ROOT)}:{line}: imports {module}"
            for name, folder in FOLDERS.items() if STAGE_OF[name] in GENERIC
-           for path in ((ROOT / folder).glob("*.py") if folder == "core" else (ROOT / folder).rglob("*.py"))
-           for line, module in imports_of(path) if imported_stage(module) in ("kinds", "pipeline")]
+           for module_name, (path, is_package) in stage_modules(name, ROOT / folder, recurse=folder != "core").items()
+           if path.suffix == ".py"
+           for line, module in imports_of(path, module_name, is_package) if imported_stage(module) in ("kinds", "pipeline")]
     assert not bad, ("a generic stage imports a model kind or the pipeline; pass what it needs in as an argument "
                      "(the kind calls the stage, not the other way round):\n" + "\n".join(bad))
 
@@ -125,6 +136,16 @@ def test_an_upward_import_is_detected(tmp_path, source, module) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text(f"def f():\n    import {module}\n")
     assert imports_of(probe) == [(2, module)]
+
+
+def test_a_relative_upward_import_is_resolved(tmp_path) -> None:
+    """``from ..codegen import x`` in ``rlcc.simulator.engine`` names ``rlcc.codegen``."""
+    probe = tmp_path / "probe.py"
+    probe.write_text("from ..codegen import generate\nfrom .. import verify\nfrom . import metrics\n")
+    found = imports_of(probe, "rlcc.simulator.engine")
+    assert found == [(1, "rlcc.codegen"), (2, "rlcc.verify"), (3, "rlcc.simulator")]
+    assert {imported_stage(m) for _, m in found} == {"codegen", "verify", "simulator"}
+    assert not {"codegen", "verify"} & allowed("simulator")
 
 
 def stage_modules(package: str, folder: Path, recurse: bool = True) -> dict[str, tuple[Path, bool]]:
@@ -151,10 +172,7 @@ def module_imports(path: Path, module: str, is_package: bool, known: set[str]) -
         if isinstance(node, ast.Import):
             found += [(node.lineno, a.name) for a in node.names if a.name in known]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                package = module.split(".") if is_package else module.split(".")[:-1]
-                base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
+            base = absolute(node, module, is_package)
             for alias in node.names:
                 target = f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
                 if target in known:
@@ -177,7 +195,7 @@ def import_cycles(package: str, folder: Path, recurse: bool = True) -> list[str]
     cycles = []
     for component in nx.strongly_connected_components(graph):
         if len(component) > 1:
-            edges = nx.find_cycle(graph.subgraph(component))
+            edges = nx.find_cycle(graph.subgraph(component), source=min(component))
             steps = " -> ".join(f"{v} ({graph.edges[u, v]['where']})" for u, v in edges)
             cycles.append(f"{edges[0][0]} -> {steps}; strongly connected: {sorted(component)}")
     return sorted(cycles)
