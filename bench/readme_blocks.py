@@ -3,13 +3,18 @@
 Each function returns the text of one generated README block from a results file
 (``bench/results/*.json``) or from the example's committed outputs (``examples/training/eval.json``,
 ``examples/firmware/report.md`` and ``verify.json``), so a figure in the README is never typed by
-hand. ``BLOCKS`` maps a block name to (function, is_block): a block is paragraphs or a table
-between marker lines, an inline block sits inside a sentence.
+hand. The layout block (folders, import names, layer chain) comes from setup.cfg, each package's
+docstring and tests/layers.py the same way. ``BLOCKS`` maps a block name to (function, is_block):
+a block is paragraphs or a table between marker lines, an inline block sits inside a sentence.
 """
 
 from __future__ import annotations
 
+import ast
+import configparser
+import fnmatch
 import hashlib
+import importlib.util
 import json
 import re
 import textwrap
@@ -709,3 +714,76 @@ def policy_check() -> str:
 
 
 BLOCKS["policy-check"] = (policy_check, True)
+
+
+# --- the layout (README "Layout"): folders, import names, layer chain --------------------------------
+# Folders that hold no installed package; a package describes itself (its __init__ docstring).
+OTHER_FOLDERS = {
+    "tests": "the test suite (`-m \"not slow\"`: the fast tier); `tests/layers.py` holds the layer chain above",
+    "bench": "benchmarks; results in `bench/results/`, rendered into the docs by `bench/readme_tables.py`",
+    "docs": "the user documentation (the pages under Documentation)",
+    "examples": "the bundled example: trained policies, their compiled firmware, verification and reports",
+}
+
+
+def layer_chain() -> Any:
+    """tests/layers.py, the one statement of the layer chain (tests/test_layering.py enforces it)."""
+    spec = importlib.util.spec_from_file_location("layers", ROOT / "tests" / "layers.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def package_dirs() -> dict[str, str]:
+    """Folder -> import name, from setup.cfg's package_dir."""
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    pairs = (line.partition("=") for line in cfg["options"]["package_dir"].strip().splitlines())
+    return {folder.strip(): name.strip() for name, _, folder in pairs}
+
+
+def package_summary(folder: str) -> str:
+    """The first paragraph of a package's docstring, without its ``rlcc.x:`` prefix, as Markdown."""
+    init = ROOT / folder / "__init__.py"
+    doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+    first = " ".join(doc.split("\n\n")[0].split())
+    first = re.sub(r"^rlcc(\.\w+)*: ", "", first)
+    if not first or first.endswith(".") and " " not in first:
+        raise SourceError(f"{folder}/__init__.py: its docstring's first paragraph should say what the package holds")
+    return _cell(re.sub(r"(?::\w+:)?``?([^`]+)``?", r"`\1`", first).removesuffix("."))
+
+
+def top_folders() -> list[str]:
+    """The repository's top-level folders, without hidden and .gitignore'd ones (build output)."""
+    ignored = [line.strip().strip("/") for line in (ROOT / ".gitignore").read_text().splitlines()
+               if line.strip().endswith("/") and not line.startswith("#")]
+    return sorted(p.name for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith(".")
+                  and not any(fnmatch.fnmatch(p.name, pat) for pat in ignored))
+
+
+def layout() -> str:
+    """The layer chain in words and one row per top-level folder: import name, what it holds."""
+    lay, packages = layer_chain(), package_dirs()
+    order = [*lay.CHAIN, *lay.BESIDE, *lay.LEAVES, *sorted(set(packages) - set(lay.CHAIN) - set(lay.BESIDE) - set(lay.LEAVES)),
+             *OTHER_FOLDERS]
+    unplaced = sorted(set(top_folders()) - set(order))
+    if unplaced:
+        raise SourceError(f"top-level folder(s) {unplaced} without a row: map each in setup.cfg's package_dir (with a "
+                          "package docstring) or describe it in bench/readme_blocks.py's OTHER_FOLDERS")
+    rows = [[f"`{f}/`", f"`{packages[f]}`" if f in packages else "—",
+             package_summary(f) if f in packages else OTHER_FOLDERS[f]] for f in order]
+    code = lambda names: ", ".join(f"`{n}`" for n in names)  # noqa: E731
+    beside = "; ".join(f"`{b}` sits beside `{at}` (it imports what `{at}` may; `{user}` and above import it)"
+                       for b, (at, user) in lay.BESIDE.items())
+    leaves = [f"`{n}`" + (f" (imports {code(sorted(deps))})" if deps else "") for n, deps in lay.LEAVES.items()]
+    chain = para(
+        "Data flows one way and imports follow it: " + " ← ".join(f"`{n}`" for n in lay.CHAIN) + f"; {beside}; "
+        f"the leaf libraries {', '.join(leaves[:-1])} and {leaves[-1]} are used from `{lay.LEAVES_FROM}` up. "
+        "`tests/test_layering.py` fails on an "
+        "import that points up or sideways and on an import cycle among the modules of one folder (imports inside "
+        "functions included). setup.cfg maps each folder to its import name (`package_dir`); "
+        "`tests/test_packaging.py` keeps its `packages` list equal to the folders.")
+    return "\n".join([chain, "", table(["folder", "import", "what it holds"], ["---", "---", "---"], rows)])
+
+
+BLOCKS["layout"] = (layout, True)

@@ -1,1 +1,3 @@
-"""rlcc.cli."""
+"""rlcc.cli: the console scripts (``rlcc-compile``, ``rlcc-verify``, ``rlcc-sim``, ``rlcc-train``,
+``rlcc``): flags in; one-line errors, documented exit codes and printed outcomes out.
+"""

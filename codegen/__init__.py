@@ -1,4 +1,5 @@
-"""rlcc.codegen: fixed-point tree ensemble -> C firmware for the PCC-style SDK, plus manifest.
+"""rlcc.codegen: fixed-point tree ensemble -> C firmware for the PCC-style SDK, plus manifest; SDK
+flavours (``sdk_flavours.py``).
 
 Entry point: :func:`generate` (writes ``<name>.c``, ``<name>.h``, ``<name>.rlcc.json``);
 :func:`render_sources` renders without writing. Templates live in ``rlcc.templates``.

@@ -14,7 +14,8 @@ import numpy as np
 
 from rlcc import formats as fmt
 from rlcc.distill.parallel import Runner, run_all
-from rlcc.distill.report_data import ClosedLoop, ControllerRow, Fidelity, Probe, Sizes
+from rlcc.distill.closed_loop import ClosedLoop, ControllerRow
+from rlcc.distill.report_data import Fidelity, Probe, Sizes
 from rlcc.distill.sampling import NACK, PREV, RATE, RTT, CNP, RAW_FIELDS, Samples, float_inputs
 from rlcc.tree_ir import FloatEnsemble
 from rlcc.fxp import golden

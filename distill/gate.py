@@ -14,12 +14,11 @@ its gate judges.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 from rlcc.errors import BadInputError
 
-if TYPE_CHECKING:  # report_data holds a FidelityVerdict; the gate only reads its rows' fields
-    from rlcc.distill.report_data import ClosedLoop, ControllerRow
+from rlcc.distill.closed_loop import ClosedLoop, ControllerRow
 
 STEADY, STARTUP = "steady", "startup"
 # The verdict of a --quick compile: its short runs measure the same checks, but too roughly to

@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from rlcc import formats as fmt
+from rlcc.distill.closed_loop import ClosedLoop
 from rlcc.distill.gate import FidelityVerdict
 from rlcc.recurrent import WINDOW_BURN_IN
-from rlcc.distill.report_data import ClosedLoop, CompileReport, Selection
+from rlcc.distill.report_data import CompileReport, Selection
 
 REPORT_VERSION = 4  # 2: candidate selection and the fidelity gate; 3: the reduced suite on both topologies; 4: window of a recurrent teacher
 

@@ -17,8 +17,9 @@ import dataclasses
 from typing import Sequence
 
 from rlcc.distill import evaluate
+from rlcc.distill.closed_loop import ClosedLoop
 from rlcc.distill.gate import FidelityBar, GateCheck, row_checks
-from rlcc.distill.report_data import Candidate, ClosedLoop
+from rlcc.distill.report_data import Candidate
 
 # Validation incasts: flow counts between and beyond the report's (64, 512, 2048), other seeds.
 VALIDATION_FLOWS = (256, 1024)

@@ -1,4 +1,6 @@
-"""rlcc.firmware_sdk_stub: a PCC-style NIC congestion-control firmware SDK stub.
+"""rlcc.firmware_sdk_stub: a PCC-style NIC congestion-control firmware SDK stub (headers, runtime,
+harness), the DOCA PCC contract headers and harness adapter (``--sdk doca``) and the switch SDK
+stub for switch-agent firmware.
 
 C side (package data in this folder): ``pcc_sdk.h`` (API, includes ``pcc_fxp.h``),
 ``rlcc_runtime.h`` (the model-independent runtime of rlcc-generated firmware),

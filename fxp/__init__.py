@@ -1,1 +1,3 @@
-"""rlcc.fxp."""
+"""rlcc.fxp: the fixed-point tree model and int8 network, quantizer, golden model and test vectors
+(observable targets); the switch agent's statistics collector and classifier semantics.
+"""

@@ -32,9 +32,7 @@ import numpy as np
 from rlcc import formats as fmt
 from rlcc.errors import BadInputError
 from rlcc.fxp import golden
-from rlcc.fxp.model import INT32_MIN, FxModel
-
-U32_MAX = 0xFFFFFFFF
+from rlcc.fxp.model import INT32_MIN, U32_MAX, FxModel
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,10 +93,8 @@ class Vectors:
             raise BadInputError(f"manifest vectors: 'targets' has {len(tags)} entries but the columns hold {n} vectors")
         return cls(**cols, targets=None if tags is None else np.array(tags, dtype=object))
 
-
 _COLUMNS = ("ctx_in", "event", "attr", "ctx_out", "rate", "rtt_req")
 _WIDTHS = {"ctx_in": fmt.CTX_WORDS, "event": fmt.EVENT_WORDS, "ctx_out": fmt.CTX_WORDS}  # others: one int a row
-
 
 def _column(data: dict[str, Any], name: str) -> np.ndarray:
     """One uint32 column, (N, width) or (N,); a missing column, a row of the wrong width or type
@@ -130,7 +126,6 @@ def _column(data: dict[str, Any], name: str) -> np.ndarray:
         raise BadInputError(f"manifest vectors: '{name}' has a value outside the 32-bit range")
     return col.astype(np.uint32)
 
-
 def expected(model: FxModel, ctx_in: np.ndarray, event: np.ndarray, attr: np.ndarray | None = None) -> Vectors:
     """Vectors whose outputs are the golden model's for the given inputs."""
     ctx_in = np.asarray(ctx_in, dtype=np.uint32).reshape(-1, fmt.CTX_WORDS)
@@ -138,7 +133,6 @@ def expected(model: FxModel, ctx_in: np.ndarray, event: np.ndarray, attr: np.nda
     attr = np.zeros(len(ctx_in), dtype=np.uint32) if attr is None else np.asarray(attr, dtype=np.uint32)
     g = golden.step(model, ctx_in, event, attr)
     return Vectors(ctx_in.copy(), event.copy(), attr.copy(), g.ctx, g.rate, g.rtt_req)
-
 
 def concat(*parts: Vectors) -> Vectors:
     """Concatenate vector sets in order."""

@@ -1,4 +1,6 @@
-"""rlcc.simulator: a vectorized fluid datacenter simulator for RL congestion-control policies.
+"""rlcc.simulator: a vectorized fluid datacenter simulator for RL congestion-control policies:
+scenarios, single switch and multi-switch fabrics, controllers (DCQCN, Swift, HPCC, the policy,
+compiled models in closed loop) and switch agents (per-queue ECN every interval).
 
     from rlcc.simulator import ManyToOne, PolicyController, simulate, TraceConfig
     result = simulate(ManyToOne(flows=1024, duration_ms=5), PolicyController("policy.onnx"),

@@ -27,7 +27,7 @@ import numpy as np
 
 from rlcc.errors import BadInputError
 from rlcc.simulator.network import queue_areas
-from rlcc.simulator.scenarios import FlowTable, Network
+from rlcc.simulator.params import FlowTable, Network
 from rlcc.simulator.topology import Routing, Topology
 
 # The per-(host, queue) rate matrix (hosts x (switch egress links + 1) float64, a few copies per

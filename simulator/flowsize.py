@@ -23,7 +23,7 @@ import numpy as np
 
 from rlcc import textio
 from rlcc.errors import BadInputError
-from rlcc.simulator.scenarios import MAX_BYTES
+from rlcc.simulator.params import MAX_BYTES
 
 #: Names ``FlowSizeCdf.load`` resolves to the shipped files.
 SHIPPED = ("websearch", "hadoop")

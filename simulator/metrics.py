@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from rlcc.simulator.engine import _Run
+from rlcc.simulator.fabric import PathFabric
+from rlcc.simulator.flows import FlowState
+from rlcc.simulator.network import Fabric
+from rlcc.simulator.params import FlowTable, Network
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,6 +41,27 @@ class Snapshot:
         return cls(0.0, np.zeros(n), np.zeros(n), 0.0, 0.0, 0.0, 0.0)
 
 
+class RunCounters(Protocol):
+    """What the metrics read of a finished run (the engine's run state): the network, the fabric,
+    the flow table and per-flow state, the sampled queues and the iteration epochs."""
+
+    net: Network
+    n: int
+    n_steps: int
+    fabric: Fabric | PathFabric
+    table: FlowTable
+    flows: FlowState
+    finite: np.ndarray  # bool (N,): finite-size flows
+    q_samples: np.ndarray  # (rows, ports) or (rows, queues + 1): queue samples every q_every steps
+    q_every: int
+    q_weights: np.ndarray | None  # flows per path (a topology), None on a single switch
+    epoch: np.ndarray | None
+    epoch_start: np.ndarray
+    epoch_end: np.ndarray
+
+    def base_rtt(self, idx: np.ndarray) -> np.ndarray | float: ...
+
+
 def jain(x: np.ndarray) -> float:
     """Jain's fairness index (1 = perfectly fair)."""
     x = np.asarray(x, dtype=np.float64)
@@ -47,7 +70,9 @@ def jain(x: np.ndarray) -> float:
     return float(x.sum() ** 2 / (len(x) * np.square(x).sum()))
 
 
-def compute_metrics(run: "_Run", a: Snapshot, b: Snapshot, rtt_stats: np.ndarray, from_step: int) -> dict[str, float]:
+def compute_metrics(run: RunCounters, a: Snapshot, b: Snapshot, rtt_stats: np.ndarray, from_step: int) -> dict[str, float]:
+    """The module's metrics over the window from snapshot ``a`` to ``b`` (queue samples from step
+    ``from_step``; ``rtt_stats``: summed RTT inflation and decision count over the window)."""
     span = b.time_ns - a.time_ns
     net, n = run.net, run.n
     out: dict[str, float] = {"window_start_ms": a.time_ns / 1e6, "window_ms": span / 1e6}
@@ -95,7 +120,7 @@ def fct_slowdown(fct_ns: np.ndarray, size_bytes: np.ndarray, base_rtt_ns: np.nda
     return fct_ns / (size_bytes / bytes_per_ns + base_rtt_ns)
 
 
-def path_delay_stats(fabric, rows: np.ndarray, weights: np.ndarray, bytes_per_ns: float) -> tuple[float, float]:
+def path_delay_stats(fabric: PathFabric, rows: np.ndarray, weights: np.ndarray, bytes_per_ns: float) -> tuple[float, float]:
     """Flow-weighted mean and p99 (us) of the queueing delay along the paths over the sampled times.
 
     ``rows``: (T, queues + 1) per-queue delays (ns, the last column the fabric's padding slot),

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rlcc.simulator.scenarios import FlowTable, Network
+from rlcc.simulator.params import FlowTable, Network
 
 
 class Fabric:

@@ -17,13 +17,12 @@ import numpy as np
 
 from rlcc import textio
 from rlcc.errors import BadInputError
+from rlcc.simulator import topology as topo
+from rlcc.simulator.flowsize import FlowSizeCdf, poisson_flows
+from rlcc.simulator.params import (
+    LINE_RATE_GBPS, MAX_BYTES, MAX_FLOWS, FlowTable, Network, check_count, check_positive, check_range, check_type,
+)
 
-MAX_FLOWS = 1 << 20
-# Sane physical ranges: beyond them the fluid model overflows (NaN metrics) or is meaningless.
-LINE_RATE_GBPS = (1e-3, 1e5)  # 1 Mb/s .. 100 Tb/s (also host_rate_gbps)
-BASE_RTT_US = (0.1, 1e6)  # 100 ns .. 1 s, as the spec's reward.base_rtt_ns
-PACKET_BYTES = (64, 1 << 16)
-MAX_BYTES = 1 << 40  # buffer, ECN thresholds and short-flow sizes
 MAX_DECISION_LATENCY_US = 1e6
 DEFAULT_DECISION_LATENCY_US = 1.0  # a controller without its own ``decision_latency_us``
 MAX_BURST_INTERVAL_US = 1e9
@@ -31,71 +30,6 @@ MAX_BURST_INTERVAL_US = 1e9
 # 8192 flows: 1.6e10 flow-steps, ~1 min); the limits allow runs of about an hour.
 MAX_STEPS = 100_000_000
 MAX_FLOW_STEPS = 10**11
-
-
-@dataclasses.dataclass(frozen=True)
-class Network:
-    """Link, buffer, ECN and time-step parameters (defaults: 100G RoCE fabric, see README)."""
-
-    line_rate_gbps: float = 100.0
-    base_rtt_us: float = 8.0
-    buffer_bytes: int = 32_000_000
-    packet_bytes: int = 1024
-    ecn_kmin_bytes: int = 100_000
-    ecn_kmax_bytes: int = 400_000
-    ecn_pmax: float = 0.2
-    host_rate_gbps: float | None = None
-    dt_ns: float = 1000.0
-
-    @property
-    def bytes_per_ns(self) -> float:
-        return self.line_rate_gbps / 8.0
-
-    @property
-    def base_rtt_ns(self) -> float:
-        return self.base_rtt_us * 1000.0
-
-    @property
-    def host_cap(self) -> float:
-        """A host NIC's line rate as a fraction of the switch port rate."""
-        return 1.0 if self.host_rate_gbps is None else self.host_rate_gbps / self.line_rate_gbps
-
-    def validate(self) -> None:
-        _in_range(self.line_rate_gbps, *LINE_RATE_GBPS, "network.line_rate_gbps")
-        _in_range(self.base_rtt_us, *BASE_RTT_US, "network.base_rtt_us")
-        _in_range(self.packet_bytes, *PACKET_BYTES, "network.packet_bytes")
-        _in_range(self.buffer_bytes, self.packet_bytes, MAX_BYTES, "network.buffer_bytes",
-                  "(it must hold at least one packet of network.packet_bytes)")
-        _positive(self.dt_ns, "network.dt_ns")
-        if self.host_rate_gbps is not None:
-            _in_range(self.host_rate_gbps, *LINE_RATE_GBPS, "network.host_rate_gbps")
-        _in_range(self.ecn_kmax_bytes, 0, MAX_BYTES, "network.ecn_kmax_bytes")
-        if not 0 <= self.ecn_kmin_bytes <= self.ecn_kmax_bytes:
-            raise BadInputError("invalid scenario: need 0 <= network.ecn_kmin_bytes <= network.ecn_kmax_bytes")
-        if not 0 <= self.ecn_pmax <= 1:
-            raise BadInputError("invalid scenario: network.ecn_pmax must be in [0, 1]")
-        if self.dt_ns > self.base_rtt_ns / 2:
-            raise BadInputError("invalid scenario: network.dt_ns must be at most half the base RTT")
-
-
-@dataclasses.dataclass(frozen=True)
-class FlowTable:
-    """Per-flow arrays the engine runs: sender host, egress port, start time and size."""
-
-    host: np.ndarray  # int32 (N,)
-    port: np.ndarray  # int32 (N,)
-    start_ns: np.ndarray  # float64 (N,)
-    size_bytes: np.ndarray  # float64 (N,), inf for long-lived flows
-    n_hosts: int
-    n_ports: int
-    dst: np.ndarray | None = None  # int32 (N,): receiving host (topologies; single switch: None)
-    epoch: np.ndarray | None = None  # int32 (N,): flows of epoch e start when epoch e-1 has finished
-
-    @property
-    def n_flows(self) -> int:
-        return len(self.host)
-
-
 DEFAULT_ALPHA = 1.0  # dynamic-threshold alpha of a topology's switches (a common shared-buffer default)
 
 
@@ -130,11 +64,11 @@ class TopologyConfig:
         if self.kind == "file" and not self.path:
             raise BadInputError("invalid scenario: topology kind 'file' needs topology.path")
         if self.buffer_alpha is not None:
-            _in_range(self.buffer_alpha, 0, 1e6, "topology.buffer_alpha", low_open=True)
+            check_range(self.buffer_alpha, 0, 1e6, "topology.buffer_alpha", low_open=True)
         if self.fabric_gbps is not None:
-            _in_range(self.fabric_gbps, *LINE_RATE_GBPS, "topology.fabric_gbps")
+            check_range(self.fabric_gbps, *LINE_RATE_GBPS, "topology.fabric_gbps")
         if self.link_delay_ns is not None:
-            _in_range(self.link_delay_ns, 0, 1e9, "topology.link_delay_ns")
+            check_range(self.link_delay_ns, 0, 1e9, "topology.link_delay_ns")
 
     def build(self, net: Network):
         """The ``topology.Topology`` (validated; cached per config and network)."""
@@ -143,14 +77,12 @@ class TopologyConfig:
 
 @functools.lru_cache(maxsize=16)
 def _build_topology(cfg: TopologyConfig, net: Network):
-    from rlcc.simulator import topology as topo
-
     if cfg.kind == "fat-tree":
         delay = cfg.link_delay_ns if cfg.link_delay_ns is not None else net.base_rtt_ns / 8
         return topo.fat_tree(cfg.hosts_per_leaf, cfg.leaves, cfg.spines, cfg.links_per_pair,
                              net.host_cap * net.line_rate_gbps, cfg.fabric_gbps or net.line_rate_gbps, delay, net.buffer_bytes)
     if cfg.kind == "star":
-        _count(cfg.hosts, "topology.hosts")
+        check_count(cfg.hosts, "topology.hosts")
         delay = cfg.link_delay_ns if cfg.link_delay_ns is not None else net.base_rtt_ns / 4
         return topo.star(cfg.hosts, net.host_cap * net.line_rate_gbps, delay, net.buffer_bytes)
     return topo.load(cfg.path)
@@ -194,11 +126,11 @@ class Scenario:
         return self.duration_ms * 1e6
 
     def validate(self) -> None:
-        _positive(self.duration_ms, "duration_ms")
+        check_positive(self.duration_ms, "duration_ms")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise BadInputError(f"invalid scenario: seed must be a non-negative integer, got {self.seed!r}")
         if self.decision_latency_us is not None:
-            _in_range(self.decision_latency_us, 0, MAX_DECISION_LATENCY_US, "decision_latency_us")
+            check_range(self.decision_latency_us, 0, MAX_DECISION_LATENCY_US, "decision_latency_us")
         if self.initial_rate is not None and not 0 < self.initial_rate <= 1:
             raise BadInputError("invalid scenario: initial_rate must be in (0, 1] (fraction of line rate)")
         if not 0 <= self.converged_from < 1:
@@ -308,7 +240,7 @@ class Scenario:
             kwargs["topology"] = _topology_from_dict(kwargs["topology"])
         for name, value in kwargs.items():
             if name not in ("network", "topology"):
-                _check_type(value, fields[name].type, name)
+                check_type(value, fields[name].type, name)
         scenario = cls(**kwargs)
         scenario.validate()
         return scenario
@@ -335,9 +267,9 @@ class ManyToOne(Scenario):
         return self.flows
 
     def _validate_traffic(self) -> None:
-        _count(self.flows, "flows")
+        check_count(self.flows, "flows")
         if self.hosts is not None:
-            _count(self.hosts, "hosts")
+            check_count(self.hosts, "hosts")
 
     def flow_table(self) -> FlowTable:
         n, h = self.flows, self.n_hosts
@@ -365,8 +297,8 @@ class AllToAll(Scenario):
         return self.hosts * (self.hosts - 1) * self.flows_per_pair
 
     def _validate_traffic(self) -> None:
-        _count(self.hosts, "hosts")
-        _count(self.flows_per_pair, "flows_per_pair")
+        check_count(self.hosts, "hosts")
+        check_count(self.flows_per_pair, "flows_per_pair")
         if self.hosts < 2:
             raise BadInputError("invalid scenario: all-to-all needs at least 2 hosts")
         if self.hosts * (self.hosts - 1) * self.flows_per_pair > MAX_FLOWS:
@@ -406,10 +338,10 @@ class LongShort(Scenario):
         return 1 + self.short_flows * self.bursts
 
     def _validate_traffic(self) -> None:
-        _count(self.short_flows, "short_flows")
-        _count(self.bursts, "bursts")
-        _in_range(self.short_bytes, 1, MAX_BYTES, "short_bytes")
-        _in_range(self.burst_interval_us, 0, MAX_BURST_INTERVAL_US, "burst_interval_us", low_open=True)
+        check_count(self.short_flows, "short_flows")
+        check_count(self.bursts, "bursts")
+        check_range(self.short_bytes, 1, MAX_BYTES, "short_bytes")
+        check_range(self.burst_interval_us, 0, MAX_BURST_INTERVAL_US, "burst_interval_us", low_open=True)
         if not 0 <= self.burst_start_frac < 1:
             raise BadInputError("invalid scenario: burst_start_frac must be in [0, 1)")
         if 1 + self.short_flows * self.bursts > MAX_FLOWS:
@@ -446,9 +378,9 @@ class OsuAllToAll(Scenario):
         return self.iterations * self.hosts * (self.hosts - 1)
 
     def _validate_traffic(self) -> None:
-        _count(self.hosts, "hosts")
-        _count(self.iterations, "iterations")
-        _in_range(self.message_bytes, 1, MAX_BYTES, "message_bytes")
+        check_count(self.hosts, "hosts")
+        check_count(self.iterations, "iterations")
+        check_range(self.message_bytes, 1, MAX_BYTES, "message_bytes")
         if self.hosts < 2:
             raise BadInputError("invalid scenario: osu needs at least 2 hosts")
         if self.n_flows > MAX_FLOWS:
@@ -486,20 +418,18 @@ class PoissonTrace(Scenario):
     max_flows: int = 200_000
 
     def _validate_traffic(self) -> None:
-        _count(self.hosts, "hosts")
-        _count(self.max_flows, "max_flows")
+        check_count(self.hosts, "hosts")
+        check_count(self.max_flows, "max_flows")
         if not isinstance(self.cdf, str) or not self.cdf:
             raise BadInputError("invalid scenario: cdf must be a CDF name (websearch, hadoop) or a file path")
-        _in_range(self.load, 0, 1, "load", low_open=True)
-        _in_range(self.arrival_frac, 0, 1, "arrival_frac", low_open=True)
+        check_range(self.load, 0, 1, "load", low_open=True)
+        check_range(self.arrival_frac, 0, 1, "arrival_frac", low_open=True)
         if not len(self._arrivals.src):
             raise BadInputError(f"invalid scenario: no flow arrives in {self.duration_ms * self.arrival_frac:g} ms "
                                 f"(CDF {self.cdf}, load {self.load:g}): use a longer run or smaller flows")
 
     @functools.cached_property
     def _arrivals(self):
-        from rlcc.simulator.flowsize import FlowSizeCdf, poisson_flows
-
         return poisson_flows(self.hosts, self.load, self.network.line_rate_gbps, self.duration_ns * self.arrival_frac,
                              FlowSizeCdf.load(self.cdf), self.seed, self.max_flows)
 
@@ -533,12 +463,12 @@ class Incast(Scenario):
         return self.senders * self.flows_per_sender * self.bursts
 
     def _validate_traffic(self) -> None:
-        _count(self.senders, "senders")
-        _count(self.flows_per_sender, "flows_per_sender")
-        _count(self.bursts, "bursts")
-        _in_range(self.min_bytes, 1, MAX_BYTES, "min_bytes")
-        _in_range(self.max_bytes, self.min_bytes, MAX_BYTES, "max_bytes")
-        _in_range(self.burst_interval_us, 0, MAX_BURST_INTERVAL_US, "burst_interval_us", low_open=True)
+        check_count(self.senders, "senders")
+        check_count(self.flows_per_sender, "flows_per_sender")
+        check_count(self.bursts, "bursts")
+        check_range(self.min_bytes, 1, MAX_BYTES, "min_bytes")
+        check_range(self.max_bytes, self.min_bytes, MAX_BYTES, "max_bytes")
+        check_range(self.burst_interval_us, 0, MAX_BURST_INTERVAL_US, "burst_interval_us", low_open=True)
         if self.n_flows > MAX_FLOWS:
             raise BadInputError(f"invalid scenario: more than {MAX_FLOWS} flows")
 
@@ -562,56 +492,6 @@ SCENARIOS: dict[str, type[Scenario]] = {
 }
 
 
-def _finite(value: int | float) -> bool:
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an int beyond the float range (JSON allows any size)
-        return False
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 24 else text[:20] + "..."
-
-
-def _positive(value: Any, name: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value) or value <= 0:
-        raise BadInputError(f"invalid scenario: {name} must be a positive finite number, got {_shown(value)}")
-
-
-def _in_range(value: Any, lo: float, hi: float, name: str, why: str = "", low_open: bool = False) -> None:
-    """``value`` a finite number in [lo, hi] (``(lo, hi]`` with ``low_open``), else one line naming the limits."""
-    number = not isinstance(value, bool) and isinstance(value, (int, float))
-    if number and _finite(value) and (lo < value if low_open else lo <= value) and value <= hi:
-        return
-    interval = f"{'(' if low_open else '['}{lo:g}, {hi:g}]"
-    raise BadInputError(f"invalid scenario: {name} must be in {interval}{' ' + why if why else ''}, got {_shown(value)}")
-
-
-def _count(value: Any, name: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_FLOWS:
-        raise BadInputError(f"invalid scenario: {name} must be an integer in 1..{MAX_FLOWS}, got {_shown(value)}")
-
-
-def _check_type(value: Any, annotation: str, name: str) -> None:
-    if value is None and "None" in annotation:
-        return
-    if annotation.startswith("str"):
-        if not isinstance(value, str):
-            raise BadInputError(f"invalid scenario: {name} must be a string, got {_shown(value)}")
-        return
-    if annotation == "bool":
-        if not isinstance(value, bool):
-            raise BadInputError(f"invalid scenario: {name} must be true or false, got {_shown(value)}")
-        return
-    if "int" in annotation and "float" not in annotation:
-        ok = (isinstance(value, int) and not isinstance(value, bool)) or (value is None and "None" in annotation)
-    else:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if not ok:
-        raise BadInputError(f"invalid scenario: {name} has invalid value {_shown(value)}")
-
-
 def _topology_from_dict(data: Any) -> TopologyConfig:
     if isinstance(data, TopologyConfig):
         return data
@@ -626,7 +506,7 @@ def _topology_from_dict(data: Any) -> TopologyConfig:
             if value is not None and not isinstance(value, str):
                 raise BadInputError(f"invalid scenario: topology.{name} must be a string")
         else:
-            _check_type(value, fields[name].type, f"topology.{name}")
+            check_type(value, fields[name].type, f"topology.{name}")
     return TopologyConfig(**data)
 
 
@@ -641,5 +521,5 @@ def _network_from_dict(data: Any) -> Network:
     if unknown:
         raise BadInputError(f"invalid scenario: unknown key(s) in network: {', '.join(unknown)}")
     for name, value in data.items():
-        _check_type(value, fields[name].type, f"network.{name}")
+        check_type(value, fields[name].type, f"network.{name}")
     return Network(**data)

@@ -28,7 +28,7 @@ import numpy as np
 
 from rlcc import textio
 from rlcc.errors import BadInputError
-from rlcc.simulator.scenarios import LINE_RATE_GBPS, MAX_BYTES, PACKET_BYTES
+from rlcc.simulator.params import LINE_RATE_GBPS, MAX_BYTES, PACKET_BYTES
 
 # Size limits, each bounding memory (measured: bench/bench_limits.py, docs/simulator.md):
 MAX_NODES = 100_000

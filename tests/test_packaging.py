@@ -87,10 +87,23 @@ def discovered_packages() -> set[str]:
     return found
 
 
+def package_list_drift(listed: set[str], found: set[str]) -> str:
+    """What to change in setup.cfg's ``packages`` so it equals the folders (empty: nothing). The
+    list stays explicit because static tools read it; this keeps it derived in effect."""
+    lines = [f"  add {name}  (a folder with an __init__.py; a wheel would leave it out)" for name in sorted(found - listed)]
+    lines += [f"  remove {name}  (no such folder under package_dir)" for name in sorted(listed - found)]
+    return "setup.cfg [options] packages drifted from the folders:\n" + "\n".join(lines) if lines else ""
+
+
 def test_setup_cfg_lists_every_package():
-    listed = set(CFG["options"]["packages"].split())
-    assert discovered_packages() - listed == set(), "in setup.cfg's packages, a wheel would leave these out"
-    assert listed - discovered_packages() == set(), "listed in setup.cfg's packages but no such folder"
+    assert not (drift := package_list_drift(set(CFG["options"]["packages"].split()), discovered_packages())), drift
+
+
+def test_package_list_drift_names_each_fix():
+    drift = package_list_drift({"rlcc", "rlcc.gone"}, {"rlcc", "rlcc.kinds.toy"})
+    assert drift.splitlines()[1:] == ["  add rlcc.kinds.toy  (a folder with an __init__.py; a wheel would leave it out)",
+                                      "  remove rlcc.gone  (no such folder under package_dir)"]
+    assert package_list_drift({"rlcc"}, {"rlcc"}) == ""
 
 
 def test_third_party_imports_are_declared():
@@ -108,6 +121,7 @@ def test_test_imports_are_declared():
     extras = CFG["options.extras_require"]
     declared = requirement_names(CFG["options"]["install_requires"]) | requirement_names(extras["test"])
     local = {p.stem for p in (ROOT / "tests").rglob("*.py")} | {"readme_blocks", "benchlib"}
+    local |= {p.parent.name for p in (ROOT / "tests").rglob("__init__.py")}  # test-only packages (tests/kinds/toy_stump)
     problems = undeclared([ROOT / "tests"], declared, local)
     assert not problems, "\n".join(problems)
 

@@ -50,10 +50,9 @@ from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.errors import BadInputError
 from rlcc.fxp import golden
-from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxConstants, FxModel, Split, Tree
+from rlcc.fxp.model import INT32_MAX, INT32_MIN, U32_MAX, FxConstants, FxModel, Split, Tree
 from rlcc.fxp.vectors import Vectors, concat, expected
 
-U32_MAX = 0xFFFFFFFF
 LIMIT = 1 << 14  # assignments enumerated exhaustively per target; larger searches sample + greedy
 SAMPLE = 1 << 11  # random assignments a non-exhaustive search starts from
 _PENALTY = float(2**40)  # subtracted from the score of an assignment that does not qualify

@@ -13,7 +13,7 @@ from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-from rlcc.simulator.scenarios import Network
+from rlcc.simulator.params import Network
 from rlcc.spec import ObservationSpec
 
 

@@ -30,7 +30,7 @@ from rlcc.tree_ir import FloatEnsemble
 from rlcc.fxp import golden
 from rlcc.fxp.model import FxModel
 from rlcc.simulator.controllers.base import Decision, DecisionBatch
-from rlcc.simulator.scenarios import Network
+from rlcc.simulator.params import Network
 from rlcc.spec import ObservationSpec
 
 DEFAULT_CLOCK_OFFSET_NS = 2**32 - 1_000_000  # the device clock wraps 1 ms into every run

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from rlcc.simulator.controllers.base import DecisionBatch
-from rlcc.simulator.scenarios import Network
+from rlcc.simulator.params import Network
 
 
 class ConstantRate:

@@ -56,7 +56,7 @@ import dataclasses
 import numpy as np
 
 from rlcc.simulator.controllers.base import DecisionBatch, TickInfo
-from rlcc.simulator.scenarios import Network
+from rlcc.simulator.params import Network
 
 
 @dataclasses.dataclass

@@ -9,7 +9,7 @@ import numpy as np
 
 from rlcc.policy import OnnxPolicy
 from rlcc.simulator.controllers.base import Decision, DecisionBatch
-from rlcc.simulator.scenarios import Network
+from rlcc.simulator.params import Network
 from rlcc.spec import ObservationSpec
 
 FactorFn = Callable[[np.ndarray], np.ndarray]

@@ -68,7 +68,7 @@ import numpy as np
 
 from rlcc.errors import BadInputError
 from rlcc.simulator.controllers.base import DecisionBatch, HopTelemetry
-from rlcc.simulator.scenarios import Network
+from rlcc.simulator.params import Network
 
 MIN_RATE = 1.0 / 16384
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from rlcc.simulator.controllers.base import Decision, DecisionBatch
 from rlcc.simulator.controllers.factor import FactorController
-from rlcc.simulator.scenarios import Network
+from rlcc.simulator.params import Network
 from rlcc.spec import ObservationSpec
 
 

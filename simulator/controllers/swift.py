@@ -48,7 +48,7 @@ import dataclasses
 import numpy as np
 
 from rlcc.simulator.controllers.base import Decision, DecisionBatch, TickInfo
-from rlcc.simulator.scenarios import Network
+from rlcc.simulator.params import Network
 
 MIN_RATE = 1.0 / 16384
 

@@ -13,8 +13,9 @@ from rlcc.cli.compile import finish
 from rlcc.kinds.base import Outcome
 from rlcc.cli.compile import compile_command
 from rlcc.distill import evaluate, select
+from rlcc.distill.closed_loop import ClosedLoop, ControllerRow
 from rlcc.distill.gate import OPTION_NAMES, PREVIEW, STARTUP, STEADY, FidelityBar, judge, row_checks
-from rlcc.distill.report_data import Candidate, ClosedLoop, ControllerRow
+from rlcc.distill.report_data import Candidate
 from rlcc.errors import BadInputError, ExitCode
 
 TEACHER = ControllerRow(goodput=1.0, mean_latency_us=20.0, queue_delay_mean_us=100.0, drop_fraction=0.10)

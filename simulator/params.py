@@ -1,0 +1,139 @@
+"""What a run is made of before any traffic: the network's parameters, the per-flow table, and
+the physical limits every config is checked against (one ``BadInputError`` line naming the limit).
+
+Scenarios, topologies, flow-size CDFs and the fabrics all build on these, so they sit below all of
+them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+from rlcc.errors import BadInputError
+
+MAX_FLOWS = 1 << 20
+# Sane physical ranges: beyond them the fluid model overflows (NaN metrics) or is meaningless.
+LINE_RATE_GBPS = (1e-3, 1e5)  # 1 Mb/s .. 100 Tb/s (also host_rate_gbps)
+BASE_RTT_US = (0.1, 1e6)  # 100 ns .. 1 s, as the spec's reward.base_rtt_ns
+PACKET_BYTES = (64, 1 << 16)
+MAX_BYTES = 1 << 40  # buffer, ECN thresholds and short-flow sizes
+
+
+@dataclasses.dataclass(frozen=True)
+class Network:
+    """Link, buffer, ECN and time-step parameters (defaults: 100G RoCE fabric, see README)."""
+
+    line_rate_gbps: float = 100.0
+    base_rtt_us: float = 8.0
+    buffer_bytes: int = 32_000_000
+    packet_bytes: int = 1024
+    ecn_kmin_bytes: int = 100_000
+    ecn_kmax_bytes: int = 400_000
+    ecn_pmax: float = 0.2
+    host_rate_gbps: float | None = None
+    dt_ns: float = 1000.0
+
+    @property
+    def bytes_per_ns(self) -> float:
+        return self.line_rate_gbps / 8.0
+
+    @property
+    def base_rtt_ns(self) -> float:
+        return self.base_rtt_us * 1000.0
+
+    @property
+    def host_cap(self) -> float:
+        """A host NIC's line rate as a fraction of the switch port rate."""
+        return 1.0 if self.host_rate_gbps is None else self.host_rate_gbps / self.line_rate_gbps
+
+    def validate(self) -> None:
+        check_range(self.line_rate_gbps, *LINE_RATE_GBPS, "network.line_rate_gbps")
+        check_range(self.base_rtt_us, *BASE_RTT_US, "network.base_rtt_us")
+        check_range(self.packet_bytes, *PACKET_BYTES, "network.packet_bytes")
+        check_range(self.buffer_bytes, self.packet_bytes, MAX_BYTES, "network.buffer_bytes",
+                  "(it must hold at least one packet of network.packet_bytes)")
+        check_positive(self.dt_ns, "network.dt_ns")
+        if self.host_rate_gbps is not None:
+            check_range(self.host_rate_gbps, *LINE_RATE_GBPS, "network.host_rate_gbps")
+        check_range(self.ecn_kmax_bytes, 0, MAX_BYTES, "network.ecn_kmax_bytes")
+        if not 0 <= self.ecn_kmin_bytes <= self.ecn_kmax_bytes:
+            raise BadInputError("invalid scenario: need 0 <= network.ecn_kmin_bytes <= network.ecn_kmax_bytes")
+        if not 0 <= self.ecn_pmax <= 1:
+            raise BadInputError("invalid scenario: network.ecn_pmax must be in [0, 1]")
+        if self.dt_ns > self.base_rtt_ns / 2:
+            raise BadInputError("invalid scenario: network.dt_ns must be at most half the base RTT")
+
+
+@dataclasses.dataclass(frozen=True)
+class FlowTable:
+    """Per-flow arrays the engine runs: sender host, egress port, start time and size."""
+
+    host: np.ndarray  # int32 (N,)
+    port: np.ndarray  # int32 (N,)
+    start_ns: np.ndarray  # float64 (N,)
+    size_bytes: np.ndarray  # float64 (N,), inf for long-lived flows
+    n_hosts: int
+    n_ports: int
+    dst: np.ndarray | None = None  # int32 (N,): receiving host (topologies; single switch: None)
+    epoch: np.ndarray | None = None  # int32 (N,): flows of epoch e start when epoch e-1 has finished
+
+    @property
+    def n_flows(self) -> int:
+        return len(self.host)
+
+
+def _finite(value: int | float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond the float range (JSON allows any size)
+        return False
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 24 else text[:20] + "..."
+
+
+def check_positive(value: Any, name: str) -> None:
+    """``value`` a positive finite number, else one line naming the field."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value) or value <= 0:
+        raise BadInputError(f"invalid scenario: {name} must be a positive finite number, got {_shown(value)}")
+
+
+def check_range(value: Any, lo: float, hi: float, name: str, why: str = "", low_open: bool = False) -> None:
+    """``value`` a finite number in [lo, hi] (``(lo, hi]`` with ``low_open``), else one line naming the limits."""
+    number = not isinstance(value, bool) and isinstance(value, (int, float))
+    if number and _finite(value) and (lo < value if low_open else lo <= value) and value <= hi:
+        return
+    interval = f"{'(' if low_open else '['}{lo:g}, {hi:g}]"
+    raise BadInputError(f"invalid scenario: {name} must be in {interval}{' ' + why if why else ''}, got {_shown(value)}")
+
+
+def check_count(value: Any, name: str) -> None:
+    """``value`` an integer in 1..MAX_FLOWS (hosts, flows, bursts), else one line naming the field."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_FLOWS:
+        raise BadInputError(f"invalid scenario: {name} must be an integer in 1..{MAX_FLOWS}, got {_shown(value)}")
+
+
+def check_type(value: Any, annotation: str, name: str) -> None:
+    """``value`` of a JSON field matches the dataclass field's annotation (as a string), else one line."""
+    if value is None and "None" in annotation:
+        return
+    if annotation.startswith("str"):
+        if not isinstance(value, str):
+            raise BadInputError(f"invalid scenario: {name} must be a string, got {_shown(value)}")
+        return
+    if annotation == "bool":
+        if not isinstance(value, bool):
+            raise BadInputError(f"invalid scenario: {name} must be true or false, got {_shown(value)}")
+        return
+    if "int" in annotation and "float" not in annotation:
+        ok = (isinstance(value, int) and not isinstance(value, bool)) or (value is None and "None" in annotation)
+    else:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not ok:
+        raise BadInputError(f"invalid scenario: {name} has invalid value {_shown(value)}")
