@@ -1,3 +1,3 @@
-"""rlcc.fxp: the fixed-point tree model and int8 network, quantizer, golden model and test vectors
-(observable targets); the switch agent's statistics collector and classifier semantics.
+"""rlcc.fxp: the device models (the fixed-point tree model and the int8 network), quantizer, golden
+model and its vector record; the switch agent's statistics collector and classifier semantics.
 """

@@ -1,2 +1,4 @@
-"""The model kinds: the distilled trees, the int8 network and ACC's switch agent, one folder each,
-each a ``rlcc.kinds.base.ModelKind`` registered in ``rlcc.kinds.registry``."""
+"""rlcc.kinds: the model kinds, one folder each (``trees/``, ``int8/``, ``switch_agent/``), each a
+``rlcc.kinds.base.ModelKind`` (load, fit, lower, generate, verify, closed-loop check, report,
+recompile) registered in ``rlcc.kinds.registry``; ``pcc.py`` is what the PCC-firmware kinds share.
+"""
