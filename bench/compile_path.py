@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -76,6 +77,17 @@ def trace_compile(args: list[str]) -> dict[str, set]:
     return {"modules": modules, "edges": edges}
 
 
+def source_commit() -> str:
+    """The commit of the rlcc source tree measured (its checkout beside the ``core/`` folder)."""
+    src = Path(rlcc.__file__).resolve().parents[1]
+    try:
+        out = subprocess.run(["git", "-C", str(src), "log", "-1", "--format=%h %s"], capture_output=True, text=True,
+                             check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return out[:72]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", type=Path, help="write the counts and edge lists here")
@@ -85,7 +97,7 @@ def main() -> int:
                                "--accept-fidelity"])
     down = sorted((a, b) for a, b in found["edges"] if layer(a) > layer(b))
     cli = [(a, b) for a, b in down if layer(a) == LAYERS.index("cli")]
-    result = {"rlcc_version": rlcc.__version__, "modules": len(found["modules"]), "climbs": len(down),
+    result = {"rlcc_version": rlcc.__version__, "measured_on": source_commit(), "modules": len(found["modules"]), "climbs": len(down),
               "cli_climbs": len(cli), "cli_edges": [f"{a} -> {b}" for a, b in cli],
               "module_list": sorted(found["modules"])}
     print(f"compile path: {result['modules']} modules, {result['climbs']} climbs "

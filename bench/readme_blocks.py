@@ -787,3 +787,15 @@ def layout() -> str:
 
 
 BLOCKS["layout"] = (layout, True)
+
+
+def compile_path() -> str:
+    """bench/compile_path.py: the compile path's modules and climbs before and after the pipeline layer."""
+    before, after = load(RESULTS / "compile_path_before.json"), load(RESULTS / "compile_path.json")
+    rows = [[label, f"`{doc['measured_on']}`", str(doc["modules"]), str(doc["climbs"]), str(doc["cli_climbs"])]
+            for label, doc in (("before", before), ("after", after))]
+    return table(["", "measured on", "modules run", "climbs (down-calls)", "from the CLI"],
+                 ["---", "---", "---:", "---:", "---:"], rows)
+
+
+BLOCKS["compile-path"] = (compile_path, True)
