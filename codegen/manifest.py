@@ -36,7 +36,7 @@ from typing import Any
 from rlcc import textio
 from rlcc import formats as fmt
 from rlcc.errors import BadInputError
-from rlcc.fxp.int8_net import BACKEND, Int8Net, is_int8, load_model_dict
+from rlcc.fxp.int8_net import BACKEND, Int8Net, load_model_dict
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.quantize import input_affine
 from rlcc.fxp.vectors import Vectors, expected
@@ -61,8 +61,8 @@ def build(model: FxModel, context: dict[str, Any], files: dict[str, tuple[str, s
         extra["compile"] = recipe
     if vectors is not None:
         extra["vectors"] = vectors.to_dict()
-    if is_int8(model):  # absent: the tree backend (manifests before backends existed read alike)
-        extra["backend"] = BACKEND
+    if model.backend != FxModel.backend:  # absent: the tree backend (manifests before backends existed read alike)
+        extra["backend"] = model.backend
     return {
         **extra,
         "format": FORMAT,

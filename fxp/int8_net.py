@@ -503,7 +503,3 @@ def load_model_dict(data: Any):
     return FxModel.from_dict(data)
 
 
-def is_int8(model: Any) -> bool:
-    return getattr(model, "backend", "trees") == BACKEND
-
-

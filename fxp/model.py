@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 from rlcc import textio
 from rlcc import derived as derived_vocab
@@ -237,6 +237,7 @@ class FxModel(InputFormats):
     bias: int  # Q16.16
     provenance: dict[str, Any] = dataclasses.field(default_factory=dict)
     ramps: tuple[Ramp, ...] = ()
+    backend: ClassVar[str] = "trees"  # the device model's name in a manifest (``Int8Net``: "int8")
 
     def __post_init__(self) -> None:
         self.validate()

@@ -88,8 +88,8 @@ class ControllerSpec:
 def load_firmware(path: str, name: str = "firmware") -> Any:
     """Compiled firmware (either backend) as a simulator controller: its golden model (``firmware.rlcc.json``)
     with the decision latency of ``verify.json`` beside it (``budget.worst_case_ns``)."""
-    from rlcc.fxp.int8_net import is_int8, load_model_dict
-    from rlcc.simulator.controllers.compiled import GoldenController, Int8NetController
+    from rlcc.fxp.int8_net import load_model_dict
+    from rlcc.simulator.controllers.compiled import CONTROLLERS
 
     p = Path(path)
     model_file = p / "firmware.rlcc.json" if p.is_dir() else p
@@ -99,7 +99,7 @@ def load_firmware(path: str, name: str = "firmware") -> Any:
         raise BadInputError(f"firmware {path}: cannot read {model_file.name} ({exc.reason})") from None
     # A firmware manifest (rlcc-compile's <stem>.rlcc.json) carries its model under "model".
     model = load_model_dict(data.get("model", data) if isinstance(data, dict) else data)
-    ctl = (Int8NetController if is_int8(model) else GoldenController)(model, name=name)
+    ctl = CONTROLLERS[model.backend](model, name=name)
     ctl.decision_latency_us = firmware_latency_us(model_file.parent / "verify.json")
     return ctl
 

@@ -130,3 +130,7 @@ class Int8NetController(GoldenController):
 
     def __init__(self, model, clock_offset_ns: int = DEFAULT_CLOCK_OFFSET_NS, name: str = "int8-net") -> None:
         super().__init__(model, clock_offset_ns, name)
+
+
+# The controller that runs each device model (``model.backend``) in closed loop.
+CONTROLLERS = {"trees": GoldenController, "int8": Int8NetController}
