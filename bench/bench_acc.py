@@ -32,7 +32,8 @@ from rlcc.kinds.switch_agent.distill import scenario_label
 from rlcc.kinds.switch_agent.scenarios import evaluation
 from rlcc.simulator.controllers.dcqcn import Dcqcn
 from rlcc.simulator.engine import simulate
-from rlcc.simulator.switch_agent import ClassifierAgent, QNetAgent, StaticEcn
+from rlcc.kinds.switch_agent.agents import ClassifierAgent
+from rlcc.simulator.switch_agent import QNetAgent, StaticEcn
 from rlcc.simulator.switch_metrics import switch_metrics
 from rlcc.switch_policy import QNetPolicy
 

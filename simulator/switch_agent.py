@@ -10,7 +10,7 @@ floored cumulative counters, so they are exactly what a switch register would re
 
 Agents here keep the per-queue integer window (``rlcc.fxp.switch_agent``) and choose from it:
 :class:`StaticEcn` (a fixed template: the static-ECN baselines), :class:`QNetAgent` (the ONNX
-teacher, greedy) and :class:`ClassifierAgent` (the compiled trees, bit-exact golden model).
+teacher, greedy); the compiled trees run as ``rlcc.kinds.switch_agent.agents.ClassifierAgent``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import dataclasses
 
 import numpy as np
 
-from rlcc.class_trees import ClassEnsemble
 from rlcc.fxp import switch_agent as fx
 from rlcc.switch_policy import QNetPolicy
 from rlcc.switch_spec import SwitchAgentSpec
@@ -109,16 +108,3 @@ class QNetAgent(WindowAgent):
 
     def choose(self, window: np.ndarray) -> np.ndarray:
         return self.policy.act(self.spec.normalize(window))
-
-
-class ClassifierAgent(WindowAgent):
-    """The compiled trees: the golden model's integer classifier on the integer window."""
-
-    name = "firmware"
-
-    def __init__(self, spec: SwitchAgentSpec, model: ClassEnsemble) -> None:
-        super().__init__(spec)
-        self.model = model
-
-    def choose(self, window: np.ndarray) -> np.ndarray:
-        return fx.decide(self.model, window)

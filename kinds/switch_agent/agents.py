@@ -1,14 +1,33 @@
-"""The switch agent in ``rlcc-sim`` (``--ecn-agent``): its teacher (a Q-network ONNX), its compiled
-firmware (the golden classifier of a manifest) or one fixed ECN template of its table."""
+"""The switch agent in the simulator: its compiled firmware as an agent (:class:`ClassifierAgent`,
+the golden classifier), and ``rlcc-sim --ecn-agent``'s choice of agent: the teacher (a Q-network
+ONNX), the firmware (a manifest) or one fixed ECN template of its table."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
+from rlcc.class_trees import ClassEnsemble
 from rlcc.errors import BadInputError
+from rlcc.fxp import switch_agent as fx
 from rlcc.kinds.switch_agent.codegen import load_switch_manifest
-from rlcc.simulator.switch_agent import ClassifierAgent, QNetAgent, StaticEcn, WindowAgent
+from rlcc.simulator.switch_agent import QNetAgent, StaticEcn, WindowAgent
 from rlcc.switch_policy import QNetPolicy
+from rlcc.switch_spec import SwitchAgentSpec
+
+
+class ClassifierAgent(WindowAgent):
+    """The compiled trees: the golden model's integer classifier on the integer window."""
+
+    name = "firmware"
+
+    def __init__(self, spec: SwitchAgentSpec, model: ClassEnsemble) -> None:
+        super().__init__(spec)
+        self.model = model
+
+    def choose(self, window: np.ndarray) -> np.ndarray:
+        return fx.decide(self.model, window)
 
 
 def ecn_agent(path: str | None, static: int | None) -> WindowAgent | None:

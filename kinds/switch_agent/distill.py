@@ -27,7 +27,8 @@ from rlcc.fxp import switch_agent as fx
 from rlcc.simulator.controllers.dcqcn import Dcqcn
 from rlcc.simulator.engine import simulate
 from rlcc.simulator.scenarios import Scenario
-from rlcc.simulator.switch_agent import ClassifierAgent, QNetAgent, StaticEcn, WindowAgent
+from rlcc.kinds.switch_agent.agents import ClassifierAgent
+from rlcc.simulator.switch_agent import QNetAgent, StaticEcn, WindowAgent
 from rlcc.simulator.switch_metrics import switch_metrics
 from rlcc.switch_policy import QNetPolicy
 from rlcc.switch_spec import SwitchAgentSpec
