@@ -24,6 +24,7 @@ class Lowering:
     context: Callable[[Any, str, str, dict[str, Any], SdkChoice], dict[str, Any]]
     c_template: str | None = None
     flavours: tuple[str, ...] | None = None
+    backend: str = "trees"  # for messages: ``--backend NAME``
 
 
 TREES = Lowering(build_context)
@@ -42,8 +43,8 @@ def render_sources(model: Any, name: str = "firmware", tree_style: str = "oblivi
     """
     sdk = sdk or choose()
     if lowering.flavours is not None and sdk.flavour.name not in lowering.flavours:
-        raise BadInputError(f"this backend generates C for the {', '.join(lowering.flavours)} SDK only, "
-                            f"not --sdk {sdk.flavour.name}")
+        raise BadInputError(f"--backend {lowering.backend} generates C for the {', '.join(lowering.flavours)} SDK "
+                            f"only, not --sdk {sdk.flavour.name}")
     c_template = lowering.c_template or sdk.flavour.c_template
     context = lowering.context(model, name, tree_style, source_info or {}, sdk)
     if inline_runtime:

@@ -93,7 +93,7 @@ def _context(model: q8.Int8Net, name: str, _tree_style: str, source_info: dict[s
 
 
 # The int8 network as C: the tree template with the decision replaced by the network, stub SDK only.
-LOWERING = Lowering(_context, c_template="firmware_int8.c.j2", flavours=(DEFAULT_FLAVOUR,))
+LOWERING = Lowering(_context, c_template="firmware_int8.c.j2", flavours=(DEFAULT_FLAVOUR,), backend=q8.BACKEND)
 
 
 def generate(model: q8.Int8Net, out_dir: str | Path, **kwargs: Any) -> dict[str, Path]:
