@@ -33,7 +33,7 @@ from rlcc.distill import report as report_mod
 from rlcc.distill.fit import DEFAULT_BUDGET_OPS, DEFAULT_DEPTH, DEFAULT_TREES
 from rlcc.distill.gate import FidelityBar
 from rlcc.distill.select import CANDIDATE_GRID
-from rlcc.distill.parallel import default_jobs
+from rlcc.parallel import default_jobs
 from rlcc.distill.pipeline import (
     DEFAULT_CANDIDATES,
     DEFAULT_SAMPLES,

@@ -12,14 +12,13 @@ name; a script's ``__main__`` functions travel by value; a module the workers ca
 with ``No module named ...`` unless registered with ``ray.cloudpickle.register_pickle_by_value``),
 jobs plain data (scenario dataclasses, dicts, names), no lambdas or open sessions. A job that
 raises re-raises its own exception here (a ``BadInputError`` in a job still exits 3), after the
-remaining tasks are cancelled. Same contract as the process pool of ``rlcc-compile``
-(``distill/parallel.py``), which stays the tool for one machine without Ray.
+remaining tasks are cancelled. The serial backend is ``rlcc.parallel.Runner``, the runner of the
+compile's simulations, the mutants and the prover; Ray is a second executor with its contract.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import socket
 import sys
@@ -29,6 +28,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from rlcc.errors import BadInputError
+from rlcc.parallel import Runner, available_cpus
 
 J = TypeVar("J")
 R = TypeVar("R")
@@ -63,11 +63,7 @@ def run_jobs(
         progress = sys.stderr.isatty()
     with _bar(progress, len(jobs), desc) as advance:
         if backend == "serial":
-            out = []
-            for job in jobs:
-                out.append(fn(job))
-                advance()
-            return out
+            return Runner(1).map(fn, jobs, on_done=lambda _i, _r: advance())
         return _run_ray(fn, jobs, address, num_cpus, advance)
 
 
@@ -139,15 +135,8 @@ def _init_ray(ray: Any, address: str | None, num_cpus: int | None) -> bool:
         else:
             if num_cpus is not None and num_cpus < 1:
                 raise BadInputError(f"num_cpus must be >= 1, got {num_cpus}")
-            ray.init(address="local", num_cpus=num_cpus or _cpus(), include_dashboard=False, **quiet)
+            ray.init(address="local", num_cpus=num_cpus or available_cpus(), include_dashboard=False, **quiet)
     return True
-
-
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def _apply(fn: Callable[[J], R], job: J) -> R:

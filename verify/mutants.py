@@ -18,15 +18,16 @@ it, or picked from the golden trace), then, if it survives those, against the wh
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
+import functools
+import multiprocessing
 import os
 import shlex
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ from rlcc.errors import BadInputError, BuildError, EmulationError, ExitCode, Rlc
 from rlcc.fxp import golden
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.vectors import Vectors, boundary_vectors, concat, expected, random_vectors
+from rlcc.parallel import Runner, can_fork
 from rlcc.verify.firmware_run import build_in, firmware_build, resolve
 from rlcc.verify.mutate import KINDS, Mutant, generate_mutants
 from rlcc.verify.runner import HarnessRunner, records_from_vectors
@@ -247,7 +249,9 @@ class _Job:
     prover: Prover | None
     unobservable: dict[str, str]  # mutant id -> why its model edit is invisible
     doca_layout: str | None = None  # --sdk doca firmware: the device layout it is built against
-    prover_lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)  # z3 is not thread-safe
+    # one proof at a time across the workers (each proof runs its own processes on the budget)
+    prover_lock: Any = dataclasses.field(default_factory=lambda: multiprocessing.get_context(
+        "fork" if can_fork() else None).Lock())
 
 
 def _replay(runner: HarnessRunner, v: Vectors) -> tuple[str, dict[str, Any] | None]:
@@ -339,12 +343,19 @@ def _unobservable_edits(model: FxModel, mutants: list[Mutant]) -> dict[str, str]
     return out
 
 
-def _progress(items: Iterable[Any], total: int, enabled: bool, desc: str) -> Iterable[Any]:
+@contextmanager
+def _progress(total: int, enabled: bool, desc: str) -> Iterator[Callable[[int, Any], None]]:
+    """A ``Runner.map`` ``on_done`` advancing a bar on a terminal's stderr (else doing nothing)."""
     if not (enabled and sys.stderr.isatty()):
-        return items
+        yield lambda _i, _r: None
+        return
     from tqdm import tqdm
 
-    return tqdm(items, total=total, desc=desc, unit="mutant", file=sys.stderr)
+    bar = tqdm(total=total, desc=desc, unit="mutant", file=sys.stderr)
+    try:
+        yield lambda _i, _r: bar.update(1)
+    finally:
+        bar.close()
 
 
 def run_mutation_analysis(
@@ -399,9 +410,6 @@ def run_mutation_analysis(
 
     job = _Job(sources, names, target, prof, cc, zbb, model, v, _Targeting(model, v), prover,
                _unobservable_edits(model, mutants) if golden_equivalence else {}, doca_layout)
-    if jobs <= 1:
-        results = [_evaluate(m, job) for m in _progress(mutants, len(mutants), progress, target)]
-    else:
-        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:  # the emulator and compiler release the GIL
-            results = list(_progress(pool.map(lambda m: _evaluate(m, job), mutants), len(mutants), progress, target))
+    with _progress(len(mutants), progress, target) as advance:  # a worker inherits the job as forked
+        results = Runner(jobs).map(functools.partial(_evaluate, job=job), mutants, on_done=advance, pickled=False)
     return MutationReport(str(firmware_c), target, prof.name, len(v), job.names, results, time.perf_counter() - t0)
