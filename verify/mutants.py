@@ -26,10 +26,10 @@ import shlex
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -53,6 +53,8 @@ TARGETED_MAX = 1024  # vectors in a mutant's first, targeted run
 OUTPUTS = ("rate", "rtt_req", "ctx_out")
 STATUSES = ("killed", "equivalent", "survived", "stillborn")
 Prover = Callable[[Path, FxModel, str], Any]
+M = TypeVar("M")
+R = TypeVar("R")
 
 
 @dataclasses.dataclass
@@ -267,12 +269,27 @@ def _replay(runner: HarnessRunner, v: Vectors) -> tuple[str, dict[str, Any] | No
     return (which, _vector_dict(v, int(idx[0]), out)) if len(idx) else ("", None)
 
 
-def _evaluate(m: Mutant, job: _Job) -> MutantResult:
-    t0 = time.perf_counter()
+@contextmanager
+def mutant_folder(files: dict[str, str]) -> Iterator[Path]:
+    """A temporary folder holding ``files`` ({file name: text}): where one mutant is built."""
     with tempfile.TemporaryDirectory(prefix="rlcc-mutant-") as tmp:
         work = Path(tmp)
-        for key, text in m.apply(job.sources).items():
-            (work / job.names[key]).write_text(text, encoding="utf-8")
+        for name, text in files.items():
+            (work / name).write_text(text, encoding="utf-8")
+        yield work
+
+
+def evaluate_all(evaluate: Callable[[M], R], mutants: Sequence[M], jobs: int = 1, progress: bool = False,
+                 desc: str = "mutants") -> list[R]:
+    """``[evaluate(m) for m in mutants]`` over ``jobs`` processes (``rlcc.parallel``: each forked,
+    so ``evaluate`` may hold unpicklable state), with a bar on a terminal when ``progress``."""
+    with _progress(len(mutants), progress, desc) as advance:
+        return Runner(jobs).map(evaluate, mutants, on_done=advance, pickled=False)
+
+
+def _evaluate(m: Mutant, job: _Job) -> MutantResult:
+    t0 = time.perf_counter()
+    with mutant_folder({job.names[key]: text for key, text in m.apply(job.sources).items()}) as work:
         try:
             fw = build_in(work, work / job.names["c"], job.target, job.profile, job.cc, doca_layout=job.doca_layout)
         except BuildError as exc:
@@ -410,6 +427,5 @@ def run_mutation_analysis(
 
     job = _Job(sources, names, target, prof, cc, zbb, model, v, _Targeting(model, v), prover,
                _unobservable_edits(model, mutants) if golden_equivalence else {}, doca_layout)
-    with _progress(len(mutants), progress, target) as advance:  # a worker inherits the job as forked
-        results = Runner(jobs).map(functools.partial(_evaluate, job=job), mutants, on_done=advance, pickled=False)
+    results = evaluate_all(functools.partial(_evaluate, job=job), mutants, jobs, progress, target)
     return MutationReport(str(firmware_c), target, prof.name, len(v), job.names, results, time.perf_counter() - t0)
