@@ -87,9 +87,9 @@ class Runner:
         ``costs`` (estimated work of each item, e.g. simulated ms) order the start, largest first,
         so the workers finish together, and advance ``stage`` as items finish. ``on_done(i, r)``
         runs in the parent as item ``i`` finishes, before the next item starts (so that item's
-        process inherits what it recorded). ``timeout``: seconds a task may run in its process;
-        a task over it, or whose process dies, is ``lost(item, error)`` (default: raise the
-        ``TaskLost``). ``pickled``: see the module doc; False for closures over unpicklable state.
+        process inherits what it recorded). ``timeout``: seconds a task may run in its process
+        (in-process tasks run to their end); a task over it, or whose process dies, is
+        ``lost(item, error)`` (default: raise the ``TaskLost``). ``pickled``: see the module doc; False for closures over unpicklable state.
         """
         items = list(items)
         costs = [1.0] * len(items) if costs is None else [float(c) for c in costs]
