@@ -86,7 +86,6 @@ def prove_handler(img: ElfImage, model: FxModel, xlen: int, timeout_s: float, jo
     # is the context's rate word once that is proven).
     proven: list[str] = []
     facts: list[Any] = []
-    deadline = t0 + timeout_s
     todo = list(range(len(names)))
     finished = [0]  # outputs of this pass done: a query's process sees the count at its start
 
