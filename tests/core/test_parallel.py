@@ -112,3 +112,27 @@ def test_no_worker_outlives_an_error():
 def test_jobs_must_be_positive():
     with pytest.raises(ValueError):
         Runner(0)
+
+
+def _signal_handlers(_x: int) -> tuple[bool, bool]:
+    return signal.getsignal(signal.SIGINT) is signal.SIG_IGN, signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_ctrl_c_in_the_parent_kills_the_workers():
+    import multiprocessing
+
+    def interrupt(_i: int, _r: float) -> None:
+        raise KeyboardInterrupt
+
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        Runner(3).map(_sleep, [0.0, 30.0, 30.0], on_done=interrupt)
+    assert time.monotonic() - t0 < 10 and multiprocessing.active_children() == []
+
+
+def test_workers_leave_ctrl_c_to_the_parent_and_die_on_sigterm():
+    previous = signal.signal(signal.SIGTERM, lambda *_: None)  # as the CLI turns SIGTERM into an exception
+    try:
+        assert Runner(2).map(_signal_handlers, range(2)) == [(True, True)] * 2
+    finally:
+        signal.signal(signal.SIGTERM, previous)
