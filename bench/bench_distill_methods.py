@@ -31,7 +31,7 @@ from benchlib import POLICIES, machine, seeds_and_policies, shown
 from rlcc.distill import evaluate, sampling
 from rlcc.distill.factor_range import teacher_factor_range
 from rlcc.distill.fit import FitConfig, fit_student
-from rlcc.distill.parallel import Runner, run_all
+from rlcc.parallel import Runner, run_all
 from rlcc.distill.pipeline import CompileOptions
 from rlcc.distill.sampling import Samples
 from rlcc.policy import OnnxPolicy
@@ -121,30 +121,27 @@ def main() -> None:
     args = seeds_and_policies(__doc__)
     runner = Runner(args.jobs)
     results = {"machine": machine(), "checks": [f"{m} many-to-one:{n} ({ms:g} ms)" for n, m, ms in CHECKS], "policies": {}}
-    try:
-        for pname in args.policies:
-            policy = OnnxPolicy(POLICIES[pname])
-            entry = results["policies"].setdefault(pname, {"policy": shown(POLICIES[pname]), "seeds": {}})
-            for seed in args.seeds:
-                train = training_set(policy, seed, runner)
-                lo, hi = teacher_factor_range(policy, train.obs).min, teacher_factor_range(policy, train.obs).max
-                students = methods(policy, train, seed)
-                scen = {(n, mode): evaluate.eval_scenario(n, ms, seed, mode) for n, mode, ms in CHECKS}
-                factories = [("teacher", functools.partial(FactorController, policy.factor, policy.spec, "teacher"))]
-                factories += [(k, functools.partial(FloatTreesController, s, policy.spec, clamp=(lo, hi)))
-                              for k, s in students.items()]
-                tasks = [(sc, f) for _, f in factories for sc in scen.values()]
-                metrics = run_all(runner, evaluate._measure, tasks)
-                by = {k: dict(zip(scen, metrics[i * len(scen):(i + 1) * len(scen)])) for i, (k, _) in enumerate(factories)}
-                entry["seeds"][str(seed)] = {k: judge({c: (by["teacher"][c], by[k][c]) for c in scen})
-                                             for k in students}
-                for k, r in entry["seeds"][str(seed)].items():
-                    print(f"{pname} seed {seed} {k:45s} steady rtt {r['steady_rtt']:+6.1f}% q {r['steady_queue']:+6.1f}% | "
-                          f"startup rtt {r['startup_rtt']:+6.1f}% q {r['startup_queue']:+6.1f}% drops {r['startup_drops']:+.3f}",
-                          flush=True)
-                RESULTS.write_text(json.dumps(results, indent=1) + "\n")
-    finally:
-        runner.close()
+    for pname in args.policies:
+        policy = OnnxPolicy(POLICIES[pname])
+        entry = results["policies"].setdefault(pname, {"policy": shown(POLICIES[pname]), "seeds": {}})
+        for seed in args.seeds:
+            train = training_set(policy, seed, runner)
+            lo, hi = teacher_factor_range(policy, train.obs).min, teacher_factor_range(policy, train.obs).max
+            students = methods(policy, train, seed)
+            scen = {(n, mode): evaluate.eval_scenario(n, ms, seed, mode) for n, mode, ms in CHECKS}
+            factories = [("teacher", functools.partial(FactorController, policy.factor, policy.spec, "teacher"))]
+            factories += [(k, functools.partial(FloatTreesController, s, policy.spec, clamp=(lo, hi)))
+                          for k, s in students.items()]
+            tasks = [(sc, f) for _, f in factories for sc in scen.values()]
+            metrics = run_all(runner, evaluate._measure, tasks)
+            by = {k: dict(zip(scen, metrics[i * len(scen):(i + 1) * len(scen)])) for i, (k, _) in enumerate(factories)}
+            entry["seeds"][str(seed)] = {k: judge({c: (by["teacher"][c], by[k][c]) for c in scen})
+                                         for k in students}
+            for k, r in entry["seeds"][str(seed)].items():
+                print(f"{pname} seed {seed} {k:45s} steady rtt {r['steady_rtt']:+6.1f}% q {r['steady_queue']:+6.1f}% | "
+                      f"startup rtt {r['startup_rtt']:+6.1f}% q {r['startup_queue']:+6.1f}% drops {r['startup_drops']:+.3f}",
+                      flush=True)
+            RESULTS.write_text(json.dumps(results, indent=1) + "\n")
 
 
 if __name__ == "__main__":

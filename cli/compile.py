@@ -23,7 +23,6 @@ from rlcc.cli.common import PORTS, POSITIVE_FLOAT, bad_input_option, guarded
 from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, FLAVOUR_NAMES
 from rlcc.distill.fit import DEFAULT_BUDGET_OPS, DEFAULT_DEPTH, DEFAULT_TREES
 from rlcc.distill.gate import FidelityBar
-from rlcc.distill.parallel import default_jobs
 from rlcc.distill.pipeline import DEFAULT_CANDIDATES, DEFAULT_SAMPLES, EQUILIBRIUM_MODES, QUICK_CANDIDATES, QUICK_SAMPLES
 from rlcc.distill.select import CANDIDATE_GRID
 from rlcc.errors import ExitCode
@@ -31,6 +30,7 @@ from rlcc.kinds.base import CompileRequest, Outcome, RunContext
 from rlcc.kinds.pcc import check_name
 from rlcc.kinds.switch_agent.check import DEFAULT_PORTS
 from rlcc.kinds.trees.kind import TREE_STYLES
+from rlcc.parallel import default_jobs
 from rlcc.pipeline.compile import backends, compile_to
 from rlcc.progress import for_stderr
 from rlcc.targets import DEFAULT_TARGET, TARGET_NAMES

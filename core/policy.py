@@ -26,7 +26,7 @@ _PASS_THROUGH = {"Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten"}
 
 
 class PicklableSession:
-    """Picklable for worker processes (``rlcc.distill.parallel``): the ONNX Runtime session
+    """Picklable for worker processes (``rlcc.parallel``): the ONNX Runtime session
     (``_session``) is rebuilt from ``model_bytes`` on the other side, once per process."""
 
     model_bytes: bytes

@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from rlcc import formats as fmt
-from rlcc.distill.parallel import Runner, run_all
+from rlcc.parallel import Runner, run_all
 from rlcc.distill.closed_loop import ClosedLoop, ControllerRow
 from rlcc.distill.report_data import Fidelity, Probe, Sizes
 from rlcc.distill.sampling import NACK, PREV, RATE, RTT, CNP, RAW_FIELDS, Samples, float_inputs

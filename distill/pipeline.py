@@ -25,7 +25,7 @@ from rlcc.distill.fit import (
     fit_student,
 )
 from rlcc.distill.gate import FidelityBar, judge
-from rlcc.distill.parallel import Runner
+from rlcc.parallel import Runner
 from rlcc.distill.report_data import (
     ClosedLoop,
     CompileReport,
@@ -196,23 +196,20 @@ def compile_policy(
     the model is the same bytes: ``rlcc-verify --policy`` recompiles this way)."""
     options.validate()
     runner = Runner(jobs)
-    try:
-        if not getattr(policy, "recurrent", False):
-            return _compile(policy, options, log, fits, runner, progress, measure=measure)
-        # A recurrent teacher: sample it once through the longest window the context holds,
-        # choose the student's window on held-out decisions, distill through that window.
-        widest = policy.windowed(window.max_window(policy.step_spec))
-        visited = _sample_teacher(widest, options, log, runner, progress)
-        train, held = sampling.split_holdout(visited, options.holdout_fraction, options.seed)
-        log(f"recurrent teacher: choosing the student's window (1..{widest.spec.history} steps) on held-out decisions")
-        choice = window.choose(train, held, widest.spec, options.student_spec, _fit_config(options))
-        log(f"window: {choice.k} steps (held-out RMSE "
-            + ", ".join(f"k={c.k}: {c.held_out_rmse:.4f}" for c in choice.candidates) + ")")
-        result = _compile(policy.windowed(choice.k), options, log, fits, runner, progress,
-                          window.sub_window(visited, widest.spec, choice.k), measure)
-        return result if result.report is None else dataclasses.replace(result, report=dataclasses.replace(result.report, window=choice))
-    finally:
-        runner.close()
+    if not getattr(policy, "recurrent", False):
+        return _compile(policy, options, log, fits, runner, progress, measure=measure)
+    # A recurrent teacher: sample it once through the longest window the context holds,
+    # choose the student's window on held-out decisions, distill through that window.
+    widest = policy.windowed(window.max_window(policy.step_spec))
+    visited = _sample_teacher(widest, options, log, runner, progress)
+    train, held = sampling.split_holdout(visited, options.holdout_fraction, options.seed)
+    log(f"recurrent teacher: choosing the student's window (1..{widest.spec.history} steps) on held-out decisions")
+    choice = window.choose(train, held, widest.spec, options.student_spec, _fit_config(options))
+    log(f"window: {choice.k} steps (held-out RMSE "
+        + ", ".join(f"k={c.k}: {c.held_out_rmse:.4f}" for c in choice.candidates) + ")")
+    result = _compile(policy.windowed(choice.k), options, log, fits, runner, progress,
+                      window.sub_window(visited, widest.spec, choice.k), measure)
+    return result if result.report is None else dataclasses.replace(result, report=dataclasses.replace(result.report, window=choice))
 
 
 def check_on_suite(result: CompileResult, policy: OnnxPolicy, options: CompileOptions, latency_us: float,
@@ -228,11 +225,8 @@ def add_suite_check(result, teacher, ensemble: FloatEnsemble | None, options: Co
     gate judged over it and the report's other closed-loop tables; ``keys``: the controllers run."""
     log(f"closed loop: reduced suite on the single switch and the fat-tree ({who} decides in {latency_us:g} us)")
     runner = Runner(jobs)
-    try:
-        with progress("closed loop: reduced suite on both topologies", "sim-ms") as stage:
-            table = evaluate.suite_check(teacher, ensemble, result.model, latency_us, options.seed, runner, stage, keys)
-    finally:
-        runner.close()
+    with progress("closed loop: reduced suite on both topologies", "sim-ms") as stage:
+        table = evaluate.suite_check(teacher, ensemble, result.model, latency_us, options.seed, runner, stage, keys)
     r = result.report
     report = dataclasses.replace(r, closed_loop_suite=table, suite_latency_us=latency_us,
                                  gate=judge([r.closed_loop_steady, r.closed_loop, table], options.bar,

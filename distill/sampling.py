@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rlcc import formats as fmt
-from rlcc.distill.parallel import Runner, run_all
+from rlcc.parallel import Runner, run_all
 from rlcc.errors import BadInputError
 from rlcc.fxp import golden
 from rlcc.fxp.model import FxConstants

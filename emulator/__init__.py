@@ -3,6 +3,7 @@
 The hot loop is C (``_rvcore``); this package adds ELF loading, cycle profiles and a Python API.
 """
 
+from .decode import Decoded, decode
 from .cycle_model import COST_KEYS, Profile, list_profiles, load_profile, profile_from_dict
 from .elf_loader import LoadedElf, Symbol, load_elf
 from .machine import (
@@ -22,6 +23,7 @@ __all__ = [
     "DEFAULT_MAX_INSTRUCTIONS",
     "DEFAULT_MEM_BASE",
     "DEFAULT_MEM_SIZE",
+    "Decoded",
     "FAULT_KINDS",
     "EmulationFault",
     "LoadedElf",
@@ -29,6 +31,7 @@ __all__ = [
     "Profile",
     "RunResult",
     "Symbol",
+    "decode",
     "list_profiles",
     "load_elf",
     "load_profile",

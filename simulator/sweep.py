@@ -12,14 +12,13 @@ name; a script's ``__main__`` functions travel by value; a module the workers ca
 with ``No module named ...`` unless registered with ``ray.cloudpickle.register_pickle_by_value``),
 jobs plain data (scenario dataclasses, dicts, names), no lambdas or open sessions. A job that
 raises re-raises its own exception here (a ``BadInputError`` in a job still exits 3), after the
-remaining tasks are cancelled. Same contract as the process pool of ``rlcc-compile``
-(``distill/parallel.py``), which stays the tool for one machine without Ray.
+remaining tasks are cancelled. The serial backend is ``rlcc.parallel.Runner``, the runner of the
+compile's simulations, the mutants and the prover; ``RayRunner`` is the same ``map`` on Ray.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import socket
 import sys
@@ -29,6 +28,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from rlcc.errors import BadInputError
+from rlcc.parallel import Runner, available_cpus
 
 J = TypeVar("J")
 R = TypeVar("R")
@@ -61,14 +61,20 @@ def run_jobs(
         return []
     if progress is None:
         progress = sys.stderr.isatty()
+    runner = Runner(1) if backend == "serial" else RayRunner(address, num_cpus)
     with _bar(progress, len(jobs), desc) as advance:
-        if backend == "serial":
-            out = []
-            for job in jobs:
-                out.append(fn(job))
-                advance()
-            return out
-        return _run_ray(fn, jobs, address, num_cpus, advance)
+        return runner.map(fn, jobs, on_done=lambda _i, _r: advance())
+
+
+class RayRunner:
+    """``rlcc.parallel.Runner.map`` on Ray (see ``run_jobs`` for ``address`` and ``num_cpus``)."""
+
+    def __init__(self, address: str | None = None, num_cpus: int | None = None) -> None:
+        self.address, self.num_cpus = address, num_cpus
+
+    def map(self, fn: Callable[[J], R], items: Sequence[J], on_done: Callable[[int, R], None] | None = None) -> list[R]:
+        """``[fn(x) for x in items]``, one Ray task each; ``on_done(i, r)`` as results arrive."""
+        return _run_ray(fn, list(items), self.address, self.num_cpus, on_done or (lambda _i, _r: None))
 
 
 @contextmanager
@@ -139,15 +145,8 @@ def _init_ray(ray: Any, address: str | None, num_cpus: int | None) -> bool:
         else:
             if num_cpus is not None and num_cpus < 1:
                 raise BadInputError(f"num_cpus must be >= 1, got {num_cpus}")
-            ray.init(address="local", num_cpus=num_cpus or _cpus(), include_dashboard=False, **quiet)
+            ray.init(address="local", num_cpus=num_cpus or available_cpus(), include_dashboard=False, **quiet)
     return True
-
-
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def _apply(fn: Callable[[J], R], job: J) -> R:
@@ -155,7 +154,7 @@ def _apply(fn: Callable[[J], R], job: J) -> R:
 
 
 def _run_ray(fn: Callable[[J], R], jobs: list[J], address: str | None, num_cpus: int | None,
-             advance: Callable[[], None]) -> list[R]:
+             on_done: Callable[[int, R], None]) -> list[R]:
     ray = _import_ray()
     started = _init_ray(ray, address, num_cpus)
     pending: list[Any] = []
@@ -169,8 +168,9 @@ def _run_ray(fn: Callable[[J], R], jobs: list[J], address: str | None, num_cpus:
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)
             for ref in ready:
-                results[index[ref]] = _get(ray, ref)
-                advance()
+                i = index[ref]
+                results[i] = _get(ray, ref)
+                on_done(i, results[i])
         return results
     finally:
         for ref in pending:

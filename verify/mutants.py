@@ -18,17 +18,18 @@ it, or picked from the golden trace), then, if it survives those, against the wh
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
+import functools
+import multiprocessing
 import os
 import shlex
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -41,6 +42,7 @@ from rlcc.errors import BadInputError, BuildError, EmulationError, ExitCode, Rlc
 from rlcc.fxp import golden
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.vectors import Vectors, concat, expected
+from rlcc.parallel import Runner, can_fork
 from rlcc.verify.generators import boundary_vectors, random_vectors
 from rlcc.verify.firmware_run import build_in, firmware_build, resolve
 from rlcc.verify.mutate import KINDS, Mutant, generate_mutants
@@ -52,6 +54,8 @@ TARGETED_MAX = 1024  # vectors in a mutant's first, targeted run
 OUTPUTS = ("rate", "rtt_req", "ctx_out")
 STATUSES = ("killed", "equivalent", "survived", "stillborn")
 Prover = Callable[[Path, FxModel, str], Any]
+M = TypeVar("M")
+R = TypeVar("R")
 
 
 @dataclasses.dataclass
@@ -248,7 +252,9 @@ class _Job:
     prover: Prover | None
     unobservable: dict[str, str]  # mutant id -> why its model edit is invisible
     doca_layout: str | None = None  # --sdk doca firmware: the device layout it is built against
-    prover_lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)  # z3 is not thread-safe
+    # one proof at a time across the workers (each proof runs its own processes on the budget)
+    prover_lock: Any = dataclasses.field(default_factory=lambda: multiprocessing.get_context(
+        "fork" if can_fork() else None).Lock())
 
 
 def _replay(runner: HarnessRunner, v: Vectors) -> tuple[str, dict[str, Any] | None]:
@@ -264,12 +270,27 @@ def _replay(runner: HarnessRunner, v: Vectors) -> tuple[str, dict[str, Any] | No
     return (which, _vector_dict(v, int(idx[0]), out)) if len(idx) else ("", None)
 
 
-def _evaluate(m: Mutant, job: _Job) -> MutantResult:
-    t0 = time.perf_counter()
+@contextmanager
+def mutant_folder(files: dict[str, str]) -> Iterator[Path]:
+    """A temporary folder holding ``files`` ({file name: text}): where one mutant is built."""
     with tempfile.TemporaryDirectory(prefix="rlcc-mutant-") as tmp:
         work = Path(tmp)
-        for key, text in m.apply(job.sources).items():
-            (work / job.names[key]).write_text(text, encoding="utf-8")
+        for name, text in files.items():
+            (work / name).write_text(text, encoding="utf-8")
+        yield work
+
+
+def evaluate_all(evaluate: Callable[[M], R], mutants: Sequence[M], jobs: int = 1, progress: bool = False,
+                 desc: str = "mutants") -> list[R]:
+    """``[evaluate(m) for m in mutants]`` over ``jobs`` processes (``rlcc.parallel``: each forked,
+    so ``evaluate`` may hold unpicklable state), with a bar on a terminal when ``progress``."""
+    with _progress(len(mutants), progress, desc) as advance:
+        return Runner(jobs).map(evaluate, mutants, on_done=advance, pickled=False)
+
+
+def _evaluate(m: Mutant, job: _Job) -> MutantResult:
+    t0 = time.perf_counter()
+    with mutant_folder({job.names[key]: text for key, text in m.apply(job.sources).items()}) as work:
         try:
             fw = build_in(work, work / job.names["c"], job.target, job.profile, job.cc, doca_layout=job.doca_layout)
         except BuildError as exc:
@@ -340,12 +361,19 @@ def _unobservable_edits(model: FxModel, mutants: list[Mutant]) -> dict[str, str]
     return out
 
 
-def _progress(items: Iterable[Any], total: int, enabled: bool, desc: str) -> Iterable[Any]:
+@contextmanager
+def _progress(total: int, enabled: bool, desc: str) -> Iterator[Callable[[int, Any], None]]:
+    """A ``Runner.map`` ``on_done`` advancing a bar on a terminal's stderr (else doing nothing)."""
     if not (enabled and sys.stderr.isatty()):
-        return items
+        yield lambda _i, _r: None
+        return
     from tqdm import tqdm
 
-    return tqdm(items, total=total, desc=desc, unit="mutant", file=sys.stderr)
+    bar = tqdm(total=total, desc=desc, unit="mutant", file=sys.stderr)
+    try:
+        yield lambda _i, _r: bar.update(1)
+    finally:
+        bar.close()
 
 
 def run_mutation_analysis(
@@ -400,9 +428,5 @@ def run_mutation_analysis(
 
     job = _Job(sources, names, target, prof, cc, zbb, model, v, _Targeting(model, v), prover,
                _unobservable_edits(model, mutants) if golden_equivalence else {}, doca_layout)
-    if jobs <= 1:
-        results = [_evaluate(m, job) for m in _progress(mutants, len(mutants), progress, target)]
-    else:
-        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:  # the emulator and compiler release the GIL
-            results = list(_progress(pool.map(lambda m: _evaluate(m, job), mutants), len(mutants), progress, target))
+    results = evaluate_all(functools.partial(_evaluate, job=job), mutants, jobs, progress, target)
     return MutationReport(str(firmware_c), target, prof.name, len(v), job.names, results, time.perf_counter() - t0)

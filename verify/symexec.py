@@ -24,7 +24,7 @@ from typing import Any, Callable
 import z3
 
 from rlcc.errors import RlccError
-from rlcc.verify.rv_decode import Insn, decode
+from rlcc.emulator import Decoded, decode
 
 Val = Any  # int (concrete, in [0, 2^xlen)) or z3.BitVecRef of width xlen
 # Reads the caller's memory at the call: (address, size in bytes) -> value (as Executor.load).
@@ -208,7 +208,7 @@ class Executor:
         self.regions = regions
         self.summaries = summaries or {}
         self.obligations: list[tuple[str, Any]] = []
-        self._decoded: dict[int, Insn] = {}
+        self._decoded: dict[int, Decoded] = {}
         self._products: dict[int, tuple[z3.BitVecRef, z3.BitVecRef]] = {}  # RV32: product id -> (opaque, product)
 
     # ---- memory -------------------------------------------------------------------------
@@ -283,10 +283,13 @@ class Executor:
                 st.mem[addr + i] = z3.Extract(8 * i + 7, 8 * i, value)  # unsimplified: see _word_term
 
     # ---- execution ------------------------------------------------------------------------
-    def insn(self, pc: int) -> Insn:
+    def insn(self, pc: int) -> Decoded:
         if pc not in self._decoded:
             word = int.from_bytes(bytes(self._image_byte(pc + i) for i in range(4 if self._image_byte(pc) & 3 == 3 else 2)), "little")
-            self._decoded[pc] = decode(word, self.xlen)
+            d = decode(word, self.xlen)  # Zbb decoded whatever the target: the emulator refuses it there
+            if d.op == "illegal":
+                raise SymexecUnsupported(f"unsupported instruction {word:#x} at pc {pc:#x}")
+            self._decoded[pc] = d
         return self._decoded[pc]
 
     def run(self, entry: State, stop_pc: int) -> Result:
@@ -428,7 +431,7 @@ class Executor:
             self._exec(st, i)
             st.pc += i.size
 
-    def _jump_target(self, st: State, i: Insn) -> int:
+    def _jump_target(self, st: State, i: Decoded) -> int:
         if i.op == "jal":
             return (st.pc + i.imm) & self.mask
         base = self._reg(st, i.rs1)
@@ -439,7 +442,7 @@ class Executor:
             base = base.as_long()
         return (base + i.imm) & self.mask & ~1
 
-    def _branch(self, st: State, i: Insn) -> list[State]:
+    def _branch(self, st: State, i: Decoded) -> list[State]:
         a, b = self._reg(st, i.rs1), self._reg(st, i.rs2)
         taken_pc, fall_pc = (st.pc + i.imm) & self.mask, st.pc + i.size
         if isinstance(a, int) and isinstance(b, int):
@@ -453,7 +456,7 @@ class Executor:
         st.pc, st.cond = taken_pc, st.cond + (c,)
         return [st, other]
 
-    def _exec(self, st: State, i: Insn) -> None:
+    def _exec(self, st: State, i: Decoded) -> None:
         x, op = self.xlen, i.op
         a, b = self._reg(st, i.rs1), self._reg(st, i.rs2)
         if op == "lui":
@@ -568,6 +571,18 @@ def _alu_z3_concrete(op: str, a: int, b: int, x: int) -> int:
     return e.as_long()
 
 
+def _divide(op: str, a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BitVecRef:
+    """RISC-V division at the operands' width: no trap; by zero all ones (quotient) or the
+    dividend (remainder); the most negative value by -1 overflows to itself (remainder 0)."""
+    n = a.size()
+    zero = z3.BitVecVal(0, n)
+    overflow = z3.And(a == 1 << (n - 1), b == ~zero)
+    return {"div": lambda: z3.If(b == 0, ~zero, z3.If(overflow, a, a / b)),
+            "divu": lambda: z3.If(b == 0, ~zero, z3.UDiv(a, b)),
+            "rem": lambda: z3.If(b == 0, a, z3.If(overflow, zero, z3.SRem(a, b))),
+            "remu": lambda: z3.If(b == 0, a, z3.URem(a, b))}[op]()
+
+
 def _alu_z3(op: str, a: z3.BitVecRef, b: z3.BitVecRef, x: int) -> z3.BitVecRef:
     sh = b & (x - 1)
     zero, one = z3.BitVecVal(0, x), z3.BitVecVal(1, x)
@@ -589,10 +604,10 @@ def _alu_z3(op: str, a: z3.BitVecRef, b: z3.BitVecRef, x: int) -> z3.BitVecRef:
         "mulhu": lambda: _mulhu(a, b, x, wide_product),
         "mulh": lambda: z3.Extract(2 * x - 1, x, wide_product(True, True)),
         "mulhsu": lambda: z3.Extract(2 * x - 1, x, wide_product(True, False)),
-        "div": lambda: z3.If(b == 0, ~zero, z3.If(z3.And(a == 1 << (x - 1), b == ~zero), a, a / b)),
-        "divu": lambda: z3.If(b == 0, ~zero, z3.UDiv(a, b)),
-        "rem": lambda: z3.If(b == 0, a, z3.If(z3.And(a == 1 << (x - 1), b == ~zero), zero, z3.SRem(a, b))),
-        "remu": lambda: z3.If(b == 0, a, z3.URem(a, b)),
+        "div": lambda: _divide("div", a, b), "divu": lambda: _divide("divu", a, b),
+        "rem": lambda: _divide("rem", a, b), "remu": lambda: _divide("remu", a, b),
+        "divw": lambda: w(_divide("div", lo32(a), lo32(b))), "divuw": lambda: w(_divide("divu", lo32(a), lo32(b))),
+        "remw": lambda: w(_divide("rem", lo32(a), lo32(b))), "remuw": lambda: w(_divide("remu", lo32(a), lo32(b))),
         "andn": lambda: a & ~b, "orn": lambda: a | ~b, "xnor": lambda: ~(a ^ b),
         "min": lambda: z3.If(a < b, a, b), "max": lambda: z3.If(a > b, a, b),
         "minu": lambda: z3.If(z3.ULT(a, b), a, b), "maxu": lambda: z3.If(z3.UGT(a, b), a, b),
@@ -605,7 +620,7 @@ def _alu_z3(op: str, a: z3.BitVecRef, b: z3.BitVecRef, x: int) -> z3.BitVecRef:
         "sraw": lambda: w(lo32(a) >> (lo32(b) & 31)), "mulw": lambda: w(lo32(a) * lo32(b)),
         "rolw": lambda: w(z3.RotateLeft(lo32(a), lo32(b) & 31)), "rorw": lambda: w(z3.RotateRight(lo32(a), lo32(b) & 31)),
         "clzw": lambda: z3.ZeroExt(x - 32, _clz(lo32(a), 32)), "ctzw": lambda: z3.ZeroExt(x - 32, _ctz(lo32(a), 32)),
-        "cpopw": lambda: z3.ZeroExt(x - 32, _cpop(lo32(a), 32)), "add.uw": lambda: z3.ZeroExt(x - 32, lo32(a)) + b,
+        "cpopw": lambda: z3.ZeroExt(x - 32, _cpop(lo32(a), 32)),
         "rev8": lambda: z3.Concat(*[z3.Extract(8 * k + 7, 8 * k, a) for k in range(x // 8)]),
         "orc.b": lambda: z3.Concat(*[z3.If(z3.Extract(8 * k + 7, 8 * k, a) == 0, z3.BitVecVal(0, 8), z3.BitVecVal(0xFF, 8))
                                      for k in reversed(range(x // 8))]),

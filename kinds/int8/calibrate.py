@@ -14,7 +14,7 @@ import numpy as np
 
 from rlcc.distill import sampling
 from rlcc.kinds.int8.quantize import Calibration
-from rlcc.distill.parallel import Runner, run_all
+from rlcc.parallel import Runner, run_all
 from rlcc.distill.sampling import RAW_FIELDS
 from rlcc.progress import Stage
 from rlcc.simulator.controllers import FactorController

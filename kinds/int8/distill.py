@@ -23,7 +23,7 @@ from rlcc.distill.gate import FidelityVerdict, judge
 from rlcc.kinds.int8.calibrate import calibrate
 from rlcc.kinds.int8.graph import describe, read_network
 from rlcc.kinds.int8.quantize import Calibration, int8_factors, quantize_net
-from rlcc.distill.parallel import Runner
+from rlcc.parallel import Runner
 from rlcc.distill.pipeline import CompileOptions, add_suite_check
 from rlcc.distill.report_data import ClosedLoop
 from rlcc.fxp.int8_net import Int8Net
@@ -87,30 +87,27 @@ def compile_int8(policy: Any, options: CompileOptions, log: Log = lambda _m: Non
     net = read_network(policy.path, spec, policy)
     log(f"network: {describe(net)}; calibrating on {options.samples} closed-loop teacher decisions")
     runner = Runner(jobs)
-    try:
-        with progress("calibrating on the teacher's closed loop", "sim-ms") as stage:
-            calib = calibrate(policy, spec, options.scenarios, options.samples, options.seed, options.duration_scale,
-                              net.lstm.h_index if net.lstm is not None else 0, runner, stage)
-        train, held = _split(calib, options.seed)
-        provenance = {"source": policy.path.name, "source_sha256": hashlib.sha256(policy.model_bytes).hexdigest(),
-                      "network": describe(net), "seed": options.seed, "calibration_decisions": len(train)}
-        log(f"quantizing ({len(train)} decisions; clip ranges searched on the factor error)")
-        model, record = quantize_net(net, spec, train, options.probe_timeout_ns, provenance)
-        err = int8_factors(model, held) - held.label
-        fidelity = {"held_out_decisions": len(held), "rmse_vs_teacher": _r(np.sqrt(np.mean(err**2))),
-                    "max_abs_vs_teacher": _r(np.max(np.abs(err))), "mean_abs_vs_teacher": _r(np.mean(np.abs(err))),
-                    "per_step_teacher_state": net.lstm is not None}
-        log(f"closed loop: teacher vs int8 network on many-to-one {list(options.eval_flows)}")
-        teacher = policy if getattr(policy, "recurrent", False) else policy.factor
-        with progress("closed loop: teacher vs int8 network", "sim-ms") as stage:
-            startup, steady = evaluate.closed_loops(teacher, None, model, [
-                {"flows": options.eval_flows, "duration_ms": options.eval_duration_ms, "seed": options.seed,
-                 "controllers": KEYS[1:]},
-                {"flows": options.eval_flows, "duration_ms": options.steady_duration_ms, "seed": options.seed,
-                 "mode": evaluate.STEADY, "controllers": KEYS[1:]},
-            ], runner, stage)
-    finally:
-        runner.close()
+    with progress("calibrating on the teacher's closed loop", "sim-ms") as stage:
+        calib = calibrate(policy, spec, options.scenarios, options.samples, options.seed, options.duration_scale,
+                          net.lstm.h_index if net.lstm is not None else 0, runner, stage)
+    train, held = _split(calib, options.seed)
+    provenance = {"source": policy.path.name, "source_sha256": hashlib.sha256(policy.model_bytes).hexdigest(),
+                  "network": describe(net), "seed": options.seed, "calibration_decisions": len(train)}
+    log(f"quantizing ({len(train)} decisions; clip ranges searched on the factor error)")
+    model, record = quantize_net(net, spec, train, options.probe_timeout_ns, provenance)
+    err = int8_factors(model, held) - held.label
+    fidelity = {"held_out_decisions": len(held), "rmse_vs_teacher": _r(np.sqrt(np.mean(err**2))),
+                "max_abs_vs_teacher": _r(np.max(np.abs(err))), "mean_abs_vs_teacher": _r(np.mean(np.abs(err))),
+                "per_step_teacher_state": net.lstm is not None}
+    log(f"closed loop: teacher vs int8 network on many-to-one {list(options.eval_flows)}")
+    teacher = policy if getattr(policy, "recurrent", False) else policy.factor
+    with progress("closed loop: teacher vs int8 network", "sim-ms") as stage:
+        startup, steady = evaluate.closed_loops(teacher, None, model, [
+            {"flows": options.eval_flows, "duration_ms": options.eval_duration_ms, "seed": options.seed,
+             "controllers": KEYS[1:]},
+            {"flows": options.eval_flows, "duration_ms": options.steady_duration_ms, "seed": options.seed,
+             "mode": evaluate.STEADY, "controllers": KEYS[1:]},
+        ], runner, stage)
     report = Int8Report(
         teacher={"path": policy.path.name, "recurrent": bool(getattr(policy, "recurrent", False)),
                  "inputs": spec.input_names()},

@@ -17,8 +17,9 @@ largest value) and a leaf mutant of an unreachable leaf are equivalent by constr
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
-import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,7 @@ from rlcc import textio
 from rlcc.class_trees import ClassEnsemble, ClassTree, IntSplit
 from rlcc.kinds.switch_agent import vectors as sv
 from rlcc.switch_spec import SwitchAgentSpec
+from rlcc.verify.mutants import evaluate_all, mutant_folder
 
 _THR_RE = re.compile(r"^#define (\w*?THR_(\d+)_(\d+)) UINT32_C\((\d+)\)")
 _COND_RE = re.compile(r"(x\[\w+\]) > (\w*?THR_(\d+)_(\d+)\))")
@@ -149,13 +151,11 @@ def run_c_mutant(firmware_c: Path, mutant: CMutant, spec: SwitchAgentSpec, model
     from rlcc.kinds.switch_agent.firmware_run import switch_build
 
     firmware_c = Path(firmware_c)
-    with tempfile.TemporaryDirectory(prefix="rlcc-swmut-") as work:
-        src = Path(work) / firmware_c.name
-        src.write_text(mutant.apply(textio.read_text(firmware_c, "firmware")), encoding="utf-8")
-        header = firmware_c.with_suffix(".h")
-        (Path(work) / header.name).write_text(textio.read_text(header, "firmware header"), encoding="utf-8")
-        with switch_build(src, target, profile) as fw:
-            out = fw.runner().run(to_records(vectors))
+    header = firmware_c.with_suffix(".h")
+    files = {firmware_c.name: mutant.apply(textio.read_text(firmware_c, "firmware")),
+             header.name: textio.read_text(header, "firmware header")}
+    with mutant_folder(files) as work, switch_build(work / firmware_c.name, target, profile) as fw:
+        out = fw.runner().run(to_records(vectors))
     return len(mismatches(vectors, out, model.n_classes)) > 0
 
 
@@ -173,18 +173,19 @@ def model_id(c_id: str, n_classes: int, per_row: int) -> str:
 
 
 def run_c_mutation_analysis(firmware_c: Path, spec: SwitchAgentSpec, model: ClassEnsemble, vectors: sv.SwitchVectors,
-                            target: str, profile: str | None = None) -> dict[str, object]:
-    """Every C mutant built and run on ``vectors``: killed, equivalent (by construction) or survived."""
-    import time
-
+                            target: str, profile: str | None = None, jobs: int = 1) -> dict[str, object]:
+    """Every C mutant built and run on ``vectors`` (over ``jobs`` processes): killed, equivalent
+    (by construction) or survived."""
     from rlcc.kinds.switch_agent.codegen import LEAVES_PER_ROW
 
     t0 = time.monotonic()
     equivalent_ids = {m.id for m in model_mutants(spec, model) if m.equivalent}
     muts = c_mutants(textio.read_text(firmware_c, "firmware"))
+    caught = evaluate_all(functools.partial(run_c_mutant, firmware_c, spec=spec, model=model, vectors=vectors,
+                                            target=target, profile=profile), muts, jobs)
     kills, equivalent, survivors = 0, 0, []
-    for m in muts:
-        if run_c_mutant(firmware_c, m, spec, model, vectors, target, profile):
+    for m, killed_it in zip(muts, caught):
+        if killed_it:
             kills += 1
         elif model_id(m.id, model.n_classes, LEAVES_PER_ROW) in equivalent_ids:
             equivalent += 1

@@ -62,22 +62,20 @@ import numpy as np
 import z3
 
 from rlcc.class_trees import ClassEnsemble
-from rlcc.emulator import Machine
-from rlcc.emulator.cycle_model import Profile, load_profile
+from rlcc.emulator.cycle_model import Profile
 from rlcc.errors import RlccError
 from rlcc.firmware_sdk_stub import switch_layout as sl
 from rlcc.kinds.switch_agent import vectors as sv
 from rlcc.fxp.switch_agent import initial_window
 from rlcc.switch_spec import STAT_MAX, SwitchAgentSpec
 from rlcc.targets import get_target
-from rlcc.verify.prove import RET_SENTINEL, _fresh_regs, _frame_checks, _word, elf_code_regions
-from rlcc.verify.prove import _solve as _solve_by  # the budget check is this module's _solve
+from rlcc.verify.prove_image import RET_SENTINEL, ElfImage, frame_checks, load_after_start, word
+from rlcc.verify.prove_solver import solve
 from rlcc.kinds.switch_agent.symbolic_golden import leaf_index, symbolic_decision
-from rlcc.verify.symexec import Executor, Region, State, SymexecUnsupported, path_formula
+from rlcc.verify.symexec import Region, State, SymexecUnsupported, path_formula
 
 ENTRY_SYMBOL = "sw_agent_on_interval"
 DEFAULT_TIMEOUT_S = 120.0
-_STACK_BYTES = 64 * 1024  # only for an ELF without __stack_bottom/__stack_top
 _CTX_BYTES = 4 * sl.CTX_WORDS
 # scratch layout inside the harness's input table (RAM the decision never touches)
 _CTX_OFF, _STATS_OFF, _INFO_OFF, _ECN_OFF = 0, 256, 320, 384
@@ -124,34 +122,13 @@ def proof_line(d: dict[str, Any]) -> str:
     return f"proof: not proven ({d['status']}: {d['detail']}; {d['seconds']:.1f} s)"
 
 
-@dataclasses.dataclass
-class _Image:
-    elf: Path
-    machine: Machine
-    image: bytes
-    symbols: dict[str, int]
-    regions: list[Region]
-    scratch: int
-    gp: int
-    tp: int
-
-
-def _load_after_start(elf: Path, xlen: int, profile: str | Profile, zbb: bool | None) -> _Image:
-    """The switch harness ELF in the emulator after its start-up (an empty decision table)."""
-    m = Machine(xlen=xlen, profile=load_profile(profile), zbb=zbb)
-    loaded = m.load_elf(elf)
+def _load_after_start(elf: Path, xlen: int, profile: str | Profile, zbb: bool | None) -> ElfImage:
+    """The switch harness ELF in the emulator after its start-up (an empty decision table); the
+    proof's scratch RAM is the start of the table's records."""
     in_addr, in_size = sl.table_symbols(elf)[sl.SYM_IN]
-    m.write_mem(in_addr, sl.pack_input(sl.new_records(0)))
-    m.pc = loaded.entry
-    m.set_reg(2, m.stack_top)
-    m.run(max_instructions=10_000_000)
-    regions, sized = elf_code_regions(elf)
-    symbols = {name: addr for name, (addr, _) in sized.items()}
-    bottom, top = m.stack_bounds or (m.stack_top - _STACK_BYTES, m.stack_top)
-    regions.append(Region(bottom, top, "stack", writable=True))
     scratch = (in_addr + sl.IN_HEADER_SIZE + 63) & ~63
     assert scratch + 512 <= in_addr + in_size
-    return _Image(elf, m, m.read_mem(m.mem_base, m.mem_size), symbols, regions, scratch, m.reg(3), m.reg(4))
+    return load_after_start(elf, xlen, profile, zbb, in_addr, sl.pack_input(sl.new_records(0)), scratch)
 
 
 def range_precondition(spec: SwitchAgentSpec, model: ClassEnsemble) -> dict[int, int]:
@@ -219,14 +196,14 @@ def prove_switch_firmware(elf: Path, spec: SwitchAgentSpec, model: ClassEnsemble
     return _attempt(img, spec, model, xlen, bounds, deadline, timeout_s, result, None)
 
 
-def _leaf_tables(img: _Image, model: ClassEnsemble) -> dict[int, int]:
+def _leaf_tables(img: ElfImage, model: ClassEnsemble) -> dict[int, int]:
     """{tree: its leaf table's address} for the trees with splits whose table (one symbol
     ``*_leaves_t``) is in the ELF's read-only data and holds the model's leaves (part 2 of the
     proof). A tree left out (a wrong table, say) keeps multiplexers on both sides."""
     stride = 4 * model.n_classes
     out: dict[int, int] = {}
     for t, tree in enumerate(model.trees):
-        hits = [a for name, a in img.symbols.items() if name.endswith(f"_leaves_{t}")]
+        hits = [a for name, (a, _) in img.symbols.items() if name.endswith(f"_leaves_{t}")]
         if not tree.splits or len(hits) != 1:
             continue
         base, size = hits[0], stride * len(tree.leaves)
@@ -239,7 +216,7 @@ def _leaf_tables(img: _Image, model: ClassEnsemble) -> dict[int, int]:
     return out
 
 
-def _attempt(img: _Image, spec: SwitchAgentSpec, model: ClassEnsemble, xlen: int, bounds: dict[int, int],
+def _attempt(img: ElfImage, spec: SwitchAgentSpec, model: ClassEnsemble, xlen: int, bounds: dict[int, int],
              deadline: float, timeout_s: float, result: Any, tables: dict[int, int] | None) -> SwitchProofResult:
     """One proof; with ``tables``, the leaf loads and the golden rows abstracted (an attempt that
     cannot conclude that way returns "failed" or "unsupported", and the caller retries without)."""
@@ -257,9 +234,8 @@ def _attempt(img: _Image, spec: SwitchAgentSpec, model: ClassEnsemble, xlen: int
                 mem[base + 4 * i + b] = z3.Extract(8 * b + 7, 8 * b, w)
     for b in range(12):
         mem[ecn_a + b] = garbage[b]
-    regs = _fresh_regs(xlen, "in_")
-    inputs = ctx + [qlen, tx, marked, util_mul] + garbage + regs[1:]
-    regs[1], regs[2], regs[3], regs[4] = RET_SENTINEL, img.machine.stack_top, img.gp, img.tp
+    regs = img.call_registers(xlen, "in_")
+    inputs = ctx + [qlen, tx, marked, util_mul] + garbage + [r for r in regs[1:] if not isinstance(r, int)]
     regs[12], regs[13], regs[14], regs[15], regs[16] = ctx_a, st_a, info_a, ecn_a, 0  # a2..a6; a0/a1 port, queue free
     if tables is not None and any(r.writable and r.lo < base + 4 * model.n_classes * len(model.trees[t].leaves)
                                   and base < r.hi for r in regions for t, base in tables.items()):
@@ -275,8 +251,8 @@ def _attempt(img: _Image, spec: SwitchAgentSpec, model: ClassEnsemble, xlen: int
             return fn(idx)
     gold = symbolic_decision(spec, model, ctx, qlen, tx, marked, util_mul, row)
     hook = _leaf_hook(model, tables, gold.window, rows, inputs, xlen) if tables is not None else None
-    ex = Executor(img.image, img.machine.mem_base, xlen, regions, load_hook=hook, paired_products=False)
-    entry = State(img.symbols[ENTRY_SYMBOL], regs, mem, ())
+    ex = img.executor(xlen, regions, load_hook=hook, paired_products=False)
+    entry = State(img.address(ENTRY_SYMBOL), regs, mem, ())
     try:
         run = ex.run(State(entry.pc, list(regs), dict(mem), ()), RET_SENTINEL)
     except SymexecUnsupported as exc:
@@ -286,13 +262,13 @@ def _attempt(img: _Image, spec: SwitchAgentSpec, model: ClassEnsemble, xlen: int
     ret = ret if isinstance(ret, z3.BitVecRef) else z3.BitVecVal(ret, xlen)
     fw = {"action": z3.Extract(31, 0, ret)}
     for k, name in enumerate(("kmin_bytes", "kmax_bytes", "pmax_q16")):
-        fw[f"ecn.{name}"] = _word(fin, ex, ecn_a + 4 * k)
+        fw[f"ecn.{name}"] = word(fin, ex, ecn_a + 4 * k)
     for i in range(sl.CTX_WORDS):
-        fw[f"ctx[{i}]"] = _word(fin, ex, ctx_a + 4 * i)
+        fw[f"ctx[{i}]"] = word(fin, ex, ctx_a + 4 * i)
     want = {"action": gold.action, **{f"ecn.{n}": v for n, v in zip(("kmin_bytes", "kmax_bytes", "pmax_q16"), gold.ecn)},
             **{f"ctx[{i}]": v for i, v in enumerate(gold.ctx)}}
     pre = _in_range(ctx, bounds)
-    side = run.obligations + _frame_checks(fin, entry, xlen)
+    side = run.obligations + frame_checks(fin, entry, xlen)
     if xlen == 64:
         side.append(("u32 result returned sign-extended (RV64 ABI)", ret != z3.SignExt(32, z3.Extract(31, 0, ret))))
     common = dict(paths=run.paths, steps=run.steps, side_conditions=len(side))
@@ -355,8 +331,7 @@ def _attempt(img: _Image, spec: SwitchAgentSpec, model: ClassEnsemble, xlen: int
 
 
 def _solve(formulas: list[Any], deadline: float) -> tuple[str, Any]:
-    """``prove._solve``, but "unknown" once the deadline has passed (the budget is the whole proof's)."""
-    return ("unknown", None) if time.monotonic() >= deadline else _solve_by(formulas, deadline)
+    return solve(formulas, deadline, after_deadline=False)  # the budget is the whole proof's
 
 
 def _leaf_hook(model: ClassEnsemble, tables: dict[int, int], window: list[Any], rows: dict[tuple[int, int], Any],
@@ -387,7 +362,7 @@ def _leaf_hook(model: ClassEnsemble, tables: dict[int, int], window: list[Any], 
     return hook
 
 
-def _replay(img: _Image, spec: SwitchAgentSpec, model: ClassEnsemble, m: Any, ctx: list[Any], qlen: Any, tx: Any,
+def _replay(img: ElfImage, spec: SwitchAgentSpec, model: ClassEnsemble, m: Any, ctx: list[Any], qlen: Any, tx: Any,
             marked: Any, util_mul: Any, xlen: int) -> dict[str, Any] | None:
     """The model's input as one record, run in the emulator and in the numpy golden agent; the
     record and both outputs when the decision (action, ECN template, context) differs, else None."""

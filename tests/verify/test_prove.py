@@ -16,6 +16,11 @@ from rlcc.codegen.generate import generate
 from rlcc.fxp import golden
 from rlcc.verify.generators import random_vectors
 from rlcc.verify import prove as P
+from rlcc.verify import prove_abstractions as PA
+from rlcc.verify import prove_handler as PH
+from rlcc.verify import prove_parts as PP
+from rlcc.verify.prove_image import RET_SENTINEL
+from rlcc.verify.prove_solver import free_vars
 from rlcc.verify.build import build_harness_elf
 from rlcc.verify.runner import HarnessRunner, records_from_vectors
 from rlcc.verify.symbolic_golden import symbolic_event
@@ -70,7 +75,7 @@ def test_executor_matches_the_emulator_on_concrete_inputs(example_model, tmp_pat
     reproduce the emulator's outputs (the square root executed, not summarized)."""
     elf = _elf(example_model, tmp_path, target)
     xlen = 64 if target == "rv64imac" else 32
-    img = P._load_after_init(elf, xlen, "dpa" if xlen == 64 else "generic5", xlen == 64)
+    img = P.load_after_init(elf, xlen, "dpa" if xlen == 64 else "generic5", xlen == 64)
     v = random_vectors(example_model, 24, seed=5)
     runner = HarnessRunner(elf, xlen, img.machine.profile, zbb=img.machine.zbb)
     emu = runner.run(records_from_vectors(v))
@@ -85,9 +90,9 @@ def test_executor_matches_the_emulator_on_concrete_inputs(example_model, tmp_pat
                 for b in range(4):
                     mem[base + 4 * k + b] = (int(w) >> (8 * b)) & 0xFF
         regs = [0] * 32
-        regs[1], regs[2], regs[3], regs[4] = P.RET_SENTINEL, img.machine.stack_top, img.gp, img.tp
+        regs[1], regs[2], regs[3], regs[4] = RET_SENTINEL, img.machine.stack_top, img.gp, img.tp
         regs[10], regs[11], regs[12], regs[13] = ctx_addr, ev_addr, int(v.attr[i]), res_addr
-        fin = ex.run(State(img.symbols["user_algo"][0], regs, mem, ()), P.RET_SENTINEL).state
+        fin = ex.run(State(img.symbols["user_algo"][0], regs, mem, ()), RET_SENTINEL).state
         ctx_out = [ex.load(fin, ctx_addr + 4 * k, 4) for k in range(fmt.CTX_WORDS)]
         assert ctx_out == emu["ctx_out"][i].tolist(), f"vector {i}"
         assert ex.load(fin, res_addr, 4) == int(emu["rate"][i])
@@ -97,10 +102,10 @@ def test_executor_matches_the_emulator_on_concrete_inputs(example_model, tmp_pat
 @pytest.mark.slow
 def test_sqrt_rate_exhaustive_and_contract_parts(example_model, tmp_path):
     elf = _elf(example_model, tmp_path, "rv64imac")
-    img = P._load_after_init(elf, 64, "dpa", True)
-    part = P._sqrt_values(img, 64, sampled=2000, seed=0)
+    img = P.load_after_init(elf, 64, "dpa", True)
+    part = PP.sqrt_values(img, 64, sampled=2000, seed=0)
     assert part.status == "exhaustive", part.detail
-    assert P._reachable_rates(example_model).status == "proven"
+    assert PP.reachable_rates(example_model).status == "proven"
 
 
 @pytest.mark.slow
@@ -108,8 +113,8 @@ def test_wrong_square_root_is_found(example_model, tmp_path):
     """A square root off by one for some rates fails the exhaustive part with the rate named."""
     elf = _elf(example_model, tmp_path, "rv64imac", ("return x + (uint32_t)(n - sq >= 2u * (uint64_t)x + 1u);",
                                                       "return x + (uint32_t)(n - sq > 2u * (uint64_t)x + 1u);"))
-    img = P._load_after_init(elf, 64, "dpa", True)
-    part = P._sqrt_values(img, 64, sampled=0, seed=0)
+    img = P.load_after_init(elf, 64, "dpa", True)
+    part = PP.sqrt_values(img, 64, sampled=0, seed=0)
     assert part.status == "failed" and "sqrt_rate(" in part.detail
 
 
@@ -120,8 +125,8 @@ def test_history_shift_bug_yields_a_counterexample_that_reproduces(example_model
     wrong = ("c[FIRMWARE_HIST_WORD(1u, FIRMWARE_F_PREV_ACTION)] = (uint32_t)x[FIRMWARE_IN_PREV_ACTION_T];",
              "c[FIRMWARE_HIST_WORD(1u, FIRMWARE_F_PREV_ACTION)] = (uint32_t)x[FIRMWARE_IN_PREV_ACTION_T_1];")
     elf = _elf(example_model, tmp_path, "rv64imac", wrong)
-    img = P._load_after_init(elf, 64, "dpa", True)
-    part, cex = P._prove_handler(img, example_model, 64, timeout_s=120.0)
+    img = P.load_after_init(elf, 64, "dpa", True)
+    part, cex = PH.prove_handler(img, example_model, 64, timeout_s=120.0)
     assert part.status == "counterexample", part.detail
     runner = HarnessRunner(elf, 64, img.machine.profile, zbb=True)
     out = runner.run(records_from_vectors(cex))
@@ -135,21 +140,21 @@ def test_product_parts_prove_right_and_refute_wrong_products(example_model, tmp_
     product off by one LSB fails its part, naming the result."""
     xlen = 64 if target == "rv64imac" else 32
     profile = "dpa" if xlen == 64 else "generic5"
-    right = P._load_after_init(_elf(example_model, tmp_path / "right", target), xlen, profile, xlen == 64)
-    for name, shift in P.PRODUCT_SHIFTS.items():
-        part = P._product_part(right, xlen, name, shift)
+    right = P.load_after_init(_elf(example_model, tmp_path / "right", target), xlen, profile, xlen == 64)
+    for name, shift in PRODUCT_SHIFTS.items():
+        part = PP.product_part(right, xlen, name, shift)
         assert part.status == "proven", (name, part.detail)
     wrong = ("return (uint64_t)rate * factor;", "return (uint64_t)rate * factor + 1u;")
-    img = P._load_after_init(_elf(example_model, tmp_path / "wrong", target, wrong), xlen, profile, xlen == 64)
-    part = P._product_part(img, xlen, RATE_PRODUCT_FUNCTION, PRODUCT_SHIFTS[RATE_PRODUCT_FUNCTION])
+    img = P.load_after_init(_elf(example_model, tmp_path / "wrong", target, wrong), xlen, profile, xlen == 64)
+    part = PP.product_part(img, xlen, RATE_PRODUCT_FUNCTION, PRODUCT_SHIFTS[RATE_PRODUCT_FUNCTION])
     assert part.status == "failed" and "result" in part.detail
 
 
 @pytest.mark.slow
 def test_sqrt_contract_is_proven_on_both_targets(example_model, tmp_path):
     for target, xlen, profile in (("rv64imac", 64, "dpa"), ("rv32imc", 32, "generic5")):
-        img = P._load_after_init(_elf(example_model, tmp_path / target, target), xlen, profile, xlen == 64)
-        part = P._sqrt_contract(img, xlen)
+        img = P.load_after_init(_elf(example_model, tmp_path / target, target), xlen, profile, xlen == 64)
+        part = PP.sqrt_contract(img, xlen)
         assert part.status == "proven", (target, part.detail)
 
 
@@ -161,13 +166,13 @@ def test_slog_part_proves_the_log_and_refutes_a_wrong_mantissa(example_model, tm
     assert example_model.spec.derived, "the example distils with derived inputs"
     xlen = 64 if target == "rv64imac" else 32
     profile = "dpa" if xlen == 64 else "generic5"
-    right = P._load_after_init(_elf(example_model, tmp_path / "right", target), xlen, profile, xlen == 64)
-    part = P._slog_part(right, xlen)
+    right = P.load_after_init(_elf(example_model, tmp_path / "right", target), xlen, profile, xlen == 64)
+    part = PP.slog_part(right, xlen)
     assert part.status == "proven", part.detail
     wrong = ("return (int32_t)(((msb - 16u) << 16) + ((u - (1u << msb)) >> (msb - 16u)));",
              "return (int32_t)(((msb - 16u) << 16) + ((u - (1u << msb)) >> (msb - 15u)));")
-    img = P._load_after_init(_elf(example_model, tmp_path / "wrong", target, wrong), xlen, profile, xlen == 64)
-    part = P._slog_part(img, xlen)
+    img = P.load_after_init(_elf(example_model, tmp_path / "wrong", target, wrong), xlen, profile, xlen == 64)
+    part = PP.slog_part(img, xlen)
     assert part.status == "failed" and "slog_int" in part.detail, part.detail
 
 
@@ -193,13 +198,13 @@ def test_ramp_parts_prove_right_ramps_and_refute_a_wrong_one(tmp_path, target):
     model = _ramp_model()
     xlen = 64 if target == "rv64imac" else 32
     profile = "dpa" if xlen == 64 else "generic5"
-    img = P._load_after_init(_elf(model, tmp_path / "right", target), xlen, profile, xlen == 64)
+    img = P.load_after_init(_elf(model, tmp_path / "right", target), xlen, profile, xlen == 64)
     for i, r in enumerate(model.ramps):
-        part = P._ramp_part(img, xlen, P.ramp_symbol(img, i), i, r)
+        part = PP.ramp_part(img, xlen, PA.ramp_symbol(img, i), i, r)
         assert part.status == "proven", part.detail
     wrong = ("#define FIRMWARE_RAMP_1_CENTER INT32_C(0)", "#define FIRMWARE_RAMP_1_CENTER INT32_C(1)")
-    img = P._load_after_init(_elf(model, tmp_path / "wrong", target, wrong), xlen, profile, xlen == 64)
-    part = P._ramp_part(img, xlen, P.ramp_symbol(img, 1), 1, model.ramps[1])
+    img = P.load_after_init(_elf(model, tmp_path / "wrong", target, wrong), xlen, profile, xlen == 64)
+    part = PP.ramp_part(img, xlen, PA.ramp_symbol(img, 1), 1, model.ramps[1])
     assert part.status == "failed" and "ramp_value" in part.detail, part.detail
 
 
@@ -223,15 +228,15 @@ def test_sum_parts_prove_right_sums_and_refute_wrong_ones(tmp_path, target):
     model = _ramp_model()
     xlen = 64 if target == "rv64imac" else 32
     profile = "dpa" if xlen == 64 else "generic5"
-    img = P._load_after_init(_elf(model, tmp_path / "right", target), xlen, profile, xlen == 64)
-    parts = P._sum_parts(img, xlen, model)
+    img = P.load_after_init(_elf(model, tmp_path / "right", target), xlen, profile, xlen == 64)
+    parts = PP.sum_parts(img, xlen, model)
     assert [(p.name, p.status) for p in parts] == [("trees' sum", "proven"), ("ramps' sum", "proven")], parts
     wrong_leaf = ("    -2000, 500, -700, 1200,", "    -2000, 501, -700, 1200,")
     wrong_input = ("sum += firmware_ramp_1((int32_t)x[FIRMWARE_IN_DELTA_T]);",
                    "sum += firmware_ramp_1((int32_t)x[FIRMWARE_IN_DELTA_T_1]);")
     for k, (edit, name) in enumerate(((wrong_leaf, "trees' sum"), (wrong_input, "ramps' sum"))):
-        img = P._load_after_init(_elf(model, tmp_path / f"wrong{k}", target, edit), xlen, profile, xlen == 64)
-        part = next(p for p in P._sum_parts(img, xlen, model) if p.name == name)
+        img = P.load_after_init(_elf(model, tmp_path / f"wrong{k}", target, edit), xlen, profile, xlen == 64)
+        part = next(p for p in PP.sum_parts(img, xlen, model) if p.name == name)
         assert part.status == "failed" and "result equals" in part.detail, part.detail
 
 
@@ -240,8 +245,8 @@ def test_sum_part_refutes_a_sum_that_reads_past_its_array(tmp_path):
     fails: the abstraction in the handler assumes a function of the array alone."""
     model = _ramp_model()
     edit = ("    sum += firmware_leaves_0[idx];", "    sum += firmware_leaves_0[idx] + (int32_t)x[FIRMWARE_N_INPUTS];")
-    img = P._load_after_init(_elf(model, tmp_path, "rv64imac", edit), 64, "dpa", True)
-    part = P._sum_parts(img, 64, model)[0]
+    img = P.load_after_init(_elf(model, tmp_path, "rv64imac", edit), 64, "dpa", True)
+    part = PP.sum_parts(img, 64, model)[0]
     assert part.status == "failed", part.detail
 
 
@@ -251,8 +256,8 @@ def test_memory_reading_summary_sees_the_callers_array(tmp_path):
     concrete inputs reproduces the emulator (so the words are the handler's inputs, in order)."""
     model = _ramp_model()
     elf = _elf(model, tmp_path, "rv64imac")
-    img = P._load_after_init(elf, 64, "dpa", True)
-    cut = P._Abstraction.for_image(img, model)
+    img = P.load_after_init(elf, 64, "dpa", True)
+    cut = PA.Abstraction.for_image(img, model)
     assert cut.sums is not None
     true = dict(cut.sums.true_values())
     seen: list[list[int]] = []
@@ -277,9 +282,9 @@ def test_memory_reading_summary_sees_the_callers_array(tmp_path):
         mem = {base + 4 * k + b: (int(w) >> (8 * b)) & 0xFF
                for base, words in ((ctx_addr, v.ctx_in[i]), (ev_addr, v.event[i])) for k, w in enumerate(words) for b in range(4)}
         regs = [0] * 32
-        regs[1], regs[2], regs[3], regs[4] = P.RET_SENTINEL, img.machine.stack_top, img.gp, img.tp
+        regs[1], regs[2], regs[3], regs[4] = RET_SENTINEL, img.machine.stack_top, img.gp, img.tp
         regs[10], regs[11], regs[12], regs[13] = ctx_addr, ev_addr, int(v.attr[i]), res_addr
-        fin = ex.run(State(img.symbols["user_algo"][0], regs, mem, ()), P.RET_SENTINEL).state
+        fin = ex.run(State(img.symbols["user_algo"][0], regs, mem, ()), RET_SENTINEL).state
         assert [ex.load(fin, ctx_addr + 4 * k, 4) for k in range(fmt.CTX_WORDS)] == emu["ctx_out"][i].tolist(), f"vector {i}"
     assert seen and all(isinstance(w, int) for words in seen for w in words)
 
@@ -293,7 +298,7 @@ def test_product_range_facts_hold_for_the_exact_products(shift):
     fn = product_functions([shift])[shift]
     a, b = z3.BitVecs("a b", 32)
     app = fn(a, b)
-    cut = P._Abstraction(z3.Function("sq", z3.BitVecSort(32), z3.BitVecSort(32)), {"product": (shift, fn)}, None)
+    cut = PA.Abstraction(z3.Function("sq", z3.BitVecSort(32), z3.BitVecSort(32)), {"product": (shift, fn)}, None)
     facts = cut.product_ranges([app + 1])
     assert len(facts) == 1
     exact = z3.Extract(63 - shift, 0, z3.LShR(z3.ZeroExt(32, a) * z3.ZeroExt(32, b), shift))
@@ -337,10 +342,10 @@ _RET = _i_type(0, 1, 0, 0, 0x67)  # jalr x0, 0(ra)
 
 def _run_rv32(words: list[int], args: list[z3.BitVecRef]) -> z3.BitVecRef:
     regs = [0] * 32
-    regs[1] = P.RET_SENTINEL
+    regs[1] = RET_SENTINEL
     regs[10 : 10 + len(args)] = args
     ex = Executor(_rv32_code(words), 0x1000, 32, [])
-    return ex.run(State(0x1000, regs, {}, ()), P.RET_SENTINEL).state.regs[10]
+    return ex.run(State(0x1000, regs, {}, ()), RET_SENTINEL).state.regs[10]
 
 
 def test_rv32_product_halves_recombine_into_the_golden_models_term():
@@ -364,7 +369,7 @@ def test_rv32_products_of_product_halves_unfold_completely():
     a, b, c = z3.BitVecs("a b c", 32)
     words = [_r_type(1, 11, 10, 0, 10), _r_type(1, 12, 10, 3, 10), _RET]  # a0 = mulhu(a * b, c)
     got = _run_rv32(words, [a, b, c])
-    assert {str(v) for v in P._free_vars(got)} == {"a", "b", "c"}
+    assert {str(v) for v in free_vars(got)} == {"a", "b", "c"}
     x, y, z = 0x9ABCDEF1, 0x12345677, 0xFEDCBA98
     value = z3.simplify(z3.substitute(got, (a, z3.BitVecVal(x, 32)), (b, z3.BitVecVal(y, 32)), (c, z3.BitVecVal(z, 32))))
     assert value.as_long() == ((x * y) % 2**32 * z) >> 32
@@ -387,8 +392,8 @@ def test_delta_off_by_one_in_a_narrow_range_is_refuted_on_rv32(example_model, tm
     import subprocess
 
     elf = _elf(example_model, tmp_path, "rv32imc", _DELTA_OFF_BY_ONE)
-    img = P._load_after_init(elf, 32, "generic5", False)
-    part, cex = P._prove_handler(img, example_model, 32, timeout_s=120.0)
+    img = P.load_after_init(elf, 32, "generic5", False)
+    part, cex = PH.prove_handler(img, example_model, 32, timeout_s=120.0)
     assert part.status == "counterexample", part.detail
     out = HarnessRunner(elf, 32, img.machine.profile).run(records_from_vectors(cex))
     assert np.any(out["ctx_out"][0] != cex.ctx_out[0])

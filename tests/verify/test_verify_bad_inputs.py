@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from verify_models import small_model
 
-from rlcc.codegen import generate
+from rlcc.kinds.pcc import generate_firmware
 from rlcc.errors import BadInputError, BuildError, ExitCode
 from rlcc.firmware_sdk_stub import include_dirs
 from rlcc.fxp.vectors import Vectors
@@ -51,7 +51,8 @@ def _one_line(proc: subprocess.CompletedProcess, code: ExitCode, *needles: str) 
 
 @pytest.fixture(scope="module")
 def fw(tmp_path_factory) -> dict[str, Path]:
-    return generate(small_model(4), tmp_path_factory.mktemp("fw"))
+    """A small model's firmware with the pinned vectors a compile writes into its manifest."""
+    return generate_firmware(small_model(4), tmp_path_factory.mktemp("fw"))
 
 
 def _copy(fw: dict[str, Path], work: Path, c_text: str | None = None, manifest: dict | None = None) -> Path:

@@ -1,0 +1,239 @@
+"""The abstraction the handler proof stands on: the firmware's out-of-line functions as
+uninterpreted z3 functions.
+
+A call to the square root, a wide product, the signed log, a ramp or an ensemble partial sum is
+replaced in the symbolic run by one application of its function (a *summary*), and the golden
+model uses the same functions, so the handler proof holds whatever they are; each function's own
+part (``rlcc.verify.prove_parts``) proves the firmware computes the exact value. What the solver
+may assume of an application besides (a product's range, true values where a spurious model
+guessed others, every value exactly) comes from here too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import z3
+
+from rlcc import formats as fmt
+from rlcc.codegen.context import (PRODUCT_SHIFTS, SLOG_FUNCTION, SQRT_FUNCTION, input_bits, ramp_function, ramp_sum_function,
+                                  tree_sum_function)
+from rlcc.derived import SLOG_BITS
+from rlcc.fxp import golden
+from rlcc.fxp.model import FxModel, Ramp
+from rlcc.verify.prove_image import ElfImage, arg32
+from rlcc.verify.prove_solver import applications, concrete
+from rlcc.verify.symbolic_golden import SumFunctions, product_functions, ramp_functions, slog_function
+from rlcc.verify.symexec import Load, Region, Summary, SymexecUnsupported
+
+_MAX_SMALL_PRODUCT = (2**32 - 1) * (2**31 - 1)  # the largest product of a uint32 and a value below 2^31
+
+def _sqrt_summary(fn: z3.FuncDeclRef, xlen: int) -> Summary:
+    def summary(regs: list[Any], path: Any, load: Load) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
+        arg, checks = arg32(regs[10], xlen, path, f"{SQRT_FUNCTION} argument")
+        r = fn(arg)
+        return {10: z3.SignExt(32, r) if xlen == 64 else r}, checks  # RV64 ABI: 32-bit results sign-extended
+
+    return summary
+
+
+def _slog_summary(fn: z3.FuncDeclRef, xlen: int) -> Summary:
+    def summary(regs: list[Any], path: Any, load: Load) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
+        arg, checks = arg32(regs[10], xlen, path, f"{SLOG_FUNCTION} argument")
+        return {10: z3.SignExt(xlen - SLOG_BITS, fn(arg))}, checks  # int32 result, sign-extended on RV64
+
+    return summary
+
+
+def _ramp_summary(name: str, fn: z3.FuncDeclRef, bits: int, xlen: int) -> Summary:
+    def summary(regs: list[Any], path: Any, load: Load) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
+        arg, checks = arg32(regs[10], xlen, path, f"{name} argument")
+        return {10: z3.SignExt(xlen - bits, fn(arg))}, checks  # int32 result, sign-extended on RV64
+
+    return summary
+
+
+def ramp_symbol(img: ElfImage, i: int) -> str:
+    """The ELF symbol of ramp ``i``'s out-of-line function (``codegen.context.ramp_function``,
+    whatever the firmware's name prefix)."""
+    return prefixed_symbol(img, ramp_function("", i), f"ramp {i}")
+
+
+def prefixed_symbol(img: ElfImage, suffix: str, what: str) -> str:
+    found = [n for n in img.symbols if n.endswith("_" + suffix)]
+    if len(found) != 1:
+        raise SymexecUnsupported(f"{what}: expected one out-of-line '*_{suffix}' function, found {found or 'none'}")
+    return found[0]
+
+
+def _sum_summary(name: str, fn: z3.FuncDeclRef, n_inputs: int, word_bytes: int, xlen: int, stack: Region) -> Summary:
+    """An ensemble partial sum called with a pointer to the caller's input array: ``fn`` of the
+    array's words, read from the caller's memory at the call."""
+    def summary(regs: list[Any], path: Any, load: Load) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
+        base, sp = concrete(regs[10]), concrete(regs[2])
+        end = None if base is None else base + n_inputs * word_bytes
+        if base is None or sp is None or not (sp <= base and end <= stack.hi):
+            return {10: 0}, [(f"{name} argument: the input array in the caller's stack frame", path)]
+        words = [load(base + word_bytes * i, word_bytes) for i in range(n_inputs)]
+        r = fn(*[w if isinstance(w, z3.BitVecRef) else z3.BitVecVal(w, 8 * word_bytes) for w in words])
+        return {10: z3.SignExt(32, r) if xlen == 64 else r}, []  # int32 result, sign-extended on RV64
+
+    return summary
+
+
+def _product_summary(name: str, fn: z3.FuncDeclRef, shift: int, xlen: int) -> Summary:
+    def summary(regs: list[Any], path: Any, load: Load) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
+        a, ca = arg32(regs[10], xlen, path, f"{name} first argument")
+        b, cb = arg32(regs[11], xlen, path, f"{name} second argument")
+        r = z3.ZeroExt(shift, fn(a, b))
+        return ({10: r} if xlen == 64 else {10: z3.Extract(31, 0, r), 11: z3.Extract(63, 32, r)}), ca + cb
+
+    return summary
+
+
+@dataclasses.dataclass
+class Abstraction:
+    """The uninterpreted functions standing for the firmware's out-of-line functions."""
+
+    sqrt: z3.FuncDeclRef
+    products: dict[str, tuple[int, z3.FuncDeclRef]]  # symbol -> (shift, function)
+    slog: z3.FuncDeclRef | None  # only when the firmware has derived inputs
+    ramps: list[tuple[str, Ramp, z3.FuncDeclRef]] = dataclasses.field(default_factory=list)  # symbol, ramp, function
+    sums: Sums | None = None  # only when the firmware sums trees and ramps out of line
+
+    @classmethod
+    def for_image(cls, img: ElfImage, model: FxModel) -> Abstraction:
+        present = {n: sh for n, sh in PRODUCT_SHIFTS.items() if n in img.symbols}
+        fns = product_functions(present.values())
+        return cls(z3.Function(SQRT_FUNCTION, z3.BitVecSort(32), z3.BitVecSort(32)),
+                   {n: (sh, fns[sh]) for n, sh in present.items()},
+                   slog_function() if SLOG_FUNCTION in img.symbols else None,
+                   [(ramp_symbol(img, i), r, fn) for (i, r), fn in zip(enumerate(model.ramps), ramp_functions(model))],
+                   Sums.for_image(img, model))
+
+    def ramp_fns(self) -> list[z3.FuncDeclRef] | None:
+        return [fn for _, _, fn in self.ramps] if self.ramps else None
+
+    def by_shift(self) -> dict[int, z3.FuncDeclRef]:
+        return {sh: fn for sh, fn in self.products.values()}
+
+    def summaries(self, img: ElfImage, xlen: int) -> dict[int, Summary]:
+        out = {img.symbols[SQRT_FUNCTION][0]: _sqrt_summary(self.sqrt, xlen)}
+        for name, (shift, fn) in self.products.items():
+            out[img.symbols[name][0]] = _product_summary(name, fn, shift, xlen)
+        if self.slog is not None:
+            out[img.symbols[SLOG_FUNCTION][0]] = _slog_summary(self.slog, xlen)
+        for name, r, fn in self.ramps:
+            out[img.symbols[name][0]] = _ramp_summary(name, fn, r.term_bits, xlen)
+        if self.sums is not None:
+            stack = img.stack
+            for name, fn in ((self.sums.tree_symbol, self.sums.fns.trees), (self.sums.ramp_symbol, self.sums.fns.ramps)):
+                out[img.symbols[name][0]] = _sum_summary(name, fn, self.sums.n_inputs, self.sums.fns.input_bits // 8, xlen, stack)
+        return out
+
+    def product_ranges(self, terms: list[Any]) -> list[Any]:
+        """For each product application in ``terms``: true of the exact ``(a * b) >> shift`` (its
+        own part proves the function exact), at most ``((2^32 - 1) * (2^31 - 1)) >> shift`` when an
+        operand is below 2^31. Without it the solver may pick a product near 2^63, which plus the
+        rate carry the golden model's int64 reads as negative and the firmware's uint64 does not
+        (a spurious difference)."""
+        shifts = {fn.get_id(): sh for sh, fn in self.products.values()}
+        out = []
+        for app in applications(terms, set(shifts)):
+            a, b = app.arg(0), app.arg(1)
+            small = z3.Or(z3.ULT(a, 1 << 31), z3.ULT(b, 1 << 31))
+            top = _MAX_SMALL_PRODUCT >> shifts[app.decl().get_id()]
+            out.append(z3.Implies(small, z3.ULE(app, z3.BitVecVal(top, app.size()))))
+        return out
+
+    def exact_lemmas(self, terms: list[Any], roots: bool = True) -> list[Any]:
+        """The exact value of every product (and, with ``roots``, square-root) application in
+        ``terms`` as a formula of its arguments (true of the functions their own parts prove the
+        firmware computes)."""
+        shifts = {fn.get_id(): sh for sh, fn in self.products.values()}
+        out = []
+        for app in applications(terms, set(shifts) | ({self.sqrt.get_id()} if roots else set())):
+            if app.decl().get_id() in shifts:
+                a, b = (z3.ZeroExt(32, app.arg(i)) for i in range(2))
+                out.append(app == z3.Extract(app.size() - 1, 0, z3.LShR(a * b, shifts[app.decl().get_id()])))
+                continue
+            n = z3.ZeroExt(32, app.arg(0)) << fmt.RATE_FRAC_BITS  # below 2^52: its root below 2^26
+            r = z3.ZeroExt(32, app)
+            out.append(z3.And(z3.ULE(app, 1 << 26), z3.ULE(r * r, n), z3.ULT(n, (r + 1) * (r + 1))))
+        return out
+
+    def lemmas(self, m: Any, terms: list[Any] = ()) -> list[Any]:
+        """The true value at every argument the model used where it assumed another (refines a
+        spurious model): each function's table, and each application in ``terms`` (an argument
+        outside the table takes the table's default)."""
+        out: dict[str, Any] = {}
+        true_slog = lambda a: int(golden.NUMPY.slog(np.int64(a[0] - (a[0] >> 31 << 32)))) & ((1 << SLOG_BITS) - 1)  # noqa: E731
+        true_ramp = lambda r: lambda a: int(golden.ramp_value(golden.NUMPY, r, np.int64(a[0] - (a[0] >> 31 << 32)))) & (  # noqa: E731
+            (1 << r.term_bits) - 1)
+        functions = [(self.sqrt, lambda a: int(golden.NUMPY.sqrt_rate(np.array([a[0]]))[0]))] + [
+            (fn, lambda a, sh=sh: (a[0] * a[1]) >> sh) for sh, fn in self.products.values()] + (
+            [(self.slog, true_slog)] if self.slog is not None else []) + [(fn, true_ramp(r)) for _, r, fn in self.ramps] + (
+            self.sums.true_values() if self.sums is not None else [])
+
+        def check(fn: z3.FuncDeclRef, true: Callable[[list[int]], int], args: list[int], value: int) -> None:
+            if value != true(args):
+                lemma = fn(*[z3.BitVecVal(a, fn.domain(j).size()) for j, a in enumerate(args)]) == true(args)
+                out.setdefault(str(lemma), lemma)
+
+        truth = {fn.get_id(): (fn, true) for fn, true in functions}
+        for fn, true in functions:
+            interp = m[fn]
+            if not isinstance(interp, z3.FuncInterp) or not interp.f:  # not in the model
+                continue
+            try:
+                n_entries = interp.num_entries()
+            except z3.Z3Exception:  # interpreted without a table (as a lambda): nothing to refine here
+                continue
+            for i in range(n_entries):
+                e = interp.entry(i)
+                check(fn, true, [e.arg_value(j).as_long() for j in range(fn.arity())], e.value().as_long())
+        for app in applications(terms, set(truth)):
+            fn, true = truth[app.decl().get_id()]
+            val = lambda e: m.eval(e, model_completion=True).as_long()  # noqa: E731
+            check(fn, true, [val(app.arg(j)) for j in range(fn.arity())], val(app))
+        return list(out.values())
+
+
+@dataclasses.dataclass
+class Sums:
+    """The ensemble's out-of-line partial sums (a model with ramps): their symbols and functions."""
+
+    tree_symbol: str
+    ramp_symbol: str
+    fns: SumFunctions
+    model: FxModel
+
+    @property
+    def n_inputs(self) -> int:
+        return self.model.spec.student_width
+
+    @classmethod
+    def for_image(cls, img: ElfImage, model: FxModel) -> Sums | None:
+        tree, ramp = tree_sum_function(""), ramp_sum_function("")
+        if not model.ramps or golden.sum_bound(model) >= 2**31 or not any(n.endswith("_" + tree) for n in img.symbols):
+            return None  # the handler proof then executes the sum inline
+        return cls(prefixed_symbol(img, tree, "trees' sum"), prefixed_symbol(img, ramp, "ramps' sum"),
+                   SumFunctions.make(model.spec.student_width, input_bits(model)), model)
+
+    def inputs(self, words: list[int]) -> list[np.ndarray]:
+        """Array words (unsigned) as the golden model's signed input values."""
+        bits = self.fns.input_bits
+        return [np.array([w - (w >> (bits - 1) << bits)], dtype=np.int64) for w in words]
+
+    def true_values(self) -> list[tuple[z3.FuncDeclRef, Callable[[list[int]], int]]]:
+        """Each sum function with its true value (int32, as unsigned) at given array words."""
+        def low(terms: list[Any]) -> int:
+            return int(sum(np.asarray(t, dtype=np.int64).reshape(-1)[0] for t in terms)) & 0xFFFFFFFF
+
+        return [(self.fns.trees, lambda a: low(golden.tree_terms(golden.NUMPY, self.model, self.inputs(a))[0])),
+                (self.fns.ramps, lambda a: low(golden.ramp_terms(golden.NUMPY, self.model, self.inputs(a))))]
+
+

@@ -1,0 +1,296 @@
+"""The parts of the NIC proof besides the handler (``rlcc.verify.prove`` says how they compose):
+each out-of-line function symbolically alone against its exact value (square root contract,
+wide products, signed log, ramps, the ensemble's partial sums), the square root's values in the
+emulator, and the rates the handler can leave in a context.
+
+Every part is one ``ProofPart``; a function part runs the function from the post-start-up image
+with free arguments and discharges its obligations (result, safety, frame) in order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import z3
+
+from rlcc import formats as fmt
+from rlcc.codegen.context import SLOG_FUNCTION, SQRT_FUNCTION
+from rlcc.derived import SLOG_BITS
+from rlcc.emulator import Machine
+from rlcc.fxp import golden
+from rlcc.fxp.model import FxModel, Ramp
+from rlcc.verify import rv_asm
+from rlcc.verify.prove_abstractions import Abstraction
+from rlcc.verify.prove_image import RET_SENTINEL, STACK_BYTES, ElfImage, frame_checks
+from rlcc.verify.prove_solver import first_open, free_vars, solve
+from rlcc.verify.symbolic_golden import Z3Ops, ramp_functions, slog_function, symbolic_event
+from rlcc.verify.symexec import Result, State, Summary, SymexecUnsupported
+
+EXHAUSTIVE_RATES = 1 << fmt.RATE_FRAC_BITS  # rates 0 .. 2^20 inclusive
+SAMPLED_RATES = 1 << 20
+PART_SOLVER_S = 60.0  # seconds for one function part's obligations
+_CALLER_FRAME = 512  # bytes of the caller's frame (holding the input array) above a sum's stack pointer
+_ARRAY_OFFSET = 64  # the input array's offset in that frame
+
+
+@dataclasses.dataclass
+class ProofPart:
+    name: str
+    status: str  # proven | exhaustive | sampled | counterexample | timeout | unsupported | failed
+    seconds: float
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"part": self.name, "status": self.status, "seconds": round(self.seconds, 3), "detail": self.detail}
+
+
+def _run_alone(img: ElfImage, xlen: int, symbol: str, regs: list[Any], mem: dict[int, Any] | None = None,
+               summaries: dict[int, Summary] | None = None) -> tuple[State, Result]:
+    """``symbol`` executed from its entry with ``regs`` and memory overlay ``mem`` until it returns:
+    its entry state and the merged run (raises SymexecUnsupported)."""
+    entry = State(img.address(symbol), list(regs), dict(mem or {}), ())
+    run = img.executor(xlen, summaries=summaries).run(State(entry.pc, list(regs), dict(mem or {}), ()), RET_SENTINEL)
+    return entry, run
+
+
+def _conclude(part: str, t0: float, obligations: list[tuple[str, Any]], proven: str, open_prefix: str = "not proven: ") -> ProofPart:
+    """"proven" when every obligation is discharged, else the first open one's status and name."""
+    still_open = first_open(obligations, time.monotonic() + PART_SOLVER_S)
+    if still_open is not None:
+        return ProofPart(part, still_open[1], time.monotonic() - t0, open_prefix + still_open[0])
+    return ProofPart(part, "proven", time.monotonic() - t0, proven)
+
+
+def sqrt_contract(img: ElfImage, xlen: int) -> ProofPart:
+    """``sqrt_rate`` returns, keeps its frame and its result is a function of its argument alone."""
+    t0 = time.monotonic()
+    regs = img.call_registers(xlen, "sq_")
+    arg = z3.BitVec("sq_rate", 32)
+    regs[10] = z3.SignExt(32, arg) if xlen == 64 else arg  # as the ABI passes a uint32 (the handler proof checks it)
+    try:
+        entry, run = _run_alone(img, xlen, SQRT_FUNCTION, regs)
+    except SymexecUnsupported as exc:
+        return ProofPart("sqrt_rate contract", "unsupported", time.monotonic() - t0, str(exc))
+    result = run.state.regs[10]
+    returns = []
+    if xlen == 64 and isinstance(result, z3.BitVecRef):  # the handler proof reads it sign-extended
+        returns.append(("result returned sign-extended (RV64 ABI)", result != z3.SignExt(32, z3.Extract(31, 0, result))))
+    free = {str(v) for v in free_vars(result)} if isinstance(result, z3.ExprRef) else set()
+    if free - {str(arg)}:
+        return ProofPart("sqrt_rate contract", "failed", time.monotonic() - t0, f"result depends on {sorted(free - {str(arg)})}")
+    return _conclude("sqrt_rate contract", t0, returns + run.obligations + frame_checks(run.state, entry, xlen),
+                     "returns, restores sp and callee-saved registers, stores only in its frame, result a function of the rate alone",
+                     open_prefix="")
+
+
+def product_part(img: ElfImage, xlen: int, name: str, shift: int) -> ProofPart:
+    """An out-of-line product returns ``(a * b) >> shift`` exactly for all 32-bit ``a``, ``b``,
+    takes its arguments as the ABI passes them, and keeps its frame (the handler proof relies on it)."""
+    t0 = time.monotonic()
+    a, b = z3.BitVec(f"{name}_a", 32), z3.BitVec(f"{name}_b", 32)
+    regs = img.call_registers(xlen, f"{name}_")
+    regs[10], regs[11] = (z3.SignExt(32, a), z3.SignExt(32, b)) if xlen == 64 else (a, b)
+    try:
+        entry, run = _run_alone(img, xlen, name, regs)
+    except SymexecUnsupported as exc:
+        return ProofPart(f"{name} product", "unsupported", time.monotonic() - t0, str(exc))
+    lo, hi = run.state.regs[10], run.state.regs[11]
+    as_bv = lambda v, w: v if isinstance(v, z3.BitVecRef) else z3.BitVecVal(v, w)  # noqa: E731
+    got = as_bv(lo, 64) if xlen == 64 else z3.Concat(as_bv(hi, 32), as_bv(lo, 32))
+    want = z3.LShR(z3.ZeroExt(32, a) * z3.ZeroExt(32, b), shift)
+    return _conclude(f"{name} product", t0, [("result", got != want)] + run.obligations + frame_checks(run.state, entry, xlen),
+                     f"returns (a * b) >> {shift} for all 32-bit a, b; restores sp and callee-saved registers")
+
+
+def _int32_function_part(img: ElfImage, xlen: int, part: str, symbol: str, want_of: Callable[[Any], Any], bits: int,
+                         equals: str, proven: str) -> ProofPart:
+    """An out-of-line function of one int32 argument, symbolically alone: its result equals
+    ``want_of`` (the golden value, 64-bit z3) for every int32, that value fits the ``bits`` the
+    handler proof's abstraction gives it, and the function keeps its frame."""
+    t0 = time.monotonic()
+    arg = z3.BitVec(f"{part.replace(' ', '_')}_arg", 32)
+    regs = img.call_registers(xlen, f"{part.replace(' ', '_')}_")
+    regs[10] = z3.SignExt(32, arg) if xlen == 64 else arg
+    try:
+        entry, run = _run_alone(img, xlen, symbol, regs)
+    except SymexecUnsupported as exc:
+        return ProofPart(part, "unsupported", time.monotonic() - t0, str(exc))
+    r = run.state.regs[10]
+    got = r if isinstance(r, z3.BitVecRef) else z3.BitVecVal(r, xlen)
+    want = z3.simplify(want_of(z3.SignExt(32, arg)))
+    checks = [(f"value fits the abstraction's {bits} bits", want != z3.SignExt(64 - bits, z3.Extract(bits - 1, 0, want))),
+              (f"result equals {equals}", got != z3.Extract(xlen - 1, 0, want))]
+    return _conclude(part, t0, checks + run.obligations + frame_checks(run.state, entry, xlen), proven)
+
+
+def _exact_ops() -> Z3Ops:
+    """The z3 golden operations with nothing abstracted (the square root is unused here)."""
+    return Z3Ops(z3.Function("unused_sqrt", z3.BitVecSort(32), z3.BitVecSort(32)))
+
+
+def slog_part(img: ElfImage, xlen: int) -> ProofPart:
+    """The out-of-line signed log returns ``rlcc.derived.slog_int`` of its argument for every int32."""
+    return _int32_function_part(
+        img, xlen, "slog", SLOG_FUNCTION, _exact_ops().slog, SLOG_BITS, "rlcc.derived.slog_int",
+        "returns slog(d) exactly (21-bit signed, sign-extended) for all int32 d; restores sp and callee-saved registers")
+
+
+def ramp_part(img: ElfImage, xlen: int, name: str, i: int, r: Ramp) -> ProofPart:
+    """Ramp ``i``'s out-of-line function returns ``rlcc.fxp.golden.ramp_value`` of its argument."""
+    return _int32_function_part(
+        img, xlen, f"ramp {i}", name, lambda x: golden.ramp_value(_exact_ops(), r, x), r.term_bits,
+        "rlcc.fxp.golden.ramp_value",
+        f"{name} returns the ramp's term exactly ({r.term_bits}-bit signed, sign-extended) for all int32 x; "
+        "restores sp and callee-saved registers")
+
+
+def sum_parts(img: ElfImage, xlen: int, model: FxModel) -> list[ProofPart]:
+    """The trees' and the ramps' out-of-line sums (a model with ramps), each alone."""
+    cut = Abstraction.for_image(img, model)
+    if cut.sums is None:
+        return []
+    bound = golden.sum_bound(model)
+
+    def trees(ops: Z3Ops, x: list[Any]) -> Any:
+        return ops.add_terms(golden.tree_terms(ops, model, x)[0], bound)
+
+    def ramps(ops: Z3Ops, x: list[Any]) -> Any:
+        return ops.add_terms(golden.ramp_terms(ops, model, x), bound)
+
+    return [_sum_part(img, xlen, cut, "trees' sum", cut.sums.tree_symbol, trees, "the bias plus the trees' leaves"),
+            _sum_part(img, xlen, cut, "ramps' sum", cut.sums.ramp_symbol, ramps,
+                      "the sum of the ramps' terms (each ramp the function its own part proves)")]
+
+
+def _sum_part(img: ElfImage, xlen: int, cut: Abstraction, part: str, symbol: str,
+              want_of: Callable[[Z3Ops, list[Any]], Any], what: str) -> ProofPart:
+    """An out-of-line partial sum, symbolically alone: called with a pointer to an array of free
+    input words in the caller's frame, every other byte around it unknown, it returns ``want_of``
+    (the golden 32-bit sum, the ramps as their functions) for all words, so its result depends on
+    the array alone, which is what its abstraction in the handler assumes; it stores only below its
+    stack pointer and restores sp and the callee-saved registers."""
+    t0 = time.monotonic()
+    assert cut.sums is not None
+    tag = part.split("'")[0]
+    n, bits = cut.sums.n_inputs, cut.sums.fns.input_bits
+    sp = img.machine.stack_top - _CALLER_FRAME
+    base = sp + _ARRAY_OFFSET
+    words = [z3.BitVec(f"{tag}_x{i}", bits) for i in range(n)]
+    mem: dict[int, Any] = {a: z3.BitVec(f"{tag}_unknown_{a - sp}", 8) for a in range(sp - _CALLER_FRAME, img.machine.stack_top)}
+    for i, w in enumerate(words):
+        for b in range(bits // 8):
+            mem[base + i * bits // 8 + b] = z3.Extract(8 * b + 7, 8 * b, w)
+    regs = img.call_registers(xlen, f"{tag}_", sp=sp)
+    regs[10] = base
+    summaries = {a: f for a, f in cut.summaries(img, xlen).items() if a != img.address(symbol)}
+    try:
+        entry, run = _run_alone(img, xlen, symbol, regs, mem, summaries)
+    except SymexecUnsupported as exc:
+        return ProofPart(part, "unsupported", time.monotonic() - t0, str(exc))
+    side: list[tuple[str, Any]] = []
+    ops = Z3Ops(_exact_ops().sqrt_fn, obligations=side, ramp_fns=cut.ramp_fns())
+    want = z3.simplify(want_of(ops, [z3.SignExt(64 - bits, w) if bits < 64 else w for w in words]))
+    r = run.state.regs[10]
+    got = r if isinstance(r, z3.BitVecRef) else z3.BitVecVal(r, xlen)
+    caller = [a for a in run.state.mem if a >= sp and not _same_byte(run.state.mem[a], mem.get(a))]
+    if caller:
+        return ProofPart(part, "failed", time.monotonic() - t0, f"stores into its caller's frame at {min(caller):#x}")
+    checks = [(f"result equals {what}", got != z3.Extract(xlen - 1, 0, want))]
+    return _conclude(part, t0, checks + side + run.obligations + frame_checks(run.state, entry, xlen),
+                     f"{symbol} returns {what} (int32, sign-extended) for all {n} input words, reads nothing else; "
+                     "stores only in its frame, restores sp and callee-saved registers")
+
+
+def _same_byte(a: Any, b: Any) -> bool:
+    if isinstance(a, int) or isinstance(b, int) or b is None:
+        return isinstance(a, int) and isinstance(b, int) and a == b
+    return a.eq(b)
+
+
+def _call_loop() -> bytes:
+    """for (s0 = first; s0 != s1; s0++) { *s2++ = f(s0); } ebreak  (s3 = f)."""
+    return rv_asm.assemble([
+        rv_asm.addi(10, 8, 0),  # mv a0, s0
+        rv_asm.jalr(1, 19, 0),  # jalr ra, 0(s3)
+        rv_asm.sw(10, 18, 0),  # sw a0, 0(s2)
+        rv_asm.addi(18, 18, 4),  # addi s2, s2, 4
+        rv_asm.addi(8, 8, 1),  # addi s0, s0, 1
+        rv_asm.bne(8, 9, -20),  # bne s0, s1, loop
+        rv_asm.EBREAK,
+    ])
+def sqrt_in_emulator(img: ElfImage, rates: np.ndarray, xlen: int) -> np.ndarray:
+    """``sqrt_rate`` of the ELF for consecutive runs of ``rates`` (called through a small loop)."""
+    m = img.machine
+    fn = img.address(SQRT_FUNCTION)
+    loop = img.scratch
+    out_base = img.scratch + 64
+    chunk = max(1, (m.stack_top - STACK_BYTES - out_base - 4096) // 4)
+    chunk = min(chunk, 1 << 16)
+    results = np.empty(len(rates), dtype=np.uint32)
+    m.write_mem(m.mem_base, img.image)
+    m.write_mem(loop, _call_loop())
+    for start in range(0, len(rates), chunk):
+        part = rates[start : start + chunk]
+        if not np.all(np.diff(part.astype(np.int64)) == 1):
+            for j, r in enumerate(part):  # non-consecutive: one call each
+                m.set_reg(8, int(r))
+                m.set_reg(9, int(r) + 1 & 0xFFFFFFFF if xlen == 32 else int(r) + 1)
+                _run_loop(m, loop, fn, out_base)
+                results[start + j] = m.read_u32(out_base)
+            continue
+        m.set_reg(8, int(part[0]))
+        m.set_reg(9, int(part[-1]) + 1 if xlen == 64 else (int(part[-1]) + 1) & 0xFFFFFFFF)
+        _run_loop(m, loop, fn, out_base)
+        results[start : start + len(part)] = m.read_array(out_base, np.uint32, len(part))
+    return results
+
+
+def _run_loop(m: Machine, loop: int, fn: int, out_base: int) -> None:
+    m.set_reg(18, out_base)
+    m.set_reg(19, fn)
+    m.set_reg(2, m.stack_top)
+    m.pc = loop
+    r = m.run(max_instructions=1 << 33)
+    if r.halt_reason != "ebreak":
+        raise SymexecUnsupported(f"sqrt_rate loop stopped with {r.halt_reason}")
+
+
+def sqrt_values(img: ElfImage, xlen: int, sampled: int, seed: int) -> ProofPart:
+    t0 = time.monotonic()
+    rates = np.arange(0, EXHAUSTIVE_RATES + 1, dtype=np.uint32)
+    got = sqrt_in_emulator(img, rates, xlen)
+    want = golden.NUMPY.sqrt_rate(rates.astype(np.int64))
+    bad = np.flatnonzero(got != want)
+    if len(bad):
+        r = int(rates[bad[0]])
+        return ProofPart("sqrt_rate values", "failed", time.monotonic() - t0,
+                         f"sqrt_rate({r}) = {int(got[bad[0]])}, exact {int(want[bad[0]])} ({len(bad)} rates wrong)")
+    rng = np.random.default_rng(seed)
+    high = np.sort(rng.integers(EXHAUSTIVE_RATES + 1, 1 << 32, sampled, dtype=np.int64)).astype(np.uint32)
+    got_hi = sqrt_in_emulator(img, high, xlen) if sampled else np.zeros(0, np.uint32)
+    bad_hi = np.flatnonzero(got_hi != golden.NUMPY.sqrt_rate(high.astype(np.int64)))
+    if len(bad_hi):
+        return ProofPart("sqrt_rate values", "failed", time.monotonic() - t0, f"sqrt_rate({int(high[bad_hi[0]])}) wrong")
+    return ProofPart("sqrt_rate values", "exhaustive", time.monotonic() - t0,
+                     f"square root exhaustive over rates 0..2^20; rates above 2^20 (corrupted contexts only) sampled: {sampled:,}")
+
+
+def reachable_rates(model: FxModel) -> ProofPart:
+    """From a context with rate <= 2^20 every event leaves a rate in [rate_min, 2^20] (golden, z3)."""
+    t0 = time.monotonic()
+    sqrt_fn = z3.Function("sqrt_rate", z3.BitVecSort(32), z3.BitVecSort(32))
+    ctx = [z3.BitVec(f"ctx{i}", 32) for i in range(fmt.CTX_WORDS)]
+    ev = [z3.BitVec(f"ev{i}", 32) for i in range(fmt.EVENT_WORDS)]
+    # any slog and any ramp terms (within their bits): sound for "every event"
+    out = symbolic_event(model, ctx, ev, sqrt_fn, slog_fn=slog_function(), ramp_fns=ramp_functions(model) or None)
+    lo = min(model.constants.rate_min, model.constants.rate_initial)
+    bad = z3.Or(z3.ULT(out.rate, lo), z3.UGT(out.rate, fmt.RATE_MAX))
+    verdict, _ = solve([z3.ULE(ctx[fmt.CTX_RATE], fmt.RATE_MAX), z3.Or(ctx[fmt.CTX_RATE] == 0, z3.UGE(ctx[fmt.CTX_RATE], lo)), bad],
+                        time.monotonic() + 60)
+    status = {"unsat": "proven", "unknown": "timeout"}.get(verdict, "failed")
+    return ProofPart("reachable rates", status, time.monotonic() - t0,
+                     f"every event maps a context with rate 0 or in [{lo}, 2^20] to a rate in [{lo}, 2^20]")
