@@ -30,45 +30,15 @@ from rlcc.verify.check import assurance_level
 from rlcc.verify.provenance import Provenance, Rebuild, establish
 from rlcc.verify.check import check_random_count, check_seed
 from rlcc.kinds.switch_agent.firmware_run import SwitchBuild, switch_build
+from rlcc.kinds.switch_agent.mutants import run_c_mutation_analysis
+from rlcc.kinds.switch_agent.prove import DEFAULT_TIMEOUT_S, proof_line, prove_switch_firmware
+from rlcc.kinds.switch_agent.records import example, mismatches, to_records
 
 DEFAULT_PORTS = 48  # the paper's switch
 DEFAULT_RANDOM = 4000
 DEFAULT_INTERVALS = 4  # dispatcher intervals run (chained) for the per-interval cycles
 MAX_EXAMPLES = 5
 SCHEMA = "rlcc.verify.switch/1"
-
-
-def to_records(v: sv.SwitchVectors) -> np.ndarray:
-    recs = sl.new_records(len(v))
-    n = np.arange(len(v))
-    recs["port"], recs["queue"] = n % sl.MAX_PORTS, n % sl.MAX_QUEUES
-    recs["util_mul"], recs["flags"] = v.util_mul, v.flags
-    recs["qlen_bytes"], recs["tx_bytes"], recs["marked_pkts"] = v.qlen_bytes, v.tx_bytes, v.marked_pkts
-    recs["ctx_in"] = v.ctx_in
-    return recs
-
-
-def mismatches(v: sv.SwitchVectors, out: np.ndarray, n_classes: int, with_scores: bool = True) -> np.ndarray:
-    """Indices of records whose firmware output differs from the golden outputs."""
-    ecn = np.stack([out["kmin_bytes"], out["kmax_bytes"], out["pmax_q16"]], axis=1).astype(np.int64)
-    bad = np.any(out["ctx_out"].astype(np.int64) != v.ctx_out, axis=1) | np.any(ecn != v.ecn, axis=1)
-    if with_scores:
-        bad |= out["action"].astype(np.int64) != v.action
-        bad |= np.any(out["scores"][:, :n_classes].astype(np.int64) != v.scores, axis=1)
-    return np.flatnonzero(bad)
-
-
-def _example(v: sv.SwitchVectors, i: int, out: np.ndarray, n_classes: int) -> dict[str, Any]:
-    o = out[i]
-    return {
-        "index": int(i), "tag": v.tags[i], "flags": int(v.flags[i]),
-        "inputs": {"ctx_in": v.ctx_in[i].tolist(), "qlen_bytes": int(v.qlen_bytes[i]), "tx_bytes": int(v.tx_bytes[i]),
-                   "marked_pkts": int(v.marked_pkts[i]), "util_mul": int(v.util_mul[i])},
-        "expected": {"action": int(v.action[i]), "ecn": v.ecn[i].tolist(), "ctx_out": v.ctx_out[i].tolist(),
-                     "scores": v.scores[i].tolist()},
-        "got": {"action": int(o["action"]), "ecn": [int(o["kmin_bytes"]), int(o["kmax_bytes"]), int(o["pmax_q16"])],
-                "ctx_out": o["ctx_out"].tolist(), "scores": o["scores"][:n_classes].tolist()},
-    }
 
 
 def _stats(values: np.ndarray) -> dict[str, float]:
@@ -228,20 +198,16 @@ def verify_switch_firmware(firmware_c: Path, manifest: Path | None = None, targe
         prof = fw.profile
         proof = None
         if prove:
-            from rlcc.kinds.switch_agent.prove import DEFAULT_TIMEOUT_S, prove_switch_firmware
-
             proof = prove_switch_firmware(fw.elf, spec, model, fw.target.name, prove_timeout_s or DEFAULT_TIMEOUT_S,
                                           profile=fw.profile, zbb=fw.zbb).to_dict()
     mutation = None
     if mutants:
-        from rlcc.kinds.switch_agent.mutants import run_c_mutation_analysis
-
         mutation = run_c_mutation_analysis(firmware_c, spec, model, vectors, target, profile)
     bad = res["bad"]
     text = textio.read_bytes(firmware_c, "firmware", textio.MAX_TEXT_BYTES).decode("utf-8", "replace")
     return SwitchVerifyResult(
         firmware=str(firmware_c), target=target, profile=prof.name, clock_hz=prof.clock_hz, vectors=len(vectors),
-        mismatches=len(bad), mismatch_examples=[_example(vectors, i, res["out"], model.n_classes) for i in bad[:MAX_EXAMPLES]],
+        mismatches=len(bad), mismatch_examples=[example(vectors, i, res["out"], model.n_classes) for i in bad[:MAX_EXAMPLES]],
         decision_cycles=_stats(res["decision_cycles"]), decision_instructions=_stats(res["decision_instret"]),
         n_ports=n_ports, intervals=n_intervals, interval_mismatches=len(res["interval_bad"]),
         interval_cycles=_stats(res["interval_cycles"]),
@@ -274,8 +240,6 @@ def summary(r: SwitchVerifyResult) -> str:
                      f"{m['survived']} survived ({m['wall_s']:.0f} s)"
                      + (f": {', '.join(m['survivors'][:6])}" if m["survivors"] else ""))
     if r.proof is not None:
-        from rlcc.kinds.switch_agent.prove import proof_line
-
         lines.append(proof_line(r.proof))
     lines.append("assurance: " + ("proven for all inputs" if r.to_dict()["assurance_level"] == "proven"
                                   else f"sampled: {r.vectors:,} vectors"))

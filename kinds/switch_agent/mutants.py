@@ -29,6 +29,9 @@ from rlcc.class_trees import ClassEnsemble, ClassTree, IntSplit
 from rlcc.kinds.switch_agent import vectors as sv
 from rlcc.switch_spec import SwitchAgentSpec
 from rlcc.verify.mutants import evaluate_all, mutant_folder
+from rlcc.kinds.switch_agent.records import mismatches, to_records
+from rlcc.kinds.switch_agent.firmware_run import switch_build
+from rlcc.kinds.switch_agent.codegen import LEAVES_PER_ROW
 
 _THR_RE = re.compile(r"^#define (\w*?THR_(\d+)_(\d+)) UINT32_C\((\d+)\)")
 _COND_RE = re.compile(r"(x\[\w+\]) > (\w*?THR_(\d+)_(\d+)\))")
@@ -147,9 +150,6 @@ def c_mutants(text: str) -> list[CMutant]:
 def run_c_mutant(firmware_c: Path, mutant: CMutant, spec: SwitchAgentSpec, model: ClassEnsemble,
                  vectors: sv.SwitchVectors, target: str, profile: str | None = None) -> bool:
     """Build the mutated C beside a copy of its header and run ``vectors``: True when caught."""
-    from rlcc.kinds.switch_agent.check import mismatches, to_records
-    from rlcc.kinds.switch_agent.firmware_run import switch_build
-
     firmware_c = Path(firmware_c)
     header = firmware_c.with_suffix(".h")
     files = {firmware_c.name: mutant.apply(textio.read_text(firmware_c, "firmware")),
@@ -176,8 +176,6 @@ def run_c_mutation_analysis(firmware_c: Path, spec: SwitchAgentSpec, model: Clas
                             target: str, profile: str | None = None, jobs: int = 1) -> dict[str, object]:
     """Every C mutant built and run on ``vectors`` (over ``jobs`` processes): killed, equivalent
     (by construction) or survived."""
-    from rlcc.kinds.switch_agent.codegen import LEAVES_PER_ROW
-
     t0 = time.monotonic()
     equivalent_ids = {m.id for m in model_mutants(spec, model) if m.equivalent}
     muts = c_mutants(textio.read_text(firmware_c, "firmware"))

@@ -73,6 +73,8 @@ from rlcc.verify.prove_image import RET_SENTINEL, ElfImage, frame_checks, load_a
 from rlcc.verify.prove_solver import solve
 from rlcc.kinds.switch_agent.symbolic_golden import leaf_index, symbolic_decision
 from rlcc.verify.symexec import Region, State, SymexecUnsupported, path_formula
+from rlcc.kinds.switch_agent.records import example, mismatches, to_records
+from rlcc.kinds.switch_agent.firmware_run import SwitchRunner
 
 ENTRY_SYMBOL = "sw_agent_on_interval"
 DEFAULT_TIMEOUT_S = 120.0
@@ -241,15 +243,16 @@ def _attempt(img: ElfImage, spec: SwitchAgentSpec, model: ClassEnsemble, xlen: i
                                   and base < r.hi for r in regions for t, base in tables.items()):
         return result("failed", "a leaf table overlaps writable memory")
     rows: dict[tuple[int, int], Any] = {}
-    row = None
-    if tables is not None:
-        def row(t: int, tree: Any, x: list[Any], c: int) -> Any:
-            if t not in tables:
-                return None
-            idx = leaf_index(tree, x)
-            fn = rows.setdefault((t, c), z3.Function(f"leaf_{t}_{c}", z3.BitVecSort(idx.size()), z3.BitVecSort(32)))
-            return fn(idx)
-    gold = symbolic_decision(spec, model, ctx, qlen, tx, marked, util_mul, row)
+
+    def row(t: int, tree: Any, x: list[Any], c: int) -> Any:
+        """Tree ``t``'s leaf of class ``c`` as an uninterpreted table read (None: read the leaf itself)."""
+        if tables is None or t not in tables:
+            return None
+        idx = leaf_index(tree, x)
+        fn = rows.setdefault((t, c), z3.Function(f"leaf_{t}_{c}", z3.BitVecSort(idx.size()), z3.BitVecSort(32)))
+        return fn(idx)
+
+    gold = symbolic_decision(spec, model, ctx, qlen, tx, marked, util_mul, row if tables is not None else None)
     hook = _leaf_hook(model, tables, gold.window, rows, inputs, xlen) if tables is not None else None
     ex = img.executor(xlen, regions, load_hook=hook, paired_products=False)
     entry = State(img.address(ENTRY_SYMBOL), regs, mem, ())
@@ -366,9 +369,6 @@ def _replay(img: ElfImage, spec: SwitchAgentSpec, model: ClassEnsemble, m: Any, 
             marked: Any, util_mul: Any, xlen: int) -> dict[str, Any] | None:
     """The model's input as one record, run in the emulator and in the numpy golden agent; the
     record and both outputs when the decision (action, ECN template, context) differs, else None."""
-    from rlcc.kinds.switch_agent.check import _example, mismatches, to_records
-    from rlcc.kinds.switch_agent.firmware_run import SwitchRunner
-
     val = lambda e: m.eval(e, model_completion=True).as_long()  # noqa: E731
     ctx_in = np.array([[val(w) for w in ctx]], np.int64)
     v = sv.expected(spec, model, ctx_in, [val(qlen)], [val(tx)], [val(marked)], [val(util_mul)], [0], ["proof"])
@@ -380,4 +380,4 @@ def _replay(img: ElfImage, spec: SwitchAgentSpec, model: ClassEnsemble, m: Any, 
     # the proven outputs only (the trace's scores are not one: an abstracted proof's assignment
     # may give the firmware other scores but the same decision)
     differs = len(mismatches(v, out, model.n_classes, with_scores=False)) or int(out["action"][0]) != int(v.action[0])
-    return _example(v, 0, out, model.n_classes) if differs else None
+    return example(v, 0, out, model.n_classes) if differs else None
