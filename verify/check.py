@@ -79,8 +79,8 @@ class ModelSupport:
 
 
 @dataclasses.dataclass
-class VerifyResult:
-    """Everything rlcc-verify reports; ``to_dict`` is the stable ``--json`` schema."""
+class VectorRun:
+    """What every kind's verification reports first: the firmware, where it ran, the vectors' verdict."""
 
     firmware: str
     target: str
@@ -89,6 +89,12 @@ class VerifyResult:
     vectors: int
     mismatches: int
     mismatch_examples: list[dict[str, Any]]
+
+
+@dataclasses.dataclass
+class VerifyResult(VectorRun):
+    """Everything rlcc-verify reports on PCC firmware; ``to_dict`` is the stable ``--json`` schema."""
+
     disable_mask_ok: bool
     cycles: dict[str, float]
     rtt_cycles: dict[str, float]

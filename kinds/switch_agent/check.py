@@ -26,7 +26,7 @@ from rlcc.firmware_sdk_stub import switch_layout as sl
 from rlcc.kinds.switch_agent import vectors as sv
 from rlcc.switch_spec import SwitchAgentSpec
 from rlcc.targets import DEFAULT_TARGET
-from rlcc.verify.check import assurance_level
+from rlcc.verify.check import VectorRun, assurance_level
 from rlcc.verify.provenance import Provenance, Rebuild, establish
 from rlcc.verify.check import check_random_count, check_seed
 from rlcc.kinds.switch_agent.firmware_run import SwitchBuild, switch_build
@@ -77,14 +77,9 @@ def interval_records(v: sv.SwitchVectors, n_ports: int) -> np.ndarray:
 
 
 @dataclasses.dataclass
-class SwitchVerifyResult:
-    firmware: str
-    target: str
-    profile: str
-    clock_hz: int
-    vectors: int
-    mismatches: int
-    mismatch_examples: list[dict[str, Any]]
+class SwitchVerifyResult(VectorRun):
+    """Everything rlcc-verify reports on switch-agent firmware (``to_dict``: schema ``SCHEMA``)."""
+
     decision_cycles: dict[str, float]
     decision_instructions: dict[str, float]
     n_ports: int
