@@ -40,7 +40,7 @@ replayed in the emulator, and when it does not reproduce (or an address does not
 proof is redone with every leaf load a multiplexer over its table's contents.
 
 **Precondition.** The generated C drops a split whose threshold is at or above its feature's
-maximum (never true for a value the firmware produces, ``codegen.switch_generate``), while the
+maximum (never true for a value the firmware produces, ``rlcc.kinds.switch_agent.codegen``), while the
 golden model compares whatever the context holds. When such a split reads a history word or the
 template index, the proof assumes the context words of the bounded features (utilizations <= 1.0
 in Q16, template indices < n_actions) are in range, and proves that this range is an invariant:
