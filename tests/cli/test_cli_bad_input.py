@@ -16,8 +16,9 @@ import pytest
 from click.testing import CliRunner
 from onnx import TensorProto, helper, numpy_helper
 
+from rlcc.kinds import pcc
+from rlcc.kinds.trees import kind as trees_kind
 from rlcc.pipeline import outdir
-from rlcc.cli import compile as compile_cli
 from rlcc.cli.main import compile_command, rlcc
 from rlcc.distill.pipeline import CompileOptions, compile_policy
 from cli_errors import assert_one_line
@@ -158,8 +159,8 @@ def test_unknown_or_unfed_derived_input_is_one_line_exit_3_before_compiling(tmp_
 # ---- verification failure inside rlcc-compile ------------------------------------------------------
 @pytest.mark.slow
 def test_compile_verification_over_budget_keeps_out_and_exits_5(tmp_path, example_policy, monkeypatch, constant_result):
-    monkeypatch.setattr(compile_cli, "compile_policy", lambda *a, **k: constant_result)
-    monkeypatch.setattr(compile_cli, "check_on_suite", lambda result, *a, **k: result)  # its own tests: tests/distill
+    monkeypatch.setattr(trees_kind, "compile_policy", lambda *a, **k: constant_result)
+    monkeypatch.setattr(trees_kind, "check_on_suite", lambda result, *a, **k: result)  # its own tests: tests/distill
     out = tmp_path / "OUT"
     result = invoke(compile_command, example_policy, "-o", out, "--budget-ns", "1")
     assert result.exit_code == int(ExitCode.BUDGET), result.output
@@ -171,15 +172,13 @@ def test_compile_verification_over_budget_keeps_out_and_exits_5(tmp_path, exampl
 
 @pytest.mark.slow
 def test_compile_verification_build_failure_keeps_out_and_exits_6(tmp_path, example_policy, monkeypatch, constant_result):
-    monkeypatch.setattr(compile_cli, "compile_policy", lambda *a, **k: constant_result)
-    monkeypatch.setattr(compile_cli, "check_on_suite", lambda result, *a, **k: result)  # its own tests: tests/distill
+    monkeypatch.setattr(trees_kind, "compile_policy", lambda *a, **k: constant_result)
+    monkeypatch.setattr(trees_kind, "check_on_suite", lambda result, *a, **k: result)  # its own tests: tests/distill
 
     def broken_build(*_args, **_kwargs):
         raise BuildError("cross-compilation failed: firmware.c:1: error")
 
-    from rlcc.cli import backends
-
-    monkeypatch.setattr(backends, "verify_firmware", broken_build)
+    monkeypatch.setattr(pcc, "verify_firmware", broken_build)
     out = tmp_path / "OUT"
     result = invoke(compile_command, example_policy, "-o", out)
     assert result.exit_code == int(ExitCode.BUILD), result.output
@@ -284,8 +283,8 @@ def test_force_does_not_replace_a_directory_that_is_not_an_rlcc_output(tmp_path,
 
 @pytest.mark.slow
 def test_force_replaces_a_previous_output(tmp_path, example_policy, monkeypatch, constant_result):
-    monkeypatch.setattr(compile_cli, "compile_policy", lambda *a, **k: constant_result)
-    monkeypatch.setattr(compile_cli, "check_on_suite", lambda result, *a, **k: result)  # its own tests: tests/distill
+    monkeypatch.setattr(trees_kind, "compile_policy", lambda *a, **k: constant_result)
+    monkeypatch.setattr(trees_kind, "check_on_suite", lambda result, *a, **k: result)  # its own tests: tests/distill
     out = tmp_path / "OUT"
     for _ in range(2):
         result = invoke(compile_command, example_policy, "-o", out, "--force", "--no-verify")

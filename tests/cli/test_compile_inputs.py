@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from rlcc.kinds.pcc import PccKind
+from rlcc.kinds.trees import kind as trees_kind
 from rlcc.pipeline import outdir
 from rlcc.cli import compile as compile_cli
 from rlcc.kinds.base import CompileRequest
@@ -247,9 +249,9 @@ def test_a_constant_policy_compiles_and_says_so_plainly(tmp_path, monkeypatch):
 
     path = affine_policy(tmp_path / "zero.onnx")
     result = compile_policy(OnnxPolicy(path), CompileOptions.quick(**TINY_OPTIONS))
-    monkeypatch.setattr(compile_cli, "compile_policy", lambda *a, **k: result)
-    monkeypatch.setattr(compile_cli, "check_on_suite", lambda r, *a, **k: r)  # its own tests: tests/distill
-    monkeypatch.setattr(compile_cli, "closed_loop_figure", lambda *a, **k: None)
+    monkeypatch.setattr(trees_kind, "compile_policy", lambda *a, **k: result)
+    monkeypatch.setattr(trees_kind, "check_on_suite", lambda r, *a, **k: r)  # its own tests: tests/distill
+    monkeypatch.setattr(PccKind, "closed_loop_figure", staticmethod(lambda *a, **k: None))
     out = tmp_path / "OUT"
     r = invoke(path, "-o", out, "--no-verify", "-q")
     assert r.exit_code == 0, r.output

@@ -12,7 +12,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from codegen_build import build_host  # noqa: E402
 from codegen_models import MODELS  # noqa: E402
 
-from rlcc.codegen import TREE_STYLES, generate  # noqa: E402
+from rlcc.codegen import TREE_STYLES  # noqa: E402
+from rlcc.kinds.pcc import generate_firmware  # noqa: E402
 
 @pytest.fixture(scope="session")
 def models():
@@ -21,15 +22,16 @@ def models():
 
 @pytest.fixture(scope="session")
 def generated(tmp_path_factory):
-    """``generated(model_name, style)`` -> paths of the generated files (cached per session)."""
+    """``generated(model_name, style)`` -> paths of the generated files, the manifest with its pinned vectors
+    as a compile writes it (cached per session)."""
     root = tmp_path_factory.mktemp("codegen")
     cache: dict[tuple[str, str], dict[str, Path]] = {}
 
     def get(name: str, style: str = "oblivious") -> dict[str, Path]:
         if (name, style) not in cache:
             assert style in TREE_STYLES
-            cache[(name, style)] = generate(MODELS[name], root / f"{name}_{style}", name=f"{name}_{style}",
-                                            tree_style=style, source_info={"test_model": name})
+            cache[(name, style)] = generate_firmware(MODELS[name], root / f"{name}_{style}", name=f"{name}_{style}",
+                                                     tree_style=style, source_info={"test_model": name})
         return cache[(name, style)]
 
     return get

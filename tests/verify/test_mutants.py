@@ -22,7 +22,8 @@ from rlcc.errors import BuildError, ExitCode, RlccError
 from rlcc.firmware_sdk_stub import include_dirs, runtime_header
 from rlcc.fxp import golden
 from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxConstants, FxModel, Split, Tree
-from rlcc.fxp.vectors import expected
+from rlcc.fxp.vectors import concat, expected
+from rlcc.verify.generators import verification_set
 from rlcc.spec import Feature, ObservationSpec
 from rlcc.verify.mutants import _unobservable_edits, direct_compiler, run_mutation_analysis
 from rlcc.verify.mutate import KINDS, generate_mutants, input_domains, reachable_leaves
@@ -207,7 +208,9 @@ def example_copy(tmp_path_factory) -> Path:
 
 
 def shipped(firmware_c: Path):
-    return manifest_io.load(str(firmware_c.with_name("firmware.rlcc.json")))[2]
+    """The manifest's pinned vectors and what verification adds for its model (1,024 random)."""
+    _, model, pinned = manifest_io.load(str(firmware_c.with_name("firmware.rlcc.json")))
+    return concat(pinned, verification_set(model, n_random=1024)[0])
 
 
 def take(v, n):
