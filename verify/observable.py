@@ -259,6 +259,16 @@ class _Slot:
     # derived inputs read; options are rtt_part's values, then (previous, derived) per derived input.
     rtt_part: "_Slot | None" = None
     derived: tuple[tuple[int, int, int], ...] = ()  # (derived input, current input, previous input)
+    _matrix: np.ndarray | None = dataclasses.field(default=None, repr=False)
+
+    def matrix(self) -> np.ndarray:
+        """``values`` as an (n, len(inputs)) int64 array; options are only ever appended, so the
+        array is extended, not rebuilt (the search evaluates thousands of assignments per target)."""
+        have = 0 if self._matrix is None else len(self._matrix)
+        if have != len(self.values):
+            new = np.array(self.values[have:], dtype=np.int64).reshape(-1, len(self.inputs))
+            self._matrix = new if self._matrix is None else np.concatenate([self._matrix, new])
+        return self._matrix
 
 
 class _Search:
@@ -377,18 +387,19 @@ class _Search:
         (_, c, p), = [t for t in slot.derived if t[0] == inp]  # a derived input: solve its previous value
         k = inp - self.model.spec.input_width
         d = derived_vocab.get(self.model.spec.derived[k])
+        # every base option's previous value at once: a bisection per option, run side by side
+        cur = rtt.matrix()[: rtt.n_base, rtt.inputs.index(c)]
+        lo = np.full(len(cur), INT32_MIN, dtype=np.int64)
+        hi = np.full(len(cur), INT32_MAX, dtype=np.int64)
+        while (lo < hi).any():  # device_value falls as the previous value rises
+            mid = (lo + hi) // 2
+            above = d.device_value(golden.NUMPY, cur, mid) > v
+            open_ = lo < hi
+            lo, hi = np.where(open_ & above, mid + 1, lo), np.where(open_ & ~above, mid, hi)
+        hit = d.device_value(golden.NUMPY, cur, lo) == v
         added = []
-        for o in range(rtt.n_base):
-            cur = rtt.values[o][rtt.inputs.index(c)]
-            lo, hi = INT32_MIN, INT32_MAX  # device_value falls as the previous value rises
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if int(d.device_value(golden.NUMPY, np.int64(cur), np.int64(mid))) > v:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            if int(d.device_value(golden.NUMPY, np.int64(cur), np.int64(lo))) == v:
-                added += self._cross(slot, [o], {**base_reps, p: [lo]})
+        for o in np.flatnonzero(hit).tolist():
+            added += self._cross(slot, [o], {**base_reps, p: [int(lo[o])]})
         return added, False
 
     def _rtt_options(self, slot: _Slot) -> None:
@@ -562,7 +573,7 @@ class _Search:
         total = self.model.bias + self.leaves[np.arange(len(self.model.trees)), idx].sum(axis=1)
         for r in self.model.ramps:
             j = self.slot_of[r.input]
-            values = np.asarray(self.slots[j].values, dtype=np.int64)[:, self.slots[j].inputs.index(r.input)]
+            values = self.slots[j].matrix()[:, self.slots[j].inputs.index(r.input)]
             total = total + golden.ramp_value(golden.NUMPY, r, values[combos[:, j]])
         return total, idx
 
@@ -1078,7 +1089,7 @@ def _plan_ramps(plan: _Plan) -> None:
         j = srch.slot_of[inp]
         allowed = [srch.base(k) for k in range(len(srch.slots))]
         col = srch.slots[j].inputs.index(inp)
-        values = np.asarray(srch.slots[j].values, dtype=np.int64)[:, col]
+        values = srch.slots[j].matrix()[:, col]
         allowed[j] = np.flatnonzero(values == value)
         combo, full = srch.search(allowed, _unclamped_score(c))
         if combo is None:
