@@ -356,23 +356,30 @@ class _Search:
         return slot
 
     def _cross(self, slot: _Slot, rtt_opts: list[int], reps: dict[int, list[int]]) -> list[int]:
-        """Append coupled options: each RTT option with each assignment of previous values."""
+        """Append coupled options: each RTT option with each assignment of previous values (the
+        derived inputs' values computed for all of them in one array call)."""
         rtt = slot.rtt_part
         prevs = sorted(reps)
         start = len(slot.values)
         grids = np.array(np.meshgrid(*[reps[p] for p in prevs], indexing="ij")).reshape(len(prevs), -1).T
+        keys = rtt.inputs + tuple(prevs)
+        rows: list[tuple[int, ...]] = []
+        sources: list[list[int]] = []  # per row: (current, previous) of each derived input
         for o in rtt_opts:
             vals = dict(zip(rtt.inputs, rtt.values[o]))
             for row in grids:
                 vals.update(zip(prevs, (int(v) for v in row)))
-                slot.values.append(tuple(vals[i] for i in rtt.inputs + tuple(prevs)) + self._derived_values(slot, vals))
+                rows.append(tuple(vals[i] for i in keys))
+                sources.append([vals[i] for _, c, p in slot.derived for i in (c, p)])
                 slot.real.append(rtt.real[o])
-        return list(range(start, len(slot.values)))
-
-    def _derived_values(self, slot: _Slot, vals: dict[int, int]) -> tuple[int, ...]:
+        if not rows:
+            return []
+        src = np.array(sources, dtype=np.int64).reshape(len(rows), 2 * len(slot.derived))
         spec = self.model.spec
-        return tuple(int(derived_vocab.get(spec.derived[d - spec.input_width]).device_value(golden.NUMPY, vals[c], vals[p]))
-                     for d, c, p in slot.derived)
+        derived = np.stack([derived_vocab.get(spec.derived[d - spec.input_width]).device_value(
+            golden.NUMPY, src[:, 2 * e], src[:, 2 * e + 1]) for e, (d, _, _) in enumerate(slot.derived)], axis=1)
+        slot.values.extend(row + tuple(extra) for row, extra in zip(rows, derived.tolist()))
+        return list(range(start, len(slot.values)))
 
     def _coupled_options_at(self, slot: _Slot, inp: int, v: int) -> tuple[list[int], bool]:
         rtt = slot.rtt_part
