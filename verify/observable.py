@@ -50,7 +50,7 @@ from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.errors import BadInputError
 from rlcc.fxp import golden
-from rlcc.fxp.model import INT32_MAX, INT32_MIN, U32_MAX, FxConstants, FxModel, Split, Tree
+from rlcc.fxp.model import INT32_MAX, INT32_MIN, U32_MAX, FxConstants, FxModel, Ramp, Split, Tree
 from rlcc.fxp.vectors import Vectors, concat, expected
 
 LIMIT = 1 << 14  # assignments enumerated exhaustively per target; larger searches sample + greedy
@@ -1219,8 +1219,13 @@ def _tree_sums(model: FxModel, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             idx[:, t] |= _bit(s, x[:, s.input]).astype(np.int64) << k
         total += np.asarray(tree.leaves, dtype=np.int64)[idx[:, t]]
     for r in model.ramps:
-        total += golden.ramp_value(golden.NUMPY, r, x[:, r.input].astype(np.int64))
+        total += _ramp_term(r, x)
     return total, idx
+
+
+def _ramp_term(r: Ramp, x: np.ndarray) -> np.ndarray:
+    """Ramp ``r``'s int64 term in the ensemble sum of policy inputs ``x``."""
+    return np.asarray(golden.ramp_value(golden.NUMPY, r, x[:, r.input].astype(np.int64)), dtype=np.int64)
 
 
 def coverage(model: FxModel, vectors: Vectors) -> dict[str, Any]:
@@ -1274,9 +1279,11 @@ def coverage(model: FxModel, vectors: Vectors) -> dict[str, Any]:
             lo2, hi2 = (lo + d, hi) if name == "clamp_min" else (lo, hi + d)
             note("other", f"{name}:thr{d:+d}", bool(np.any(np.clip(total, lo2, hi2) != base)))
     witnesses = ramp_witnesses(model)
+    terms = [_ramp_term(r, x) for r in model.ramps]
     for mid, mutant in ramp_mutants(model):
         if mutant is not None and witnesses.get(mid) is not None:  # None: harmless, like an unreachable leaf
-            other, _ = _tree_sums(mutant, x)
+            i = int(mid.split(":")[1])  # the mutant differs in this ramp alone: swap its term in the sum
+            other = total - terms[i] + _ramp_term(mutant.ramps[i], x)
             note("other", mid, bool(np.any(np.clip(other, lo, hi) != base)))
     tx = (etype == fmt.EVENT_TX) & (vectors.ctx_in[:, fmt.CTX_RATE] != 0)
     elapsed = (vectors.event[tx, fmt.EV_TIMESTAMP].astype(np.int64) - vectors.ctx_in[tx, fmt.CTX_PROBE_TS]) & U32_MAX
