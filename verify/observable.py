@@ -288,6 +288,7 @@ class _Search:
         self.slots = self._make_slots()
         self.slot_of = {inp: j for j, s in enumerate(self.slots) for inp in s.inputs}
         self.contrib = [self._contrib(s, s.values) for s in self.slots]
+        self._terms: dict[int, np.ndarray] = {}  # ramp index -> its term per option (``_option_terms``)
 
     def _cuts(self, inp: int) -> np.ndarray:
         lo, hi = input_domain(self.model, inp)
@@ -578,11 +579,20 @@ class _Search:
         for j in range(len(self.slots)):
             idx |= self.contrib[j][combos[:, j]]
         total = self.model.bias + self.leaves[np.arange(len(self.model.trees)), idx].sum(axis=1)
-        for r in self.model.ramps:
-            j = self.slot_of[r.input]
-            values = self.slots[j].matrix()[:, self.slots[j].inputs.index(r.input)]
-            total = total + golden.ramp_value(golden.NUMPY, r, values[combos[:, j]])
+        for i, r in enumerate(self.model.ramps):
+            total = total + self._option_terms(i)[combos[:, self.slot_of[r.input]]]
         return total, idx
+
+    def _option_terms(self, i: int) -> np.ndarray:
+        """Ramp ``i``'s term at every option of its input's slot, extended as options are appended
+        (each option's term is computed once, not once per assignment evaluated)."""
+        r = self.model.ramps[i]
+        slot = self.slots[self.slot_of[r.input]]
+        have = self._terms.get(i, np.zeros(0, dtype=np.int64))
+        if len(have) < len(slot.values):
+            new = slot.matrix()[len(have):, slot.inputs.index(r.input)]
+            have = self._terms[i] = np.concatenate([have, golden.ramp_value(golden.NUMPY, r, new)])
+        return have
 
     def search(self, allowed: list[np.ndarray], score: Callable[[np.ndarray, np.ndarray], np.ndarray]
                ) -> tuple[np.ndarray | None, bool]:
