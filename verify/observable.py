@@ -277,6 +277,8 @@ class _Search:
     def __init__(self, model: FxModel, seed: int) -> None:
         self.model = model
         self.rng = np.random.default_rng(seed)
+        self._terms: dict[int, np.ndarray] = {}  # ramp index -> its term per option (``_option_terms``)
+        self._previous: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}  # ``_previous_for``
         self.witnesses = ramp_witnesses(model)
         self.solver = _Rtt(model)
         spec = model.spec
@@ -288,7 +290,6 @@ class _Search:
         self.slots = self._make_slots()
         self.slot_of = {inp: j for j, s in enumerate(self.slots) for inp in s.inputs}
         self.contrib = [self._contrib(s, s.values) for s in self.slots]
-        self._terms: dict[int, np.ndarray] = {}  # ramp index -> its term per option (``_option_terms``)
 
     def _cuts(self, inp: int) -> np.ndarray:
         lo, hi = input_domain(self.model, inp)
@@ -392,23 +393,35 @@ class _Search:
             return self._cross(slot, opts, base_reps), False
         if inp in prevs:
             return self._cross(slot, list(range(rtt.n_base)), {**base_reps, inp: [v]}), False
-        (_, c, p), = [t for t in slot.derived if t[0] == inp]  # a derived input: solve its previous value
-        k = inp - self.model.spec.input_width
-        d = derived_vocab.get(self.model.spec.derived[k])
-        # every base option's previous value at once: a bisection per option, run side by side
-        cur = rtt.matrix()[: rtt.n_base, rtt.inputs.index(c)]
-        lo = np.full(len(cur), INT32_MIN, dtype=np.int64)
-        hi = np.full(len(cur), INT32_MAX, dtype=np.int64)
-        while (lo < hi).any():  # device_value falls as the previous value rises
-            mid = (lo + hi) // 2
-            above = d.device_value(golden.NUMPY, cur, mid) > v
-            open_ = lo < hi
-            lo, hi = np.where(open_ & above, mid + 1, lo), np.where(open_ & ~above, mid, hi)
-        hit = d.device_value(golden.NUMPY, cur, lo) == v
+        (_, _, p), = [t for t in slot.derived if t[0] == inp]  # a derived input: solve its previous value
+        lo, hit = self._previous_for(slot, inp, v)
         added = []
         for o in np.flatnonzero(hit).tolist():
             added += self._cross(slot, [o], {**base_reps, p: [int(lo[o])]})
         return added, False
+
+    def _previous_for(self, slot: _Slot, inp: int, v: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per base RTT option: the smallest previous value at which derived input ``inp`` is at
+        most ``v``, and whether it is exactly ``v``. Solved on first use for ``v`` and every split
+        value on ``inp`` (threshold -1, 0, +1) together: one bisection per (value, option), run side by side."""
+        if (inp, v) not in self._previous:
+            rtt = slot.rtt_part
+            (_, c, _), = [t for t in slot.derived if t[0] == inp]
+            d = derived_vocab.get(self.model.spec.derived[inp - self.model.spec.input_width])
+            want = np.array(sorted({v} | {s.threshold + e for t in self.model.trees for s in t.splits
+                                          if s.input == inp for e in (-1, 0, 1)}), dtype=np.int64)[:, None]
+            cur = np.broadcast_to(rtt.matrix()[: rtt.n_base, rtt.inputs.index(c)], (len(want), rtt.n_base))
+            lo = np.full(cur.shape, INT32_MIN, dtype=np.int64)
+            hi = np.full(cur.shape, INT32_MAX, dtype=np.int64)
+            while (lo < hi).any():  # device_value falls as the previous value rises
+                mid = (lo + hi) // 2
+                above = d.device_value(golden.NUMPY, cur, mid) > want
+                open_ = lo < hi
+                lo, hi = np.where(open_ & above, mid + 1, lo), np.where(open_ & ~above, mid, hi)
+            hit = d.device_value(golden.NUMPY, cur, lo) == want
+            for row, w in enumerate(want[:, 0].tolist()):
+                self._previous[(inp, w)] = (lo[row], hit[row])
+        return self._previous[(inp, v)]
 
     def _rtt_options(self, slot: _Slot) -> None:
         """Base options of the current-step RTT slot: one realized point per reachable interval combination."""
