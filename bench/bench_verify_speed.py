@@ -7,6 +7,8 @@ as a child process, ``--runs`` times in each mode:
 - ``cache_on``: a fresh cache directory; the first run fills it (``cold``), the others reuse it,
   as ``rlcc-verify`` of firmware this machine compiled does (``rlcc-compile`` fills the cache).
 
+Python's bytecode is cached (in a temporary ``PYTHONPYCACHEPREFIX``, as an installed package has
+it compiled; one untimed run per rlcc tree compiles it), whatever ``PYTHONDONTWRITEBYTECODE`` says.
 Every run's ``--json`` must be identical (same vectors, verdict, cycles, coverage), or the script
 fails. ``--base DIR`` also times another rlcc (an import root holding an ``rlcc`` package, e.g. the
 base commit's tree laid out by setup.cfg's package_dir) in the same session, recorded as ``base``
@@ -60,11 +62,14 @@ def run_once(command: list[str], env: dict[str, str], out_json: Path) -> dict:
 
 def measure(mode: str, runs: int, cache: str | None, pythonpath: str | None, tmp: Path) -> tuple[dict, dict]:
     """``runs`` runs under one cache setting (None: off); (summary, the verdict JSON they agree on)."""
-    env = dict(os.environ, RLCC_CACHE_DIR="" if cache is None else cache)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(RLCC_CACHE_DIR="" if cache is None else cache, PYTHONPYCACHEPREFIX=str(tmp / f"pycache-{bool(pythonpath)}"))
     command = SCRIPT
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
         command = BASE_ENTRY
+    if not (tmp / f"pycache-{bool(pythonpath)}").is_dir():
+        run_once(command, dict(env, RLCC_CACHE_DIR=""), tmp / "warm-up.json")  # compiles the bytecode; not timed
     load = os.getloadavg()[0]
     got = [run_once(command, env, tmp / f"{mode}-{i}.json") for i in range(runs)]
     verdicts = {json.dumps(g["json"], sort_keys=True) for g in got}
@@ -97,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         if not digest(verdict) == digest(cold_verdict) == digest(on_verdict):
             raise SystemExit("the cached run's --json differs from the uncached one's")
         doc = {"benchmark": "verify_speed", "command": f"rlcc-verify {shown(FIRMWARE)} --json FILE -q",
+               "bytecode": "cached (PYTHONPYCACHEPREFIX), one untimed run per rlcc tree first",
                "machine": machine(), "goal_wall_s": GOAL_S, "verdict_sha256": digest(verdict),
                "vectors": verdict["vectors"], "cache_off": off, "cache_cold": cold, "cache_on": on}
         if args.base is not None:

@@ -128,3 +128,21 @@ def test_an_npz_that_is_not_a_zip_is_not_loaded(tmp_path, monkeypatch):
     (tmp_path / "vectors" / "k.npz").write_bytes(b"PK\x03\x04 not really")
     assert vector_cache.load("k") is None
     assert not zipfile.is_zipfile(tmp_path / "vectors" / "k.npz")
+
+
+def test_a_verification_fills_the_cache_and_the_next_reuses_it(tmp_path, monkeypatch):
+    """verify_firmware (rlcc-compile's own verification and rlcc-verify's) stores the model-derived
+    vectors; the next verification of the same firmware skips the search with the same verdict,
+    which is also the verdict without a cache."""
+    from rlcc.codegen import generate
+    from rlcc.verify.check import verify_firmware
+
+    firmware = generate(small_model(), tmp_path / "fw")["c"]
+    monkeypatch.setenv("RLCC_CACHE_DIR", "")
+    plain = verify_firmware(firmware, random_count=300).to_dict()
+    monkeypatch.setenv("RLCC_CACHE_DIR", str(tmp_path / "cache"))
+    first = verify_firmware(firmware, random_count=300).to_dict()
+    assert len(_entries(tmp_path / "cache")) == 1
+    monkeypatch.setattr(generators, "observable_vectors", _no_search)
+    again = verify_firmware(firmware, random_count=300).to_dict()
+    assert plain == first == again and plain["passed"] and plain["coverage"]["splits"]["targets"] > 0
