@@ -40,6 +40,7 @@ ends, and a miss is claimed exhaustive only by interval bounds over every input'
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Any, Callable
 
@@ -52,6 +53,7 @@ from rlcc.errors import BadInputError
 from rlcc.fxp import golden
 from rlcc.fxp.model import INT32_MAX, INT32_MIN, U32_MAX, FxConstants, FxModel, Ramp, Split, Tree
 from rlcc.fxp.vectors import Vectors, concat, expected
+from rlcc.spec import ObservationSpec
 
 LIMIT = 1 << 14  # assignments enumerated exhaustively per target; larger searches sample + greedy
 SAMPLE = 1 << 11  # random assignments a non-exhaustive search starts from
@@ -73,18 +75,22 @@ class ObservableSet:
 def input_domain(model: FxModel, inp: int) -> tuple[int, int]:
     """Range of values student input ``inp`` can take (exact bounds; inflation values are sparse;
     a derived input: its value over its current source's range and any stored previous value)."""
-    spec = model.spec
+    return _domain(model.spec, model.constants, inp)
+
+
+@functools.lru_cache(maxsize=1024)  # the search, the proofs and coverage ask for the same domains hundreds of times
+def _domain(spec: ObservationSpec, constants: FxConstants, inp: int) -> tuple[int, int]:
     if inp >= spec.input_width:
         k = inp - spec.input_width
         d = derived_vocab.get(spec.derived[k])
-        cur_lo, cur_hi = input_domain(model, spec.derived_sources(k)[0])
+        cur_lo, cur_hi = _domain(spec, constants, spec.derived_sources(k)[0])
         ends = np.array([[cur_lo, INT32_MAX], [cur_hi, INT32_MIN]], dtype=np.int64)
         lo, hi = (int(d.device_value(golden.NUMPY, ends[i, 0], ends[i, 1])) for i in range(2))
         return lo, hi
-    ago, f = model.spec.locate_input(inp)
+    ago, f = spec.locate_input(inp)
     if ago > 0:
         return INT32_MIN, INT32_MAX  # raw context words
-    return vocab.get(model.spec.features[f].name).device_range(model.constants)
+    return vocab.get(spec.features[f].name).device_range(constants)
 
 
 def _upper(s: Split) -> int:
