@@ -293,6 +293,7 @@ class _Search:
         self.leaves = np.zeros((len(model.trees), 1 << depth), dtype=np.int64)
         for t, tree in enumerate(model.trees):
             self.leaves[t, : len(tree.leaves)] = tree.leaves
+        self._leaf_offset = np.arange(len(model.trees), dtype=np.int64) * self.leaves.shape[1]
         self.slots = self._make_slots()
         self.slot_of = {inp: j for j, s in enumerate(self.slots) for inp in s.inputs}
         self.contrib = [self._contrib(s, s.values) for s in self.slots]
@@ -596,10 +597,11 @@ class _Search:
         """Ensemble sums (N,) and leaf indices (N, n_trees) of option assignments (N, n_slots)."""
         idx = np.zeros((len(combos), len(self.model.trees)), dtype=np.int64)
         for j in range(len(self.slots)):
-            idx |= self.contrib[j][combos[:, j]]
-        total = self.model.bias + self.leaves[np.arange(len(self.model.trees)), idx].sum(axis=1)
+            idx |= np.take(self.contrib[j], combos[:, j], axis=0)
+        # leaf values gathered from the flat table (tree t's leaves start at t * width): one take, no 2-D fancy index
+        total = self.model.bias + np.take(self.leaves.ravel(), idx + self._leaf_offset).sum(axis=1)
         for i, r in enumerate(self.model.ramps):
-            total = total + self._option_terms(i)[combos[:, self.slot_of[r.input]]]
+            total = total + np.take(self._option_terms(i), combos[:, self.slot_of[r.input]])
         return total, idx
 
     def _option_terms(self, i: int) -> np.ndarray:
