@@ -82,6 +82,14 @@ def measure(mode: str, runs: int, cache: str | None, pythonpath: str | None, tmp
     return summary, got[0]["json"]
 
 
+def commit() -> str:
+    """The checkout measured (HEAD, "+modified" when tracked files differ from it)."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
+
+    return git("rev-parse", "HEAD") + ("+modified" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
 def digest(verdict: dict) -> str:
     return hashlib.sha256(json.dumps(verdict, sort_keys=True).encode()).hexdigest()
 
@@ -103,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit("the cached run's --json differs from the uncached one's")
         doc = {"benchmark": "verify_speed", "command": f"rlcc-verify {shown(FIRMWARE)} --json FILE -q",
                "bytecode": "cached (PYTHONPYCACHEPREFIX), one untimed run per rlcc tree first",
-               "machine": machine(), "goal_wall_s": GOAL_S, "verdict_sha256": digest(verdict),
+               "machine": machine(), "commit": commit(), "goal_wall_s": GOAL_S, "verdict_sha256": digest(verdict),
                "vectors": verdict["vectors"], "cache_off": off, "cache_cold": cold, "cache_on": on}
         if args.base is not None:
             base, base_verdict = measure("base", args.runs, None, str(args.base.resolve()), tmp)
