@@ -65,7 +65,8 @@ class SwitchAgentKind(ModelKind):
         return job.recipe
 
     def fit(self, job: SwitchJob, run: RunContext) -> SwitchCompileResult:
-        from rlcc.kinds.switch_agent.distill import SwitchFidelityBar, compile_switch_agent, switch_options  # heavy: see prepare
+        # heavy: see prepare
+        from rlcc.kinds.switch_agent.distill import SwitchFidelityBar, compile_switch_agent, switch_options
 
         options = dataclasses.replace(switch_options(job.recipe), bar=SwitchFidelityBar())
         return compile_switch_agent(job.teacher, options, run.log)

@@ -48,7 +48,8 @@ class TreesJob:
 
 def compile_options(request: CompileRequest, base: dict[str, Any] | None = None) -> CompileOptions:
     """The request's CompileOptions: the flags given, --quick's smaller defaults, the fidelity bar."""
-    from rlcc.distill.pipeline import CompileOptions  # heavy: the distiller and the simulator load in ~0.5 s; imported on use so that rlcc-verify does not load them
+    # heavy: the distiller and the simulator load in ~0.5 s; imported on use so that rlcc-verify does not load them
+    from rlcc.distill.pipeline import CompileOptions
 
     o = request.options
     kw: dict[str, Any] = dict(base or {}, seed=request.seed)
