@@ -561,7 +561,35 @@ def bad_inputs() -> str:
     return "\n".join(out)
 
 
+def verify_speed() -> str:
+    """The default rlcc-verify run's wall time, cache off and on, and the base it started from
+    (bench/bench_verify_speed.py)."""
+    doc = load(RESULTS / "verify_speed.json")
+    off, on, cold = doc["cache_off"], doc["cache_on"], doc["cache_cold"]
+
+    def row(name: str, m: dict) -> list[str]:
+        loads = m["load_1min_before_after"]
+        return [name, f"{m['wall_median_s']:.1f} s ({m['wall_min_s']:.1f}–{max(m['wall_s']):.1f})",
+                f"{m['cpu_median_s']:.1f} s", str(m["runs"]), f"{loads[0]:g} → {loads[1]:g}"]
+
+    rows = []
+    if "base" in doc:
+        rows.append(row("before (issue 36's base: search one value at a time, every command imported)", doc["base"]))
+    rows += [row("cache off (`RLCC_CACHE_DIR=`): the observable search runs", off),
+             row("first run, cache empty (fills it)", cold),
+             row("cache filled (as after `rlcc-compile` on this machine)", on)]
+    same = "identical in every run" + (" and to the base's" if doc.get("base", {}).get("verdict_identical") else "")
+    return "\n".join([
+        table(["`rlcc-verify firmware.c` (default, " + f"{doc['vectors']:,} vectors)", "wall median (min–max)",
+               "CPU median", "runs", "1-min load"], ["---", "---:", "---:", "---:", "---:"], rows),
+        "",
+        para(f"On {cores(doc)} cores ({doc['machine']['cpu']}), goal ≤ {doc['goal_wall_s']:g} s wall; the `--json` "
+             f"verdict (vectors, mismatches, cycles, coverage) is {same} (`bench/bench_verify_speed.py`)."),
+    ])
+
+
 BLOCKS: dict[str, tuple[Callable[[], str], bool]] = {
+    "verify-speed": (verify_speed, True),
     "table1": (table1, True),
     "table2": (table2, True),
     "lstm-trees": (lstm_trees, True),

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
 import click
+from rlcc import __version__
 from rlcc.errors import EXIT_CODE_MEANINGS, BadInputError, ExitCode, RlccError
 from rlcc.firmware_sdk_stub.switch_layout import MAX_PORTS
 
@@ -24,9 +25,26 @@ F = TypeVar("F", bound=Callable)
 PROGS = {"compile": "rlcc-compile", "verify": "rlcc-verify", "sim": "rlcc-sim", "train": "rlcc-train"}
 # The help epilog of every command and subcommand (click keeps \b paragraphs unwrapped).
 EXIT_CODES_HELP = "\b\nExit codes:\n" + "\n".join(f"  {int(code)}  {text}" for code, text in EXIT_CODE_MEANINGS.items())
+HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
 EXIT_SIGPIPE = 128 + signal.SIGPIPE  # what a shell reports for a process killed by SIGPIPE (141)
 EXIT_SIGTERM = 128 + signal.SIGTERM  # 143
 EXIT_SIGINT = 128 + signal.SIGINT  # 130
+
+
+def standalone(cmd: click.Command) -> click.Command:
+    """Finish ``cmd`` as its own program (``rlcc-verify`` ...) and as a subcommand of ``rlcc``: -h,
+    --version under its program name, and the exit codes ending its help and each subcommand's.
+    Each command's module applies it, so a console script imports only that module."""
+    _with_exit_codes(cmd)
+    cmd.context_settings = dict(HELP_OPTIONS)
+    click.version_option(__version__, prog_name=PROGS[cmd.name])(cmd)
+    return cmd
+
+
+def _with_exit_codes(cmd: click.Command) -> None:
+    cmd.epilog = EXIT_CODES_HELP
+    for sub in getattr(cmd, "commands", {}).values():
+        _with_exit_codes(sub)
 
 
 class Terminated(BaseException):

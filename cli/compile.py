@@ -19,7 +19,7 @@ from pathlib import Path
 
 import click
 from rlcc import formats as fmt
-from rlcc.cli.common import PORTS, POSITIVE_FLOAT, bad_input_option, guarded
+from rlcc.cli.common import PORTS, POSITIVE_FLOAT, bad_input_option, guarded, standalone
 from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, FLAVOUR_NAMES
 from rlcc.distill.fit import DEFAULT_BUDGET_OPS, DEFAULT_DEPTH, DEFAULT_TREES
 from rlcc.distill.gate import FidelityBar
@@ -185,3 +185,6 @@ def finish(o: Outcome, accept_fidelity: bool, quiet: bool) -> None:
 def _fail(line: str, code: ExitCode) -> None:
     click.echo(f"rlcc-compile: error: {line}", err=True)
     sys.exit(int(code))
+
+
+standalone(compile_command)

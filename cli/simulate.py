@@ -27,7 +27,7 @@ import numpy as np
 from tqdm import tqdm
 
 from rlcc import textio
-from rlcc.cli.common import NON_NEGATIVE_FLOAT, POSITIVE_FLOAT, OptionValueError, guarded, prog_name
+from rlcc.cli.common import NON_NEGATIVE_FLOAT, POSITIVE_FLOAT, OptionValueError, guarded, prog_name, standalone
 from rlcc.errors import BadInputError, ExitCode
 from rlcc.kinds.switch_agent.agents import ecn_agent
 from rlcc.pipeline.outdir import atomic_output_dir, check_writable_file, claimed_output_dir
@@ -344,3 +344,6 @@ def run_file(scenario_file: str, **opts: Any) -> None:
     if not isinstance(data, dict):
         raise BadInputError(f"invalid scenario in {scenario_file}: top level must be a JSON object")
     _execute(str(data.get("kind")), data, opts, None)
+
+
+standalone(simulate_command)

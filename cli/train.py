@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from rlcc.cli.common import guarded
+from rlcc.cli.common import guarded, standalone
 from rlcc.pipeline.outdir import check_output_dir, check_writable_file
 from rlcc.errors import BadInputError
 from rlcc.train.acc_config import AccConfig
@@ -123,3 +123,6 @@ def _train_acc(config_path, out, seed, episodes, quiet) -> None:
     tail = [r["reward"] for r in result.log[-max(1, len(result.log) // 10):]]
     click.echo(f"rlcc-train: wrote {out_path} and {json_path} in {result.wall_s:.1f} s "
                f"({cfg.episodes} episode{'' if cfg.episodes == 1 else 's'}, mean reward of the last {len(tail)}: {sum(tail) / max(len(tail), 1):.4f})")
+
+
+standalone(train_command)

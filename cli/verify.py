@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Callable
 
 import click
-from rlcc.cli.common import PORTS, POSITIVE_FLOAT, BoundedInt, FilePath, guarded
+from rlcc.cli.common import PORTS, POSITIVE_FLOAT, BoundedInt, FilePath, guarded, standalone
 from rlcc.pipeline.outdir import check_writable_file
 from rlcc.errors import BadInputError, ExitCode
 from rlcc.firmware_sdk_stub.doca_layout import DEFAULT_LAYOUT, LAYOUT_NAMES
@@ -135,3 +135,6 @@ def verify_command(
 def _policy_log(quiet: bool) -> Callable[[str], None]:
     """Stage lines of the --policy recompile (seconds of work) on stderr, unless --quiet."""
     return (lambda _m: None) if quiet else (lambda m: click.echo(f"rlcc-verify: --policy: {m}", err=True))
+
+
+standalone(verify_command)

@@ -15,7 +15,6 @@ import numpy as np
 from rlcc.codegen import manifest as manifest_io
 from rlcc.codegen.context import check_firmware_name
 from rlcc.codegen.generate import TREES, Lowering, generate
-from rlcc.distill import closed_loop_plot
 from rlcc.emulator.cycle_model import Profile, load_profile
 from rlcc.errors import BadInputError, BuildError, EmulationError
 from rlcc.fxp.vectors import concat
@@ -78,6 +77,8 @@ class PccKind(ModelKind):
     @staticmethod
     def closed_loop_figure(stage: Path, teacher: Any, model: Any, options: Any, run: RunContext) -> tuple[str, str]:
         """Write ``closed_loop_plot.FILE_NAME`` into ``stage``; (file name, caption) for report.md."""
+        from rlcc.distill import closed_loop_plot  # heavy: the simulator; rlcc-verify does not load it
+
         run.log(f"closed loop: plotting teacher vs firmware over time ({closed_loop_plot.FILE_NAME})")
         with run.progress("closed loop: teacher vs firmware over time", "sim-ms") as bar:
             caption = closed_loop_plot.write(stage / closed_loop_plot.FILE_NAME, teacher, model, options, bar)

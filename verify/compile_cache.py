@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import json
 import os
 import tempfile
@@ -27,27 +28,44 @@ _CODE_PACKAGES = ("rlcc", "rlcc.fxp", "rlcc.simulator", "rlcc.simulator.controll
 _CODE_SUFFIXES = (".py", ".j2", ".h", ".c", ".S", ".ld", ".json")
 
 
-def cache_dir() -> Path | None:
-    """The cache directory, or None when turned off (``RLCC_CACHE_DIR=``)."""
+def cache_root() -> Path | None:
+    """rlcc's cache directory (compiles, vectors), or None when turned off (``RLCC_CACHE_DIR=``)."""
     configured = os.environ.get("RLCC_CACHE_DIR")
     if configured is not None:
-        return Path(configured) / "compiles" if configured else None
+        return Path(configured) if configured else None
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "rlcc" / "compiles"
+    return Path(base) / "rlcc"
+
+
+def cache_dir() -> Path | None:
+    """The compile cache's directory, or None when turned off (``RLCC_CACHE_DIR=``)."""
+    root = cache_root()
+    return None if root is None else root / "compiles"
 
 
 @functools.lru_cache(maxsize=1)
 def code_digest() -> str:
-    """sha256 over the source files of the packages that decide a compile's bytes."""
-    import importlib
-
+    """sha256 over the source files of the packages that decide a compile's bytes (found without
+    importing them: rlcc-verify would otherwise load the simulator and the distiller for a digest)."""
     h = hashlib.sha256()
     for name in _CODE_PACKAGES:
-        root = Path(importlib.import_module(name).__file__).parent
+        root = _package_dir(name)
         for path in sorted(p for p in root.iterdir() if p.is_file() and p.suffix in _CODE_SUFFIXES):
             h.update(f"{name}/{path.name}\0".encode())
             h.update(path.read_bytes())
     return h.hexdigest()
+
+
+def _package_dir(name: str) -> Path:
+    """The folder of package ``name``; only ``rlcc`` itself is imported (a subpackage of a
+    subpackage is found in its parent's folder, so its parent's ``__init__`` does not run)."""
+    parent, _, last = name.rpartition(".")
+    if parent and parent != "rlcc":
+        return _package_dir(parent) / last
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(f"code digest: package {name} not found")
+    return Path(list(spec.submodule_search_locations)[0])
 
 
 def key(policy_sha256: str, manifest: dict[str, Any]) -> str:

@@ -12,9 +12,11 @@ import numpy as np
 
 from rlcc import features as vocab
 from rlcc import formats as fmt
+from rlcc.codegen.context import model_sha256
 from rlcc.fxp import golden
 from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxModel
 from rlcc.fxp.vectors import U32_MAX, Vectors, concat, expected
+from rlcc.verify import vector_cache
 from rlcc.verify.observable import observable_vectors
 
 _EVENT_TYPES = np.array([fmt.EVENT_NULL, fmt.EVENT_FW, fmt.EVENT_CNP, fmt.EVENT_TX, fmt.EVENT_ACK, fmt.EVENT_NACK, fmt.EVENT_RTT])
@@ -350,9 +352,22 @@ def verification_set(model: FxModel, seed: int = 0, n_random: int = 100_000,
     """What the verifier runs: the model's own vectors (default the trees' observable set), boundary
     and edge vectors, ``n_random`` random vectors and 8 flows x 64 chained events; with each
     vector's target tag (an observable target id or the generator's name)."""
-    vec = concat((model_vectors or tree_vectors)(model, seed), boundary_vectors(model, seed),
-                 random_vectors(model, n_random, seed + 1), sequence_vectors(model, 8, 64, seed + 2))
+    own = model_derived_vectors(model, seed) if model_vectors is None else concat(model_vectors(model, seed),
+                                                                                   boundary_vectors(model, seed))
+    vec = concat(own, random_vectors(model, n_random, seed + 1), sequence_vectors(model, 8, 64, seed + 2))
     return vec, [str(t) for t in vec.targets]
+
+
+def model_derived_vectors(model: FxModel, seed: int = 0) -> Vectors:
+    """The trees' observable set and the boundary and edge vectors: what depends on the model and
+    the seed alone, and takes the search's seconds; kept in ``rlcc.verify.vector_cache``."""
+    cache_key = vector_cache.key(model_sha256(model), seed, "tree_vectors+boundary_vectors")
+    cached = vector_cache.load(cache_key)
+    if cached is not None:
+        return cached
+    vec = concat(tree_vectors(model, seed), boundary_vectors(model, seed))
+    vector_cache.store(cache_key, vec)
+    return vec
 
 
 def pinned_vectors(model: FxModel, seed: int = 0) -> Vectors:

@@ -40,6 +40,7 @@ ends, and a miss is claimed exhaustive only by interval bounds over every input'
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Any, Callable
 
@@ -50,8 +51,9 @@ from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.errors import BadInputError
 from rlcc.fxp import golden
-from rlcc.fxp.model import INT32_MAX, INT32_MIN, U32_MAX, FxConstants, FxModel, Split, Tree
+from rlcc.fxp.model import INT32_MAX, INT32_MIN, U32_MAX, FxConstants, FxModel, Ramp, Split, Tree
 from rlcc.fxp.vectors import Vectors, concat, expected
+from rlcc.spec import ObservationSpec
 
 LIMIT = 1 << 14  # assignments enumerated exhaustively per target; larger searches sample + greedy
 SAMPLE = 1 << 11  # random assignments a non-exhaustive search starts from
@@ -73,18 +75,22 @@ class ObservableSet:
 def input_domain(model: FxModel, inp: int) -> tuple[int, int]:
     """Range of values student input ``inp`` can take (exact bounds; inflation values are sparse;
     a derived input: its value over its current source's range and any stored previous value)."""
-    spec = model.spec
+    return _domain(model.spec, model.constants, inp)
+
+
+@functools.lru_cache(maxsize=1024)  # the search, the proofs and coverage ask for the same domains hundreds of times
+def _domain(spec: ObservationSpec, constants: FxConstants, inp: int) -> tuple[int, int]:
     if inp >= spec.input_width:
         k = inp - spec.input_width
         d = derived_vocab.get(spec.derived[k])
-        cur_lo, cur_hi = input_domain(model, spec.derived_sources(k)[0])
+        cur_lo, cur_hi = _domain(spec, constants, spec.derived_sources(k)[0])
         ends = np.array([[cur_lo, INT32_MAX], [cur_hi, INT32_MIN]], dtype=np.int64)
         lo, hi = (int(d.device_value(golden.NUMPY, ends[i, 0], ends[i, 1])) for i in range(2))
         return lo, hi
-    ago, f = model.spec.locate_input(inp)
+    ago, f = spec.locate_input(inp)
     if ago > 0:
         return INT32_MIN, INT32_MAX  # raw context words
-    return vocab.get(model.spec.features[f].name).device_range(model.constants)
+    return vocab.get(spec.features[f].name).device_range(constants)
 
 
 def _upper(s: Split) -> int:
@@ -259,6 +265,16 @@ class _Slot:
     # derived inputs read; options are rtt_part's values, then (previous, derived) per derived input.
     rtt_part: "_Slot | None" = None
     derived: tuple[tuple[int, int, int], ...] = ()  # (derived input, current input, previous input)
+    _matrix: np.ndarray | None = dataclasses.field(default=None, repr=False)
+
+    def matrix(self) -> np.ndarray:
+        """``values`` as an (n, len(inputs)) int64 array; options are only ever appended, so the
+        array is extended, not rebuilt (the search evaluates thousands of assignments per target)."""
+        have = 0 if self._matrix is None else len(self._matrix)
+        if have != len(self.values):
+            new = np.array(self.values[have:], dtype=np.int64).reshape(-1, len(self.inputs))
+            self._matrix = new if self._matrix is None else np.concatenate([self._matrix, new])
+        return self._matrix
 
 
 class _Search:
@@ -267,6 +283,8 @@ class _Search:
     def __init__(self, model: FxModel, seed: int) -> None:
         self.model = model
         self.rng = np.random.default_rng(seed)
+        self._terms: dict[int, np.ndarray] = {}  # ramp index -> its term per option (``_option_terms``)
+        self._previous: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}  # ``_previous_for``
         self.witnesses = ramp_witnesses(model)
         self.solver = _Rtt(model)
         spec = model.spec
@@ -275,6 +293,7 @@ class _Search:
         self.leaves = np.zeros((len(model.trees), 1 << depth), dtype=np.int64)
         for t, tree in enumerate(model.trees):
             self.leaves[t, : len(tree.leaves)] = tree.leaves
+        self._leaf_offset = np.arange(len(model.trees), dtype=np.int64) * self.leaves.shape[1]
         self.slots = self._make_slots()
         self.slot_of = {inp: j for j, s in enumerate(self.slots) for inp in s.inputs}
         self.contrib = [self._contrib(s, s.values) for s in self.slots]
@@ -346,23 +365,30 @@ class _Search:
         return slot
 
     def _cross(self, slot: _Slot, rtt_opts: list[int], reps: dict[int, list[int]]) -> list[int]:
-        """Append coupled options: each RTT option with each assignment of previous values."""
+        """Append coupled options: each RTT option with each assignment of previous values (the
+        derived inputs' values computed for all of them in one array call)."""
         rtt = slot.rtt_part
         prevs = sorted(reps)
         start = len(slot.values)
         grids = np.array(np.meshgrid(*[reps[p] for p in prevs], indexing="ij")).reshape(len(prevs), -1).T
+        keys = rtt.inputs + tuple(prevs)
+        rows: list[tuple[int, ...]] = []
+        sources: list[list[int]] = []  # per row: (current, previous) of each derived input
         for o in rtt_opts:
             vals = dict(zip(rtt.inputs, rtt.values[o]))
             for row in grids:
                 vals.update(zip(prevs, (int(v) for v in row)))
-                slot.values.append(tuple(vals[i] for i in rtt.inputs + tuple(prevs)) + self._derived_values(slot, vals))
+                rows.append(tuple(vals[i] for i in keys))
+                sources.append([vals[i] for _, c, p in slot.derived for i in (c, p)])
                 slot.real.append(rtt.real[o])
-        return list(range(start, len(slot.values)))
-
-    def _derived_values(self, slot: _Slot, vals: dict[int, int]) -> tuple[int, ...]:
+        if not rows:
+            return []
+        src = np.array(sources, dtype=np.int64).reshape(len(rows), 2 * len(slot.derived))
         spec = self.model.spec
-        return tuple(int(derived_vocab.get(spec.derived[d - spec.input_width]).device_value(golden.NUMPY, vals[c], vals[p]))
-                     for d, c, p in slot.derived)
+        derived = np.stack([derived_vocab.get(spec.derived[d - spec.input_width]).device_value(
+            golden.NUMPY, src[:, 2 * e], src[:, 2 * e + 1]) for e, (d, _, _) in enumerate(slot.derived)], axis=1)
+        slot.values.extend(row + tuple(extra) for row, extra in zip(rows, derived.tolist()))
+        return list(range(start, len(slot.values)))
 
     def _coupled_options_at(self, slot: _Slot, inp: int, v: int) -> tuple[list[int], bool]:
         rtt = slot.rtt_part
@@ -374,22 +400,35 @@ class _Search:
             return self._cross(slot, opts, base_reps), False
         if inp in prevs:
             return self._cross(slot, list(range(rtt.n_base)), {**base_reps, inp: [v]}), False
-        (_, c, p), = [t for t in slot.derived if t[0] == inp]  # a derived input: solve its previous value
-        k = inp - self.model.spec.input_width
-        d = derived_vocab.get(self.model.spec.derived[k])
+        (_, _, p), = [t for t in slot.derived if t[0] == inp]  # a derived input: solve its previous value
+        lo, hit = self._previous_for(slot, inp, v)
         added = []
-        for o in range(rtt.n_base):
-            cur = rtt.values[o][rtt.inputs.index(c)]
-            lo, hi = INT32_MIN, INT32_MAX  # device_value falls as the previous value rises
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if int(d.device_value(golden.NUMPY, np.int64(cur), np.int64(mid))) > v:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            if int(d.device_value(golden.NUMPY, np.int64(cur), np.int64(lo))) == v:
-                added += self._cross(slot, [o], {**base_reps, p: [lo]})
+        for o in np.flatnonzero(hit).tolist():
+            added += self._cross(slot, [o], {**base_reps, p: [int(lo[o])]})
         return added, False
+
+    def _previous_for(self, slot: _Slot, inp: int, v: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per base RTT option: the smallest previous value at which derived input ``inp`` is at
+        most ``v``, and whether it is exactly ``v``. Solved on first use for ``v`` and every split
+        value on ``inp`` (threshold -1, 0, +1) together: one bisection per (value, option), run side by side."""
+        if (inp, v) not in self._previous:
+            rtt = slot.rtt_part
+            (_, c, _), = [t for t in slot.derived if t[0] == inp]
+            d = derived_vocab.get(self.model.spec.derived[inp - self.model.spec.input_width])
+            want = np.array(sorted({v} | {s.threshold + e for t in self.model.trees for s in t.splits
+                                          if s.input == inp for e in (-1, 0, 1)}), dtype=np.int64)[:, None]
+            cur = np.broadcast_to(rtt.matrix()[: rtt.n_base, rtt.inputs.index(c)], (len(want), rtt.n_base))
+            lo = np.full(cur.shape, INT32_MIN, dtype=np.int64)
+            hi = np.full(cur.shape, INT32_MAX, dtype=np.int64)
+            while (lo < hi).any():  # device_value falls as the previous value rises
+                mid = (lo + hi) // 2
+                above = d.device_value(golden.NUMPY, cur, mid) > want
+                open_ = lo < hi
+                lo, hi = np.where(open_ & above, mid + 1, lo), np.where(open_ & ~above, mid, hi)
+            hit = d.device_value(golden.NUMPY, cur, lo) == want
+            for row, w in enumerate(want[:, 0].tolist()):
+                self._previous[(inp, w)] = (lo[row], hit[row])
+        return self._previous[(inp, v)]
 
     def _rtt_options(self, slot: _Slot) -> None:
         """Base options of the current-step RTT slot: one realized point per reachable interval combination."""
@@ -558,13 +597,23 @@ class _Search:
         """Ensemble sums (N,) and leaf indices (N, n_trees) of option assignments (N, n_slots)."""
         idx = np.zeros((len(combos), len(self.model.trees)), dtype=np.int64)
         for j in range(len(self.slots)):
-            idx |= self.contrib[j][combos[:, j]]
-        total = self.model.bias + self.leaves[np.arange(len(self.model.trees)), idx].sum(axis=1)
-        for r in self.model.ramps:
-            j = self.slot_of[r.input]
-            values = np.asarray(self.slots[j].values, dtype=np.int64)[:, self.slots[j].inputs.index(r.input)]
-            total = total + golden.ramp_value(golden.NUMPY, r, values[combos[:, j]])
+            idx |= np.take(self.contrib[j], combos[:, j], axis=0)
+        # leaf values gathered from the flat table (tree t's leaves start at t * width): one take, no 2-D fancy index
+        total = self.model.bias + np.take(self.leaves.ravel(), idx + self._leaf_offset).sum(axis=1)
+        for i, r in enumerate(self.model.ramps):
+            total = total + np.take(self._option_terms(i), combos[:, self.slot_of[r.input]])
         return total, idx
+
+    def _option_terms(self, i: int) -> np.ndarray:
+        """Ramp ``i``'s term at every option of its input's slot, extended as options are appended
+        (each option's term is computed once, not once per assignment evaluated)."""
+        r = self.model.ramps[i]
+        slot = self.slots[self.slot_of[r.input]]
+        have = self._terms.get(i, np.zeros(0, dtype=np.int64))
+        if len(have) < len(slot.values):
+            new = slot.matrix()[len(have):, slot.inputs.index(r.input)]
+            have = self._terms[i] = np.concatenate([have, golden.ramp_value(golden.NUMPY, r, new)])
+        return have
 
     def search(self, allowed: list[np.ndarray], score: Callable[[np.ndarray, np.ndarray], np.ndarray]
                ) -> tuple[np.ndarray | None, bool]:
@@ -1078,7 +1127,7 @@ def _plan_ramps(plan: _Plan) -> None:
         j = srch.slot_of[inp]
         allowed = [srch.base(k) for k in range(len(srch.slots))]
         col = srch.slots[j].inputs.index(inp)
-        values = np.asarray(srch.slots[j].values, dtype=np.int64)[:, col]
+        values = srch.slots[j].matrix()[:, col]
         allowed[j] = np.flatnonzero(values == value)
         combo, full = srch.search(allowed, _unclamped_score(c))
         if combo is None:
@@ -1201,8 +1250,13 @@ def _tree_sums(model: FxModel, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             idx[:, t] |= _bit(s, x[:, s.input]).astype(np.int64) << k
         total += np.asarray(tree.leaves, dtype=np.int64)[idx[:, t]]
     for r in model.ramps:
-        total += golden.ramp_value(golden.NUMPY, r, x[:, r.input].astype(np.int64))
+        total += _ramp_term(r, x)
     return total, idx
+
+
+def _ramp_term(r: Ramp, x: np.ndarray) -> np.ndarray:
+    """Ramp ``r``'s int64 term in the ensemble sum of policy inputs ``x``."""
+    return np.asarray(golden.ramp_value(golden.NUMPY, r, x[:, r.input].astype(np.int64)), dtype=np.int64)
 
 
 def coverage(model: FxModel, vectors: Vectors) -> dict[str, Any]:
@@ -1256,9 +1310,11 @@ def coverage(model: FxModel, vectors: Vectors) -> dict[str, Any]:
             lo2, hi2 = (lo + d, hi) if name == "clamp_min" else (lo, hi + d)
             note("other", f"{name}:thr{d:+d}", bool(np.any(np.clip(total, lo2, hi2) != base)))
     witnesses = ramp_witnesses(model)
+    terms = [_ramp_term(r, x) for r in model.ramps]
     for mid, mutant in ramp_mutants(model):
         if mutant is not None and witnesses.get(mid) is not None:  # None: harmless, like an unreachable leaf
-            other, _ = _tree_sums(mutant, x)
+            i = int(mid.split(":")[1])  # the mutant differs in this ramp alone: swap its term in the sum
+            other = total - terms[i] + _ramp_term(mutant.ramps[i], x)
             note("other", mid, bool(np.any(np.clip(other, lo, hi) != base)))
     tx = (etype == fmt.EVENT_TX) & (vectors.ctx_in[:, fmt.CTX_RATE] != 0)
     elapsed = (vectors.event[tx, fmt.EV_TIMESTAMP].astype(np.int64) - vectors.ctx_in[tx, fmt.CTX_PROBE_TS]) & U32_MAX

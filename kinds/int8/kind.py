@@ -11,25 +11,21 @@ from __future__ import annotations
 import dataclasses
 import functools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlcc import formats as fmt
 from rlcc.codegen import manifest as manifest_io
 from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, SdkChoice, choose, from_manifest
-from rlcc.distill.pipeline import CompileOptions
 from rlcc.emulator.cycle_model import load_profile
 from rlcc.errors import BadInputError
 from rlcc.fxp.int8_net import check_state_fits
 from rlcc.fxp.vectors import concat
 from rlcc.kinds.base import CompileRequest, Log, Outcome, RunContext
-from rlcc.kinds.int8 import report as int8_report
 from rlcc.kinds.int8.codegen import SUPPORT, generate
-from rlcc.kinds.int8.distill import Int8Result, check_on_suite, compile_int8
 from rlcc.kinds.pcc import OUT_MARKER, PccKind, check_name
 from rlcc.kinds.trees.kind import compile_options, load_request_policy
 from rlcc.progress import Progress
 from rlcc.recurrent import load_policy
-from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US
 from rlcc.spec import ObservationSpec
 from rlcc.targets import TARGETS
 from rlcc.verify.check import manifest_path_for
@@ -37,6 +33,10 @@ from rlcc.verify.firmware_run import firmware_build
 from rlcc.verify.generators import verification_set
 from rlcc.verify.glance import nic_section
 from rlcc.verify.provenance import source_info
+
+if TYPE_CHECKING:
+    from rlcc.distill.pipeline import CompileOptions
+    from rlcc.kinds.int8.distill import Int8Result
 
 EXTRA_PROFILES = ("generic5",)  # Table I also reports cycles on these (besides the verify profile)
 PROFILE_RANDOM_VECTORS = 1024  # random vectors of that measurement (its worst case is the RTT decision's)
@@ -69,6 +69,9 @@ class Int8Kind(PccKind):
         return Int8Job(request, policy, spec, options, choose(request.sdk, request.slot))
 
     def fit(self, job: Int8Job, run: RunContext) -> Int8Result:
+        # heavy: the distiller and the simulator load in ~0.5 s; imported on use so that rlcc-verify does not load them
+        from rlcc.kinds.int8.distill import compile_int8
+
         return compile_int8(job.policy, job.options, run.log, run.jobs, run.progress)
 
     def write_model(self, job: Int8Job, result: Int8Result, stage: Path) -> None:
@@ -96,12 +99,17 @@ class Int8Kind(PccKind):
         return self.verify_into(stage, paths["c"], job.request, run, then=measure_profiles)
 
     def closed_loop(self, job: Int8Job, result: Int8Result, verdict: Any, stage: Path, run: RunContext) -> Any:
+        from rlcc.kinds.int8.distill import check_on_suite  # heavy: see fit
+        from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US
+
         latency_us = verdict.worst_case_ns / 1e3 if verdict is not None else DEFAULT_DECISION_LATENCY_US
         result = check_on_suite(result, job.policy, job.options, latency_us, run.log, run.jobs, run.progress)
         teacher = job.policy if getattr(job.policy, "recurrent", False) else job.policy.factor  # as in the tables
         return result, self.closed_loop_figure(stage, teacher, result.model, job.options, run)
 
     def report(self, job: Int8Job, checked: Any, verdict: Any, failure: Any, stage: Path, run: RunContext) -> Outcome:
+        from rlcc.kinds.int8 import report as int8_report  # heavy: see fit
+
         result, plot = checked
         r = result.report
         (stage / "report.json").write_text(int8_report.to_json(r))
@@ -118,6 +126,9 @@ class Int8Kind(PccKind):
             **self.verification_lines(verdict))
 
     def rebuild(self, policy: Path, raw: dict[str, Any], jobs: int, log: Log, progress: Progress) -> dict[str, Path]:
+        from rlcc.distill.pipeline import CompileOptions  # heavy: see fit
+        from rlcc.kinds.int8.distill import compile_int8
+
         recipe = raw["compile"]
         options = CompileOptions.from_dict(recipe.get("options"))
         spec = ObservationSpec.from_dict(recipe["spec"]) if recipe.get("spec") is not None else None

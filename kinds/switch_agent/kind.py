@@ -12,21 +12,22 @@ import dataclasses
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlcc.distill.fit import DEFAULT_DEPTH, DEFAULT_TREES
 from rlcc.errors import BuildError, EmulationError
 from rlcc.kinds.base import CompileRequest, Log, ModelKind, Outcome, RunContext, VerifyOutcome, VerifyRequest
 from rlcc.kinds.pcc import OUT_MARKER, check_name
-from rlcc.kinds.switch_agent import report as switch_report
 from rlcc.kinds.switch_agent.check import DEFAULT_PORTS, SwitchVerifyResult, summary, verify_switch_firmware
 from rlcc.kinds.switch_agent.codegen import KIND, generate_switch_firmware
-from rlcc.kinds.switch_agent.distill import SwitchCompileResult, SwitchFidelityBar, compile_switch_agent, switch_options, switch_recipe
 from rlcc.kinds.switch_agent.glance import switch_section
 from rlcc.progress import Progress
 from rlcc.switch_policy import QNetPolicy, is_switch_agent
 from rlcc.verify.check import assurance_level
 from rlcc.verify.provenance import source_info
+
+if TYPE_CHECKING:
+    from rlcc.kinds.switch_agent.distill import SwitchCompileResult
 
 DEFAULT_DAGGER_ROUNDS = 1
 
@@ -51,6 +52,9 @@ class SwitchAgentKind(ModelKind):
         return raw.get("kind") == KIND
 
     def prepare(self, request: CompileRequest) -> SwitchJob:
+        # heavy: the distiller imports the simulator (~0.5 s); imported on use so that rlcc-verify does not load it
+        from rlcc.kinds.switch_agent.distill import switch_recipe
+
         check_name(request.name)
         recipe = switch_recipe(request.option("trees", DEFAULT_TREES), request.option("depth", DEFAULT_DEPTH),
                                request.option("dagger_rounds", DEFAULT_DAGGER_ROUNDS), request.seed, request.quick)
@@ -61,6 +65,9 @@ class SwitchAgentKind(ModelKind):
         return job.recipe
 
     def fit(self, job: SwitchJob, run: RunContext) -> SwitchCompileResult:
+        # heavy: see prepare
+        from rlcc.kinds.switch_agent.distill import SwitchFidelityBar, compile_switch_agent, switch_options
+
         options = dataclasses.replace(switch_options(job.recipe), bar=SwitchFidelityBar())
         return compile_switch_agent(job.teacher, options, run.log)
 
@@ -94,6 +101,8 @@ class SwitchAgentKind(ModelKind):
 
     def report(self, job: SwitchJob, r: SwitchCompileResult, v: SwitchVerifyResult | None, failure: Any, stage: Path,
                run: RunContext) -> Outcome:
+        from rlcc.kinds.switch_agent import report as switch_report  # heavy: see prepare
+
         data = switch_report.to_dict(job.teacher.spec, r, {"verify": summary(v)} if v is not None else None)
         (stage / "report.json").write_text(switch_report.to_json(data))
         (stage / "report.md").write_text(switch_report.to_markdown(data, switch_section(v, r.gate_headline)))
@@ -141,6 +150,8 @@ class SwitchAgentKind(ModelKind):
                                                     encoding="utf-8"))
 
     def rebuild(self, policy: Path, raw: dict[str, Any], jobs: int, log: Log, progress: Progress) -> dict[str, Path]:
+        from rlcc.kinds.switch_agent.distill import compile_switch_agent, switch_options  # heavy: see prepare
+
         recipe = raw["compile"]
         teacher = QNetPolicy(policy)
         result = compile_switch_agent(teacher, switch_options(recipe), log)

@@ -10,24 +10,24 @@ import dataclasses
 import hashlib
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlcc import formats as fmt
 from rlcc.codegen.sdk_flavours import SdkChoice, check_param_count, choose, from_manifest
-from rlcc.distill import report as report_mod
-from rlcc.distill.pipeline import CompileOptions, CompileResult, check_on_suite, compile_policy
 from rlcc.errors import BadInputError
 from rlcc.fxp.model import check_fits_context, model_params
 from rlcc.kinds.base import CompileRequest, Log, Outcome, RunContext
 from rlcc.kinds.pcc import OUT_MARKER, PccKind, check_name, generate_firmware
 from rlcc.progress import Progress
 from rlcc.recurrent import load_policy
-from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US
 from rlcc.spec import ObservationSpec
 from rlcc.verify.budget import cycle_budget
 from rlcc.verify.check import ModelSupport
 from rlcc.verify.glance import nic_section
 from rlcc.verify.provenance import source_info
+
+if TYPE_CHECKING:
+    from rlcc.distill.pipeline import CompileOptions, CompileResult
 
 TREE_STYLES = ("oblivious", "ifelse")
 # Request options that map one to one onto CompileOptions fields.
@@ -48,6 +48,9 @@ class TreesJob:
 
 def compile_options(request: CompileRequest, base: dict[str, Any] | None = None) -> CompileOptions:
     """The request's CompileOptions: the flags given, --quick's smaller defaults, the fidelity bar."""
+    # heavy: the distiller and the simulator load in ~0.5 s; imported on use so that rlcc-verify does not load them
+    from rlcc.distill.pipeline import CompileOptions
+
     o = request.options
     kw: dict[str, Any] = dict(base or {}, seed=request.seed)
     kw.update({k: o[k] for k in OPTION_FIELDS if o.get(k) is not None})
@@ -91,6 +94,8 @@ class TreesKind(PccKind):
         return TreesJob(request, policy, spec, options, sdk, tree_style, fits)
 
     def fit(self, job: TreesJob, run: RunContext) -> CompileResult:
+        from rlcc.distill.pipeline import compile_policy  # heavy: see compile_options
+
         return compile_policy(job.policy, job.options, run.log, job.fits, jobs=run.jobs, progress=run.progress)
 
     def write_model(self, job: TreesJob, result: CompileResult, stage: Path) -> None:
@@ -115,11 +120,16 @@ class TreesKind(PccKind):
 
     def closed_loop(self, job: TreesJob, result: CompileResult, verdict: Any, stage: Path, run: RunContext) -> Any:
         # The closed loop on both topologies, the firmware deciding in the time it was measured to take.
+        from rlcc.distill.pipeline import check_on_suite  # heavy: see compile_options
+        from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US
+
         latency_us = verdict.worst_case_ns / 1e3 if verdict is not None else DEFAULT_DECISION_LATENCY_US
         result = check_on_suite(result, job.policy, job.options, latency_us, run.log, run.jobs, run.progress)
         return result, self.closed_loop_figure(stage, job.policy.factor, result.model, job.options, run)
 
     def report(self, job: TreesJob, checked: Any, verdict: Any, failure: Any, stage: Path, run: RunContext) -> Outcome:
+        from rlcc.distill import report as report_mod  # heavy: see compile_options
+
         result, plot = checked
         (stage / "report.json").write_text(report_mod.to_json(result.report))
         constant = report_mod.constant_policy_note(result.model)
@@ -136,6 +146,8 @@ class TreesKind(PccKind):
             **self.verification_lines(verdict))
 
     def rebuild(self, policy: Path, raw: dict[str, Any], jobs: int, log: Log, progress: Progress) -> dict[str, Path]:
+        from rlcc.distill.pipeline import CompileOptions, compile_policy  # heavy: see compile_options
+
         recipe = raw["compile"]
         options = CompileOptions.from_dict(recipe.get("options"))
         spec = ObservationSpec.from_dict(recipe["spec"]) if recipe.get("spec") is not None else None

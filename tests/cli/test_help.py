@@ -17,10 +17,13 @@ from rlcc.firmware_sdk_stub.switch_layout import MAX_PORTS
 
 
 def walk(cmd: click.Command, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], click.Command]]:
-    """(argv path under `rlcc`, command) of ``cmd`` and every subcommand below it."""
+    """(argv path under `rlcc`, command) of ``cmd`` and every subcommand below it (through click's
+    group interface: `rlcc` loads its commands on use)."""
     out = [(path, cmd)]
-    for name, sub in sorted(getattr(cmd, "commands", {}).items()):
-        out += walk(sub, path + (name,))
+    if isinstance(cmd, click.Group):
+        ctx = click.Context(cmd)
+        for name in sorted(cmd.list_commands(ctx)):
+            out += walk(cmd.get_command(ctx, name), path + (name,))
     return out
 
 
@@ -95,7 +98,7 @@ def test_sim_errors_and_version_name_rlcc_sim():
 # ---- --ports: one range, the switch SDK's ------------------------------------------------------
 @pytest.mark.parametrize("argv", [["compile", "m.onnx", "-o", "out"], ["verify", "fw.c"]])
 def test_ports_range_is_the_switch_sdks(argv):
-    cmd = rlcc.commands[argv[0]]
+    cmd = rlcc.get_command(click.Context(rlcc), argv[0])
     ports = next(p for p in cmd.params if p.name in ("ports", "n_ports"))
     assert (ports.type.min, ports.type.max) == (1, MAX_PORTS)
     r = CliRunner().invoke(rlcc, [*argv, "--ports", str(MAX_PORTS + 1)], prog_name="rlcc")
