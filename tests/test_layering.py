@@ -148,10 +148,21 @@ def test_a_relative_upward_import_is_resolved(tmp_path) -> None:
     assert not {"codegen", "verify"} & allowed("simulator")
 
 
+def extension_modules() -> set[str]:
+    """The compiled extensions setup.py declares (``Extension("rlcc.emulator._rvcore", ...)``): modules
+    whether or not a build put their ``.so`` in the source folder (a clean clone has none)."""
+    tree = ast.parse((ROOT / "setup.py").read_text())
+    return {node.args[0].value for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Extension"
+            and node.args and isinstance(node.args[0], ast.Constant)}
+
+
 def stage_modules(package: str, folder: Path, recurse: bool = True) -> dict[str, tuple[Path, bool]]:
     """Every module of one stage: dotted name -> (file, is a package's ``__init__``); a compiled
-    extension (``_rvcore.cpython-311-x86_64-linux-gnu.so``) is a module that imports nothing."""
-    modules = {}
+    extension (``_rvcore.cpython-311-x86_64-linux-gnu.so``, or one setup.py declares) is a module
+    that imports nothing."""
+    modules = {name: (folder / f"{name.rsplit('.', 1)[1]}.so", False) for name in extension_modules()
+               if name.rsplit(".", 1)[0] == package}
     for path in sorted(p for suffix in ("*.py", "*.so", "*.pyd") for p in (folder.rglob(suffix) if recurse else folder.glob(suffix))):
         rel = path.relative_to(folder)
         parts = (*rel.parts[:-1], rel.name.split(".")[0])
