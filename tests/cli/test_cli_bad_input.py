@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from onnx import TensorProto, helper, numpy_helper
 
 from rlcc.kinds import pcc
-from rlcc.kinds.trees import kind as trees_kind
+from rlcc.distill import pipeline as distill_pipeline  # the trees kind imports it on use: patched there
 from rlcc.pipeline import outdir
 from rlcc.cli.main import compile_command, rlcc
 from rlcc.distill.pipeline import CompileOptions, compile_policy
@@ -159,8 +159,8 @@ def test_unknown_or_unfed_derived_input_is_one_line_exit_3_before_compiling(tmp_
 # ---- verification failure inside rlcc-compile ------------------------------------------------------
 @pytest.mark.slow
 def test_compile_verification_over_budget_keeps_out_and_exits_5(tmp_path, example_policy, monkeypatch, constant_result):
-    monkeypatch.setattr(trees_kind, "compile_policy", lambda *a, **k: constant_result)
-    monkeypatch.setattr(trees_kind, "check_on_suite", lambda result, *a, **k: result)  # its own tests: tests/distill
+    monkeypatch.setattr(distill_pipeline, "compile_policy", lambda *a, **k: constant_result)
+    monkeypatch.setattr(distill_pipeline, "check_on_suite", lambda result, *a, **k: result)  # its own tests: tests/distill
     out = tmp_path / "OUT"
     result = invoke(compile_command, example_policy, "-o", out, "--budget-ns", "1")
     assert result.exit_code == int(ExitCode.BUDGET), result.output
@@ -172,8 +172,8 @@ def test_compile_verification_over_budget_keeps_out_and_exits_5(tmp_path, exampl
 
 @pytest.mark.slow
 def test_compile_verification_build_failure_keeps_out_and_exits_6(tmp_path, example_policy, monkeypatch, constant_result):
-    monkeypatch.setattr(trees_kind, "compile_policy", lambda *a, **k: constant_result)
-    monkeypatch.setattr(trees_kind, "check_on_suite", lambda result, *a, **k: result)  # its own tests: tests/distill
+    monkeypatch.setattr(distill_pipeline, "compile_policy", lambda *a, **k: constant_result)
+    monkeypatch.setattr(distill_pipeline, "check_on_suite", lambda result, *a, **k: result)  # its own tests: tests/distill
 
     def broken_build(*_args, **_kwargs):
         raise BuildError("cross-compilation failed: firmware.c:1: error")
@@ -283,8 +283,8 @@ def test_force_does_not_replace_a_directory_that_is_not_an_rlcc_output(tmp_path,
 
 @pytest.mark.slow
 def test_force_replaces_a_previous_output(tmp_path, example_policy, monkeypatch, constant_result):
-    monkeypatch.setattr(trees_kind, "compile_policy", lambda *a, **k: constant_result)
-    monkeypatch.setattr(trees_kind, "check_on_suite", lambda result, *a, **k: result)  # its own tests: tests/distill
+    monkeypatch.setattr(distill_pipeline, "compile_policy", lambda *a, **k: constant_result)
+    monkeypatch.setattr(distill_pipeline, "check_on_suite", lambda result, *a, **k: result)  # its own tests: tests/distill
     out = tmp_path / "OUT"
     for _ in range(2):
         result = invoke(compile_command, example_policy, "-o", out, "--force", "--no-verify")

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from rlcc.kinds.pcc import PccKind
-from rlcc.kinds.trees import kind as trees_kind
+from rlcc.distill import pipeline as distill_pipeline  # the trees kind imports it on use: patched there
 from rlcc.pipeline import outdir
 from rlcc.cli import compile as compile_cli
 from rlcc.kinds.base import CompileRequest
@@ -249,8 +249,8 @@ def test_a_constant_policy_compiles_and_says_so_plainly(tmp_path, monkeypatch):
 
     path = affine_policy(tmp_path / "zero.onnx")
     result = compile_policy(OnnxPolicy(path), CompileOptions.quick(**TINY_OPTIONS))
-    monkeypatch.setattr(trees_kind, "compile_policy", lambda *a, **k: result)
-    monkeypatch.setattr(trees_kind, "check_on_suite", lambda r, *a, **k: r)  # its own tests: tests/distill
+    monkeypatch.setattr(distill_pipeline, "compile_policy", lambda *a, **k: result)
+    monkeypatch.setattr(distill_pipeline, "check_on_suite", lambda r, *a, **k: r)  # its own tests: tests/distill
     monkeypatch.setattr(PccKind, "closed_loop_figure", staticmethod(lambda *a, **k: None))
     out = tmp_path / "OUT"
     r = invoke(path, "-o", out, "--no-verify", "-q")

@@ -8,7 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from rlcc.kinds.trees import kind as trees_kind
+from rlcc.distill import pipeline as distill_pipeline  # the trees kind imports it on use: patched there
 from rlcc.cli.compile import finish
 from rlcc.kinds.base import Outcome
 from rlcc.cli.compile import compile_command
@@ -129,8 +129,8 @@ def test_weak_model_is_rejected_with_the_fidelity_exit_code(tmp_path, example_po
     """Without --quick the same miss exits 8 (output written, the report says why) and
     --accept-fidelity ships it with exit 0. The options are the quick sizes, judged (a full-size
     compile takes minutes)."""
-    quick = trees_kind.CompileOptions.quick
-    monkeypatch.setattr(trees_kind, "CompileOptions", lambda **kw: quick(**{**kw, "preview": False}))
+    quick = distill_pipeline.CompileOptions.quick
+    monkeypatch.setattr(distill_pipeline, "CompileOptions", lambda **kw: quick(**{**kw, "preview": False}))
     args = [str(example_policy), *WEAK]
     out = tmp_path / "OUT"
     result = CliRunner().invoke(compile_command, [*args, "-o", str(out)])
