@@ -17,7 +17,7 @@ from rlcc.codegen.context import check_firmware_name
 from rlcc.codegen.generate import TREES, Lowering, generate
 from rlcc.emulator.cycle_model import Profile, load_profile
 from rlcc.errors import BadInputError, BuildError, EmulationError
-from rlcc.fxp.vectors import concat
+from rlcc.fxp.vectors import Vectors, concat
 from rlcc.verify.generators import pinned_vectors, verification_set
 from rlcc.kinds.base import Log, ModelKind, RunContext, VerifyOutcome, VerifyRequest
 from rlcc.targets import TARGETS
@@ -124,18 +124,24 @@ class PccKind(ModelKind):
             write_json=lambda path: verify_report.write_json(result, path, primary, spread),
             write_junit=lambda path: verify_report.write_junit(result, path))
 
-    def worst_case_under(self, request: VerifyRequest, prof: Profile) -> dict[str, Any]:
-        """Worst-case cycles and ns of the firmware on the vectors verification ran, under cycle
-        profile ``prof``, built for the target of the profile's XLEN (the request's when it
-        matches): the spread a user sees with ``--profile dpa,ibex,...``."""
-        t = TARGETS[request.target]
+    def cycles_under(self, firmware_c: Path, manifest: Path, prof: Profile, target: str, seed: int, n_random: int,
+                     cc: str | None = None, doca_layout: str | None = None) -> tuple[Vectors, np.ndarray, str]:
+        """(vectors, cycles per vector, target) of the firmware under cycle profile ``prof`` on the
+        vectors verification runs (pinned + the kind's + boundary + ``n_random`` random + sequence),
+        built for the target of the profile's XLEN (``target`` when it matches)."""
+        t = TARGETS[target]
         if t.xlen != prof.xlen:
             t = next(x for x in TARGETS.values() if x.xlen == prof.xlen)
-        _, model, shipped = manifest_io.load(str(request.manifest))
-        vectors = concat(shipped, verification_set(model, request.seed, request.random_count,
-                                                   self.support.model_vectors)[0])
-        with firmware_build(request.firmware, t, prof, request.cc, doca_layout=request.options.get("doca_layout")) as fw:
-            cycles = fw.run(vectors)["cycles"]
+        _, model, pinned = manifest_io.load(str(manifest))
+        vectors = concat(pinned, verification_set(model, seed, n_random, self.support.model_vectors)[0])
+        with firmware_build(firmware_c, t, prof, cc, doca_layout=doca_layout) as fw:
+            return vectors, fw.run(vectors)["cycles"], t.name
+
+    def worst_case_under(self, request: VerifyRequest, prof: Profile) -> dict[str, Any]:
+        """Worst-case cycles and ns of the firmware on the vectors verification ran, under cycle
+        profile ``prof``: the spread a user sees with ``--profile dpa,ibex,...``."""
+        _, cycles, target = self.cycles_under(request.firmware, request.manifest, prof, request.target, request.seed,
+                                              request.random_count, request.cc, request.options.get("doca_layout"))
         worst = int(np.max(cycles))
-        return {"profile": prof.name, "target": t.name, "clock_hz": prof.clock_hz, "worst_case_cycles": worst,
+        return {"profile": prof.name, "target": target, "clock_hz": prof.clock_hz, "worst_case_cycles": worst,
                 "worst_case_ns": round(worst * 1e9 / prof.clock_hz, 1), "validation": prof.validation}

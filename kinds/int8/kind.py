@@ -14,12 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlcc import formats as fmt
-from rlcc.codegen import manifest as manifest_io
 from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, SdkChoice, choose, from_manifest
 from rlcc.emulator.cycle_model import load_profile
 from rlcc.errors import BadInputError
 from rlcc.fxp.int8_net import check_state_fits
-from rlcc.fxp.vectors import concat
 from rlcc.kinds.base import CompileRequest, Log, Outcome, RunContext
 from rlcc.kinds.int8.codegen import SUPPORT, generate
 from rlcc.kinds.pcc import OUT_MARKER, PccKind, check_name
@@ -28,9 +26,6 @@ from rlcc.progress import Progress
 from rlcc.recurrent import load_policy
 from rlcc.spec import ObservationSpec
 from rlcc.targets import TARGETS
-from rlcc.verify.check import manifest_path_for
-from rlcc.verify.firmware_run import firmware_build
-from rlcc.verify.generators import verification_set
 from rlcc.verify.glance import nic_section
 from rlcc.verify.provenance import source_info
 
@@ -93,7 +88,7 @@ class Int8Kind(PccKind):
 
         def measure_profiles(v: Any) -> None:
             device = {"profiles": [_profile_row(v.profile, target, v.rtt_cycles, v.worst_case_ns)]}
-            device["profiles"] += [_measure_profile(paths["c"], prof) for prof in EXTRA_PROFILES]
+            device["profiles"] += [self._measure_profile(paths, prof, target) for prof in EXTRA_PROFILES]
             result.report.device = device
 
         return self.verify_into(stage, paths["c"], job.request, run, then=measure_profiles)
@@ -125,6 +120,16 @@ class Int8Kind(PccKind):
                         f"vs teacher {r.fidelity['rmse_vs_teacher']:.4f} ({run.seconds():.1f}s)"),
             **self.verification_lines(verdict))
 
+    def _measure_profile(self, paths: dict[str, Path], profile: str, target: str) -> dict[str, Any]:
+        """RTT-decision cycles under another cycle profile (built for its XLEN's target), on the
+        verification vectors with ``PROFILE_RANDOM_VECTORS`` random ones."""
+        prof = load_profile(profile)
+        vectors, cycles, built_for = self.cycles_under(paths["c"], paths["manifest"], prof, target, 0,
+                                                       PROFILE_RANDOM_VECTORS)
+        rtt = cycles[(vectors.event[:, fmt.EV_ATTR] & 0xFF) == fmt.EVENT_RTT]
+        return _profile_row(prof.name, built_for, {"max": int(rtt.max()), "mean": round(float(rtt.mean()), 3)},
+                            round(int(rtt.max()) * 1e9 / prof.clock_hz, 3))
+
     def rebuild(self, policy: Path, raw: dict[str, Any], jobs: int, log: Log, progress: Progress) -> dict[str, Path]:
         from rlcc.distill.pipeline import CompileOptions  # heavy: see fit
         from rlcc.kinds.int8.distill import compile_int8
@@ -142,19 +147,6 @@ def _profile_row(profile: str, target: str, rtt: dict[str, Any], worst_ns: float
             "worst_case_ns": worst_ns}
 
 
-def _measure_profile(firmware_c: Path, profile: str) -> dict[str, Any]:
-    """RTT-decision cycles of the firmware under another cycle profile (built for the target of the
-    profile's XLEN), on the manifest's pinned vectors plus the model's own, boundary, 1,024 random
-    and sequence vectors."""
-    prof = load_profile(profile)
-    t = next(x for x in TARGETS.values() if x.xlen == prof.xlen)
-    _, model, pinned = manifest_io.load(str(manifest_path_for(firmware_c)))
-    vectors = concat(pinned, verification_set(model, 0, PROFILE_RANDOM_VECTORS, SUPPORT.model_vectors)[0])
-    with firmware_build(firmware_c, t, prof, None) as fw:
-        cycles = fw.run(vectors)["cycles"]
-    rtt = cycles[(vectors.event[:, fmt.EV_ATTR] & 0xFF) == fmt.EVENT_RTT]
-    return _profile_row(prof.name, t.name, {"max": int(rtt.max()), "mean": round(float(rtt.mean()), 3)},
-                        round(int(rtt.max()) * 1e9 / prof.clock_hz, 3))
 
 
 def global_state_price(profile: str, words: int) -> str:
