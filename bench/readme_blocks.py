@@ -244,6 +244,48 @@ def fidelity_seeds(file: str = "fidelity_seeds.json", options: str = "default op
     ])
 
 
+def zoo() -> str:
+    """The default compile over the policy zoo (bench/bench_zoo.py)."""
+    doc = load(RESULTS / "zoo.json")
+    catalogue = {e["name"]: e for e in json.loads((ROOT / "examples" / "zoo" / "zoo.json").read_text())["policies"]}
+    by_policy: dict[str, list] = {}
+    for r in doc["compiles"]:
+        by_policy.setdefault(r["policy"], []).append(r)
+    rows = []
+    for name, runs in by_policy.items():
+        teacher = doc["teachers"].get(name, [])
+        swing = max((t["largest_swing"] for t in teacher), default=float("nan"))
+        settles = all(t["settled"] for t in teacher)
+
+        def cell(r):
+            if "verdict" not in r:
+                return f"exit {r['exit']}: {r.get('error', '')}"
+            what = {"passed": "passed", "failed": f"missed {r['misses']}", "unsettled": "not judged (exit 11)"}[r["verdict"]]
+            return what + (f", attempt {r['kept_attempt']} of {r['attempts']}" if r["attempts"] > 1 else "")
+        worst = max(runs, key=lambda r: (r.get("verdict") != "passed", r.get("misses", 99)))
+        cycles = [r["rtt_cycles_max"] for r in runs if r.get("rtt_cycles_max")]
+        rows.append([f"`{name}`", catalogue.get(name, {}).get("made_by", "?"),
+                     f"{'yes' if settles else '**no**'} ({swing:.2f})",
+                     "; ".join(f"{r['seed']}: {cell(r)}" for r in sorted(runs, key=lambda r: r["seed"])),
+                     worst.get("worst", "-"), str(max(cycles)) if cycles else "-",
+                     f"{min(r['seconds'] for r in runs):.0f}-{max(r['seconds'] for r in runs):.0f} s"])
+    s = doc["summary"]
+    return "\n".join([
+        para(f"The default compile on {s['policies']} policies rlcc did not shape (`examples/zoo`, "
+             f"`bench/bench_zoo.py`, compile seeds {', '.join(map(str, sorted({r['seed'] for r in doc['compiles']})))}; "
+             f"{doc['machine']['cores']} cores): {s['settling_teachers_passing_every_seed']} of "
+             f"{s['settling_teachers']} settling teachers pass the gate on every seed; "
+             f"{s['unsettled_teachers_exit_11_every_seed']} teachers that do not settle get exit 11 on every seed. "
+             f"Compile time median {s['median_compile_s']:.0f} s, worst {s['worst_compile_s']:.0f} s "
+             "(escalations included). Teacher: its largest per-flow rate swing (std / mean) in the gate's "
+             "steady-state scenarios; it settles at <= 0.2."),
+        "",
+        table(["policy", "made by", "teacher settles (swing)", "gate per seed", "worst check (worst seed)",
+               "RTT cycles (rv64)", "compile time"], ["---", "---", "---", "---", "---", "---:", "---:"], rows),
+        "",
+    ])
+
+
 def steady_sensitivity() -> str:
     doc = load(RESULTS / "steady_sensitivity.json")
     rows = []
@@ -619,6 +661,7 @@ BLOCKS: dict[str, tuple[Callable[[], str], bool]] = {
     "example-gate": (example_gate, False),
     "distill-methods": (distill_methods, True),
     "steady-sensitivity": (steady_sensitivity, True),
+    "zoo": (zoo, True),
     "bad-inputs": (bad_inputs, True),
     "input-limits": (input_limits, False),
 }

@@ -22,6 +22,7 @@ from rlcc import formats as fmt
 from rlcc.cli.common import PORTS, POSITIVE_FLOAT, bad_input_option, guarded, standalone
 from rlcc.codegen.sdk_flavours import DEFAULT_FLAVOUR, FLAVOUR_NAMES
 from rlcc.distill.fit import DEFAULT_BUDGET_OPS, DEFAULT_DEPTH, DEFAULT_TREES
+from rlcc.distill.escalate import DEFAULT_BUDGET as ESCALATION_BUDGET
 from rlcc.distill.gate import FidelityBar
 from rlcc.distill.pipeline import DEFAULT_CANDIDATES, DEFAULT_SAMPLES, EQUILIBRIUM_MODES, QUICK_CANDIDATES, QUICK_SAMPLES
 from rlcc.distill.select import CANDIDATE_GRID
@@ -75,6 +76,10 @@ class BackendChoice(click.Choice):
               help="Fidelity gate: the same in the startup transient.")
 @click.option("--max-drop-diff", type=float, default=FidelityBar.drop_margin, show_default=True,
               help="Fidelity gate: the dropped fraction of offered bytes may differ by the mode's percentage of the teacher's, and at least this much.")
+@click.option("--escalation-budget", type=click.FloatRange(0, 100), default=None,
+              help=f"When the fidelity gate misses: stronger compiles (wider validation, every candidate, more on-policy "
+                   f"data; report.md, 'Escalation') may add up to this many default compiles' worth of work before "
+                   f"exit {int(ExitCode.FIDELITY)}; 0: none [default: {ESCALATION_BUDGET:g}].")
 @click.option("--accept-fidelity", is_flag=True,
               help=f"Exit 0 even if the firmware misses the fidelity bar (otherwise exit {int(ExitCode.FIDELITY)}; the output is written either way).")
 @click.option("--derived", default="auto", show_default=True,
@@ -119,7 +124,7 @@ class BackendChoice(click.Choice):
 def compile_command(model: Path, out: Path, spec_file: Path | None, backend: str, trees: int, depth: int, budget_ops: int,
                     samples: int | None, scenarios: str | None, dagger_rounds: int | None, candidates: int | None,
                     max_goodput_diff: float, max_steady_pct: float, max_transient_pct: float, max_drop_diff: float,
-                    accept_fidelity: bool, derived: str, equilibrium: str, seed: int, quick: bool, force: bool,
+                    escalation_budget: float | None, accept_fidelity: bool, derived: str, equilibrium: str, seed: int, quick: bool, force: bool,
                     name: str, tree_style: str, probe_timeout_us: float | None, sdk: str, slot: int | None,
                     run_verify: bool, target: str,
                     budget_ns: float | None, ports: int, budget_cycles: int | None, jobs: int | None, quiet: bool,
@@ -151,13 +156,13 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, backend: str
         options={"trees": trees, "depth": depth, "budget_ops": budget_ops, "samples": samples, "scenarios": scenarios,
                  "dagger_rounds": dagger_rounds, "candidates": candidates, "bar": bar, "derived": derived,
                  "equilibrium": equilibrium, "tree_style": tree_style, "probe_timeout_us": probe_timeout_us,
-                 "ports": ports})
+                 "ports": ports, "escalation_budget": escalation_budget})
     finish(compile_to(request, out, force, run), accept_fidelity, quiet)
 
 
 def finish(o: Outcome, accept_fidelity: bool, quiet: bool) -> None:
     """Print the outcome and exit with its code: build/emulator failure 6/7, mismatch 4, budget 5,
-    fidelity 8 (a --quick preview: 0 and a warning)."""
+    unsettled teacher 11, fidelity 8 (a --quick preview: 0 and a warning)."""
     click.echo(o.wrote_line)
     if not quiet and o.gate_line:
         click.echo(o.gate_line)
@@ -177,6 +182,9 @@ def finish(o: Outcome, accept_fidelity: bool, quiet: bool) -> None:
             click.echo(f"rlcc-compile: warning: --quick is a preview: {what}fidelity is not judged for shipping "
                        f"(exit 0; compile without --quick for the verdict)", err=True)
         return
+    if code == ExitCode.UNSETTLED:
+        _fail("the teacher does not settle, so the firmware's fidelity to it is not judged (report.md, 'Fidelity "
+              "gate'); --accept-fidelity to ship it anyway", code)
     if code == ExitCode.FIDELITY:
         _fail(f"{o.fidelity_subject} misses the fidelity bar vs its teacher (report.md, 'Fidelity gate'); "
               "--accept-fidelity to ship it anyway", code)

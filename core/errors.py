@@ -19,6 +19,7 @@ class ExitCode(enum.IntEnum):
     FIDELITY = 8  # rlcc-compile: the firmware misses the closed-loop fidelity bar vs its teacher
     PROVENANCE = 9  # verification: firmware, manifest and policy do not match (hashes, --policy, --expect-sha256)
     UNPROVEN = 10  # verification: --require proven, and the equivalence proof did not complete
+    UNSETTLED = 11  # rlcc-compile: the teacher itself does not settle, so fidelity to it cannot be judged
 
 
 EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
@@ -33,6 +34,7 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.FIDELITY: "firmware misses the closed-loop fidelity bar vs its teacher (rlcc-compile)",
     ExitCode.PROVENANCE: "firmware is not what its manifest, --policy or --expect-sha256 says (rlcc-verify)",
     ExitCode.UNPROVEN: "--require proven: the equivalence proof did not complete (rlcc-verify)",
+    ExitCode.UNSETTLED: "the teacher itself does not settle (limit cycle): fidelity to it is not judged (rlcc-compile)",
 }
 
 

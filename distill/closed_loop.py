@@ -18,6 +18,7 @@ class ControllerRow:
     mean_latency_us: float  # decision-weighted mean RTT
     queue_delay_mean_us: float  # time-averaged port queue delay
     drop_fraction: float  # dropped / offered bytes
+    rate_swing: float = 0.0  # per-flow rate's coefficient of variation over the window (rlcc.distill.settle)
     goodput_diff: float | None = None
     latency_rel_diff: float | None = None
     queue_diff_us: float | None = None

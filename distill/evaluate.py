@@ -14,6 +14,7 @@ import numpy as np
 
 from rlcc import formats as fmt
 from rlcc.parallel import Runner, run_all
+from rlcc.distill import settle
 from rlcc.distill.closed_loop import ClosedLoop, ControllerRow
 from rlcc.distill.report_data import Fidelity, Probe, Sizes
 from rlcc.distill.sampling import NACK, PREV, RATE, RTT, CNP, RAW_FIELDS, Samples, float_inputs
@@ -223,7 +224,8 @@ def suite_check(teacher: FactorFn, ensemble: FloatEnsemble | None, model: FxMode
 
 def _row(m: dict[str, float], base_us: float) -> ControllerRow:
     return ControllerRow(goodput=_r(m["goodput"]), mean_latency_us=_r(m["mean_rtt_inflation"] * base_us),
-                         queue_delay_mean_us=_r(m["queue_delay_mean_us"]), drop_fraction=_r(m["drop_fraction"]))
+                         queue_delay_mean_us=_r(m["queue_delay_mean_us"]), drop_fraction=_r(m["drop_fraction"]),
+                         rate_swing=_r(m["rate_swing"]))
 
 
 # Relative simulation cost per simulated ms (measured: the golden model's integer event is the
@@ -242,8 +244,10 @@ def run_cost(duration_ms: float, mode: str, controller: str) -> float:
 def _measure(task: tuple) -> dict[str, float]:
     """One closed-loop run: the converged-window metrics the checks report."""
     scenario, factory = task
-    m = simulate(scenario, factory()).metrics
-    return {k: m[k] for k in ("goodput", "mean_rtt_inflation", "queue_delay_mean_us", "drop_fraction")}
+    result = simulate(scenario, factory())
+    m = result.metrics
+    return {**{k: m[k] for k in ("goodput", "mean_rtt_inflation", "queue_delay_mean_us", "drop_fraction")},
+            "rate_swing": settle.rate_swing(result)}
 
 
 def probe_windows(spec: ObservationSpec) -> tuple[list[tuple[str, str]], np.ndarray]:

@@ -19,6 +19,7 @@ from typing import Iterable
 from rlcc.errors import BadInputError
 
 from rlcc.distill.closed_loop import ClosedLoop, ControllerRow
+from rlcc.distill.settle import Settling, assess
 
 STEADY, STARTUP = "steady", "startup"
 # The verdict of a --quick compile: its short runs measure the same checks, but too roughly to
@@ -86,17 +87,27 @@ class FidelityVerdict:
     controller: str
     checks: tuple[GateCheck, ...]
     preview: bool = False  # measured by a --quick compile: reported, not judged
+    settling: Settling | None = None  # the teacher's own settling (None: not measured)
+
+    @property
+    def unsettled(self) -> bool:
+        """The teacher itself limit-cycles: there is no equilibrium to be faithful to (exit 11)."""
+        return not self.preview and self.settling is not None and not self.settling.settled
 
     @property
     def verdict(self) -> str:
-        """passed | failed | preview: what the command does with it (exit 0, 8, 0)."""
-        return "preview" if self.preview else "passed" if self.passed else "failed"
+        """passed | failed | unsettled | preview: what the command does with it (exit 0, 8, 11, 0)."""
+        if self.preview:
+            return "preview"
+        return "unsettled" if self.unsettled else "passed" if self.passed else "failed"
 
     @property
     def headline(self) -> str:
         """The verdict in words, the same in report.md, report.json and on the console."""
         if self.preview:
             return preview_headline(len(self.failures), len(self.checks))
+        if self.unsettled:
+            return f"NOT JUDGED: {self.settling.line()}"
         return "PASSED" if self.passed else f"FAILED ({len(self.failures)} of {len(self.checks)} checks outside the bar)"
 
     def console_line(self) -> str:
@@ -106,12 +117,14 @@ class FidelityVerdict:
                  if w else "no closed-loop checks")
         if self.preview:
             return f"fidelity {self.headline}; {worst}"
+        if self.unsettled:
+            return f"fidelity gate not judged: {self.settling.line()}"
         return (f"fidelity gate {'passed' if self.passed else 'FAILED'}: {worst}"
                 + ("" if self.passed else f", {len(self.failures)} of {len(self.checks)} checks outside the bar"))
 
     @property
     def passed(self) -> bool:
-        return all(c.passed for c in self.checks)
+        return not self.unsettled and all(c.passed for c in self.checks)
 
     @property
     def failures(self) -> tuple[GateCheck, ...]:
@@ -124,6 +137,7 @@ class FidelityVerdict:
     def to_dict(self) -> dict:
         return {"bar": dataclasses.asdict(self.bar), "controller": self.controller, "passed": self.passed,
                 "verdict": self.verdict, "headline": self.headline,
+                "teacher_settling": self.settling.to_dict() if self.settling is not None else None,
                 "checks": [{**dataclasses.asdict(c), "passed": c.passed} for c in self.checks]}
 
 
@@ -149,10 +163,11 @@ def judge(checks: Iterable[ClosedLoop], bar: FidelityBar, controller: str = "fix
     """Every scenario of every closed-loop table, ``controller`` vs the teacher (``preview``: a
     --quick compile's measurement, reported but not judged)."""
     out: list[GateCheck] = []
-    for table in checks:
+    tables = list(checks)
+    for table in tables:
         for name, row in table.scenarios.items():
             out += row_checks(name, table.mode, row["teacher"], row[controller], bar)
-    return FidelityVerdict(bar, controller, tuple(out), preview)
+    return FidelityVerdict(bar, controller, tuple(out), preview, assess(tables))
 
 
 def _rel(value: float, reference: float) -> float:

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 from rlcc import derived as derived_vocab
 from rlcc import formats as fmt
-from rlcc.distill import equilibrium, evaluate, sampling, select, window
+from rlcc.distill import coverage, equilibrium, evaluate, sampling, select, window
 from rlcc.distill.factor_range import FactorRange, teacher_factor_range
 from rlcc.distill.fit import (
     DEFAULT_BUDGET_OPS,
@@ -89,6 +89,9 @@ class CompileOptions:
     # suite disjoint from the report's closed-loop tables.
     candidates: int = DEFAULT_CANDIDATES
     validation_startup_ms: float = 150.0
+    # Steady-state validation incasts (flow counts; other seeds than the report's): the escalation
+    # (rlcc.distill.escalate) widens them to the gate's whole range.
+    validation_flows: tuple[int, ...] = select.VALIDATION_FLOWS
     # The fidelity gate's bar (rlcc.distill.gate): judged on the report's closed-loop tables.
     bar: FidelityBar = FidelityBar()
     # A preview (--quick): the gate's checks are measured and reported, not judged (gate.PREVIEW).
@@ -125,6 +128,8 @@ class CompileOptions:
     def from_dict(cls, data: Any) -> "CompileOptions":
         """The options ``to_dict`` wrote (BadInputError on a missing, unknown or mistyped field)."""
         fields = {f.name: f for f in dataclasses.fields(cls)}
+        if isinstance(data, dict):  # manifests written before these options existed: their defaults
+            data = {**{k: getattr(cls(), k) for k in _ADDED_LATER if k not in data}, **data}
         if not isinstance(data, dict) or set(data) != set(fields):
             keys = sorted(set(data) ^ set(fields)) if isinstance(data, dict) else ["(not an object)"]
             raise BadInputError(f"compile options: fields differ from this rlcc's ({', '.join(keys)})")
@@ -132,6 +137,7 @@ class CompileOptions:
         try:
             values["bar"] = FidelityBar(**values["bar"])
             values["eval_flows"] = tuple(int(n) for n in values["eval_flows"])
+            values["validation_flows"] = tuple(int(n) for n in values["validation_flows"])
         except (TypeError, ValueError) as exc:
             raise BadInputError(f"compile options: {exc}") from None
         for name, value in values.items():
@@ -162,12 +168,19 @@ class CompileOptions:
             raise BadInputError("invalid perturbation or hold-out fraction")
         if self.equilibrium not in EQUILIBRIUM_MODES:
             raise BadInputError(f"--equilibrium must be one of {', '.join(EQUILIBRIUM_MODES)}, got {self.equilibrium!r}")
+        if not self.validation_flows or set(self.validation_flows) & set(self.eval_flows) \
+                or any(not 1 <= n <= 65536 for n in self.validation_flows):
+            raise BadInputError("validation incasts must be 1..65536 flows and none of the report's flow counts")
         if not 1 <= self.candidates <= len(CANDIDATE_GRID):
             raise BadInputError(f"--candidates must be in 1..{len(CANDIDATE_GRID)}, got {self.candidates}")
         self.bar.validate()
         if not 1 <= self.probe_timeout_ns <= fmt.PROBE_TIMEOUT_NS_MAX:
             raise BadInputError(f"--probe-timeout-us must give 1 .. {fmt.PROBE_TIMEOUT_NS_MAX} ns, got {self.probe_timeout_ns} ns")
         FitConfig(trees=self.trees, depth=self.depth, budget_ops=self.budget_ops).max_trees()
+
+
+# Options added after manifests with a compile recipe shipped (they load with the defaults).
+_ADDED_LATER = ("validation_flows",)
 
 
 @dataclasses.dataclass
@@ -228,10 +241,54 @@ def add_suite_check(result, teacher, ensemble: FloatEnsemble | None, options: Co
     with progress("closed loop: reduced suite on both topologies", "sim-ms") as stage:
         table = evaluate.suite_check(teacher, ensemble, result.model, latency_us, options.seed, runner, stage, keys)
     r = result.report
+    gate_rows = coverage.rows([(coverage.GATE_STAGE, [pt.scenario for pt in _suite_points(options.seed)])])
     report = dataclasses.replace(r, closed_loop_suite=table, suite_latency_us=latency_us,
+                                 coverage=_merge_gate(r.coverage, gate_rows),
                                  gate=judge([r.closed_loop_steady, r.closed_loop, table], options.bar,
                                             preview=options.preview))
     return dataclasses.replace(result, report=report)
+
+
+def _suite_points(seed: int) -> list:
+    from rlcc.simulator.suite import reduced_suite
+
+    return [dataclasses.replace(pt, scenario=dataclasses.replace(pt.scenario, initial_rate=pt.scenario.fair_rate()))
+            for pt in reduced_suite(seed)]
+
+
+def compile_coverage(options: CompileOptions) -> list[dict[str, Any]]:
+    """Scales and regimes each stage of this compile covered (``rlcc.distill.coverage``), the
+    gate's many-to-one tables included (the reduced suite is added with its check)."""
+    sampled = [e.scenario for e in sampling.parse_scenarios(options.scenarios, options.seed, options.duration_scale)]
+    stages: list[tuple[str, list]] = [("training: teacher samples", sampled)]
+    if options.onpolicy_rounds:
+        stages.append(("training: on-policy rounds", [e.scenario for e in _onpolicy_scenarios(options)]))
+    if options.dagger_rounds:
+        stages.append(("training: DAgger rounds", sampled))
+    if options.candidates > 1:
+        checks = select.validation_checks(options.seed, options.steady_duration_ms, options.validation_startup_ms,
+                                          options.validation_flows)
+        stages.append(("candidate validation", [evaluate.eval_scenario(n, c["duration_ms"], c["seed"], c["mode"])
+                                                for c in checks for n in c["flows"]]))
+    stages.append((coverage.GATE_STAGE, [evaluate.eval_scenario(n, d, options.seed, mode) for n in options.eval_flows
+                                for d, mode in ((options.eval_duration_ms, evaluate.STARTUP),
+                                                (options.steady_duration_ms, evaluate.STEADY))]))
+    return coverage.rows(stages)
+
+
+def _merge_gate(table: list[dict[str, Any]] | None, gate_rows: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """``table`` with the gate's rows for the same (topology, pattern, start) merged."""
+    if table is None:
+        return None
+    out = [dict(r) for r in table]
+    for g in gate_rows:
+        same = next((r for r in out if r["stage"] == g["stage"] and
+                     (r["topology"], r["pattern"], r["start"]) == (g["topology"], g["pattern"], g["start"])), None)
+        if same is None:
+            out.append(g)
+        else:
+            same["flows"] = sorted(set(same["flows"]) | set(g["flows"]))
+    return out
 
 
 def _fit_config(options: CompileOptions) -> FitConfig:
@@ -319,7 +376,7 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
     selection = None
     if options.candidates > 1:
         log(f"selecting among {options.candidates} candidate students in closed loop (validation incasts "
-            f"{list(select.VALIDATION_FLOWS)})")
+            f"{sorted(set(options.validation_flows) | set(select.VALIDATION_FLOWS))})")
         (fit, model, stats), selection = _select(train, student, config, fits, policy, options, factor_range,
                                                  ramps, (fit, model, stats), runner, progress)
     if not measure:
@@ -355,6 +412,7 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
         dagger=Dagger(rounds, _dagger_helped(rounds)),
         selection=selection,
         gate=judge([closed_loop_steady, closed_loop], options.bar, preview=options.preview),
+        coverage=compile_coverage(options),
     )
     return CompileResult(model, fit.ensemble, fit, stats, report)
 
@@ -392,7 +450,8 @@ def _select(train: Samples, spec, config: FitConfig, fits: FitsBudget | None, po
     with progress(f"candidate students: fitting {len(settings) - 1} more", "tree") as stage:
         for setting in settings[1:]:
             fitted.append(_fit_quantize(train, spec, config, setting, fits, policy, options, factor_range, ramps, stage))
-    checks = select.validation_checks(options.seed, options.steady_duration_ms, options.validation_startup_ms)
+    checks = select.validation_checks(options.seed, options.steady_duration_ms, options.validation_startup_ms,
+                                      options.validation_flows)
     # The first candidate's checks run the teacher; every other candidate reuses those runs.
     batch = list(checks) + [{**c, "teacher_of": i, "ensemble": f.ensemble, "model": m}
                             for f, m, _ in fitted[1:] for i, c in enumerate(checks)]

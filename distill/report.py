@@ -11,9 +11,10 @@ from rlcc import formats as fmt
 from rlcc.distill.closed_loop import ClosedLoop
 from rlcc.distill.gate import FidelityVerdict
 from rlcc.recurrent import WINDOW_BURN_IN
-from rlcc.distill.report_data import CompileReport, Selection
+from rlcc.distill import coverage
+from rlcc.distill.report_data import CompileReport, Escalation, Selection
 
-REPORT_VERSION = 4  # 2: candidate selection and the fidelity gate; 3: the reduced suite on both topologies; 4: window of a recurrent teacher
+REPORT_VERSION = 5  # 2: candidate selection and the fidelity gate; 3: the reduced suite on both topologies; 4: window of a recurrent teacher; 5: teacher settling, escalation, coverage
 
 
 def to_json(report: CompileReport) -> str:
@@ -55,6 +56,11 @@ def _gate_section(gate: FidelityVerdict) -> list[str]:
             f"of the teacher's, queue never tighter than {bar.queue_floor_us:g} us; dropped fraction of offered bytes "
             f"within the same percentage of the teacher's, never tighter than {bar.drop_margin:g}. Options --max-goodput-diff, --max-steady-pct, --max-transient-pct, --max-drop-diff; "
             "--accept-fidelity writes the firmware and exits 0 anyway."), ""]
+    if gate.settling is not None and gate.settling.swings:
+        s = gate.settling
+        out += [(f"Teacher: {s.line()}. A teacher settles when each flow's rate varies by at most {s.limit:g} "
+                 "(std / mean over the measured window) in every steady-state scenario below; one that limit-cycles "
+                 "has no equilibrium for firmware to match, so the gate is not judged (exit 11)."), ""]
     if gate.preview:
         out += [("This compile is a preview (--quick: fewer samples, shorter runs): the checks are measured as in a "
                  "full compile but too roughly to ship on, so they are not judged and rlcc-compile exits 0. Compile "
@@ -68,6 +74,29 @@ def _gate_section(gate: FidelityVerdict) -> list[str]:
             out += ["", "(the check closest to the bar)"]
         elif gate.preview:
             out += ["", "(the checks a full compile would fail at these numbers)"]
+    return out
+
+
+def _escalation_section(esc: Escalation | None) -> list[str]:
+    if esc is None:
+        return []
+    out = ["", "## Escalation", "",
+           ("The default compile missed the gate, so rlcc tried harder (rlcc.distill.escalate: stronger compiles in a "
+            f"fixed order, within a budget of {esc.budget:g} default compiles' work, --escalation-budget) and kept the "
+            f"best attempt. Stopped: {esc.stopped}."), "",
+           "| attempt | what was tried | gate | worst check |", "|---|---|---|---|"]
+    out += [f"| {a.attempt}{' (kept)' if a.kept else ''} | {a.what} | {a.verdict} | {a.worst} |" for a in esc.attempts]
+    return out
+
+
+def _coverage_section(table: list[dict[str, Any]] | None) -> list[str]:
+    if not table:
+        return []
+    out = ["", "## Coverage: where this compile looked", "",
+           "| stage | topology | pattern | flows start at | flow counts |", "|---|---|---|---|---|"]
+    out += [f"| {r['stage']} | {r['topology']} | {r['pattern']} | {r['start']} | {', '.join(map(str, r['flows']))} |"
+            for r in table]
+    out += ["", "Not checked by the gate: " + "; ".join(coverage.gaps(table, coverage.GATE_STAGE)) + "."]
     return out
 
 
@@ -179,7 +208,9 @@ def to_markdown(report: CompileReport, glance: Sequence[str] = ()) -> str:
     ]
     out += _window_section(report.window)
     out += _gate_section(report.gate)
+    out += _escalation_section(report.escalation)
     out += _selection_section(report.selection)
+    out += _coverage_section(report.coverage)
     out += [""]
     out += _closed_loop_table(
         report.closed_loop_steady,

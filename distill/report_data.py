@@ -132,6 +132,24 @@ class Selection:
 
 
 @dataclasses.dataclass(frozen=True)
+class EscalationAttempt:
+    attempt: int  # 1 = the default compile
+    what: str
+    verdict: str  # the gate's headline
+    worst: str  # the check furthest beyond (or closest to) the bar
+    kept: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Escalation:
+    """What a compile tried after the gate missed (``rlcc.distill.escalate``)."""
+
+    budget: float  # default compiles' worth of work allowed
+    attempts: list[EscalationAttempt]
+    stopped: str  # why it stopped
+
+
+@dataclasses.dataclass(frozen=True)
 class CompileReport:
     teacher: Teacher
     options: dict[str, Any]
@@ -152,6 +170,10 @@ class CompileReport:
     suite_latency_us: float | None = None
     # A recurrent teacher's window student: the window chosen on held-out decisions (None otherwise).
     window: WindowChoice | None = None
+    # What the compile tried after the gate missed (None: the default compile passed, or was not judged).
+    escalation: Escalation | None = None
+    # Which scales and regimes training, validation and the gate covered (rlcc.distill.coverage).
+    coverage: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data; the gate adds its derived verdicts (``passed`` per check and overall)."""

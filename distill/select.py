@@ -23,6 +23,10 @@ from rlcc.distill.report_data import Candidate
 
 # Validation incasts: flow counts between and beyond the report's (64, 512, 2048), other seeds.
 VALIDATION_FLOWS = (256, 1024)
+# The escalation's steady-state validation (rlcc.distill.escalate): flow counts spanning the gate's
+# whole range and beyond it at both ends (the gate: 64, 512, 2048; the suite: 64 and 240), still
+# none of the gate's counts.
+WIDE_VALIDATION_FLOWS = (32, 128, 384, 1024, 3072)
 VALIDATION_SEED_OFFSET = 1000
 
 
@@ -53,11 +57,14 @@ CANDIDATE_GRID: tuple[CandidateSetting, ...] = (
 )
 
 
-def validation_checks(seed: int, steady_ms: float, startup_ms: float) -> list[dict]:
-    """The validation suite as ``evaluate.closed_loops`` checks of the float trees."""
+def validation_checks(seed: int, steady_ms: float, startup_ms: float,
+                      steady_flows: Sequence[int] = VALIDATION_FLOWS) -> list[dict]:
+    """The validation suite as ``evaluate.closed_loops`` checks of the float trees (``steady_flows``:
+    the steady-state incasts; the startup ones are always ``VALIDATION_FLOWS``)."""
     s = seed + VALIDATION_SEED_OFFSET
     return [
-        {"flows": VALIDATION_FLOWS, "duration_ms": steady_ms, "seed": s, "mode": evaluate.STEADY, "controllers": ("float_trees",)},
+        {"flows": tuple(steady_flows), "duration_ms": steady_ms, "seed": s, "mode": evaluate.STEADY,
+         "controllers": ("float_trees",)},
         {"flows": VALIDATION_FLOWS, "duration_ms": startup_ms, "seed": s, "mode": evaluate.STARTUP, "controllers": ("float_trees",)},
     ]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import shutil
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -75,6 +76,7 @@ class Outcome:
     failure: BuildError | EmulationError | None = None
     gate_passed: bool = False
     preview: bool = False  # --quick: the fidelity gate is reported, not judged (never exits 8)
+    unsettled: bool = False  # the teacher itself does not settle: the gate is not judged (exit 11)
     gate_line: str = ""  # "fidelity gate passed: worst ..." (printed unless quiet)
     wrote_line: str = ""  # "wrote OUT: ..." (always printed)
     reason: str = ""
@@ -99,11 +101,14 @@ class Outcome:
         return v is not None and self.failure is None and v.bit_exact and v.within_budget and self.gate_passed
 
     def exit_code(self, accept_fidelity: bool) -> ExitCode:
-        """The command's exit: mismatch 4, budget 5, fidelity 8 (a preview or --accept-fidelity: 0)."""
+        """The command's exit: mismatch 4, budget 5, unsettled teacher 11, fidelity 8 (a preview or
+        --accept-fidelity: 0)."""
         if not self.bit_exact:
             return ExitCode.MISMATCH
         if not self.within_budget:
             return ExitCode.BUDGET
+        if self.unsettled and not self.preview and not accept_fidelity:
+            return ExitCode.UNSETTLED
         if not self.preview and not self.gate_passed and not accept_fidelity:
             return ExitCode.FIDELITY
         return ExitCode.OK
@@ -167,6 +172,23 @@ class VerifyOutcome:
         return [(code, line) for code, line in found if line]
 
 
+@dataclasses.dataclass
+class Attempt:
+    """One compile of a job into ``directory`` (OUT's staging directory, or a scratch directory
+    inside it for an escalation), up to its closed-loop check."""
+
+    job: Any
+    checked: Any  # what ``closed_loop`` returned
+    verdict: Any
+    failure: BuildError | EmulationError | None
+    directory: Path
+    what: str  # "default compile" or the escalation rung's words
+    seconds: float
+
+
+ATTEMPT_PREFIX = ".attempt-"  # scratch directories of escalation attempts inside the staging directory
+
+
 class ModelKind(abc.ABC):
     """A model kind's plug-in. ``compile_into`` runs the steps every kind goes through; a kind
     provides the steps. Attributes: ``name`` (its manifest/recipe backend and ``--backend``
@@ -222,9 +244,39 @@ class ModelKind(abc.ABC):
         """How to compile the same model again (the manifest's ``compile`` entry)."""
         return {"backend": self.name}
 
+    # ---- escalation: trying harder when the closed-loop check misses ------------------------------
+    def escalation(self, job: Any, tried: list[Attempt]) -> tuple[str, Any] | None:
+        """The next, stronger job to try after ``tried`` (the default compile first), as (its
+        description, the job), or None to stop. Default: never (one attempt)."""
+        return None
+
+    def rank(self, attempt: Attempt) -> Any:
+        """Sort key of an attempt (smaller is better) when there were several."""
+        return 0
+
+    def note_attempts(self, kept: Attempt, tried: list[Attempt]) -> Any:
+        """``kept.checked`` with the record of every attempt, for the report."""
+        return kept.checked
+
     def compile_into(self, request: CompileRequest, stage: Path, run: RunContext) -> Outcome:
-        """Every step of a compile, files into ``stage`` (the template every kind runs)."""
+        """Every step of a compile, files into ``stage`` (the template every kind runs): the
+        default attempt, then the kind's escalation while it offers one; the best attempt's files
+        end up in ``stage``."""
         job = self.prepare(request)
+        tried = [self._attempt(request, job, stage, run, "default compile")]
+        while (step := self.escalation(job, tried)) is not None:
+            what, harder = step
+            run.log(f"fidelity gate missed: trying harder, attempt {len(tried) + 1}: {what}")
+            tried.append(self._attempt(request, harder, stage / f"{ATTEMPT_PREFIX}{len(tried)}", run, what))
+        kept = min(tried, key=self.rank) if len(tried) > 1 else tried[0]
+        if len(tried) > 1:
+            run.log(f"kept attempt {tried.index(kept) + 1} of {len(tried)} ({kept.what})")
+            _keep_files(kept, stage)
+        checked = self.note_attempts(kept, tried)
+        return self.report(kept.job, checked, kept.verdict, kept.failure, stage, run)
+
+    def _attempt(self, request: CompileRequest, job: Any, stage: Path, run: RunContext, what: str) -> Attempt:
+        start = time.perf_counter()
         result = self.fit(job, run)
         stage.mkdir(parents=True, exist_ok=True)
         self.write_model(job, result, stage)
@@ -237,8 +289,8 @@ class ModelKind(abc.ABC):
         remember(paths)
         verdict, failure = (self.verify_compiled(job, result, paths, stage, run) if request.run_verify
                             else (None, None))
-        result = self.closed_loop(job, result, verdict, stage, run)
-        return self.report(job, result, verdict, failure, stage, run)
+        checked = self.closed_loop(job, result, verdict, stage, run)
+        return Attempt(job, checked, verdict, failure, stage, what, time.perf_counter() - start)
 
     # ---- verify and anchor ---------------------------------------------------------------------------
     def refused_verify_flags(self) -> tuple[tuple[str, str], ...]:
@@ -253,3 +305,17 @@ class ModelKind(abc.ABC):
     def rebuild(self, policy: Path, raw: dict[str, Any], jobs: int, log: Log, progress: Progress) -> dict[str, Path]:
         """Recompile ``policy`` with the manifest's recipe (``rlcc-verify --policy``); the files ``generate`` wrote."""
 
+
+
+def _keep_files(kept: Attempt, stage: Path) -> None:
+    """Make ``stage`` hold the kept attempt's files only (its own, or moved up from its scratch
+    directory) and remove every attempt's scratch directory."""
+    if kept.directory != stage:
+        for p in stage.iterdir():
+            if not p.name.startswith(ATTEMPT_PREFIX):
+                shutil.rmtree(p) if p.is_dir() else p.unlink()
+        for p in kept.directory.iterdir():
+            p.rename(stage / p.name)
+    for p in stage.iterdir():
+        if p.name.startswith(ATTEMPT_PREFIX):
+            shutil.rmtree(p)

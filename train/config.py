@@ -15,6 +15,7 @@ from rlcc import textio
 from rlcc.errors import BadInputError
 from rlcc.spec import ObservationSpec
 from rlcc.train.lstm import MAX_HIDDEN, MAX_STATE_VALUES
+from rlcc.train.mlp import HIDDEN_ACTIVATIONS, OUTPUTS
 
 ARCHS = ("mlp", "lstm")
 
@@ -51,7 +52,10 @@ class TrainConfig:
 
     ``arch``: ``"mlp"`` (``hidden`` layer widths, input = the spec's window) or ``"lstm"``
     (``lstm_pre`` FC pre-layer widths, an LSTM cell of ``lstm_hidden`` units, spec ``history``
-    1: the per-flow state carries the past; h + c at most ``MAX_STATE_VALUES``).
+    1: the per-flow state carries the past; h + c at most ``MAX_STATE_VALUES``). The MLP's
+    ``activation`` (hidden layers), ``bias`` and ``output`` (``tanh``, or ``identity`` for a
+    direct factor or the spec's linear map) default to the papers' network; they are written to
+    the config file only when they differ from it, so older configs stay byte-identical.
     """
 
     seed: int = 0
@@ -67,6 +71,9 @@ class TrainConfig:
     scenarios: tuple[dict[str, Any], ...] = tuple(DEFAULT_SCENARIOS)
     spec: dict[str, Any] = dataclasses.field(default_factory=lambda: dict(DEFAULT_SPEC))
     trace_capacity: int = 400_000
+    activation: str = "relu"
+    bias: bool = False
+    output: str = "tanh"
 
     def __post_init__(self) -> None:
         if self.iterations < 0 or self.rollout < 1 or self.lr <= 0 or self.delta_clip <= 0:
@@ -80,6 +87,9 @@ class TrainConfig:
                 f"invalid train config: 'lstm_hidden' must be 1..{MAX_HIDDEN} (h + c of a flow at most "
                 f"{MAX_STATE_VALUES} values, the device's per-flow state budget), got {self.lstm_hidden}"
             )
+        if self.activation not in HIDDEN_ACTIVATIONS or self.output not in OUTPUTS or not isinstance(self.bias, bool):
+            raise BadInputError(f"invalid train config: 'activation' must be one of {', '.join(HIDDEN_ACTIVATIONS)}, "
+                                f"'output' one of {', '.join(OUTPUTS)}, 'bias' true or false")
         if any(h < 1 for h in self.lstm_pre):
             raise BadInputError("invalid train config: 'lstm_pre' must list positive layer widths")
         if not self.scenarios:
@@ -118,6 +128,9 @@ class TrainConfig:
         data["hidden"] = list(self.hidden)
         data["lstm_pre"] = list(self.lstm_pre)
         data["scenarios"] = [dict(s) for s in self.scenarios]
+        for name in _WRITTEN_IF_SET:
+            if data[name] == getattr(TrainConfig, name):
+                del data[name]
         return data
 
     def to_json(self) -> str:
@@ -148,6 +161,10 @@ class TrainConfig:
     @classmethod
     def from_file(cls, path: str | Path) -> "TrainConfig":
         return cls.from_dict(read_json_config(path, "train config"))
+
+
+# MLP options added after the first shipped configs: written only when not the papers' network.
+_WRITTEN_IF_SET = ("activation", "bias", "output")
 
 
 def read_json_config(path: str | Path, what: str) -> Any:

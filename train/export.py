@@ -11,8 +11,8 @@ from rlcc.train.mlp import Mlp
 
 
 def export_mlp(mlp: Mlp, spec: ObservationSpec, path: str | Path, doc: str = "") -> None:
-    """Write the bias-free MLP; float32 weights, deterministic bytes for identical weights."""
-    mlp_to_onnx(mlp.weights, mlp.activations, spec, path, producer="rlcc-train", doc=doc)
+    """Write the MLP; float32 weights, deterministic bytes for identical weights."""
+    mlp_to_onnx(mlp.weights, mlp.activations, spec, path, biases=mlp.biases, producer="rlcc-train", doc=doc)
 
 
 def export_policy(policy: Mlp | Lstm, spec: ObservationSpec, path: str | Path, doc: str = "") -> None:

@@ -82,7 +82,9 @@ def init_policy(cfg: TrainConfig, rng: np.random.Generator) -> Mlp | Lstm:
     spec = cfg.observation_spec()
     if cfg.arch == "lstm":
         return Lstm.init(spec.n_features, cfg.lstm_hidden, rng, cfg.lstm_pre, cfg.init_out_scale)
-    return Mlp.init([spec.input_width, *cfg.hidden, 1], rng, cfg.init_out_scale)
+    out_bias = 1.0 if spec.action.type == "factor" else 0.0  # a direct factor starts at 1
+    return Mlp.init([spec.input_width, *cfg.hidden, 1], rng, cfg.init_out_scale, bias=cfg.bias,
+                    hidden_activation=cfg.activation, output=cfg.output, out_bias=out_bias)
 
 
 def train(cfg: TrainConfig, progress: Callable[[dict[str, float]], None] | None = None) -> TrainResult:

@@ -113,7 +113,7 @@ class Int8Kind(PccKind):
         cycles = "" if verdict is None else f", {verdict.rtt_cycles['max']} cycles ({verdict.worst_case_ns:g} ns) per decision"
         gate = r.gate
         return Outcome(
-            self.name, stage, verdict, failure, gate.passed, preview=gate.preview,
+            self.name, stage, verdict, failure, gate.passed, preview=gate.preview, unsettled=gate.unsettled,
             gate_line=f"rlcc-compile: {gate.console_line()}", fidelity_subject="the int8 network",
             wrote_line=(f"rlcc-compile: wrote {stage}: int8 {r.network}, {r.sizes['macs']} MACs, "
                         f"{r.sizes['constant_bytes']} B constants, state {r.sizes['state_bytes']} B{cycles}; factor RMSE "

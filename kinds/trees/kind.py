@@ -16,7 +16,7 @@ from rlcc import formats as fmt
 from rlcc.codegen.sdk_flavours import SdkChoice, check_param_count, choose, from_manifest
 from rlcc.errors import BadInputError
 from rlcc.fxp.model import check_fits_context, model_params
-from rlcc.kinds.base import CompileRequest, Log, Outcome, RunContext
+from rlcc.kinds.base import Attempt, CompileRequest, Log, Outcome, RunContext
 from rlcc.kinds.pcc import OUT_MARKER, PccKind, check_name, generate_firmware
 from rlcc.progress import Progress
 from rlcc.recurrent import load_policy
@@ -44,6 +44,7 @@ class TreesJob:
     sdk: SdkChoice
     tree_style: str
     fits: Any
+    escalation_budget: float | None  # default compiles' worth of work the escalation may add (None: the default)
 
 
 def compile_options(request: CompileRequest, base: dict[str, Any] | None = None) -> CompileOptions:
@@ -91,7 +92,10 @@ class TreesKind(PccKind):
         options.validate()
         student = options.student_spec(policy.spec)  # a --derived the window cannot feed fails here
         fits = cycle_budget(student, request.budget_cycles, request.target) if request.budget_cycles is not None else None
-        return TreesJob(request, policy, spec, options, sdk, tree_style, fits)
+        budget = request.option("escalation_budget")
+        if budget is not None and not (isinstance(budget, (int, float)) and 0 <= budget <= 100):
+            raise BadInputError(f"--escalation-budget must be 0..100 default compiles, got {budget}")
+        return TreesJob(request, policy, spec, options, sdk, tree_style, fits, budget)
 
     def fit(self, job: TreesJob, run: RunContext) -> CompileResult:
         from rlcc.distill.pipeline import compile_policy  # heavy: see compile_options
@@ -127,6 +131,28 @@ class TreesKind(PccKind):
         result = check_on_suite(result, job.policy, job.options, latency_us, run.log, run.jobs, run.progress)
         return result, self.closed_loop_figure(stage, job.policy.factor, result.model, job.options, run)
 
+    # ---- escalation (rlcc.distill.escalate): stronger compiles after a judged miss ------------------
+    def escalation(self, job: TreesJob, tried: list[Attempt]) -> tuple[str, TreesJob] | None:
+        from rlcc.distill import escalate  # heavy: see compile_options
+
+        if job.request.quick:
+            return None
+        rung = escalate.next_rung(job.options, [_gate(a) for a in tried], _budget(job))
+        return None if rung is None else (rung.name, dataclasses.replace(job, options=rung.options))
+
+    def rank(self, attempt: Attempt) -> Any:
+        from rlcc.distill import escalate  # heavy: see compile_options
+
+        return escalate.rank(_gate(attempt))
+
+    def note_attempts(self, kept: Attempt, tried: list[Attempt]) -> Any:
+        from rlcc.distill import escalate  # heavy: see compile_options
+
+        result, plot = kept.checked
+        rec = escalate.record(tried[0].job.options, [_gate(a) for a in tried], [a.what for a in tried],
+                              tried.index(kept), _budget(tried[0].job))
+        return dataclasses.replace(result, report=dataclasses.replace(result.report, escalation=rec)), plot
+
     def report(self, job: TreesJob, checked: Any, verdict: Any, failure: Any, stage: Path, run: RunContext) -> Outcome:
         from rlcc.distill import report as report_mod  # heavy: see compile_options
 
@@ -138,7 +164,7 @@ class TreesKind(PccKind):
                                                                 if constant else glance))
         f, s, gate = result.report.fidelity, result.report.sizes, result.report.gate
         return Outcome(
-            self.name, stage, verdict, failure, gate.passed, preview=gate.preview,
+            self.name, stage, verdict, failure, gate.passed, preview=gate.preview, unsettled=gate.unsettled,
             gate_line=f"rlcc-compile: {gate.console_line()}",
             wrote_line=(f"rlcc-compile: wrote {stage}: {s.trees} trees, {s.operations} ops, state {s.state_bytes} B; "
                         f"RMSE vs teacher {f.float_vs_teacher_rmse:.4f}, quantization path changes "
@@ -159,3 +185,14 @@ class TreesKind(PccKind):
                         source_info=source_info(policy), sdk=from_manifest(raw), recipe=recipe)
 
 
+
+
+def _gate(attempt: Attempt) -> Any:
+    """An attempt's fidelity verdict (``closed_loop`` returned (result, plot))."""
+    return attempt.checked[0].report.gate
+
+
+def _budget(job: TreesJob) -> float:
+    from rlcc.distill.escalate import DEFAULT_BUDGET  # heavy: see compile_options
+
+    return DEFAULT_BUDGET if job.escalation_budget is None else float(job.escalation_budget)
