@@ -82,8 +82,21 @@ def test_spec_override_and_embedding(build_policy, tmp_path):
     assert OnnxPolicy(tmp_path / "with_spec.onnx").spec == spec
 
 
-def test_factor_policy_must_be_positive(build_policy):
+def test_factor_policy_must_be_positive(tmp_path):
+    """A factor output <= 0 on every probe is refused; a clipped linear output that leaves
+    (0, inf) only on the extreme probe windows (the clamp takes over there) is a policy."""
+    import numpy as np
+
+    from rlcc.onnx_export import mlp_to_onnx
+
     spec = ObservationSpec.from_dict({**ObservationSpec(features=(Feature("prev_action"), Feature("delta")), history=2).to_dict(),
                                       "action": {"type": "factor"}})
-    with pytest.raises(BadInputError, match="factor output <= 0"):
-        OnnxPolicy(build_policy(spec=spec, out_op="Identity", weight_scale=-1.0))
+    zero = np.zeros((spec.input_width, 1))
+    mlp_to_onnx([zero], ["identity"], spec, tmp_path / "neg.onnx", biases=[-np.ones(1)])
+    with pytest.raises(BadInputError, match="factor output <= 0 on every probe input"):
+        OnnxPolicy(tmp_path / "neg.onnx")
+    linear = zero.copy()
+    linear[spec.input_index(0, 1), 0] = 0.5  # 1 + 5 delta: negative in deep congestion
+    mlp_to_onnx([linear], ["identity"], spec, tmp_path / "lin.onnx", biases=[np.ones(1)])
+    p = OnnxPolicy(tmp_path / "lin.onnx")
+    assert np.any(p.predict_raw(np.zeros((1, spec.input_width), np.float32)) == 1.0)
