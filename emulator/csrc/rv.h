@@ -126,7 +126,8 @@ typedef struct {
     uint8_t stall;   /* 1: reads the destination of the load just before it (static load-use stall) */
 } rv_rec;
 
-/* Header of a pre-decoded block; its static cycles are charged at entry, the dynamic terms
+/* Header of a pre-decoded block; its static cycles are charged at entry, its class counts when
+ * rv_blocks_fold adds execs times cls_n (at the end of a run and before a flush), the dynamic terms
  * (a load-use stall or misaligned_target on its first record, taken branches, divides, jalr
  * dependences on the first record) as they happen. */
 typedef struct {
@@ -135,6 +136,7 @@ typedef struct {
     uint64_t scyc;      /* static cycles of all n instructions */
     uint32_t nstall;    /* static load-use stalls */
     uint8_t mis0;       /* the first record is a 32-bit instruction at an address = 2 mod 4 */
+    uint64_t execs;     /* entries not yet folded into rv_state.cls_count */
     uint32_t cls_n[CLS_COUNT]; /* instructions per cycle class */
 } rv_blk;
 
@@ -150,7 +152,8 @@ typedef struct {
     uint8_t *code_gran;
     rv_rec *recs;
     rv_blk *blks;
-    uint32_t nrecs, cap_recs, nblks, cap_blks;
+    uint32_t *dirty;    /* blocks with execs > 0 (cap_blks entries) */
+    uint32_t nrecs, cap_recs, nblks, cap_blks, ndirty;
     uint32_t temp_recs, temp_blks; /* pool sizes before the first unregistered block of a run (UINT32_MAX: none) */
     uint64_t code_lo, code_hi; /* offsets spanned by decoded instructions (write_mem's filter) */
     uint64_t x[RV_NREGS];
@@ -183,6 +186,7 @@ void rv_decode(uint32_t raw, int xlen, int zbb, rv_dinsn *d);
 int rv_blocks_init(rv_state *s);
 void rv_blocks_free(rv_state *s);
 void rv_blocks_flush(rv_state *s);
+void rv_blocks_fold(rv_state *s);
 int rv_code_hit(const rv_state *s, uint64_t off, uint64_t n);
 
 int rv_run32(rv_state *s, uint64_t max_instret);

@@ -13,11 +13,12 @@ int rv_blocks_init(rv_state *s) {
     s->cap_blks = 1024;
     s->recs = malloc(s->cap_recs * sizeof *s->recs);
     s->blks = malloc(s->cap_blks * sizeof *s->blks);
-    s->nrecs = s->nblks = 0;
+    s->dirty = malloc(s->cap_blks * sizeof *s->dirty);
+    s->nrecs = s->nblks = s->ndirty = 0;
     s->temp_recs = s->temp_blks = UINT32_MAX;
     s->code_lo = s->size;
     s->code_hi = 0;
-    return s->blk_of && s->code_gran && s->recs && s->blks ? 0 : -1;
+    return s->blk_of && s->code_gran && s->recs && s->blks && s->dirty ? 0 : -1;
 }
 
 void rv_blocks_free(rv_state *s) {
@@ -25,13 +26,25 @@ void rv_blocks_free(rv_state *s) {
     free(s->code_gran);
     free(s->recs);
     free(s->blks);
+    free(s->dirty);
+    s->dirty = NULL;
     s->blk_of = NULL;
     s->code_gran = NULL;
     s->recs = NULL;
     s->blks = NULL;
 }
 
+void rv_blocks_fold(rv_state *s) {
+    for (uint32_t i = 0; i < s->ndirty; i++) {
+        rv_blk *b = &s->blks[s->dirty[i]];
+        for (int c = 0; c < CLS_COUNT; c++) s->cls_count[c] += b->execs * b->cls_n[c];
+        b->execs = 0;
+    }
+    s->ndirty = 0;
+}
+
 void rv_blocks_flush(rv_state *s) {
+    rv_blocks_fold(s);
     for (uint32_t i = 0; i < s->nblks; i++) s->blk_of[s->blks[i].off >> 1] = 0;
     if (s->code_lo < s->code_hi) memset(s->code_gran + (s->code_lo >> 3), 0, ((s->code_hi - 1) >> 3) - (s->code_lo >> 3) + 1);
     s->nrecs = s->nblks = 0;
@@ -61,8 +74,10 @@ static void rv_blocks_reserve(rv_state *s) {
     }
     if (s->nblks + 1 > s->cap_blks) {
         rv_blk *b = realloc(s->blks, 2 * (size_t)s->cap_blks * sizeof *b);
-        if (b) {
-            s->blks = b;
+        if (b) s->blks = b;
+        uint32_t *dl = b ? realloc(s->dirty, 2 * (size_t)s->cap_blks * sizeof *dl) : NULL;
+        if (dl) {
+            s->dirty = dl;
             s->cap_blks *= 2;
         } else {
             rv_blocks_flush(s);

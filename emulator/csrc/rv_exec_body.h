@@ -4,8 +4,8 @@
  * Execution is by pre-decoded blocks (rv.h rv_blk/rv_rec): a block is decoded once, with the
  * cycle model's static costs folded in (class costs, misaligned_fetch, mulh_extra, jalr_extra and
  * the load-use stalls between its own instructions), and cached by start address. Entering a
- * block charges its static cycles, instructions and class counts at once plus the dynamic terms
- * of its first record (a load-use stall on the load that ended the previous block, or
+ * block charges its static cycles and instructions at once (its class counts are folded in from
+ * its entry count at the end of the run, rv_blocks_fold) plus the dynamic terms of its first record (a load-use stall on the load that ended the previous block, or
  * misaligned_target after a redirect); taken branches, divides and a jalr that depends on the
  * previous block's last instruction are charged as they execute. A fault or a store into code
  * mid-block takes back what the unexecuted rest was charged, so every counter is what
@@ -195,14 +195,12 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
     int redirected = s->redirected, red_in = 0;
     unsigned last_rd = s->last_rd, last_in = RV_SINK;
     unsigned ld_rd = s->ld_rd, ld_in = 0;
-    uint64_t cls_count[CLS_COUNT];
-    for (int i = 0; i < CLS_COUNT; i++) cls_count[i] = s->cls_count[i];
     uint64_t n_taken = s->n_taken, n_stalls = s->n_stalls;
     const ureg_t stack_lo = (ureg_t)s->stack_lo;
     ureg_t sp_min = (ureg_t)s->sp_min;
     int halt = HALT_NONE, fk = FAULT_NONE;
     uint64_t fa = 0;
-    const rv_blk *b = NULL;
+    rv_blk *b = NULL;
     const rv_rec *d = NULL, *first = NULL;
     uint64_t entry_dyn = 0; /* dynamic cycles charged at entry for the first record */
     unsigned entry_stall = 0;
@@ -236,7 +234,7 @@ dispatch: {
         cycles += b->scyc + entry_dyn;
         instret += b->n;
         n_stalls += b->nstall + entry_stall;
-        for (int i = 0; i < CLS_COUNT; i++) cls_count[i] += b->cls_n[i];
+        if (RV_UNLIKELY(b->execs++ == 0)) s->dirty[s->ndirty++] = bi - 1;
     }
 
 #ifdef RV_THREADED
@@ -439,7 +437,7 @@ code_written: /* d stored into decoded code: retire it, take back the rest of th
         const rv_rec *e = d + 1;
         cycles -= b->scyc - e->pre;
         instret -= b->n - e->idx;
-        for (const rv_rec *r = e; r < first + b->n; r++) { cls_count[r->cls]--; n_stalls -= r->stall; }
+        for (const rv_rec *r = e; r < first + b->n; r++) { s->cls_count[r->cls]--; n_stalls -= r->stall; }
         ld_rd = 0;
         last_rd = d->rd;
         redirected = 0;
@@ -453,7 +451,7 @@ fault:
     if (d) { /* the faulting instruction and the rest of its block do not retire */
         cycles -= (b->scyc - d->pre) + (d == first ? entry_dyn : 0);
         instret -= b->n - d->idx;
-        for (const rv_rec *r = d; r < first + b->n; r++) { cls_count[r->cls]--; n_stalls -= r->stall; }
+        for (const rv_rec *r = d; r < first + b->n; r++) { s->cls_count[r->cls]--; n_stalls -= r->stall; }
         if (d == first) {
             n_stalls -= entry_stall;
             ld_rd = ld_in; /* a resumed run re-executes it with the same stall */
@@ -471,6 +469,7 @@ fault:
     s->fault_addr = fa;
     s->fault_insn = d ? d->raw : 0;
 out:
+    rv_blocks_fold(s);
     if (s->temp_recs != UINT32_MAX) { /* forget the blocks cut short by the instruction limit */
         s->nrecs = s->temp_recs;
         s->nblks = s->temp_blks;
@@ -482,7 +481,6 @@ out:
     s->pc = pc;
     s->cycles = cycles;
     s->instret = instret;
-    for (int i = 0; i < CLS_COUNT; i++) s->cls_count[i] = cls_count[i];
     s->n_taken = n_taken;
     s->n_stalls = n_stalls;
     s->ld_rd = ld_rd;
