@@ -5,8 +5,9 @@
  * cycle model's static costs folded in (class costs, misaligned_fetch, mulh_extra, jalr_extra and
  * the load-use stalls between its own instructions), and cached by start address. Entering a
  * block charges its static cycles and instructions at once (its class counts are folded in from
- * its entry count at the end of the run, rv_blocks_fold) plus the dynamic terms of its first record (a load-use stall on the load that ended the previous block, or
- * misaligned_target after a redirect); taken branches, divides and a jalr that depends on the
+ * its entry count at the end of the run, rv_blocks_fold) plus the dynamic terms of its first
+ * record (a load-use stall on the load that ended the previous block, or misaligned_target after
+ * a redirect); taken branches, divides and a jalr that depends on the
  * previous block's last instruction are charged as they execute. A fault or a store into code
  * mid-block takes back what the unexecuted rest was charged, so every counter is what
  * one-instruction-at-a-time accounting gives, at every instruction boundary. Handlers are
@@ -29,6 +30,8 @@
 #define DISPATCH() goto exec
 #endif
 #define NEXT() do { d++; DISPATCH(); } while (0)
+/* Write rd; acc keeps the value for a next instruction that reads it (rv_exec_ops.h). */
+#define W(v) do { acc = (ureg_t)(v); x[d->rd] = acc; } while (0)
 #define FAULT(kind, a) do { fk = (kind); fa = (uint64_t)(a); goto fault; } while (0)
 #define CHECK_TARGET(t) do { if (RV_UNLIKELY((uint64_t)(ureg_t)((t) - base) >= size)) \
     FAULT(FAULT_JUMP_OUT_OF_RANGE, (t)); } while (0)
@@ -50,9 +53,9 @@
     if (RV_UNLIKELY(o_ > size - (n))) FAULT(oor, a_); \
     if (RV_UNLIKELY(a_ & ((n) - 1))) FAULT(mis, a_)
 #define LOAD(T, n) do { EA(n, FAULT_LOAD_OUT_OF_RANGE, FAULT_LOAD_MISALIGNED); T v_; \
-    memcpy(&v_, mem + o_, n); x[d->rd] = (ureg_t)(sreg_t)v_; NEXT(); } while (0)
+    memcpy(&v_, mem + o_, n); W((sreg_t)v_); NEXT(); } while (0)
 #define LOADU(T, n) do { EA(n, FAULT_LOAD_OUT_OF_RANGE, FAULT_LOAD_MISALIGNED); T v_; \
-    memcpy(&v_, mem + o_, n); x[d->rd] = (ureg_t)v_; NEXT(); } while (0)
+    memcpy(&v_, mem + o_, n); W(v_); NEXT(); } while (0)
 /* After a store of n <= 8 aligned bytes at o (one granule): into decoded code, leave the block. */
 #define STORED(o) do { if (RV_UNLIKELY(code_gran[(o) >> 3])) goto code_written; } while (0)
 #define STORE(T, n) do { EA(n, FAULT_STORE_OUT_OF_RANGE, FAULT_STORE_MISALIGNED); T v_ = (T)RS2; \
@@ -89,10 +92,15 @@
     H(AMOMINU_##SFX) AMO(T, n, (UT)old < (UT)src ? old : src); \
     H(AMOMAXU_##SFX) AMO(T, n, (UT)old > (UT)src ? old : src);
 
+/* The ops of rv_exec_ops.h (X(OP)); RV_FWD_OPS64 only on RV64. */
+#define RV_FWD_OPS(X) X(LUI) X(AUIPC) X(BEQ) X(BNE) X(BLT) X(BGE) X(BLTU) X(BGEU) X(LB) X(LH) X(LW) X(LBU) X(LHU) X(SB) X(SH) X(SW) X(ADDI) X(SLTI) X(SLTIU) X(XORI) X(ORI) X(ANDI) X(SLLI) X(SRLI) X(SRAI) X(ADD) X(SUB) X(SLL) X(SLT) X(SLTU) X(XOR) X(SRL) X(SRA) X(OR) X(AND) X(MUL)
+#define RV_FWD_OPS64(X) X(LD) X(LWU) X(SD) X(ADDIW) X(SLLIW) X(SRLIW) X(SRAIW) X(ADDW) X(SUBW) X(SLLW) X(SRLW) X(SRAW) X(MULW)
+
 /* Decode the block at RAM offset off (even, < size) of at most maxlen (1..RV_MAX_BLOCK)
  * instructions into the pools; returns its index in s->blks, or -1 when its first instruction
  * cannot be fetched. Costs are the profile's at build time (set_costs drops every block). */
-static int BUILD_FN(rv_state *s, uint64_t off, unsigned maxlen, const void *const *labels) {
+static int BUILD_FN(rv_state *s, uint64_t off, unsigned maxlen, const void *const *labels,
+                    const void *const *fwd1, const void *const *fwd2) {
     static const uint8_t cls_key[CLS_COUNT] = {
 #define CLS_KEY(c, name, key) key,
         RV_CLASSES(CLS_KEY)
@@ -124,6 +132,10 @@ static int BUILD_FN(rv_state *s, uint64_t off, unsigned maxlen, const void *cons
         memset(&di, 0, sizeof di);
         rv_decode(raw, XLEN, s->zbb, &di);
         r->h = labels ? labels[di.op] : NULL;
+        if (fwd1 && n > 0 && fwd1[r[-1].op] && r[-1].rd != RV_SINK) { /* the previous record leaves its result in acc */
+            if (di.rs1 == r[-1].rd && fwd1[di.op]) r->h = fwd1[di.op];
+            else if (di.rs2 == r[-1].rd && fwd2[di.op]) r->h = fwd2[di.op];
+        }
         r->pc = s->base + o;
         r->imm = di.imm;
         r->raw = di.raw;
@@ -174,8 +186,19 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
 #define LABEL_OF(o, name, cls, fmt) &&L_##o,
     static const void *const labels[OP_COUNT] = {RV_OPS(LABEL_OF)};
 #undef LABEL_OF
+#define FWD1(o) [OP_##o] = &&L_##o##_F1,
+#define FWD2(o) [OP_##o] = &&L_##o##_F2,
+#if XLEN == 64
+    static const void *const fwd1[OP_COUNT] = {RV_FWD_OPS(FWD1) RV_FWD_OPS64(FWD1)};
+    static const void *const fwd2[OP_COUNT] = {RV_FWD_OPS(FWD2) RV_FWD_OPS64(FWD2)};
 #else
-    static const void *const *const labels = NULL;
+    static const void *const fwd1[OP_COUNT] = {RV_FWD_OPS(FWD1)};
+    static const void *const fwd2[OP_COUNT] = {RV_FWD_OPS(FWD2)};
+#endif
+#undef FWD1
+#undef FWD2
+#else
+    static const void *const *const labels = NULL, *const *const fwd1 = NULL, *const *const fwd2 = NULL;
 #endif
     ureg_t x[RV_NREGS];
     for (int i = 0; i < RV_NREGS; i++) x[i] = (ureg_t)s->x[i];
@@ -203,6 +226,7 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
     rv_blk *b = NULL;
     const rv_rec *d = NULL, *first = NULL;
     uint64_t entry_dyn = 0; /* dynamic cycles charged at entry for the first record */
+    ureg_t acc = 0;         /* the last value written by a handler of rv_exec_ops.h */
     unsigned entry_stall = 0;
 
 dispatch: {
@@ -217,7 +241,7 @@ dispatch: {
             const uint64_t left = max_instret - instret;
             const int temp = left < RV_MAX_BLOCK;
             if (temp && s->temp_recs == UINT32_MAX) { s->temp_recs = s->nrecs; s->temp_blks = s->nblks; }
-            int nb = BUILD_FN(s, off, temp ? (unsigned)left : RV_MAX_BLOCK, labels);
+            int nb = BUILD_FN(s, off, temp ? (unsigned)left : RV_MAX_BLOCK, labels, fwd1, fwd2);
             if (nb < 0) FAULT(FAULT_FETCH_OUT_OF_RANGE, pc);
             bi = (uint32_t)nb + 1;
             if (!temp) s->blk_of[off >> 1] = bi;
@@ -251,8 +275,6 @@ exec:
         pc = (ureg_t)d->pc;
         goto dispatch;
     }
-    H(LUI) x[d->rd] = IMM; NEXT();
-    H(AUIPC) x[d->rd] = PC + IMM; NEXT();
     H(JAL) { ureg_t t = PC + IMM; CHECK_TARGET(t); x[d->rd] = PC + d->len; pc = t; EXIT_BLOCK(1); }
     H(JALR) {
         ureg_t t = (RS1 + IMM) & ~(ureg_t)1;
@@ -263,39 +285,27 @@ exec:
         pc = t;
         EXIT_BLOCK(1);
     }
-    H(BEQ) BRANCH(RS1 == RS2);
-    H(BNE) BRANCH(RS1 != RS2);
-    H(BLT) BRANCH((sreg_t)RS1 < (sreg_t)RS2);
-    H(BGE) BRANCH((sreg_t)RS1 >= (sreg_t)RS2);
-    H(BLTU) BRANCH(RS1 < RS2);
-    H(BGEU) BRANCH(RS1 >= RS2);
-    H(LB) LOAD(int8_t, 1);
-    H(LH) LOAD(int16_t, 2);
-    H(LW) LOAD(int32_t, 4);
-    H(LBU) LOADU(uint8_t, 1);
-    H(LHU) LOADU(uint16_t, 2);
-    H(SB) STORE(uint8_t, 1);
-    H(SH) STORE(uint16_t, 2);
-    H(SW) STORE(uint32_t, 4);
-    H(ADDI) x[d->rd] = RS1 + IMM; NEXT();
-    H(SLTI) x[d->rd] = (sreg_t)RS1 < (sreg_t)IMM; NEXT();
-    H(SLTIU) x[d->rd] = RS1 < IMM; NEXT();
-    H(XORI) x[d->rd] = RS1 ^ IMM; NEXT();
-    H(ORI) x[d->rd] = RS1 | IMM; NEXT();
-    H(ANDI) x[d->rd] = RS1 & IMM; NEXT();
-    H(SLLI) x[d->rd] = RS1 << d->imm; NEXT();
-    H(SRLI) x[d->rd] = RS1 >> d->imm; NEXT();
-    H(SRAI) x[d->rd] = (ureg_t)((sreg_t)RS1 >> d->imm); NEXT();
-    H(ADD) x[d->rd] = RS1 + RS2; NEXT();
-    H(SUB) x[d->rd] = RS1 - RS2; NEXT();
-    H(SLL) x[d->rd] = RS1 << (RS2 & (XLEN - 1)); NEXT();
-    H(SLT) x[d->rd] = (sreg_t)RS1 < (sreg_t)RS2; NEXT();
-    H(SLTU) x[d->rd] = RS1 < RS2; NEXT();
-    H(XOR) x[d->rd] = RS1 ^ RS2; NEXT();
-    H(SRL) x[d->rd] = RS1 >> (RS2 & (XLEN - 1)); NEXT();
-    H(SRA) x[d->rd] = (ureg_t)((sreg_t)RS1 >> (RS2 & (XLEN - 1))); NEXT();
-    H(OR) x[d->rd] = RS1 | RS2; NEXT();
-    H(AND) x[d->rd] = RS1 & RS2; NEXT();
+#include "rv_exec_ops.h"
+#ifdef RV_THREADED
+    /* The same handlers with an operand from acc: the builder picks them for an instruction that
+     * reads the destination of the one just before it in the block. */
+#undef H
+#undef RS1
+#define H(o) L_##o##_F1:
+#define RS1 acc
+#include "rv_exec_ops.h"
+#undef H
+#undef RS1
+#undef RS2
+#define H(o) L_##o##_F2:
+#define RS1 (x[d->rs1])
+#define RS2 acc
+#include "rv_exec_ops.h"
+#undef H
+#undef RS2
+#define H(o) L_##o:
+#define RS2 (x[d->rs2])
+#endif
     H(FENCE) NEXT();
     H(ECALL) halt = HALT_ECALL; goto halted;
     H(EBREAK) halt = HALT_EBREAK; goto halted;
@@ -317,7 +327,6 @@ exec:
         NEXT();
     }
     /* M */
-    H(MUL) x[d->rd] = RS1 * RS2; NEXT();
 #if XLEN == 32
     H(MULH) x[d->rd] = (ureg_t)(((int64_t)(int32_t)RS1 * (int64_t)(int32_t)RS2) >> 32); NEXT();
     H(MULHSU) x[d->rd] = (ureg_t)(((int64_t)(int32_t)RS1 * (int64_t)(uint64_t)RS2) >> 32); NEXT();
@@ -368,19 +377,6 @@ exec:
         for (int i = 0; i < XLEN; i += 8) if ((v >> i) & 0xff) r |= (ureg_t)0xff << i;
         x[d->rd] = r; NEXT(); }
 #if XLEN == 64
-    H(LD) LOAD(int64_t, 8);
-    H(LWU) LOADU(uint32_t, 4);
-    H(SD) STORE(uint64_t, 8);
-    H(ADDIW) x[d->rd] = SX32((uint32_t)RS1 + (uint32_t)d->imm); NEXT();
-    H(SLLIW) x[d->rd] = SX32((uint32_t)RS1 << d->imm); NEXT();
-    H(SRLIW) x[d->rd] = SX32((uint32_t)RS1 >> d->imm); NEXT();
-    H(SRAIW) x[d->rd] = SX32((int32_t)RS1 >> d->imm); NEXT();
-    H(ADDW) x[d->rd] = SX32((uint32_t)RS1 + (uint32_t)RS2); NEXT();
-    H(SUBW) x[d->rd] = SX32((uint32_t)RS1 - (uint32_t)RS2); NEXT();
-    H(SLLW) x[d->rd] = SX32((uint32_t)RS1 << (RS2 & 31)); NEXT();
-    H(SRLW) x[d->rd] = SX32((uint32_t)RS1 >> (RS2 & 31)); NEXT();
-    H(SRAW) x[d->rd] = SX32((int32_t)RS1 >> (RS2 & 31)); NEXT();
-    H(MULW) x[d->rd] = SX32((uint32_t)RS1 * (uint32_t)RS2); NEXT();
     H(DIVW) {
         DIV_COST((uint32_t)RS2, 32);
         int32_t a = (int32_t)RS1, v = (int32_t)RS2;
@@ -499,6 +495,7 @@ out:
 #undef H
 #undef DISPATCH
 #undef NEXT
+#undef W
 #undef FAULT
 #undef CHECK_TARGET
 #undef EXIT_BLOCK
