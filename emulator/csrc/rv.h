@@ -137,6 +137,8 @@ typedef struct {
     uint32_t nstall;    /* static load-use stalls */
     uint8_t mis0;       /* the first record is a 32-bit instruction at an address = 2 mod 4 */
     uint64_t execs;     /* entries not yet folded into rv_state.cls_count */
+    uint32_t succ[2];   /* 1 + index of the block last entered after this one falls through (0) or
+                         * jumps (1), 0: none; checked against the new pc before use */
     uint32_t cls_n[CLS_COUNT]; /* instructions per cycle class */
 } rv_blk;
 

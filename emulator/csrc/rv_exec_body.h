@@ -35,8 +35,11 @@
 #define FAULT(kind, a) do { fk = (kind); fa = (uint64_t)(a); goto fault; } while (0)
 #define CHECK_TARGET(t) do { if (RV_UNLIKELY((uint64_t)(ureg_t)((t) - base) >= size)) \
     FAULT(FAULT_JUMP_OUT_OF_RANGE, (t)); } while (0)
-/* Leaving a block by its last instruction (branch or jump): pc is set. */
-#define EXIT_BLOCK(redir) do { ld_rd = 0; last_rd = RV_SINK; redirected = (redir); goto dispatch; } while (0)
+/* Leaving a block (pc is set): straight into the block that followed it last time when that one
+ * starts at pc and fits under the instruction limit, else through the block map. */
+#define CHAIN(k) do { const uint32_t nb_ = b->succ[k];     if (RV_LIKELY(nb_ != 0) && nb_ <= s->nblks && s->blks[nb_ - 1].off == (uint64_t)(ureg_t)(pc - base) &&         instret + s->blks[nb_ - 1].n <= max_instret) { bi = nb_; goto enter; }     link = (uint32_t)(b - s->blks) + 1; link_k = (k); goto dispatch; } while (0)
+/* Leaving a block by its last instruction (branch or jump). */
+#define EXIT_BLOCK(redir) do { ld_rd = 0; last_rd = RV_SINK; redirected = (redir); CHAIN(redir); } while (0)
 #define BRANCH(cond) do { if (cond) { ureg_t t_ = PC + IMM; CHECK_TARGET(t_); pc = t_; \
     cycles += taken_delta; n_taken++; EXIT_BLOCK(1); } \
     pc = PC + d->len; EXIT_BLOCK(0); } while (0)
@@ -228,6 +231,8 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
     uint64_t entry_dyn = 0; /* dynamic cycles charged at entry for the first record */
     ureg_t acc = 0;         /* the last value written by a handler of rv_exec_ops.h */
     unsigned entry_stall = 0;
+    uint32_t bi = 0;                  /* 1 + index of the block being entered */
+    uint32_t link = 0, link_k = 0;    /* the block left through the map, and how (CHAIN) */
 
 dispatch: {
         const uint64_t off = (ureg_t)(pc - base);
@@ -235,7 +240,8 @@ dispatch: {
         if (RV_UNLIKELY(off >= size)) FAULT(FAULT_FETCH_OUT_OF_RANGE, pc);
         if (RV_UNLIKELY(off & 1)) FAULT(FAULT_FETCH_MISALIGNED, pc);
         if (RV_UNLIKELY(instret >= max_instret)) { halt = HALT_LIMIT; goto out; }
-        uint32_t bi = s->blk_of[off >> 1];
+        bi = s->blk_of[off >> 1];
+        int cached = 1;
         if (RV_UNLIKELY(bi == 0 || instret + s->blks[bi - 1].n > max_instret)) {
             /* Near the instruction limit, a block that stops at it is built but not cached. */
             const uint64_t left = max_instret - instret;
@@ -245,7 +251,12 @@ dispatch: {
             if (nb < 0) FAULT(FAULT_FETCH_OUT_OF_RANGE, pc);
             bi = (uint32_t)nb + 1;
             if (!temp) s->blk_of[off >> 1] = bi;
+            cached = !temp;
         }
+        if (link && cached && link <= s->nblks) s->blks[link - 1].succ[link_k] = bi;
+        link = 0;
+    }
+enter: {
         b = &s->blks[bi - 1];
         d = first = &s->recs[b->first];
         ld_in = ld_rd;
@@ -273,7 +284,7 @@ exec:
         last_rd = p->rd;
         redirected = 0;
         pc = (ureg_t)d->pc;
-        goto dispatch;
+        CHAIN(0);
     }
     H(JAL) { ureg_t t = PC + IMM; CHECK_TARGET(t); x[d->rd] = PC + d->len; pc = t; EXIT_BLOCK(1); }
     H(JALR) {
@@ -499,6 +510,7 @@ out:
 #undef FAULT
 #undef CHECK_TARGET
 #undef EXIT_BLOCK
+#undef CHAIN
 #undef BRANCH
 #undef DIV_COST
 #undef STACK_CHECK
