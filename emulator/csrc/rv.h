@@ -83,7 +83,7 @@ enum rv_op { RV_OPS(RV_ENUM_OP) OP_COUNT };
 #undef RV_ENUM_CLS
 #undef RV_ENUM_FMT
 #undef RV_ENUM_OP
-_Static_assert(OP_UNDECODED == 0, "a zeroed decode-cache slot must read as undecoded");
+_Static_assert(OP_UNDECODED == 0, "OP_UNDECODED (a block's fall-through record) must stay op 0");
 _Static_assert(OP_COUNT <= 256, "rv_dinsn.op is a uint8_t");
 
 /* CSR numbers of the user-level counters (Zicntr). */
@@ -113,13 +113,13 @@ typedef struct {
 /* One instruction of a pre-decoded block (rv_exec_body.h): the decoded form plus what the block
  * builder folded in. A block is a run of records ending at a branch, jump, ecall/ebreak or illegal
  * instruction, or, after RV_MAX_BLOCK instructions or before a fetch that would fault, at a
- * fall-through record (op OP_UNDECODED, idx = n, pc = the next address). */
+ * fall-through record (op OP_UNDECODED, idx = n, off = the next instruction's). */
 typedef struct {
     const void *h;   /* handler address (threaded dispatch), NULL in the switch build */
-    uint64_t pc;     /* address of this instruction */
     int32_t imm;
     uint32_t pre;    /* static cycles of the block's records before this one */
     uint32_t raw;
+    uint32_t off;    /* RAM offset of this instruction (RAM is at most 4 GiB) */
     uint8_t op, rd, rs1, rs2;
     uint8_t len, cls;
     uint8_t idx;     /* position in the block */

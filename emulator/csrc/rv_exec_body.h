@@ -21,7 +21,7 @@
 #define IMM ((ureg_t)(sreg_t)d->imm)
 #define RS1 (x[d->rs1])
 #define RS2 (x[d->rs2])
-#define PC ((ureg_t)d->pc)
+#define PC ((ureg_t)(base + d->off))
 #ifdef RV_THREADED
 #define H(o) L_##o:
 #define DISPATCH() goto *d->h
@@ -139,7 +139,7 @@ static int BUILD_FN(rv_state *s, uint64_t off, unsigned maxlen, const void *cons
             if (di.rs1 == r[-1].rd && fwd1[di.op]) r->h = fwd1[di.op];
             else if (di.rs2 == r[-1].rd && fwd2[di.op]) r->h = fwd2[di.op];
         }
-        r->pc = s->base + o;
+        r->off = (uint32_t)o;
         r->imm = di.imm;
         r->raw = di.raw;
         r->op = di.op;
@@ -171,7 +171,7 @@ static int BUILD_FN(rv_state *s, uint64_t off, unsigned maxlen, const void *cons
     if (!ends) { /* fall-through record */
         memset(r, 0, sizeof *r);
         r->h = labels ? labels[OP_UNDECODED] : NULL;
-        r->pc = s->base + o;
+        r->off = (uint32_t)o;
         r->op = OP_UNDECODED;
         r->idx = (uint8_t)n;
         r->pre = (uint32_t)scyc;
@@ -179,7 +179,7 @@ static int BUILD_FN(rv_state *s, uint64_t off, unsigned maxlen, const void *cons
     }
     b->n = n;
     b->scyc = scyc;
-    b->mis0 = (r0->pc & 2) && r0->len == 4;
+    b->mis0 = (r0->off & 2) && r0->len == 4; /* base is a multiple of 8 */
     s->nrecs += (uint32_t)(r - r0);
     return (int)s->nblks++;
 }
@@ -283,7 +283,7 @@ exec:
         ld_rd = p->cls == CLS_LOAD ? p->rd : 0;
         last_rd = p->rd;
         redirected = 0;
-        pc = (ureg_t)d->pc;
+        pc = PC;
         CHAIN(0);
     }
     H(JAL) { ureg_t t = PC + IMM; CHECK_TARGET(t); x[d->rd] = PC + d->len; pc = t; EXIT_BLOCK(1); }

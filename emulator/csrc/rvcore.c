@@ -46,8 +46,8 @@ static int Core_init(CoreObject *self, PyObject *args, PyObject *kwds) {
         PyErr_SetString(PyExc_ValueError, "xlen must be 32 or 64");
         return -1;
     }
-    if (size < 16 || (size & 7) || (base & 7)) {
-        PyErr_SetString(PyExc_ValueError, "mem_size must be >= 16 and mem_base/mem_size multiples of 8");
+    if (size < 16 || size > (1ull << 32) || (size & 7) || (base & 7)) {
+        PyErr_SetString(PyExc_ValueError, "mem_size must be 16 B..4 GiB and mem_base/mem_size multiples of 8");
         return -1;
     }
     if ((xlen == 32 && base + size > (1ull << 32)) || base + size < base) {
