@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import rv_testkit as K
 
-from rlcc.emulator import Machine
+from rlcc.emulator import Machine, _rvcore
 from rlcc.emulator.cycle_model import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,3 +113,9 @@ def test_fault_mid_block_charges_only_what_retired(xlen):
     assert (m.pc, m.instret, m.cycles) == (BASE + 8, 2, c["load"] + c["alu"] + c["load_use_stall"])
     st = m.stats()
     assert (st["load"], st["alu"], st["load_use_stalls"]) == (1, 1, 1)
+
+
+def test_ram_above_4_gib_is_refused():
+    """Block records hold 32-bit RAM offsets."""
+    with pytest.raises(ValueError, match="4 GiB"):
+        _rvcore.Core(64, 0x10000, (1 << 32) + 8)
