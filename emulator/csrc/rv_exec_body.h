@@ -1,5 +1,5 @@
-/* Interpreter loop body (deliberately no include guard), instantiated twice by rv_exec.c: XLEN = 32 and XLEN = 64.
- * Needs: XLEN, ureg_t, sreg_t, RUN_FN, BUILD_FN. Registers are cached in a local array.
+/* Interpreter loop body (deliberately no include guard), instantiated twice by rv_exec.c: XLEN = 32
+ * and XLEN = 64. Needs: XLEN, ureg_t, sreg_t, RUN_FN, BUILD_FN. Registers are cached in a local array.
  *
  * Execution is by pre-decoded blocks (rv.h rv_blk/rv_rec): a block is decoded once, with the
  * cycle model's static costs folded in (class costs, misaligned_fetch, mulh_extra, jalr_extra and
@@ -7,11 +7,13 @@
  * block charges its static cycles and instructions at once (its class counts are folded in from
  * its entry count at the end of the run, rv_blocks_fold) plus the dynamic terms of its first
  * record (a load-use stall on the load that ended the previous block, or misaligned_target after
- * a redirect); taken branches, divides and a jalr that depends on the
- * previous block's last instruction are charged as they execute. A fault or a store into code
- * mid-block takes back what the unexecuted rest was charged, so every counter is what
- * one-instruction-at-a-time accounting gives, at every instruction boundary. Handlers are
- * reached by threaded dispatch (computed goto) where the compiler has it, else by a switch. */
+ * a redirect); taken branches, divides and a jalr that depends on the previous block's last
+ * instruction are charged as they execute. A fault or a store into code mid-block takes back what
+ * the unexecuted rest was charged, so every counter is what one-instruction-at-a-time accounting
+ * gives, at every instruction boundary. Handlers are reached by threaded dispatch (computed goto)
+ * where the compiler has it, else by a switch; with threaded dispatch an instruction that reads
+ * the result of the one before it in its block gets it from acc, a host register, and a block
+ * remembers the block that followed it (CHAIN). */
 
 #if defined(__GNUC__) && !defined(RV_NO_THREADED)
 #define RV_THREADED 1
@@ -37,7 +39,10 @@
     FAULT(FAULT_JUMP_OUT_OF_RANGE, (t)); } while (0)
 /* Leaving a block (pc is set): straight into the block that followed it last time when that one
  * starts at pc and fits under the instruction limit, else through the block map. */
-#define CHAIN(k) do { const uint32_t nb_ = b->succ[k];     if (RV_LIKELY(nb_ != 0) && nb_ <= s->nblks && s->blks[nb_ - 1].off == (uint64_t)(ureg_t)(pc - base) &&         instret + s->blks[nb_ - 1].n <= max_instret) { bi = nb_; goto enter; }     link = (uint32_t)(b - s->blks) + 1; link_k = (k); goto dispatch; } while (0)
+#define CHAIN(k) do { const uint32_t nb_ = b->succ[k]; \
+    if (RV_LIKELY(nb_ != 0) && nb_ <= s->nblks && s->blks[nb_ - 1].off == (uint64_t)(ureg_t)(pc - base) && \
+        instret + s->blks[nb_ - 1].n <= max_instret) { bi = nb_; goto enter; } \
+    link = (uint32_t)(b - s->blks) + 1; link_k = (k); goto dispatch; } while (0)
 /* Leaving a block by its last instruction (branch or jump). */
 #define EXIT_BLOCK(redir) do { ld_rd = 0; last_rd = RV_SINK; redirected = (redir); CHAIN(redir); } while (0)
 #define BRANCH(cond) do { if (cond) { ureg_t t_ = PC + IMM; CHECK_TARGET(t_); pc = t_; \
