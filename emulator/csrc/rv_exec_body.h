@@ -101,8 +101,11 @@
     H(AMOMAXU_##SFX) AMO(T, n, (UT)old > (UT)src ? old : src);
 
 /* The ops of rv_exec_ops.h (X(OP)); RV_FWD_OPS64 only on RV64. */
-#define RV_FWD_OPS(X) X(LUI) X(AUIPC) X(BEQ) X(BNE) X(BLT) X(BGE) X(BLTU) X(BGEU) X(LB) X(LH) X(LW) X(LBU) X(LHU) X(SB) X(SH) X(SW) X(ADDI) X(SLTI) X(SLTIU) X(XORI) X(ORI) X(ANDI) X(SLLI) X(SRLI) X(SRAI) X(ADD) X(SUB) X(SLL) X(SLT) X(SLTU) X(XOR) X(SRL) X(SRA) X(OR) X(AND) X(MUL)
-#define RV_FWD_OPS64(X) X(LD) X(LWU) X(SD) X(ADDIW) X(SLLIW) X(SRLIW) X(SRAIW) X(ADDW) X(SUBW) X(SLLW) X(SRLW) X(SRAW) X(MULW)
+#define RV_FWD_OPS(X) X(LUI) X(AUIPC) X(BEQ) X(BNE) X(BLT) X(BGE) X(BLTU) X(BGEU) \
+    X(LB) X(LH) X(LW) X(LBU) X(LHU) X(SB) X(SH) X(SW) X(ADDI) X(SLTI) X(SLTIU) X(XORI) X(ORI) X(ANDI) \
+    X(SLLI) X(SRLI) X(SRAI) X(ADD) X(SUB) X(SLL) X(SLT) X(SLTU) X(XOR) X(SRL) X(SRA) X(OR) X(AND) X(MUL)
+#define RV_FWD_OPS64(X) X(LD) X(LWU) X(SD) X(ADDIW) X(SLLIW) X(SRLIW) X(SRAIW) X(ADDW) X(SUBW) X(SLLW) \
+    X(SRLW) X(SRAW) X(MULW)
 
 /* Decode the block at RAM offset off (even, < size) of at most maxlen (1..RV_MAX_BLOCK)
  * instructions into the pools; returns its index in s->blks, or -1 when its first instruction
