@@ -12,8 +12,12 @@ block being executed.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +25,7 @@ import rv_testkit as K
 
 from rlcc.emulator import Machine, _rvcore
 from rlcc.emulator.cycle_model import load_profile
+from rlcc.emulator.elf_loader import load_elf
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = K.BASE
@@ -119,3 +124,39 @@ def test_ram_above_4_gib_is_refused():
     """Block records hold 32-bit RAM offsets."""
     with pytest.raises(ValueError, match="4 GiB"):
         _rvcore.Core(64, 0x10000, (1 << 32) + 8)
+
+
+def run_core(module, path: Path, xlen: int, profile: str) -> tuple:
+    """Load and run an ELF on a bare ``Core`` of ``module``; the state and counters after it."""
+    core = module.Core(xlen, 0x10000, 4 << 20, False)
+    prof = load_profile(profile)
+    core.set_costs(prof.cost_tuple(), prof.clock_hz, prof.timebase_hz)
+
+    class Mem:
+        def write_mem(self, addr: int, data: bytes) -> None:
+            core.write_mem(addr, bytes(data))
+
+    elf = load_elf(path, Mem(), xlen, 0x10000, 4 << 20)
+    core.pc = elf.entry
+    core.set_reg(2, 0x10000 + (4 << 20) - 16)
+    halt = core.run(10_000_000)
+    return (halt, core.get_regs(), core.pc, core.cycles, core.instret, core.stats(),
+            hashlib.sha256(bytes(core.memory())).hexdigest())
+
+
+@pytest.mark.slow
+def test_switch_dispatch_build_runs_like_the_threaded_one(compiled, tmp_path):
+    """The portable build (no computed goto: -DRV_NO_THREADED) gives the same results and counts."""
+    lib = tmp_path / "lib"
+    env = {**os.environ, "CFLAGS": "-DRV_NO_THREADED"}
+    cmd = [sys.executable, "setup.py", "-q", "build_ext", "--build-lib", str(lib), "--build-temp", str(tmp_path / "obj")]
+    proc = subprocess.run(cmd, check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (so,) = (lib / "rlcc" / "emulator").glob("_rvcore*")
+    spec = importlib.util.spec_from_file_location("rlcc.emulator._rvcore", so)
+    switched = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(switched)
+    for name in ("trees", "muldiv64", "crc"):
+        for xlen, profile in ((64, "dpa"), (32, "cv32e40p")):
+            path = compiled(name, xlen)
+            assert run_core(switched, path, xlen, profile) == run_core(_rvcore, path, xlen, profile), (name, xlen)
