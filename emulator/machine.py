@@ -17,7 +17,7 @@ from .elf_loader import LoadedElf, load_elf
 
 DEFAULT_MEM_BASE = 0x10000
 DEFAULT_MEM_SIZE = 4 << 20
-# The decode cache takes 8 bytes per RAM byte on top of the RAM itself.
+# The block cache's address map takes 2 bytes per RAM byte on top of the RAM itself.
 MAX_MEM_SIZE = 256 << 20
 DEFAULT_MAX_INSTRUCTIONS = 200_000_000
 _EBREAK = 0x00100073
@@ -111,7 +111,7 @@ class Machine:
             self._core = _rvcore.Core(xlen, mem_base, mem_size, self.zbb)
         except MemoryError:
             raise BadInputError(
-                f"cannot allocate {mem_size >> 20} MiB of guest RAM plus its decode cache"
+                f"cannot allocate {mem_size >> 20} MiB of guest RAM plus its block cache"
                 f" (limit {MAX_MEM_SIZE >> 20} MiB; the host is short of memory)"
             ) from None
         self._core.set_costs(self.profile.cost_tuple(), self.profile.clock_hz, self.profile.timebase_hz)

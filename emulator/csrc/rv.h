@@ -83,7 +83,7 @@ enum rv_op { RV_OPS(RV_ENUM_OP) OP_COUNT };
 #undef RV_ENUM_CLS
 #undef RV_ENUM_FMT
 #undef RV_ENUM_OP
-_Static_assert(OP_UNDECODED == 0, "a zeroed decode-cache slot must read as undecoded");
+_Static_assert(OP_UNDECODED == 0, "OP_UNDECODED (a block's fall-through record) must stay op 0");
 _Static_assert(OP_COUNT <= 256, "rv_dinsn.op is a uint8_t");
 
 /* CSR numbers of the user-level counters (Zicntr). */
@@ -94,9 +94,9 @@ _Static_assert(OP_COUNT <= 256, "rv_dinsn.op is a uint8_t");
 #define CSR_TIMEH 0xC81
 #define CSR_INSTRETH 0xC82
 
-/* One decoded instruction; the decode cache holds one per 2-byte slot of RAM. */
+/* One decoded instruction, as the decoder returns it. */
 typedef struct {
-    uint8_t op;  /* enum rv_op; OP_UNDECODED = slot not decoded yet (or invalidated by a store) */
+    uint8_t op;  /* enum rv_op */
     uint8_t rd;  /* RV_SINK when the architectural rd is x0 */
     uint8_t rs1; /* 0 when the instruction does not read rs1 (used by the load-use check) */
     uint8_t rs2; /* 0 when the instruction does not read rs2 */
@@ -107,13 +107,57 @@ typedef struct {
     uint8_t pad[2];
 } rv_dinsn;
 
+/* Most instructions in one pre-decoded block (rv_rec.idx is a uint8_t). */
+#define RV_MAX_BLOCK 64
+
+/* One instruction of a pre-decoded block (rv_exec_body.h): the decoded form plus what the block
+ * builder folded in. A block is a run of records ending at a branch, jump, ecall/ebreak or illegal
+ * instruction, or, after RV_MAX_BLOCK instructions or before a fetch that would fault, at a
+ * fall-through record (op OP_UNDECODED, idx = n, off = the next instruction's). */
+typedef struct {
+    const void *h;   /* handler address (threaded dispatch), NULL in the switch build */
+    int32_t imm;
+    uint32_t pre;    /* static cycles of the block's records before this one */
+    uint32_t raw;
+    uint32_t off;    /* RAM offset of this instruction (RAM is at most 4 GiB) */
+    uint8_t op, rd, rs1, rs2;
+    uint8_t len, cls;
+    uint8_t idx;     /* position in the block */
+    uint8_t stall;   /* 1: reads the destination of the load just before it (static load-use stall) */
+} rv_rec;
+
+/* Header of a pre-decoded block; its static cycles are charged at entry, its class counts when
+ * rv_blocks_fold adds execs times cls_n (at the end of a run and before a flush), the dynamic terms
+ * (a load-use stall or misaligned_target on its first record, taken branches, divides, jalr
+ * dependences on the first record) as they happen. */
+typedef struct {
+    uint64_t off;       /* RAM offset of the first instruction */
+    uint32_t first, n;  /* first record in rv_state.recs; instructions (fall-through record excluded) */
+    uint64_t scyc;      /* static cycles of all n instructions */
+    uint32_t nstall;    /* static load-use stalls */
+    uint8_t mis0;       /* the first record is a 32-bit instruction at an address = 2 mod 4 */
+    uint64_t execs;     /* entries not yet folded into rv_state.cls_count */
+    uint32_t succ[2];   /* 1 + index of the block last entered after this one falls through (0) or
+                         * jumps (1), 0: none; checked against the new pc before use */
+    uint32_t cls_n[CLS_COUNT]; /* instructions per cycle class */
+} rv_blk;
+
 typedef struct {
     int xlen;            /* 32 or 64 */
     int zbb;             /* Zbb encodings legal */
     uint64_t base, size; /* RAM [base, base + size) */
     uint8_t *mem;
-    rv_dinsn *dc;              /* size / 2 entries */
-    uint64_t code_lo, code_hi; /* offsets spanned by decoded slots (store invalidation filter) */
+    /* Block cache: blk_of[off / 2] = 1 + index in blks of the block starting at off (0: none);
+     * code_gran[off / 8] != 0 when the 8-byte granule holds part of a decoded instruction, so a
+     * store there drops every block (self-modifying code). Records and headers are pools. */
+    uint32_t *blk_of;
+    uint8_t *code_gran;
+    rv_rec *recs;
+    rv_blk *blks;
+    uint32_t *dirty;    /* blocks with execs > 0 (cap_blks entries) */
+    uint32_t nrecs, cap_recs, nblks, cap_blks, ndirty;
+    uint32_t temp_recs, temp_blks; /* pool sizes before the first unregistered block of a run (UINT32_MAX: none) */
+    uint64_t code_lo, code_hi; /* offsets spanned by decoded instructions (write_mem's filter) */
     uint64_t x[RV_NREGS];
     uint64_t pc;
     uint64_t cycles, instret;
@@ -138,6 +182,14 @@ typedef struct {
 
 /* Decode one instruction word (raw16 for compressed forms, detected from the low bits). */
 void rv_decode(uint32_t raw, int xlen, int zbb, rv_dinsn *d);
+
+/* Block cache (rv_exec.c): allocate the pools (0, or -1 when out of memory); drop every block;
+ * does [off, off + n) hold part of a decoded instruction? */
+int rv_blocks_init(rv_state *s);
+void rv_blocks_free(rv_state *s);
+void rv_blocks_flush(rv_state *s);
+void rv_blocks_fold(rv_state *s);
+int rv_code_hit(const rv_state *s, uint64_t off, uint64_t n);
 
 int rv_run32(rv_state *s, uint64_t max_instret);
 int rv_run64(rv_state *s, uint64_t max_instret);

@@ -37,7 +37,7 @@
     X(CSR, "csr", 0, 0, 1)   /* rd, CSR number (imm)                               */
 
 /* Decoded operations: X(OP, "mnemonic", class, format). Order = enum rv_op = OP_NAMES order.
- * OP_UNDECODED must stay first (0: a zeroed decode-cache slot); the *_D atomics must follow the
+ * OP_UNDECODED must stay first (0: the fall-through record of a block); the *_D atomics must follow the
  * *_W ones in the same order (the decoder adds OP_LR_D - OP_LR_W). */
 #define RV_OPS(X)                              \
     X(UNDECODED, "undecoded", ALU, NONE)       \

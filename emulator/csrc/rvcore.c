@@ -28,7 +28,7 @@ static int busy(CoreObject *self) {
 
 static void Core_dealloc(CoreObject *self) {
     free(self->s.mem);
-    free(self->s.dc);
+    rv_blocks_free(&self->s);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -46,8 +46,8 @@ static int Core_init(CoreObject *self, PyObject *args, PyObject *kwds) {
         PyErr_SetString(PyExc_ValueError, "xlen must be 32 or 64");
         return -1;
     }
-    if (size < 16 || (size & 7) || (base & 7)) {
-        PyErr_SetString(PyExc_ValueError, "mem_size must be >= 16 and mem_base/mem_size multiples of 8");
+    if (size < 16 || size > (1ull << 32) || (size & 7) || (base & 7)) {
+        PyErr_SetString(PyExc_ValueError, "mem_size must be 16 B..4 GiB and mem_base/mem_size multiples of 8");
         return -1;
     }
     if ((xlen == 32 && base + size > (1ull << 32)) || base + size < base) {
@@ -55,7 +55,7 @@ static int Core_init(CoreObject *self, PyObject *args, PyObject *kwds) {
         return -1;
     }
     free(self->s.mem);
-    free(self->s.dc);
+    rv_blocks_free(&self->s);
     memset(&self->s, 0, sizeof self->s);
     self->s.last_rd = RV_SINK;
     self->s.xlen = xlen;
@@ -63,13 +63,10 @@ static int Core_init(CoreObject *self, PyObject *args, PyObject *kwds) {
     self->s.base = base;
     self->s.size = size;
     self->s.mem = calloc(size, 1);
-    self->s.dc = calloc(size / 2, sizeof(rv_dinsn));
-    if (!self->s.mem || !self->s.dc) {
+    if (!self->s.mem || rv_blocks_init(&self->s) < 0) {
         PyErr_NoMemory();
         return -1;
     }
-    self->s.code_lo = size;
-    self->s.code_hi = 0;
     self->s.pc = base;
     self->s.sp_min = UINT64_MAX;
     for (int i = 0; i < COST_COUNT; i++) self->s.cost[i] = 1;
@@ -98,13 +95,6 @@ static PyObject *Core_read_mem(CoreObject *self, PyObject *args) {
     return PyBytes_FromStringAndSize((const char *)self->s.mem + (addr - self->s.base), (Py_ssize_t)n);
 }
 
-static void invalidate_range(rv_state *s, uint64_t off, uint64_t n) {
-    if (n == 0 || off >= s->code_hi || off + n <= s->code_lo) return;
-    uint64_t first = off >> 1, last = (off + n - 1) >> 1;
-    if (first > 0) first--;
-    memset(s->dc + first, 0, (last - first + 1) * sizeof(rv_dinsn));
-}
-
 static PyObject *Core_write_mem(CoreObject *self, PyObject *args) {
     unsigned long long addr;
     Py_buffer buf;
@@ -120,14 +110,14 @@ static PyObject *Core_write_mem(CoreObject *self, PyObject *args) {
     }
     uint64_t off = addr - self->s.base;
     rv_state *s = &self->s;
-    /* Only drop decoded instructions if the bytes over decoded code actually change (restoring
-     * the same image before every batch keeps the decode cache warm). */
+    /* Only drop the decoded blocks if bytes of decoded instructions actually change (restoring
+     * the same image before every batch keeps the block cache warm). */
     uint64_t lo = off > s->code_lo ? off : s->code_lo;
     uint64_t hi = off + n < s->code_hi ? off + n : s->code_hi;
     int changed = lo < hi && memcmp(s->mem + lo, (const char *)buf.buf + (lo - off), hi - lo) != 0;
     memcpy(s->mem + off, buf.buf, n);
     PyBuffer_Release(&buf);
-    if (changed) invalidate_range(s, off, n);
+    if (changed && rv_code_hit(s, off, n)) rv_blocks_flush(s);
     Py_RETURN_NONE;
 }
 
@@ -210,6 +200,7 @@ static PyObject *Core_set_costs(CoreObject *self, PyObject *args) {
         return NULL;
     }
     memcpy(self->s.cost, c, sizeof c);
+    rv_blocks_flush(&self->s); /* blocks hold costs folded in */
     self->s.clock_hz = clock_hz;
     self->s.timebase_hz = timebase_hz;
     Py_RETURN_NONE;
@@ -279,9 +270,7 @@ static PyObject *Core_reset_counters(CoreObject *self, PyObject *Py_UNUSED(ignor
 
 static PyObject *Core_flush_decode_cache(CoreObject *self, PyObject *Py_UNUSED(ignored)) {
     if (busy(self)) return NULL;
-    memset(self->s.dc, 0, (self->s.size / 2) * sizeof(rv_dinsn));
-    self->s.code_lo = self->s.size;
-    self->s.code_hi = 0;
+    rv_blocks_flush(&self->s);
     Py_RETURN_NONE;
 }
 
