@@ -271,6 +271,21 @@ def refit_leaves_json(exported: str, ensemble: FloatEnsemble, x: np.ndarray, y: 
     return _canonical(data)
 
 
+def shift_bias(fit: FitResult, delta: float) -> FitResult:
+    """``fit`` with ``delta`` added to its bias, in the float ensemble and in the CatBoost JSON
+    alike (the independent treelite reference is built from the ensemble, catboost.json from the
+    JSON: both must stay the same model)."""
+    ensemble = dataclasses.replace(fit.ensemble, bias=fit.ensemble.bias + delta)
+    if not fit.catboost_json:
+        return dataclasses.replace(fit, ensemble=ensemble)
+    data = json.loads(fit.catboost_json)
+    scale, biases = data.get("scale_and_bias", [1.0, [0.0]])
+    biases = [float(b) for b in biases] if isinstance(biases, list) else [float(biases)]
+    biases[0] = ensemble.bias
+    data["scale_and_bias"] = [scale, biases]
+    return dataclasses.replace(fit, ensemble=ensemble, catboost_json=_canonical(data))
+
+
 def _export_json(model: Any) -> str:
     """CatBoost's JSON export, canonicalized: the random model GUID replaced by a content hash and
     the training wall-clock time removed, so the same data gives the same bytes; without the

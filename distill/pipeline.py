@@ -341,7 +341,7 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
     summary_flows = (options.eval_flows[len(options.eval_flows) // 2],)
     base = CANDIDATE_GRID[0]
     with progress("fitting the trees", "tree") as stage:
-        fit, model, stats = _fit_quantize(train, student, config, base, fits, policy, options, factor_range, ramps, stage)
+        fit, model, stats = _fit_quantize(train, student, config, base, fits, policy, options, factor_range, ramps, stage, eq)
     rounds, teacher_steady = [], None
     if measure:
         round0 = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
@@ -367,7 +367,7 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
         train = Samples.concat([train, visited_by_student])
         ramps = ramps_of(train)
         with progress(f"round {r}/{n_rounds}: refitting the trees", "tree") as stage:
-            fit, model, stats = _fit_quantize(train, student, config, base, fits, policy, options, factor_range, ramps, stage)
+            fit, model, stats = _fit_quantize(train, student, config, base, fits, policy, options, factor_range, ramps, stage, eq)
         if measure:
             summary = evaluate.closed_loop(teacher, fit.ensemble, model, summary_flows, options.steady_duration_ms,
                                            options.seed, evaluate.STEADY, teacher_steady, ("float_trees",), runner)
@@ -378,7 +378,7 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
         log(f"selecting among {options.candidates} candidate students in closed loop (validation incasts "
             f"{sorted(set(options.validation_flows) | set(select.VALIDATION_FLOWS))})")
         (fit, model, stats), selection = _select(train, student, config, fits, policy, options, factor_range,
-                                                 ramps, (fit, model, stats), runner, progress)
+                                                 ramps, (fit, model, stats), runner, progress, eq)
     if not measure:
         return CompileResult(model, fit.ensemble, fit, stats, None)
 
@@ -419,7 +419,10 @@ def _compile(policy: OnnxPolicy, options: CompileOptions, log: Log, fits: FitsBu
 
 def _fit_quantize(train: Samples, spec, config: FitConfig, setting: CandidateSetting, fits: FitsBudget | None,
                   policy: OnnxPolicy, options: CompileOptions, factor_range: FactorRange,
-                  ramps: tuple[FloatRamp, ...] = (), stage: Stage | None = None):
+                  ramps: tuple[FloatRamp, ...] = (), stage: Stage | None = None,
+                  eq: equilibrium.Equilibrium | None = None):
+    """Fit one candidate and quantize it; with ramps (``eq``: the teacher's fixed point) the pair
+    is pinned to the teacher's factor there (``equilibrium.pin``)."""
     time = sampling.time_weights(spec, train.raw)
     boost = time ** setting.boost_power if setting.boost_power else None
     fit = fit_student(spec.student_obs(train.obs), train.label, dataclasses.replace(config, learning_rate=setting.learning_rate), fits,
@@ -436,12 +439,14 @@ def _fit_quantize(train: Samples, spec, config: FitConfig, setting: CandidateSet
         "candidate": setting.name,
     }
     model, stats = quantize(fit.ensemble, spec, provenance, options.probe_timeout_ns, (factor_range.min, factor_range.max))
+    if ramps and eq is not None and eq.sites:
+        fit, model, _ = equilibrium.pin(fit, model, spec, eq, policy.factor)
     return fit, model, stats
 
 
 def _select(train: Samples, spec, config: FitConfig, fits: FitsBudget | None, policy: OnnxPolicy,
             options: CompileOptions, factor_range: FactorRange, ramps: tuple[FloatRamp, ...], first: tuple, runner: Runner,
-            progress: Progress) -> tuple[tuple, Selection]:
+            progress: Progress, eq: equilibrium.Equilibrium | None = None) -> tuple[tuple, Selection]:
     """Fit the candidates (the first is ``first``, already fitted), validate each in closed loop,
     keep the best (``rlcc.distill.select``). Fitting and validation are two stages: their work
     is in different units (trees, simulated ms) and the validation is most of the time."""
@@ -449,7 +454,8 @@ def _select(train: Samples, spec, config: FitConfig, fits: FitsBudget | None, po
     fitted = [first]
     with progress(f"candidate students: fitting {len(settings) - 1} more", "tree") as stage:
         for setting in settings[1:]:
-            fitted.append(_fit_quantize(train, spec, config, setting, fits, policy, options, factor_range, ramps, stage))
+            fitted.append(_fit_quantize(train, spec, config, setting, fits, policy, options, factor_range, ramps, stage,
+                                        eq))
     checks = select.validation_checks(options.seed, options.steady_duration_ms, options.validation_startup_ms,
                                       options.validation_flows)
     # The first candidate's checks run the teacher; every other candidate reuses those runs.

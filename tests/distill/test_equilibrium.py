@@ -171,3 +171,38 @@ def test_quantized_ramp_tracks_the_float_ramp(policy):
         budget = 1 + 0.5 * span / 2**r.shift + 0.5 * steep / 2**r.shift + 1e-6
         assert float(np.max(np.abs(got - want))) <= budget, (fr, r)
         assert (r.center - r.lo).bit_length() - 1 >= r.shift  # a one-off k edit moves an end by >= 1 LSB
+
+
+@pytest.mark.slow
+def test_the_compiled_pair_answers_the_teacher_exactly_at_its_fixed_point(policy, tmp_path):
+    """The pin (``equilibrium.pin``): at the teacher's fixed point the fixed-point model gives the
+    teacher's factor to the LSB at the device's integer inputs, for the fair share of every gate
+    flow count (the window is the same: delta 0, previous factor 1); the float ensemble and the
+    CatBoost JSON carry the same bias (the JSON's own prediction agrees)."""
+    import catboost
+
+    from rlcc import formats as fmt
+    from rlcc.distill.pipeline import CompileOptions, compile_policy
+    from rlcc.distill.sampling import RATE, RTT, device_inputs
+
+    options = CompileOptions.quick(samples=1500, scenarios="many-to-one:2:8,many-to-one:16:12")
+    result = compile_policy(policy, options, measure=False)
+    info = result.model.provenance["pinned_at_fixed_point"]
+    assert info["fixed_shift_lsb"] != 0  # the fit alone missed the center
+    spec, student, r = policy.spec, result.model.spec, policy.spec.reward
+    for n in options.eval_flows + (512, 2048):
+        raw = equilibrium._window(spec, np.array([1.0]))
+        raw[:, :, RATE] = 1.0 / n
+        raw[:, :, RTT] = np.rint((r.beta + r.target * np.sqrt(n)) * r.base_rtt_ns)
+        want = float(policy.factor(float_inputs(spec, raw))[0])
+        total = int(golden.eval_trees(result.model, device_inputs(student, raw))[0][0])
+        assert abs(total - want * fmt.FACTOR_ONE) <= 1.0, n  # the teacher's own factor there is 1 +- float noise
+    eq = equilibrium.find(policy.factor, spec)
+    star = student.student_obs(float_inputs(spec, equilibrium._window(spec, np.array([eq.rtt_ns]))))
+    assert result.ensemble.predict(star)[0] == pytest.approx(info["teacher_factor"], abs=1e-9)
+    cb = catboost.CatBoostRegressor()
+    path = tmp_path / "catboost.json"
+    path.write_text(result.fit.catboost_json)
+    cb.load_model(str(path), format="json")
+    x = star.astype(np.float32)
+    assert float(cb.predict(x)[0]) == pytest.approx(float(result.ensemble.trees_only().predict(x)[0]), abs=1e-6)
