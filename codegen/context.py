@@ -302,7 +302,8 @@ def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix:
             cuts.append({"macro": f"{macro_prefix}CUT_{b.input}_{j}", "value": c_int32(c.value),
                          "comment": f"{names[b.input]} > {_decimal(c.value, bits)}: {where}"})
         x = f"x[{input_macros[b.input]}]"
-        table = f"{prefix}cuts_{b.input}"
+        tables = f"{prefix}tables"
+        table = f"{tables}.cuts_{b.input}"
         if b.search_steps:
             pads = [c["macro"] for c in cuts] + ["INT32_MAX"] * (len(b.padded_cuts) - len(cuts))
             steps = []
@@ -312,18 +313,20 @@ def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix:
                 ref = cuts[half - 1]["macro"] if first else f"{table}[b + {half - 1}u]" if half > 1 else f"{table}[b]"
                 shift = f" << {s}" if s else ""
                 steps.append(f"b {'=' if first else '+='} (uint32_t)(x > {ref}){shift};")
-            search = {"kind": "binary", "table": table, "entries": pads, "steps": steps,
+            search = {"kind": "binary", "table": table, "member": f"cuts_{b.input}", "entries": pads, "steps": steps,
                       "what": f"{len(cuts)} cut(s), branch-free binary search over {len(pads)} (padded with INT32_MAX)"}
         else:
-            search = {"kind": "linear", "expr": " + ".join(f"(uint32_t)(x > {c['macro']})" for c in cuts),
+            search = {"kind": "linear", "terms": [f"(uint32_t)(x > {c['macro']})" for c in cuts],
                       "what": f"{len(cuts)} cut(s), compare-sum"}
         n_buckets = len(b.masks[0])
         labels = [("x <= " + _decimal(b.cuts[0].value, bits)) if k == 0 else
                   (f"x > {_decimal(b.cuts[min(k, len(b.cuts)) - 1].value, bits)}" + (
                       f", <= {_decimal(b.cuts[k].value, bits)}" if k < len(b.cuts) else "")) for k in range(n_buckets)]
-        words = [{"word": w, "table": f"{prefix}bits_{b.input}" + ("" if plan.n_words == 1 else f"_{w}"),
+        words = [{"word": w, "member": f"bits_{b.input}" + ("" if plan.n_words == 1 else f"_{w}"),
                   "rows": [f"{_c_uint64(m)}, /* {labels[k]}{' (padding)' if k > len(b.cuts) else ''} */"
                            for k, m in enumerate(b.masks[w])]} for w in b.words()]
+        for w in words:
+            w["table"] = f"{tables}.{w['member']}"
         inputs.append({"index": b.input, "name": names[b.input], "macro": input_macros[b.input], "x": x, "cuts": cuts,
                        "search": search, "bucket_fn": f"{prefix}bucket_{b.input}", "words": words})
     fields = []
@@ -339,7 +342,7 @@ def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix:
     for t, tree in enumerate(model.trees):
         padded = tuple(tree.leaves) + (0,) * (plan.leaf_stride - len(tree.leaves))
         rows.append({"tree": t, "rows": _leaf_rows(padded)})
-    return {"inputs": inputs, "fields": fields, "words": words, "leaves_name": f"{prefix}leaves",
+    return {"inputs": inputs, "fields": fields, "words": words, "tables": f"{prefix}tables", "leaves_name": f"{prefix}tables.leaves",
             "leaf_stride": plan.leaf_stride, "leaf_rows": rows, "n_cuts": plan.n_cuts, "n_words": plan.n_words,
             "field_bits": sum(f.width for f in plan.fields)}
 
