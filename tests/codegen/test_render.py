@@ -115,7 +115,7 @@ def test_bitmask_form_is_branch_free_and_names_every_cut():
     body = c.split("static inline int32_t fw_eval_ensemble", 1)[1].split("\n}\n", 1)[0]
     code = re.sub(r"/\*.*?\*/", "", body)
     assert "if" not in code and "?" not in code
-    assert code.count("sum += fw_leaves[") == len(model.trees)
+    assert code.count("sum += fw_tables.leaves[") == len(model.trees)
     for t, tree in enumerate(model.trees):
         for k, s in enumerate(tree.splits):
             cut = s.threshold if s.op == ">" else s.threshold - 1

@@ -35,10 +35,11 @@ def example_model():
     return model
 
 
-def _elf(model, tmp: Path, target: str, edit: tuple[str, str] | None = None) -> Path:
+def _elf(model, tmp: Path, target: str, edit: tuple[str, str] | None = None, style: str = "oblivious") -> Path:
     """The model's firmware built for ``target``; ``edit`` replaces a line of the C (the runtime
-    header inlined, so runtime functions can be edited too)."""
-    paths = generate(model, tmp / "src", inline_runtime=edit is not None)
+    header inlined, so runtime functions can be edited too). ``style``: the tree style (the edits
+    below are written against the oblivious form; ``bitmask`` tests name their own)."""
+    paths = generate(model, tmp / "src", inline_runtime=edit is not None, tree_style=style)
     if edit:
         text = paths["c"].read_text()
         assert edit[0] in text

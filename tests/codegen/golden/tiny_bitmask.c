@@ -176,32 +176,39 @@ static inline void tiny_shift_history(uint32_t c[RLCC_CTX_WORDS], const tiny_inp
 /* Bucket of prev_action[t-1]: 1 cut(s), compare-sum. */
 static inline uint32_t tiny_bucket_0(tiny_input_t x)
 {
-    return (uint32_t)(x > TINY_CUT_0_0);
+    uint32_t b = (uint32_t)(x > TINY_CUT_0_0);
+    return b;
 }
 
 /* Bucket of delta[t-1]: 1 cut(s), compare-sum. */
 static inline uint32_t tiny_bucket_1(tiny_input_t x)
 {
-    return (uint32_t)(x > TINY_CUT_1_0);
+    uint32_t b = (uint32_t)(x > TINY_CUT_1_0);
+    return b;
 }
 
 /* Bucket of prev_action[t]: 1 cut(s), compare-sum. */
 static inline uint32_t tiny_bucket_2(tiny_input_t x)
 {
-    return (uint32_t)(x > TINY_CUT_2_0);
+    uint32_t b = (uint32_t)(x > TINY_CUT_2_0);
+    return b;
 }
 
 /* Bucket of delta[t]: 1 cut(s), compare-sum. */
 static inline uint32_t tiny_bucket_3(tiny_input_t x)
 {
-    return (uint32_t)(x > TINY_CUT_3_0);
+    uint32_t b = (uint32_t)(x > TINY_CUT_3_0);
+    return b;
 }
 
 /* Ensemble sum (Q16.16), bit-parallel: one bucket and one table word per input, the words ORed,
  * then per tree its leaf-index field -> one table lookup. */
 static inline int32_t tiny_eval_ensemble(const tiny_input_t x[TINY_N_INPUTS])
 {
-    const uint64_t bits = tiny_tables.bits_0[tiny_bucket_0(x[TINY_IN_PREV_ACTION_T_1])] | tiny_tables.bits_1[tiny_bucket_1(x[TINY_IN_DELTA_T_1])] | tiny_tables.bits_2[tiny_bucket_2(x[TINY_IN_PREV_ACTION_T])] | tiny_tables.bits_3[tiny_bucket_3(x[TINY_IN_DELTA_T])];
+    uint64_t bits = tiny_tables.bits_0[tiny_bucket_0(x[TINY_IN_PREV_ACTION_T_1])];
+    bits |= tiny_tables.bits_1[tiny_bucket_1(x[TINY_IN_DELTA_T_1])];
+    bits |= tiny_tables.bits_2[tiny_bucket_2(x[TINY_IN_PREV_ACTION_T])];
+    bits |= tiny_tables.bits_3[tiny_bucket_3(x[TINY_IN_DELTA_T])];
     int32_t sum = TINY_BIAS;
     (void)x;
     sum += tiny_tables.leaves[0][(uint32_t)bits & 3u];
