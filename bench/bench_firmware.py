@@ -10,9 +10,9 @@ One run, same emulator, same cycle profile, same compiler (zig clang -O2, bare m
    treelite, as rlcc.distill.treelite_ref), compiled with the same flags (soft-float on this
    integer-only core), driven by bench/fixtures/tl2cgen_driver.c over the same inputs as float
    features; predictions checked against the float IR;
-4. the same for the previous tree emitter (``--tree-style oblivious``: one compare per split,
-   ramps out of line) rendered from the same model, side by side with the new default
-   (``bitmask``: bit-parallel, ramps inlined into their sum);
+4. the same for the previous tree emitter (``--tree-style oblivious``: one compare per split)
+   rendered from the same model, side by side with the new default (``--tree-style bitmask``:
+   each input bucketed once, split-bit words ORed, one leaf lookup per tree);
 5. analytic lower bounds: compare-per-split (old scheme) and bit-parallel (new scheme);
 6. wall time of ``verify_firmware(..., random_count=1_000_000)``.
 

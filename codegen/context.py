@@ -22,9 +22,6 @@ from rlcc.errors import BadInputError
 from rlcc.fxp.model import INT32_MAX, INT32_MIN, PARAM_RULE, U32_MAX, FxModel, Ramp, Split, model_params
 
 TREE_STYLES = ("bitmask", "oblivious", "ifelse")  # the first is the default
-# Tree styles whose ramps are inlined into the ramps' sum (else one out-of-line function per ramp,
-# each proven alone): the proof then checks the ramps inside that sum, exactly.
-RAMPS_INLINE_STYLES: tuple[str, ...] = ("bitmask",)
 SQRT_INDEX_BITS = 8  # isqrt seed table: top 8 bits of the normalized argument, 192 entries
 
 # Out-of-line functions of the generated C, one per golden primitive (``fxp.golden.IntOps``).
@@ -401,7 +398,6 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "uses": uses,
         "trees": trees,
         "bitmask": _bitmask(model, macros, prefix, macro_prefix) if tree_style == "bitmask" else None,
-        "ramps_inline": tree_style in RAMPS_INLINE_STYLES,
         "max_depth": max((t.depth for t in model.trees), default=0),
         "n_comparisons": sum(t.depth for t in model.trees),
         "n_operations": model.n_operations,

@@ -20,9 +20,7 @@ The proof is decomposed where the solver cannot go (wide products inside the squ
 5. **products, slog and ramps** — the out-of-line wide products, with derived inputs the signed
    log ``rlcc_slog``, and each ramp's ``<name>_ramp_<i>``, each symbolically alone: exact for all
    32-bit arguments (the log as ``rlcc.derived.slog_int``, a ramp as
-   ``rlcc.fxp.golden.ramp_value``, each within the bits its abstraction in part 1 gives it); the
-   ``bitmask`` tree style inlines its ramps into the ramps' sum, which part 6 then checks with
-   each ramp exact.
+   ``rlcc.fxp.golden.ramp_value``, each within the bits its abstraction in part 1 gives it).
 6. **trees' and ramps' sums** — with ramps, the firmware sums the bias and leaves
    (``<name>_tree_sum``) and the ramps' terms (``<name>_ramp_sum``) out of line, each from a
    pointer to the input array. Part 1 abstracts each as one uninterpreted function of the array's
@@ -62,7 +60,7 @@ from rlcc.firmware_sdk_stub import harness_layout as hl
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.vectors import Vectors
 from rlcc.targets import get_target
-from rlcc.verify.prove_abstractions import has_ramp_functions, ramp_symbol
+from rlcc.verify.prove_abstractions import ramp_symbol
 from rlcc.verify.prove_handler import HANDLER_SYMBOL, prove_handler
 from rlcc.verify.prove_image import ElfImage, load_after_start
 from rlcc.verify.prove_parts import (SAMPLED_RATES, ProofPart, product_part, ramp_part, reachable_rates, slog_part,
@@ -132,7 +130,7 @@ def prove_firmware(elf: Path, model: FxModel, target: str, timeout_s: float = 12
     parts.extend(product_part(img, xlen, name, shift) for name, shift in PRODUCT_SHIFTS.items() if name in img.symbols)
     if SLOG_FUNCTION in img.symbols:
         parts.append(slog_part(img, xlen))
-    for i, r in enumerate(model.ramps if has_ramp_functions(img, model) else ()):
+    for i, r in enumerate(model.ramps):
         parts.append(ramp_part(img, xlen, ramp_symbol(img, i), i, r))
     parts.extend(sum_parts(img, xlen, model))
     parts.append(reachable_rates(model))

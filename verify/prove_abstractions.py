@@ -62,12 +62,6 @@ def ramp_symbol(img: ElfImage, i: int) -> str:
     return prefixed_symbol(img, ramp_function("", i), f"ramp {i}")
 
 
-def has_ramp_functions(img: ElfImage, model: FxModel) -> bool:
-    """Whether the firmware keeps its ramps out of line (the ``oblivious``/``ifelse`` tree styles);
-    the ``bitmask`` style inlines them into the ramps' sum, whose own part then checks them exactly."""
-    return bool(model.ramps) and any(n.endswith("_" + ramp_function("", 0)) for n in img.symbols)
-
-
 def prefixed_symbol(img: ElfImage, suffix: str, what: str) -> str:
     found = [n for n in img.symbols if n.endswith("_" + suffix)]
     if len(found) != 1:
@@ -117,8 +111,7 @@ class Abstraction:
         return cls(z3.Function(SQRT_FUNCTION, z3.BitVecSort(32), z3.BitVecSort(32)),
                    {n: (sh, fns[sh]) for n, sh in present.items()},
                    slog_function() if SLOG_FUNCTION in img.symbols else None,
-                   [(ramp_symbol(img, i), r, fn) for (i, r), fn in zip(enumerate(model.ramps), ramp_functions(model))]
-                   if has_ramp_functions(img, model) else [],
+                   [(ramp_symbol(img, i), r, fn) for (i, r), fn in zip(enumerate(model.ramps), ramp_functions(model))],
                    Sums.for_image(img, model))
 
     def ramp_fns(self) -> list[z3.FuncDeclRef] | None:
