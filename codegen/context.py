@@ -33,6 +33,7 @@ PENALTY_FUNCTION = "rlcc_penalty_product"  # (excess * sqrt_rate) >> SQRT_RATE_F
 RATE_PRODUCT_FUNCTION = "rlcc_rate_product"  # rate * factor, exact (the update carries its fraction)
 TREE_SUM_SUFFIX = "tree_sum"  # <name>_tree_sum: with ramps, the bias plus the leaves, out of line
 RAMP_SUM_SUFFIX = "ramp_sum"  # <name>_ramp_sum: the ramps' terms, out of line
+ENSEMBLE_SUM_SUFFIX = "ensemble_sum"  # <name>_ensemble_sum (bitmask style): bias + leaves + ramps in one out-of-line call
 RUNTIME_HEADER = "rlcc_runtime.h"
 LEAVES_PER_ROW = 4
 PRODUCT_SHIFTS = {PENALTY_FUNCTION: fmt.SQRT_RATE_FRAC_BITS, RATE_PRODUCT_FUNCTION: 0}
@@ -244,6 +245,12 @@ def tree_sum_function(prefix: str) -> str:
     return f"{prefix}{TREE_SUM_SUFFIX}"
 
 
+def ensemble_sum_function(prefix: str) -> str:
+    """The one out-of-line sum of bias, leaves and ramps of a ``bitmask`` firmware with ramps (the
+    proof abstracts it in the handler by this name)."""
+    return f"{prefix}{ENSEMBLE_SUM_SUFFIX}"
+
+
 def ramp_sum_function(prefix: str) -> str:
     """The out-of-line sum of the ramps' terms (abstracted in the handler by this name)."""
     return f"{prefix}{RAMP_SUM_SUFFIX}"
@@ -415,7 +422,8 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "disable_mask": c_uint32(sum(1 << e for e in disabled)),
         "sqrt": _sqrt_plan(),
         "fn": {"sqrt": SQRT_FUNCTION, "penalty": PENALTY_FUNCTION, "rate_product": RATE_PRODUCT_FUNCTION,
-               "tree_sum": tree_sum_function(prefix), "ramp_sum": ramp_sum_function(prefix)},
+               "tree_sum": tree_sum_function(prefix), "ramp_sum": ramp_sum_function(prefix),
+               "ensemble_sum": ensemble_sum_function(prefix)},
         "input_type": _input_type(model),
         "fmt": _formats(),
         "num": {k: getattr(fmt, k) for k in ("FACTOR_FRAC_BITS", "RATE_FRAC_BITS")},
