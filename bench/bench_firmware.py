@@ -10,8 +10,11 @@ One run, same emulator, same cycle profile, same compiler (zig clang -O2, bare m
    treelite, as rlcc.distill.treelite_ref), compiled with the same flags (soft-float on this
    integer-only core), driven by bench/fixtures/tl2cgen_driver.c over the same inputs as float
    features; predictions checked against the float IR;
-4. an analytic lower bound for compares + index build + lookups;
-5. wall time of ``verify_firmware(..., random_count=1_000_000)``.
+4. the same for the previous tree emitter (``--tree-style oblivious``: one compare per split)
+   rendered from the same model, side by side with the new default (``--tree-style bitmask``:
+   each input bucketed once, split-bit words ORed, one leaf lookup per tree);
+5. analytic lower bounds: compare-per-split (old scheme) and bit-parallel (new scheme);
+6. wall time of ``verify_firmware(..., random_count=1_000_000)``.
 
     python bench/bench_firmware.py [--out DIR] [--verify-count 1000000] [--no-rv32]
 
@@ -21,6 +24,7 @@ Writes bench/results/firmware.json and bench/results/firmware.md.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import os
@@ -46,17 +50,21 @@ def stats(v: np.ndarray) -> dict:
     return {"min": int(v.min()), "mean": round(float(v.mean()), 2), "max": int(v.max()), "n": len(v)}
 
 
-def func_symbols(path: Path) -> dict[str, int]:
-    """{name: st_size} of FUNC symbols of an ELF."""
+def func_symbols(path: Path, kind: str = "STT_FUNC") -> dict[str, int]:
+    """{name: st_size} of FUNC (or ``kind``) symbols of an ELF."""
     from elftools.elf.elffile import ELFFile
 
     out = {}
     with open(path, "rb") as fh:
         symtab = ELFFile(fh).get_section_by_name(".symtab")
         for s in symtab.iter_symbols():
-            if s["st_info"]["type"] == "STT_FUNC" and s.name:
+            if s["st_info"]["type"] == kind and s.name:
                 out[s.name] = int(s["st_size"])
     return out
+
+
+TREE_CODE = ("bench_predict", "firmware_eval_ensemble", "firmware_tree_sum", "firmware_ensemble_sum", "firmware_ramp")  # prefixes
+TREE_TABLES = ("firmware_leaves", "firmware_tables")  # name prefixes of the model's tables (per tree / one object)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -192,6 +200,51 @@ def lower_bound(model, profile) -> dict:
     }
 
 
+def bitmask_lower_bound(model, profile, xlen: int) -> dict:
+    """Instructions/cycles of the bit-parallel scheme alone (``rlcc.codegen.bitmask``): per input
+    ceil(log2(cuts + 1)) compare + accumulate steps (the fewest compares that tell cuts + 1 buckets
+    apart), one address + one load per split-bits word (two loads per 64-bit word on RV32), the ORs of
+    the words, per tree a shift + mask of its field, an address and one leaf load, and the adds; plus
+    the input loads. No threshold loads, stalls, calls or constants counted."""
+    from rlcc.codegen import bitmask
+
+    p = bitmask.plan(model)
+    steps = sum(len(b.cuts).bit_length() for b in p.inputs)
+    per_word = 1 if xlen == 64 else 2
+    mask_words = sum(len(b.words()) for b in p.inputs)
+    ors = max(mask_words - p.n_words, 0) * per_word
+    T = len(model.trees)
+    n_in = model.spec.student_width
+    alu = 2 * steps + mask_words + ors + 2 * T + T + T
+    loads = mask_words * per_word + T + n_in
+    c = profile.costs
+    return {
+        "formula": "I = sum_i [2 ceil(log2(k_i + 1)) compare+accumulate + 1 address + w mask loads] + ORs"
+                   " + sum_t [2 field extract + 1 address + 1 leaf load + 1 add] + n_in input loads"
+                   " (k_i distinct cuts of input i, w = 64-bit words: 1 load on RV64, 2 on RV32)",
+        "cuts_per_input": [len(b.cuts) for b in p.inputs],
+        "search_steps": steps,
+        "instructions": alu + loads,
+        "cycles": alu * c["alu"] + loads * c["load"],
+        "cycles_formula": f"ALU ops x alu({c['alu']}) + loads x load({c['load']}); no stalls, no call/return",
+    }
+
+
+def render_style(model, fw_dir: Path, tmp: Path, style: str, tag: str = "") -> Path:
+    """The firmware of ``model`` rendered with tree style ``style`` (manifest copied for the vectors)."""
+    import shutil
+
+    from rlcc.codegen import manifest as manifest_io
+    from rlcc.codegen.generate import generate
+
+    out = tmp / f"style_{style}{tag}"
+    _, _, shipped = manifest_io.load(str(fw_dir / "firmware.rlcc.json"))
+    generate(model, out, tree_style=style, vectors=shipped)
+    for f in ("model.rlcc.json", "catboost.json"):
+        shutil.copy(fw_dir / f, out / f)
+    return out
+
+
 def worst_case_mix(harness_elf: Path, drv: Driver, vectors, idx: int, model, target: str) -> dict:
     """The slowest harness decision again, with per-class statistics: ``user_algo`` of the
     production harness build (firmware.c compiled on its own, as rlcc-verify builds it) called
@@ -236,7 +289,8 @@ def worst_case_mix(harness_elf: Path, drv: Driver, vectors, idx: int, model, tar
                     " that the inlined copy in user_algo shares with the rest of the decision)"}
 
 
-def bench_target(target: str, fw_dir: Path, model, ensemble, tmp: Path) -> dict:
+def bench_target(target: str, fw_dir: Path, model, ensemble, tmp: Path, peers: bool = True,
+                 trees_dir: Path | None = None) -> dict:
     from rlcc.fxp import golden
     from rlcc.fxp.quantize import device_inputs_to_float
     from rlcc.verify.build import firmware_footprint, section_sizes
@@ -246,6 +300,7 @@ def bench_target(target: str, fw_dir: Path, model, ensemble, tmp: Path) -> dict:
     profile, xlen = prof.name, t.xlen
     fw = fw_dir / "firmware.c"
     res: dict = {"target": target, "profile": profile, "clock_hz": prof.clock_hz, "zbb": zbb}
+    tmp.mkdir(parents=True, exist_ok=True)
 
     # rlcc: whole decisions through the verify harness
     vectors, out, rtt, tx, ok, harness_elf = harness_decisions(fw, model, target, tmp)
@@ -264,12 +319,27 @@ def bench_target(target: str, fw_dir: Path, model, ensemble, tmp: Path) -> dict:
     drv = Driver(build_rlcc_driver(fw_dir, target, tmp, zbb), xlen, profile, zbb, "<i4", "<i4", model.spec.student_width)
     y, cyc, ins = drv.run(x_int)
     total, _ = golden.eval_trees(model, x_int)
+    if model.ramps and trees_dir is not None:
+        # the trees alone: the same model without its ramps, rendered in the same style (its
+        # eval_ensemble is then inline, measured inside the driver's noinline bench_predict)
+        bare = dataclasses.replace(model, ramps=())
+        tdrv = Driver(build_rlcc_driver(trees_dir, target, tmp / "trees", zbb), xlen, profile, zbb, "<i4", "<i4",
+                      model.spec.student_width)
+        ty, tcyc, tins = tdrv.run(x_int)
+        res["rlcc_trees_only"] = {**stats(tcyc), "instructions": stats(tins),
+                                     "matches_golden": bool(np.all(ty == golden.eval_trees(bare, x_int)[0])),
+                                     "source": "rdcycle around a noinline call of eval_ensemble of the same trees"
+                                               " without ramps (bias + leaves), same tree style"}
     _, ecyc, eins = drv.run(x_int[:256], empty=True)
     syms = func_symbols(drv.path)
-    leaf_bytes = 4 * sum(len(t.leaves) for t in model.trees)
+    tables = {k: v for k, v in func_symbols(drv.path, "STT_OBJECT").items() if k.startswith(TREE_TABLES)}
     res["rlcc_trees"] = {**stats(cyc), "instructions": stats(ins), "matches_golden": bool(np.all(y == total)),
-                         "code_bytes": syms.get("bench_predict", 0) + syms.get("firmware_eval_ensemble", 0), "leaf_table_bytes": leaf_bytes,
-                         "source": "rdcycle around a noinline call of eval_ensemble (fixtures/rlcc_driver.c)"}
+                         "code_bytes": sum(v for n, v in syms.items() if n.startswith(TREE_CODE)),
+                         "leaf_table_bytes": sum(tables.values()),
+                         "tables": tables,
+                         "source": "rdcycle around a noinline call of eval_ensemble = trees' sum + ramps' sum"
+                                   " (fixtures/rlcc_driver.c); code: the ensemble's functions; tables: leaves"
+                                   " (+ cuts and split-bit words of the bitmask scheme)"}
     res["call_overhead"] = {"cycles": int(np.median(ecyc)), "instructions": int(np.median(eins)),
                             "note": "same measurement around an empty noinline function; included in the"
                                     " rlcc_trees and tl2cgen numbers (not subtracted)"}
@@ -277,6 +347,10 @@ def bench_target(target: str, fw_dir: Path, model, ensemble, tmp: Path) -> dict:
     res["worst_case"] = {"index": worst, "harness_cycles": int(out["cycles"][worst]),
                          **worst_case_mix(harness_elf, drv, vectors, worst, model, target)}
 
+    res["lower_bound"] = lower_bound(model, prof)
+    res["lower_bound_bitmask"] = bitmask_lower_bound(model, prof, xlen)
+    if not peers:
+        return res
     # TL2cgen peers
     ir = ensemble.predict(x_float)
     res["tl2cgen"] = {}
@@ -308,7 +382,6 @@ def bench_target(target: str, fw_dir: Path, model, ensemble, tmp: Path) -> dict:
         "size_firmware_vs_tl2cgen_object": round(size_rlcc / size_tl2, 4),
         "size_firmware_vs_tl2cgen_plus_softfloat": round(size_rlcc / (size_tl2 + f32["size"]["softfloat_runtime"]), 4),
     }
-    res["lower_bound"] = lower_bound(model, prof)
     return res
 
 
@@ -351,8 +424,27 @@ def write_md(doc: dict) -> str:
             s = p["size"]
             md.append(f"| {name} `predict` (soft-float) | {p['min']} | {p['mean']:.0f} | {p['max']} | "
                       f"{s['code']} + {s['rodata']} (+ {s['softfloat_runtime']} soft-float runtime) |")
-        md.append(f"| lower bound (compares + index + lookups) | {lb['cycles']} | | | {lb['instructions']} instructions |")
+        old = doc.get("old_scheme", {}).get(t["target"])
+        if old:
+            od, ot, os_ = old["rlcc_decision"], old["rlcc_trees"], old["rlcc_size"]
+            md.append(f"| previous emitter (`--tree-style oblivious`), whole RTT decision | {od['min']} | {od['mean']:.0f} | "
+                      f"{od['max']} | {os_['code']} + {os_['rodata']} (whole firmware) |")
+            md.append(f"| previous emitter, tree ensemble only | {ot['min']} | {ot['mean']:.0f} | {ot['max']} | "
+                      f"{ot['code_bytes']} + {ot['leaf_table_bytes']} |")
+        md.append(f"| lower bound, compare per split (previous scheme) | {lb['cycles']} | | | {lb['instructions']} instructions |")
+        lbb = t.get("lower_bound_bitmask")
+        if lbb:
+            md.append(f"| lower bound, bit-parallel scheme | {lbb['cycles']} | | | {lbb['instructions']} instructions |")
         r = t["ratios_rlcc_over_tl2cgen_f32"]
+        if lbb:
+            ts, ots = t.get("rlcc_trees_only"), (old or {}).get("rlcc_trees_only")
+            if ts:
+                md.append(f"| rlcc, trees only (bias + leaves, the model without its ramps) | {ts['min']} | {ts['mean']:.0f} | {ts['max']} | |")
+                if ots:
+                    md.append(f"| previous emitter, trees only | {ots['min']} | {ots['mean']:.0f} | {ots['max']} | |")
+                md += ["", (f"Trees only (with the driver's call) over the bit-parallel lower bound: {ts['max'] / lbb['cycles']:.2f}x worst case"
+                            + (f"; previous emitter over the compare-per-split bound: {ots['max'] / lb['cycles']:.2f}x" if ots else "")
+                            + ".")]
         md += ["", (f"rlcc / TL2cgen-float32: trees {r['trees_cycles_mean']:.3f}x mean cycles, whole decision "
                f"{r['decision_cycles_mean']:.3f}x; size {r['size_firmware_vs_tl2cgen_object']:.2f}x "
                f"({r['size_firmware_vs_tl2cgen_plus_softfloat']:.2f}x with TL2cgen's soft-float runtime)."), ""]
@@ -362,7 +454,9 @@ def write_md(doc: dict) -> str:
            "rlcc float IR -> treelite, thresholds/leaves float32 or float64), built with the same zig clang -O2 "
            "flags and driven by `bench/fixtures/tl2cgen_driver.c` on the same inputs as floats; vs the float IR: "
            f"max |diff| {f32['max_abs_diff_vs_float_ir']:.1e} (float32 accumulation), "
-           f"{f64['max_abs_diff_vs_float_ir']:.1e} (float64). Lower bound: {t['lower_bound']['formula']}."), ""]
+           f"{f64['max_abs_diff_vs_float_ir']:.1e} (float64). Lower bound, previous scheme: {t['lower_bound']['formula']}."
+           + (f" Lower bound, bit-parallel scheme: {t['lower_bound_bitmask']['formula']}; cuts per input "
+              f"{t['lower_bound_bitmask']['cuts_per_input']}." if t.get("lower_bound_bitmask") else "")), ""]
     v = doc.get("verify_1m")
     if v:
         md += [(f"rlcc-verify on {v['vectors']:,} vectors (rv64imac/dpa): {v['seconds']} s wall "
@@ -407,12 +501,21 @@ def main() -> int:
             "compiler": "zig cc (clang) -O2 -ffreestanding, same flags for rlcc and TL2cgen (rlcc.verify.toolchain)",
             "targets": {},
         }
+        doc["schemes"] = {"bitmask": "new default (--tree-style bitmask): targets",
+                          "oblivious": "previous emitter (--tree-style oblivious): old_scheme; same runtime header as the"
+                                       " new one (so its decision also has the clz log of this checkout)"}
+        doc["old_scheme"] = {}
         for target in targets:
             t0 = time.perf_counter()
-            doc["targets"][target] = bench_target(target, fw_dir, model, ensemble, tmp)
+            bare = dataclasses.replace(model, ramps=())
+            doc["targets"][target] = bench_target(target, render_style(model, fw_dir, tmp, "bitmask"), model, ensemble,
+                                                  tmp / "new", trees_dir=render_style(bare, fw_dir, tmp, "bitmask", "bare"))
+            doc["old_scheme"][target] = bench_target(target, render_style(model, fw_dir, tmp, "oblivious"), model, ensemble,
+                                                     tmp / "old", peers=False,
+                                                     trees_dir=render_style(bare, fw_dir, tmp, "oblivious", "bare"))
             print(f"{target}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
         if args.verify_count > 0:
-            doc["verify_1m"] = verify_wall(fw_dir / "firmware.c", args.verify_count)
+            doc["verify_1m"] = verify_wall(render_style(model, fw_dir, tmp, "bitmask") / "firmware.c", args.verify_count)
             print(f"verify: {doc['verify_1m']['seconds']} s", file=sys.stderr)
     doc["bench_seconds"] = round(time.perf_counter() - t_start, 1)
     args.results.mkdir(parents=True, exist_ok=True)

@@ -108,8 +108,19 @@ def firmware() -> str:
         ["rlcc, tree ensemble only", mmm(tr), f"{tr['code_bytes']} + {tr['leaf_table_bytes']}"],
         ["TL2cgen float32 `predict` (soft-float on an FPU-less core)", mmm(f32),
          f"{f32['size']['code']} + {f32['size']['rodata']} (+{f32['size']['softfloat_runtime']} soft-float)"],
-        [f"lower bound: T(3d+2) + n_in = {lb['instructions']} instructions", str(lb["cycles"]), "—"],
     ]
+    old = doc.get("old_scheme", {}).get(t64["target"])
+    if old:
+        osz = old["rlcc_size"]
+        rows += [["previous emitter (`--tree-style oblivious`), whole RTT decision", mmm(old["rlcc_decision"]),
+                  f"{osz['code']} + {osz['rodata']}"],
+                 ["previous emitter, tree ensemble only", mmm(old["rlcc_trees"]),
+                  f"{old['rlcc_trees']['code_bytes']} + {old['rlcc_trees']['leaf_table_bytes']}"]]
+    rows.append([f"lower bound, compare per split: T(3d+2) + n_in = {lb['instructions']} instructions", str(lb["cycles"]), "—"])
+    lbb = t64.get("lower_bound_bitmask")
+    if lbb:
+        rows.append([f"lower bound, bit-parallel (bucket per input, one leaf lookup per tree): {lbb['instructions']} instructions",
+                     str(lbb["cycles"]), "—"])
     head = f"{t64['target']} / {t64['profile']} ({t64['clock_hz'] / 1e9:g} GHz)"
     out = [table([head, "cycles min / mean / max", "code + read-only data (B)"], ["---", "---:", "---:"], rows), ""]
     const = " and are constant time" if tr["min"] == tr["max"] else ""

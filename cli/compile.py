@@ -98,7 +98,7 @@ class BackendChoice(click.Choice):
               help="Base name of the generated C files (NAME.c, NAME.h, NAME.rlcc.json) and prefix of their symbols: "
                    "a C identifier.")
 @click.option("--tree-style", type=click.Choice(TREE_STYLES), default=TREE_STYLES[0], show_default=True,
-              help="Tree code: branch-free index + table lookup, or nested if-else (identical results).")
+              help="Tree code: bit-parallel (each input bucketed once, split-bit words ORed), branch-free index per tree, or nested if-else (identical results).")
 @click.option("--probe-timeout-us", type=float, default=None,
               help=f"RTT-probe timeout in us: a TX event re-requests a probe (rtt_req = 1) when the last request is this old "
                    f"(lost probe) [default: {fmt.PROBE_TIMEOUT_NS_DEFAULT / 1000:g}]. Stored in the model; host-settable on the device.")

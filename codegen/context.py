@@ -16,11 +16,12 @@ from rlcc import __version__
 from rlcc import derived as derived_vocab
 from rlcc import features as vocab
 from rlcc import formats as fmt
+from rlcc.codegen import bitmask
 from rlcc.codegen.sdk_flavours import SdkChoice, choose, template_context
 from rlcc.errors import BadInputError
 from rlcc.fxp.model import INT32_MAX, INT32_MIN, PARAM_RULE, U32_MAX, FxModel, Ramp, Split, model_params
 
-TREE_STYLES = ("oblivious", "ifelse")
+TREE_STYLES = ("bitmask", "oblivious", "ifelse")  # the first is the default
 SQRT_INDEX_BITS = 8  # isqrt seed table: top 8 bits of the normalized argument, 192 entries
 
 # Out-of-line functions of the generated C, one per golden primitive (``fxp.golden.IntOps``).
@@ -32,6 +33,7 @@ PENALTY_FUNCTION = "rlcc_penalty_product"  # (excess * sqrt_rate) >> SQRT_RATE_F
 RATE_PRODUCT_FUNCTION = "rlcc_rate_product"  # rate * factor, exact (the update carries its fraction)
 TREE_SUM_SUFFIX = "tree_sum"  # <name>_tree_sum: with ramps, the bias plus the leaves, out of line
 RAMP_SUM_SUFFIX = "ramp_sum"  # <name>_ramp_sum: the ramps' terms, out of line
+ENSEMBLE_SUM_SUFFIX = "ensemble_sum"  # <name>_ensemble_sum (bitmask style): bias + leaves + ramps in one out-of-line call
 RUNTIME_HEADER = "rlcc_runtime.h"
 LEAVES_PER_ROW = 4
 PRODUCT_SHIFTS = {PENALTY_FUNCTION: fmt.SQRT_RATE_FRAC_BITS, RATE_PRODUCT_FUNCTION: 0}
@@ -243,6 +245,12 @@ def tree_sum_function(prefix: str) -> str:
     return f"{prefix}{TREE_SUM_SUFFIX}"
 
 
+def ensemble_sum_function(prefix: str) -> str:
+    """The one out-of-line sum of bias, leaves and ramps of a ``bitmask`` firmware with ramps (the
+    proof abstracts it in the handler by this name)."""
+    return f"{prefix}{ENSEMBLE_SUM_SUFFIX}"
+
+
 def ramp_sum_function(prefix: str) -> str:
     """The out-of-line sum of the ramps' terms (abstracted in the handler by this name)."""
     return f"{prefix}{RAMP_SUM_SUFFIX}"
@@ -281,6 +289,69 @@ def _leaf_rows(values: tuple[int, ...], per_row: int = LEAVES_PER_ROW) -> tuple[
         dec = " ".join(_decimal(v, fmt.LEAF_FRAC_BITS, 4) for v in values[i * per_row : (i + 1) * per_row])
         out.append(f"{text} /* {dec} */")
     return tuple(out)
+
+
+def _c_uint64(v: int) -> str:
+    return f"UINT64_C(0x{v:016x})"
+
+
+def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix: str) -> dict[str, Any]:
+    """The ``bitmask`` tree style's tables and statements (``rlcc.codegen.bitmask``)."""
+    plan = bitmask.plan(model)
+    names = model.spec.student_input_names()
+    word_var = (lambda w: "bits") if plan.n_words == 1 else (lambda w: f"bits_{w}")  # noqa: E731
+    inputs = []
+    for b in plan.inputs:
+        bits = model.input_frac_bits[b.input]
+        cuts = []
+        for j, c in enumerate(b.cuts):
+            where = ", ".join(f"tree {t} split {k}" for t, k in c.uses) or "no split"
+            cuts.append({"macro": f"{macro_prefix}CUT_{b.input}_{j}", "value": c_int32(c.value),
+                         "comment": f"{names[b.input]} > {_decimal(c.value, bits)}: {where}"})
+        x = f"x[{input_macros[b.input]}]"
+        tables = f"{prefix}tables"
+        table = f"{tables}.cuts_{b.input}"
+        if b.search_steps:
+            pads = [c["macro"] for c in cuts] + ["INT32_MAX"] * (len(b.padded_cuts) - len(cuts))
+            steps = []
+            for s in range(b.search_steps - 1, -1, -1):
+                half = 1 << s
+                first = s == b.search_steps - 1
+                ref = cuts[half - 1]["macro"] if first else f"{table}[b + {half - 1}u]" if half > 1 else f"{table}[b]"
+                shift = f" << {s}" if s else ""
+                steps.append(f"b {'=' if first else '+='} (uint32_t)(x > {ref}){shift};")
+            search = {"kind": "binary", "table": table, "member": f"cuts_{b.input}", "entries": pads, "steps": steps,
+                      "what": f"{len(cuts)} cut(s), branch-free binary search over {len(pads)} (padded with INT32_MAX)"}
+        else:
+            search = {"kind": "linear", "terms": [f"(uint32_t)(x > {c['macro']})" for c in cuts],
+                      "what": f"{len(cuts)} cut(s), compare-sum"}
+        n_buckets = len(b.masks[0])
+        labels = [("x <= " + _decimal(b.cuts[0].value, bits)) if k == 0 else
+                  (f"x > {_decimal(b.cuts[min(k, len(b.cuts)) - 1].value, bits)}" + (
+                      f", <= {_decimal(b.cuts[k].value, bits)}" if k < len(b.cuts) else "")) for k in range(n_buckets)]
+        words = [{"word": w, "member": f"bits_{b.input}" + ("" if plan.n_words == 1 else f"_{w}"),
+                  "rows": [f"{_c_uint64(m)}, /* {labels[k]}{' (padding)' if k > len(b.cuts) else ''} */"
+                           for k, m in enumerate(b.masks[w])]} for w in b.words()]
+        for w in words:
+            w["table"] = f"{tables}.{w['member']}"
+        inputs.append({"index": b.input, "name": names[b.input], "macro": input_macros[b.input], "x": x, "cuts": cuts,
+                       "search": search, "bucket_fn": f"{prefix}bucket_{b.input}", "words": words})
+    fields = []
+    for t, f in enumerate(plan.fields):
+        var = word_var(f.word)
+        mask = (1 << f.width) - 1
+        shifted = f"({var} >> {f.offset})" if f.offset else var
+        fields.append({"tree": t, "index": f"(uint32_t){shifted} & {mask}u" if f.width else "0u"})
+    word_terms = {w: [f"{i['words'][[x['word'] for x in i['words']].index(w)]['table']}[{i['bucket_fn']}({i['x']})]"
+                      for i in inputs if any(x["word"] == w for x in i["words"])] for w in range(plan.n_words)}
+    words = [{"var": word_var(w), "terms": word_terms[w] or ["UINT64_C(0)"]} for w in range(plan.n_words)]
+    rows = []
+    for t, tree in enumerate(model.trees):
+        padded = tuple(tree.leaves) + (0,) * (plan.leaf_stride - len(tree.leaves))
+        rows.append({"tree": t, "rows": _leaf_rows(padded)})
+    return {"inputs": inputs, "fields": fields, "words": words, "tables": f"{prefix}tables", "leaves_name": f"{prefix}tables.leaves",
+            "leaf_stride": plan.leaf_stride, "leaf_rows": rows, "n_cuts": plan.n_cuts, "n_words": plan.n_words,
+            "field_bits": sum(f.width for f in plan.fields)}
 
 
 def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[str, Any],
@@ -333,6 +404,7 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "history_words": model.history_words,
         "uses": uses,
         "trees": trees,
+        "bitmask": _bitmask(model, macros, prefix, macro_prefix) if tree_style == "bitmask" else None,
         "max_depth": max((t.depth for t in model.trees), default=0),
         "n_comparisons": sum(t.depth for t in model.trees),
         "n_operations": model.n_operations,
@@ -350,7 +422,8 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "disable_mask": c_uint32(sum(1 << e for e in disabled)),
         "sqrt": _sqrt_plan(),
         "fn": {"sqrt": SQRT_FUNCTION, "penalty": PENALTY_FUNCTION, "rate_product": RATE_PRODUCT_FUNCTION,
-               "tree_sum": tree_sum_function(prefix), "ramp_sum": ramp_sum_function(prefix)},
+               "tree_sum": tree_sum_function(prefix), "ramp_sum": ramp_sum_function(prefix),
+               "ensemble_sum": ensemble_sum_function(prefix)},
         "input_type": _input_type(model),
         "fmt": _formats(),
         "num": {k: getattr(fmt, k) for k in ("FACTOR_FRAC_BITS", "RATE_FRAC_BITS")},

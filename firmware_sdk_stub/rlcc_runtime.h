@@ -336,17 +336,18 @@ static inline int32_t rlcc_delta(int32_t inflation, uint32_t rate, uint32_t targ
 }
 
 /* Mitchell log2(1 + m / 2^16) in Q16 for m <= 2^31 (rlcc.derived.mlog2_int): the leading one of
- * u = m + 2^16 (bit 16..31) by a branch-free binary search, then exponent and 16 mantissa bits. */
+ * u = m + 2^16 (bit 16..31: u >= 2^16, so the search starts at bit 16) by clz with Zbb, else by a
+ * branch-free binary search over the top 16 bits, then exponent and 16 mantissa bits. */
 static inline int32_t rlcc_mlog2(uint32_t m)
 {
     const uint32_t u = m + 0x10000u;
-    uint32_t v = u;
-    uint32_t msb = 0u;
+#if defined(__riscv_zbb)
+    const uint32_t msb = 31u - (uint32_t)__builtin_clz(u);
+#else
+    uint32_t v = u >> 16; /* >= 1 */
+    uint32_t msb = 16u;
     uint32_t s;
 
-    s = (v >= 0x10000u) ? 16u : 0u;
-    v >>= s;
-    msb += s;
     s = (v >= 0x100u) ? 8u : 0u;
     v >>= s;
     msb += s;
@@ -356,8 +357,8 @@ static inline int32_t rlcc_mlog2(uint32_t m)
     s = (v >= 0x4u) ? 2u : 0u;
     v >>= s;
     msb += s;
-    s = (v >= 0x2u) ? 1u : 0u;
-    msb += s;
+    msb += (v >= 0x2u) ? 1u : 0u;
+#endif
     return (int32_t)(((msb - 16u) << 16) + ((u - (1u << msb)) >> (msb - 16u)));
 }
 

@@ -5,7 +5,8 @@ the generated C text itself, with regexes keyed to the template's named constant
 functions, so they work for ``--tree-style oblivious`` and ``ifelse`` alike and for hand-edited
 C that keeps those names. Each mutant changes exactly one line of one file:
 
-- ``thr:t3:l2:+1``    a split threshold ``THR_3_2`` plus/minus one;
+- ``thr:t3:l2:+1``    a split threshold ``THR_3_2`` plus/minus one (the bitmask form: the cut
+  ``CUT_i_j`` that split 2 of tree 3 is listed first at, which moves every split listed there);
 - ``leaf:t5:7:-1``    leaf 7 of ``LEAVES_5`` plus/minus one LSB (reachable leaves only: a leaf
   no input can reach is an equivalent mutant by construction);
 - ``bias:+1``, ``clamp_min:+1``, ``clamp_max:-1``, ``probe_timeout:+1``: the ensemble bias and
@@ -42,6 +43,12 @@ _INT32 = r"(INT32_C\((-?\d+)\)|\(-INT32_C\(2147483647\) - 1\))"
 _THR_RE = re.compile(r"^#define \w*?THR_(\d+)_(\d+) " + _INT32)
 _BIAS_RE = re.compile(r"^#define \w*?BIAS " + _INT32)
 _LEAVES_RE = re.compile(r"^static const int32_t \w*?(?:LEAVES|leaves)_(\d+)\[(\d+)\] = \{")
+# The bitmask form: a cut shared by splits (``#define FIRMWARE_CUT_4_2 INT32_C(2613) /* ...: tree 5 split 3, ... */``)
+# and the leaves as rows of the tables object (``/* tree 5 */`` opens tree 5's row inside ``.leaves =``).
+_CUT_RE = re.compile(r"^#define \w*?CUT_(\d+)_(\d+) " + _INT32 + r" /\*.*?: (.*) \*/$")
+_CUT_USE_RE = re.compile(r"tree (\d+) split (\d+)")
+_LEAF_ROWS_RE = re.compile(r"^\s*\.leaves =$")
+_LEAF_ROW_RE = re.compile(r"^\s*/\* tree (\d+) \*/$")
 _NUM_RE = re.compile(r"-?\d+")
 _COMMENT_RE = re.compile(r"/\*.*?\*/")
 _COND_RE = re.compile(r"x\[(\w*?IN_\w+)\] (>=|<=|>|<) \w*?THR_(\d+)_(\d+)\b")
@@ -168,6 +175,7 @@ def _tree_constants(c_lines: Sequence[str], inputs: dict[str, int], reachable: l
             split_input.setdefault((int(m.group(3)), int(m.group(4))), inputs.get(m.group(1), -1))
     leaves_of: int | None = None
     leaf_no = 0
+    in_rows = False
     for n, line in enumerate(c_lines, 1):
         if (m := _THR_RE.match(line)) is not None:
             t, k, v = int(m.group(1)), int(m.group(2)), _int32_value(m, 3)
@@ -180,11 +188,28 @@ def _tree_constants(c_lines: Sequence[str], inputs: dict[str, int], reachable: l
             for sign, nv in _plus_minus(v, INT32_MIN, INT32_MAX):
                 out.append(Mutant(f"bias:{sign}", "bias", f"ensemble bias {v} -> {nv}", "c", n, line,
                                   _replace_span(line, m.start(1), m.end(1), c_int32(nv))))
+        elif (m := _CUT_RE.match(line)) is not None:
+            # one cut serves every split listed: its mutant moves all of their thresholds (named by the first)
+            i, v = int(m.group(1)), _int32_value(m, 3)
+            uses = [(int(u.group(1)), int(u.group(2))) for u in _CUT_USE_RE.finditer(m.group(5))]
+            if not uses:
+                continue
+            t, k = uses[0]
+            names = ", ".join(f"tree {a} split {b}" for a, b in uses)
+            for sign, nv in _plus_minus(v, INT32_MIN, INT32_MAX):
+                out.append(Mutant(f"thr:t{t}:l{k}:{sign}", "thr", f"cut of {names} (input {i}): {v} -> {nv}", "c", n,
+                                  line, _replace_span(line, m.start(3), m.end(3), c_int32(nv)), tree=t, level=k,
+                                  input=i, threshold=v))
         elif (m := _LEAVES_RE.match(line)) is not None:
             leaves_of, leaf_no = int(m.group(1)), 0
+        elif _LEAF_ROWS_RE.match(line) is not None:
+            in_rows = True
+        elif in_rows and (m := _LEAF_ROW_RE.match(line)) is not None:
+            leaves_of, leaf_no = int(m.group(1)), 0
         elif leaves_of is not None:
-            if line.strip().startswith("};"):
+            if line.strip().startswith("}"):
                 leaves_of = None
+                in_rows = in_rows and not line.strip().startswith("};")
                 continue
             code = _COMMENT_RE.sub(lambda c: " " * len(c.group()), line)  # decimal values in comments
             for tok in _NUM_RE.finditer(code):

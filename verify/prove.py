@@ -28,7 +28,9 @@ The proof is decomposed where the solver cannot go (wide products inside the squ
    32-bit sum of the same two functions of its inputs, so the factor is no longer a bit-level
    match of two differently grouped adder chains. Each sum is proven alone: for all input words,
    with every other byte around the array unknown, it returns the golden partial sum (so it reads
-   the array only), stores only below its stack pointer and restores its frame.
+   the array only), stores only below its stack pointer and restores its frame. The ``bitmask``
+   tree style makes one out-of-line call instead (``<name>_ensemble_sum``: bias, leaves and the
+   out-of-line ramps), abstracted and proven alone the same way as one function.
 
 The rate product's function is known to stay below ``(2^32 - 1) * (2^31 - 1)`` when an operand
 is below 2^31 (true of the exact product part 5 proves); part 1 states that for each of its

@@ -19,8 +19,8 @@ import numpy as np
 import z3
 
 from rlcc import formats as fmt
-from rlcc.codegen.context import (PRODUCT_SHIFTS, SLOG_FUNCTION, SQRT_FUNCTION, input_bits, ramp_function, ramp_sum_function,
-                                  tree_sum_function)
+from rlcc.codegen.context import (PRODUCT_SHIFTS, SLOG_FUNCTION, SQRT_FUNCTION, ensemble_sum_function, input_bits,
+                                  ramp_function, ramp_sum_function, tree_sum_function)
 from rlcc.derived import SLOG_BITS
 from rlcc.fxp import golden
 from rlcc.fxp.model import FxModel, Ramp
@@ -131,7 +131,9 @@ class Abstraction:
         if self.sums is not None:
             stack = img.stack
             for name, fn in ((self.sums.tree_symbol, self.sums.fns.trees), (self.sums.ramp_symbol, self.sums.fns.ramps)):
-                out[img.symbols[name][0]] = _sum_summary(name, fn, self.sums.n_inputs, self.sums.fns.input_bits // 8, xlen, stack)
+                if name is not None and fn is not None:
+                    out[img.symbols[name][0]] = _sum_summary(name, fn, self.sums.n_inputs, self.sums.fns.input_bits // 8,
+                                                             xlen, stack)
         return out
 
     def product_ranges(self, terms: list[Any]) -> list[Any]:
@@ -204,10 +206,12 @@ class Abstraction:
 
 @dataclasses.dataclass
 class Sums:
-    """The ensemble's out-of-line partial sums (a model with ramps): their symbols and functions."""
+    """The ensemble's out-of-line partial sums (a model with ramps): their symbols and functions;
+    ``ramp_symbol`` None: ``tree_symbol`` is the one out-of-line sum of the whole ensemble
+    (``<name>_ensemble_sum``: bias, leaves and the ramps, each ramp its own out-of-line function)."""
 
     tree_symbol: str
-    ramp_symbol: str
+    ramp_symbol: str | None
     fns: SumFunctions
     model: FxModel
 
@@ -217,9 +221,14 @@ class Sums:
 
     @classmethod
     def for_image(cls, img: ElfImage, model: FxModel) -> Sums | None:
-        tree, ramp = tree_sum_function(""), ramp_sum_function("")
-        if not model.ramps or golden.sum_bound(model) >= 2**31 or not any(n.endswith("_" + tree) for n in img.symbols):
+        tree, ramp, whole = tree_sum_function(""), ramp_sum_function(""), ensemble_sum_function("")
+        if not model.ramps or golden.sum_bound(model) >= 2**31:
             return None  # the handler proof then executes the sum inline
+        if any(n.endswith("_" + whole) for n in img.symbols):
+            return cls(prefixed_symbol(img, whole, "ensemble sum"), None,
+                       SumFunctions.make(model.spec.student_width, input_bits(model), split=False), model)
+        if not any(n.endswith("_" + tree) for n in img.symbols):
+            return None
         return cls(prefixed_symbol(img, tree, "trees' sum"), prefixed_symbol(img, ramp, "ramps' sum"),
                    SumFunctions.make(model.spec.student_width, input_bits(model)), model)
 
@@ -233,7 +242,10 @@ class Sums:
         def low(terms: list[Any]) -> int:
             return int(sum(np.asarray(t, dtype=np.int64).reshape(-1)[0] for t in terms)) & 0xFFFFFFFF
 
-        return [(self.fns.trees, lambda a: low(golden.tree_terms(golden.NUMPY, self.model, self.inputs(a))[0])),
-                (self.fns.ramps, lambda a: low(golden.ramp_terms(golden.NUMPY, self.model, self.inputs(a))))]
+        trees = lambda a: golden.tree_terms(golden.NUMPY, self.model, self.inputs(a))[0]  # noqa: E731
+        ramps = lambda a: golden.ramp_terms(golden.NUMPY, self.model, self.inputs(a))  # noqa: E731
+        if self.fns.ramps is None:
+            return [(self.fns.trees, lambda a: low([*trees(a), *ramps(a)]))]
+        return [(self.fns.trees, lambda a: low(trees(a))), (self.fns.ramps, lambda a: low(ramps(a)))]
 
 

@@ -161,6 +161,12 @@ def sum_parts(img: ElfImage, xlen: int, model: FxModel) -> list[ProofPart]:
     def ramps(ops: Z3Ops, x: list[Any]) -> Any:
         return ops.add_terms(golden.ramp_terms(ops, model, x), bound)
 
+    def whole(ops: Z3Ops, x: list[Any]) -> Any:
+        return ops.add_terms([*golden.tree_terms(ops, model, x)[0], *golden.ramp_terms(ops, model, x)], bound)
+
+    if cut.sums.ramp_symbol is None:
+        return [_sum_part(img, xlen, cut, "ensemble sum", cut.sums.tree_symbol, whole,
+                          "the bias plus the trees' leaves plus the ramps' terms (each ramp the function its own part proves)")]
     return [_sum_part(img, xlen, cut, "trees' sum", cut.sums.tree_symbol, trees, "the bias plus the trees' leaves"),
             _sum_part(img, xlen, cut, "ramps' sum", cut.sums.ramp_symbol, ramps,
                       "the sum of the ramps' terms (each ramp the function its own part proves)")]

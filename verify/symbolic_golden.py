@@ -121,6 +121,8 @@ class Z3Ops:
         if bound >= 2**31:
             raise ValueError("abstracted ensemble sums need a sum bound below 2^31")
         words = self.sum_fns.words(x, self.obligations)
+        if self.sum_fns.ramps is None:  # one out-of-line sum of the bias, the leaves and the ramps
+            return z3.SignExt(WIDTH - 32, self.sum_fns.trees(*words))
         return z3.SignExt(WIDTH - 32, self.sum_fns.trees(*words) + self.sum_fns.ramps(*words))
 
     def mul_shr(self, a: Any, b: Any, shift: int) -> Any:
@@ -136,15 +138,19 @@ class Z3Ops:
 @dataclasses.dataclass(frozen=True)
 class SumFunctions:
     """The firmware's out-of-line ``<name>_tree_sum`` and ``<name>_ramp_sum`` as uninterpreted
-    functions of the policy input words (``input_bits`` wide each, the C ``input_t``) to int32."""
+    functions of the policy input words (``input_bits`` wide each, the C ``input_t``) to int32;
+    ``ramps`` None: one out-of-line ``<name>_ensemble_sum`` of the bias, the leaves and the ramps
+    (``trees`` stands for it)."""
 
     trees: z3.FuncDeclRef
-    ramps: z3.FuncDeclRef
+    ramps: z3.FuncDeclRef | None
     input_bits: int
 
     @classmethod
-    def make(cls, n_inputs: int, input_bits: int) -> SumFunctions:
+    def make(cls, n_inputs: int, input_bits: int, split: bool = True) -> SumFunctions:
         sorts = [z3.BitVecSort(input_bits)] * n_inputs + [z3.BitVecSort(32)]
+        if not split:
+            return cls(z3.Function("ensemble_sum", *sorts), None, input_bits)
         return cls(z3.Function("tree_sum", *sorts), z3.Function("ramp_sum", *sorts), input_bits)
 
     def words(self, x: Sequence[Any], obligations: list[tuple[str, Any]]) -> list[z3.BitVecRef]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlcc import formats as fmt
+from rlcc.codegen.context import TREE_STYLES
 from rlcc.codegen.sdk_flavours import SdkChoice, check_param_count, choose, from_manifest
 from rlcc.errors import BadInputError
 from rlcc.fxp.model import check_fits_context, model_params
@@ -29,7 +30,6 @@ from rlcc.verify.provenance import source_info
 if TYPE_CHECKING:
     from rlcc.distill.pipeline import CompileOptions, CompileResult
 
-TREE_STYLES = ("oblivious", "ifelse")
 # Request options that map one to one onto CompileOptions fields.
 OPTION_FIELDS = ("trees", "depth", "budget_ops", "samples", "scenarios", "dagger_rounds", "candidates", "derived",
                  "equilibrium")

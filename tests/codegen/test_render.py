@@ -78,7 +78,7 @@ def test_warnings_as_errors_system_compilers(cc, generated, tmp_path):
 
 @pytest.mark.slow
 def test_source_is_freestanding_and_documented():
-    texts, ctx = render_sources(MODELS["all_features"], name="fw")
+    texts, ctx = render_sources(MODELS["all_features"], name="fw", tree_style="oblivious")
     c = texts["c"]
     assert set(re.findall(r'#include [<"]([^>"]+)[>"]', c)) == {"rlcc_runtime.h", "fw.h"}
     code = re.sub(r"/\*.*?\*/", "", c, flags=re.S)
@@ -95,7 +95,7 @@ def test_source_is_freestanding_and_documented():
 
 
 def test_oblivious_form_is_branch_free():
-    texts, _ = render_sources(random_model(SYNTHETIC_SPEC, n_trees=4, depth=5), name="fw")
+    texts, _ = render_sources(random_model(SYNTHETIC_SPEC, n_trees=4, depth=5), name="fw", tree_style="oblivious")
     body = texts["c"].split("static inline int32_t fw_eval_ensemble", 1)[1].split("\n}\n", 1)[0]
     assert "if" not in re.sub(r"/\*.*?\*/", "", body) and "?" not in body
     assert body.count("idx |= (uint32_t)(x[") + body.count("idx = (uint32_t)(x[") == 20
@@ -104,3 +104,22 @@ def test_oblivious_form_is_branch_free():
 def test_bad_arguments():
     with pytest.raises(BadInputError):
         render_sources(tiny_model(), tree_style="switch")
+
+
+def test_bitmask_form_is_branch_free_and_names_every_cut():
+    """The bit-parallel form: no branch in the ensemble, one bucket per input with cuts, one leaf
+    lookup per tree, and every split's threshold a named cut whose comment names the split."""
+    model = random_model(SYNTHETIC_SPEC, n_trees=4, depth=5)
+    texts, ctx = render_sources(model, name="fw", tree_style="bitmask")
+    c = texts["c"]
+    body = c.split("static inline int32_t fw_eval_ensemble", 1)[1].split("\n}\n", 1)[0]
+    code = re.sub(r"/\*.*?\*/", "", body)
+    assert "if" not in code and "?" not in code
+    assert code.count("sum += fw_tables.leaves[") == len(model.trees)
+    for t, tree in enumerate(model.trees):
+        for k, s in enumerate(tree.splits):
+            cut = s.threshold if s.op == ">" else s.threshold - 1
+            assert re.search(rf"#define FW_CUT_{s.input}_\d+ INT32_C\({cut}\) /\* .*tree {t} split {k}\b", c), (t, k)
+    for b in ctx["bitmask"]["inputs"]:
+        fn = c.split(f"static inline uint32_t {b['bucket_fn']}(", 1)[1].split("\n}\n", 1)[0]
+        assert "if" not in re.sub(r"/\*.*?\*/", "", fn) and "?" not in fn

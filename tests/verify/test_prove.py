@@ -35,10 +35,11 @@ def example_model():
     return model
 
 
-def _elf(model, tmp: Path, target: str, edit: tuple[str, str] | None = None) -> Path:
+def _elf(model, tmp: Path, target: str, edit: tuple[str, str] | None = None, style: str = "oblivious") -> Path:
     """The model's firmware built for ``target``; ``edit`` replaces a line of the C (the runtime
-    header inlined, so runtime functions can be edited too)."""
-    paths = generate(model, tmp / "src", inline_runtime=edit is not None)
+    header inlined, so runtime functions can be edited too). ``style``: the tree style (the edits
+    below are written against the oblivious form; ``bitmask`` tests name their own)."""
+    paths = generate(model, tmp / "src", inline_runtime=edit is not None, tree_style=style)
     if edit:
         text = paths["c"].read_text()
         assert edit[0] in text
@@ -238,6 +239,57 @@ def test_sum_parts_prove_right_sums_and_refute_wrong_ones(tmp_path, target):
         img = P.load_after_init(_elf(model, tmp_path / f"wrong{k}", target, edit), xlen, profile, xlen == 64)
         part = next(p for p in PP.sum_parts(img, xlen, model) if p.name == name)
         assert part.status == "failed" and "result equals" in part.detail, part.detail
+
+
+def _bitmask_model():
+    """The ramp model with two more trees whose splits put five cuts on delta[t] (binary search,
+    padded) and a ``<`` split on prev_action[t] (a cut at t - 1)."""
+    import dataclasses
+
+    from rlcc.fxp.model import Split, Tree
+
+    base = _ramp_model()
+    extra = (Tree((Split(3, ">", -9000, 0.0), Split(3, ">", 2000, 0.0), Split(2, "<", 66000, 0.0)),
+                  (100, -200, 300, -400, 500, -600, 700, -800)),
+             Tree((Split(3, ">", -30000, 0.0), Split(3, ">", 150, 0.0), Split(1, ">", -400, 0.0)),
+                  (11, 22, 33, 44, 55, 66, 77, 88)))
+    return dataclasses.replace(base, trees=base.trees + extra)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
+def test_bitmask_sums_are_proven_and_wrong_tables_refuted(tmp_path, target):
+    """The bit-parallel ensemble sum (bucket per input, split-bit words ORed, one leaf lookup per
+    tree, then the out-of-line ramps) is proven equal to the golden sum for all input words (a padded cut lowered to just below
+    INT32_MAX too: its bucket repeats the last one's bits); a search table entry naming the wrong
+    cut, or a split-bit word with a bit cleared, fails it."""
+    model = _bitmask_model()
+    xlen = 64 if target == "rv64imac" else 32
+    profile = "dpa" if xlen == 64 else "generic5"
+    img = P.load_after_init(_elf(model, tmp_path / "right", target, style="bitmask"), xlen, profile, xlen == 64)
+    parts = PP.sum_parts(img, xlen, model)
+    assert [(p.name, p.status) for p in parts] == [("ensemble sum", "proven")], parts
+    harmless_pad = ("            INT32_MAX, /* padding: no int32 is above it */",
+                    "            INT32_C(2147483000), /* padding: no int32 is above it */")
+    img = P.load_after_init(_elf(model, tmp_path / "pad", target, harmless_pad, style="bitmask"), xlen, profile, xlen == 64)
+    assert PP.sum_parts(img, xlen, model)[0].status == "proven"
+    wrong_cut = ("            FIRMWARE_CUT_3_1, /* cut 1 */", "            FIRMWARE_CUT_3_0, /* cut 1 */")
+    wrong_bit = ("            UINT64_C(0x0000000000000082), /* x > 0.00457764 */",
+                 "            UINT64_C(0x0000000000000080), /* x > 0.00457764 */")
+    for k, edit in enumerate((wrong_cut, wrong_bit)):
+        img = P.load_after_init(_elf(model, tmp_path / f"wrong{k}", target, edit, style="bitmask"), xlen, profile, xlen == 64)
+        part = PP.sum_parts(img, xlen, model)[0]
+        assert part.status == "failed" and "result equals" in part.detail, part.detail
+
+
+@pytest.mark.slow
+def test_bitmask_handler_is_proven(tmp_path):
+    """The whole rv64 handler of the bit-parallel firmware (one out-of-line ensemble sum calling the
+    out-of-line ramps) is proven, every part included."""
+    model = _bitmask_model()
+    res = P.prove_firmware(_elf(model, tmp_path, "rv64imac", style="bitmask"), model, "rv64imac", timeout_s=240, zbb=True)
+    assert res.status == "proven", [(p.name, p.status, p.detail) for p in res.parts]
+    assert {"ensemble sum", "ramp 0", "ramp 1"} <= {p.name for p in res.parts}
 
 
 def test_sum_part_refutes_a_sum_that_reads_past_its_array(tmp_path):

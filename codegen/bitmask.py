@@ -1,0 +1,139 @@
+"""Bit-parallel evaluation of oblivious trees (the ``bitmask`` tree style, QuickScorer family).
+
+Every split of the ensemble is ``x[i] > t`` or ``x[i] < t`` on one input. Per input, the
+distinct cut points ``c`` (a split ``x > t`` cuts at ``t``, ``x < t`` at ``t - 1``: ``x < t`` is
+``!(x > t - 1)``) split the int32 line into buckets; within a bucket every split on that input has
+one value. So the firmware locates each input once among its sorted cuts (``bucket = #{c : x >
+c}``, by compare-sum or a branch-free binary search), reads that bucket's precomputed word of
+split bits (bit ``offset_t + k`` = split ``k`` of tree ``t``), ORs the inputs' words together and
+reads each tree's leaf index as a bit field of the result: one lookup per tree. The comparisons
+stay exact (``x > c`` on the exact cuts), so the result is the oblivious form's, bit for bit.
+
+Cost: per input ``ceil(log2(cuts + 1))`` compares instead of one per split, one table load per input
+and word, and two ALU operations per tree to extract its field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxModel
+
+WORD_BITS = 64  # split bits per word (uint64_t; two registers on RV32)
+LINEAR_MAX_CUTS = 2  # up to this many cuts an input is bucketed by compare-sum on immediates, else by binary search (measured best on both targets)
+
+
+@dataclasses.dataclass(frozen=True)
+class Cut:
+    value: int  # bucket boundary: the bucket index counts the cuts with x > value
+    uses: tuple[tuple[int, int], ...]  # (tree, level) of every split at this cut
+
+
+@dataclasses.dataclass(frozen=True)
+class InputBuckets:
+    """One input's cuts, its search, and per bucket the split bits it sets in each word."""
+
+    input: int
+    cuts: tuple[Cut, ...]  # ascending
+    search_steps: int  # 0: compare-sum over the cuts; else binary search over 2^steps - 1 padded cuts
+    masks: tuple[tuple[int, ...], ...]  # masks[word][bucket]: split bits (padded buckets repeat the last)
+
+    @property
+    def padded_cuts(self) -> tuple[int, ...]:
+        """Cuts of the binary search: 2^steps - 1 ascending values, padded with INT32_MAX (no int32
+        exceeds it; a wider input above it lands in a padded bucket, whose bits equal the last)."""
+        n = (1 << self.search_steps) - 1
+        return tuple(c.value for c in self.cuts) + (INT32_MAX,) * (n - len(self.cuts))
+
+    def words(self) -> list[int]:
+        """The words this input sets bits in."""
+        return [w for w, m in enumerate(self.masks) if any(m)]
+
+
+@dataclasses.dataclass(frozen=True)
+class Field:
+    word: int
+    offset: int  # bit of split 0 of the tree in its word
+    width: int  # the tree's depth
+
+
+@dataclasses.dataclass(frozen=True)
+class BitmaskPlan:
+    inputs: tuple[InputBuckets, ...]  # inputs with at least one cut, by input index
+    fields: tuple[Field, ...]  # per tree
+    n_words: int
+    leaf_stride: int  # leaves per row of the leaf table (2^max_depth)
+
+    @property
+    def n_cuts(self) -> int:
+        return sum(len(b.cuts) for b in self.inputs)
+
+
+def _cut_of(op: str, threshold: int) -> int | None:
+    """The ``x > c`` cut of a split (None: the split is constant on int32, ``x < INT32_MIN``)."""
+    if op == ">":
+        return threshold
+    return None if threshold == INT32_MIN else threshold - 1
+
+
+def _bit_in_bucket(op: str, threshold: int, cut_rank: int | None, bucket: int) -> bool:
+    """Value of a split for every x of ``bucket`` (x above exactly ``bucket`` cuts)."""
+    if cut_rank is None:  # x < INT32_MIN: never
+        return False
+    above = bucket > cut_rank
+    return above if op == ">" else not above
+
+
+def _fields(model: FxModel) -> tuple[tuple[Field, ...], int]:
+    """Each tree's leaf-index field, packed into words without straddling one."""
+    fields, word, offset = [], 0, 0
+    for tree in model.trees:
+        if offset + tree.depth > WORD_BITS:
+            word, offset = word + 1, 0
+        fields.append(Field(word, offset, tree.depth))
+        offset += tree.depth
+    return tuple(fields), (fields[-1].word + 1 if fields else 0)
+
+
+def plan(model: FxModel) -> BitmaskPlan:
+    """The bucketing of every input and the bit layout of the leaf indices."""
+    fields, n_words = _fields(model)
+    per_input: dict[int, dict[int, list[tuple[int, int]]]] = {}
+    for t, tree in enumerate(model.trees):
+        for k, s in enumerate(tree.splits):
+            cut = _cut_of(s.op, s.threshold)
+            uses = per_input.setdefault(s.input, {})
+            if cut is not None:
+                uses.setdefault(cut, []).append((t, k))
+    inputs = []
+    for i in sorted(i for i, uses in per_input.items() if uses):
+        cuts = tuple(Cut(v, tuple(u)) for v, u in sorted(per_input[i].items()))
+        steps = 0 if len(cuts) <= LINEAR_MAX_CUTS else len(cuts).bit_length()
+        n_buckets = (1 << steps) if steps else len(cuts) + 1
+        rank = {c.value: r for r, c in enumerate(cuts)}
+        masks = [[0] * n_buckets for _ in range(n_words)]
+        for t, tree in enumerate(model.trees):
+            f = fields[t]
+            for k, s in enumerate(tree.splits):
+                if s.input != i:
+                    continue
+                cut = _cut_of(s.op, s.threshold)
+                r = None if cut is None else rank[cut]
+                for b in range(n_buckets):
+                    if _bit_in_bucket(s.op, s.threshold, r, min(b, len(cuts))):
+                        masks[f.word][b] |= 1 << (f.offset + k)
+        inputs.append(InputBuckets(i, cuts, steps, tuple(tuple(m) for m in masks)))
+    stride = 1 << max((t.depth for t in model.trees), default=0)
+    return BitmaskPlan(tuple(inputs), fields, n_words, stride)
+
+
+def leaf_index(p: BitmaskPlan, x: list[int]) -> list[int]:
+    """Each tree's leaf index for int inputs ``x`` by the plan (the C's computation, in Python)."""
+    words = [0] * p.n_words
+    for b in p.inputs:
+        bucket = sum(1 for c in b.cuts if x[b.input] > c.value)
+        if b.search_steps:
+            bucket = sum(1 for c in b.padded_cuts if x[b.input] > c)
+        for w in range(p.n_words):
+            words[w] |= b.masks[w][min(bucket, len(b.masks[w]) - 1)]
+    return [(words[f.word] >> f.offset) & ((1 << f.width) - 1) for f in p.fields]

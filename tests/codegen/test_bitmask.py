@@ -1,0 +1,64 @@
+"""The bit-parallel tree plan (``rlcc.codegen.bitmask``): bucketing each input once against its
+sorted cuts and ORing the buckets' split-bit words gives every tree's golden leaf index."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from codegen_models import SYNTHETIC_SPEC, random_model, tiny_model
+
+from rlcc.codegen import bitmask
+from rlcc.fxp import golden
+from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxModel, Split, Tree
+
+
+def _probe_inputs(model: FxModel, n_random: int, seed: int) -> np.ndarray:
+    """Every threshold and its neighbours on its own input (others random), the int32 extremes,
+    and random inputs."""
+    rng = np.random.default_rng(seed)
+    w = model.spec.student_width
+    rows = []
+    for tree in model.trees:
+        for s in tree.splits:
+            for d in (-1, 0, 1):
+                x = rng.integers(-2**20, 2**20, w)
+                x[s.input] = min(max(s.threshold + d, INT32_MIN), INT32_MAX)
+                rows.append(x)
+    rows += [np.full(w, INT32_MIN), np.full(w, INT32_MAX)]
+    rows += list(rng.integers(-2**20, 2**20, (n_random, w)))
+    return np.array(rows, dtype=np.int64)
+
+
+def _check(model: FxModel) -> None:
+    p = bitmask.plan(model)
+    x = _probe_inputs(model, 300, 1)
+    _, want = golden.eval_trees(model, x)
+    for row, leaves in zip(x, want):
+        assert bitmask.leaf_index(p, [int(v) for v in row]) == [int(v) for v in leaves], row
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_leaf_indices_equal_golden_on_random_models(seed):
+    _check(random_model(SYNTHETIC_SPEC, n_trees=6, depth=4, seed=seed))
+
+
+def test_less_than_splits_and_extreme_thresholds():
+    """``x < t`` cuts at t - 1; ``x < INT32_MIN`` is never true and ``x > INT32_MAX`` never on int32."""
+    base = tiny_model()
+    spec = base.spec
+    splits = (Split(0, "<", 100, 0.0), Split(0, ">", 99, 0.0), Split(1, "<", INT32_MIN, 0.0), Split(1, ">", INT32_MAX, 0.0))
+    trees = (Tree(splits, tuple(range(16))), Tree((Split(0, "<", INT32_MAX, 0.0),), (5, 7)))
+    model = FxModel(spec=spec, constants=base.constants, trees=trees, bias=base.bias, provenance={})
+    _check(model)
+
+
+def test_fields_do_not_straddle_words_and_binary_search_pads():
+    """Seventeen depth-4 trees need 68 bits: two words, no field across a word boundary; an input
+    with more cuts than the compare-sum limit is binary-searched over 2^steps - 1 padded cuts."""
+    model = random_model(SYNTHETIC_SPEC, n_trees=17, depth=4, seed=7)
+    p = bitmask.plan(model)
+    assert p.n_words == 2
+    assert all(f.offset + f.width <= bitmask.WORD_BITS for f in p.fields)
+    searched = [b for b in p.inputs if len(b.cuts) > bitmask.LINEAR_MAX_CUTS]
+    assert searched and all(len(b.padded_cuts) == (1 << b.search_steps) - 1 >= len(b.cuts) for b in searched)
+    _check(model)
