@@ -13,7 +13,8 @@ For every zoo policy:
 Goal (issue): every settling teacher passes the default gate on every seed, teachers that do
 not settle get the compile's own verdict (exit 11), median compile time <= 60 s on 2 cores.
 
-    python bench/bench_zoo.py [--seeds 0,1,2] [--policies a,b] [--jobs 2] [--teacher-seeds 0] [--teachers-only]
+    python bench/bench_zoo.py [--seeds 0,1,2] [--policies a,b] [--jobs 2] [--teacher-seeds 0]
+                              [--teachers-only | --compiles-only]
 
 Writes bench/results/zoo.json after every row (a partial run keeps what it measured; policies
 and seeds not run keep their rows from the file).
@@ -146,10 +147,11 @@ def main() -> None:
     ap.add_argument("--teacher-seeds", default="0", type=lambda s: [int(x) for x in s.split(",")],
                     help="seeds of the standalone teacher check (each compile also reports its own)")
     ap.add_argument("--teachers-only", action="store_true")
+    ap.add_argument("--compiles-only", action="store_true", help="keep the teacher checks in the results file")
     args = ap.parse_args()
     entries = [e for e in catalogue() if args.policies is None or e["name"] in args.policies]
     data = load()
-    for e in entries:
+    for e in [] if args.compiles_only else entries:
         data["teachers"][e["name"]] = [teacher_check(e, s, args.jobs) for s in args.teacher_seeds]
         t = data["teachers"][e["name"]]
         print(f"{e['name']}: teacher {'settles' if all(x['settled'] for x in t) else 'does NOT settle'} "
