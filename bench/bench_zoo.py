@@ -130,8 +130,11 @@ def save(data: dict) -> None:
         "policies": len({r["policy"] for r in rows}),
         "settling_teachers": sum(settling.values()),
         "settling_teachers_passing_every_seed": sum(1 for k, ok in settling.items() if ok and all(passed_all.get(k, [False]))),
+        "unsettled_teachers_compiled": sum(1 for k, ok in settling.items() if not ok and any(r["policy"] == k for r in rows)),
         "unsettled_teachers_exit_11_every_seed": sum(1 for k, ok in settling.items() if not ok and
+                                                     any(r["policy"] == k for r in rows) and
                                                      all(r["exit"] == 11 for r in rows if r["policy"] == k)),
+        "settling_teachers_compiled": sum(1 for k, ok in settling.items() if ok and any(r["policy"] == k for r in rows)),
         "median_compile_s": round(statistics.median(times), 1) if times else None,
         "worst_compile_s": max(times) if times else None,
     }

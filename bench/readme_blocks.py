@@ -286,15 +286,15 @@ def zoo() -> str:
         para(f"The default compile on {s['policies']} policies rlcc did not shape (`examples/zoo`, "
              f"`bench/bench_zoo.py`, compile seeds {', '.join(map(str, sorted({r['seed'] for r in doc['compiles']})))}; "
              f"{doc['machine']['cores']} cores): {s['settling_teachers_passing_every_seed']} of "
-             f"{s['settling_teachers']} settling teachers pass the gate on every seed; "
-             f"{s['unsettled_teachers_exit_11_every_seed']} teachers that do not settle get exit 11 on every seed. "
+             f"{s['settling_teachers_compiled']} settling teachers compiled so far pass the gate on every seed run "
+             f"({s['settling_teachers']} settle); {s['unsettled_teachers_exit_11_every_seed']} of "
+             f"{s['unsettled_teachers_compiled']} teachers that do not settle compiled so far got exit 11 on every seed. "
              f"Compile time median {s['median_compile_s']:.0f} s, worst {s['worst_compile_s']:.0f} s "
              "(escalations included). Teacher: its largest per-flow rate swing (std / mean) in the gate's "
              "steady-state scenarios; it settles at <= 0.2."),
         "",
         table(["policy", "made by", "teacher settles (swing)", "gate per seed", "worst check (worst seed)",
                "RTT cycles (rv64)", "compile time"], ["---", "---", "---", "---", "---", "---:", "---:"], rows),
-        "",
     ])
 
 
