@@ -17,7 +17,9 @@ follows what the misses measured so far were caused by:
 The budget is stated in default compiles (``--escalation-budget``, default 4: the ladder's
 estimated work); rungs are taken in order while their estimated cost fits what is left, so which
 rungs run depends on the options and the verdicts only, never on wall time (outputs stay
-deterministic). Costs are measured ratios on the bundled example (bench/bench_zoo.py).
+deterministic). The costs are estimates from the work each rung adds (candidates, validation
+incasts, samples); measured once on a zoo policy (adpg_k2_seed1 before the fixed-point pin): the
+two rungs together took 2.6 default compiles' wall time against 3.6 estimated.
 """
 
 from __future__ import annotations
