@@ -139,6 +139,9 @@ def save(data: dict) -> None:
         "worst_compile_s": max(times) if times else None,
     }
     data["machine"] = machine()
+    from rlcc.distill.settle import RATE_SWING_MAX
+
+    data["settle_limit"] = RATE_SWING_MAX
     RESULTS.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 

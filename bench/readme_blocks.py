@@ -291,7 +291,8 @@ def zoo() -> str:
              f"{s['unsettled_teachers_compiled']} teachers that do not settle compiled so far got exit 11 on every seed. "
              f"Compile time median {s['median_compile_s']:.0f} s, worst {s['worst_compile_s']:.0f} s "
              "(escalations included). Teacher: its largest per-flow rate swing (std / mean) in the gate's "
-             "steady-state scenarios; it settles at <= 0.2."),
+             f"steady-state scenarios; it settles at <= {doc['settle_limit']:g} (exit 11: every miss where the "
+             "teacher itself cycles)."),
         "",
         table(["policy", "made by", "teacher settles (swing)", "gate per seed", "worst check (worst seed)",
                "RTT cycles (rv64)", "compile time"], ["---", "---", "---", "---", "---", "---:", "---:"], rows),

@@ -58,15 +58,17 @@ def ladder(options) -> list[Rung]:
     return out
 
 
-def rank(verdict: FidelityVerdict) -> tuple[int, float, int]:
-    """Order of preference between attempts: passed first, then fewer misses, then the smaller
-    worst excess (ties: the earlier, cheaper attempt, by the caller's stable sort)."""
+def rank(verdict: FidelityVerdict) -> tuple[int, int, float]:
+    """Order of preference between attempts: passed first, then misses only where the teacher
+    cycles, then fewer judged misses, then the smaller worst excess (ties: the earlier, cheaper
+    attempt, by the caller's stable sort)."""
     worst = verdict.worst.excess if verdict.worst is not None else 0.0
-    return (0 if verdict.passed else 1, len(verdict.failures), round(worst, 9))
+    judged = len(verdict.failures) - len(verdict.unjudged)
+    return (0 if verdict.passed else 1 if verdict.unsettled else 2, judged, round(worst, 9))
 
 
 def should_escalate(verdict: FidelityVerdict) -> bool:
-    """A judged miss: not a pass, not a preview, not a teacher that never settles."""
+    """A judged miss: not a pass, not a preview, not misses only where the teacher cycles."""
     return not verdict.passed and not verdict.preview and not verdict.unsettled
 
 

@@ -90,9 +90,18 @@ class FidelityVerdict:
     settling: Settling | None = None  # the teacher's own settling (None: not measured)
 
     @property
+    def unjudged(self) -> tuple[GateCheck, ...]:
+        """Missed checks on scenarios where the teacher itself does not settle (a limit cycle has no
+        equilibrium to be faithful to; its window means follow the cycle's phase and amplitude)."""
+        if self.settling is None:
+            return ()
+        return tuple(c for c in self.checks if not c.passed and self.settling.cycles_in(c.scenario))
+
+    @property
     def unsettled(self) -> bool:
-        """The teacher itself limit-cycles: there is no equilibrium to be faithful to (exit 11)."""
-        return not self.preview and self.settling is not None and not self.settling.settled
+        """Every miss is on a scenario where the teacher limit-cycles: not judged (exit 11)."""
+        misses = [c for c in self.checks if not c.passed]
+        return not self.preview and bool(misses) and len(self.unjudged) == len(misses)
 
     @property
     def verdict(self) -> str:
@@ -107,7 +116,8 @@ class FidelityVerdict:
         if self.preview:
             return preview_headline(len(self.failures), len(self.checks))
         if self.unsettled:
-            return f"NOT JUDGED: {self.settling.line()}"
+            return (f"NOT JUDGED: {len(self.unjudged)} of {len(self.checks)} checks outside the bar, all where "
+                    f"{self.settling.line()}")
         return "PASSED" if self.passed else f"FAILED ({len(self.failures)} of {len(self.checks)} checks outside the bar)"
 
     def console_line(self) -> str:
@@ -124,7 +134,7 @@ class FidelityVerdict:
 
     @property
     def passed(self) -> bool:
-        return not self.unsettled and all(c.passed for c in self.checks)
+        return all(c.passed for c in self.checks)
 
     @property
     def failures(self) -> tuple[GateCheck, ...]:

@@ -58,9 +58,9 @@ def _gate_section(gate: FidelityVerdict) -> list[str]:
             "--accept-fidelity writes the firmware and exits 0 anyway."), ""]
     if gate.settling is not None and gate.settling.swings:
         s = gate.settling
-        out += [(f"Teacher: {s.line()}. A teacher settles when each flow's rate varies by at most {s.limit:g} "
-                 "(std / mean over the measured window) in every steady-state scenario below; one that limit-cycles "
-                 "has no equilibrium for firmware to match, so the gate is not judged (exit 11)."), ""]
+        out += [(f"Teacher: {s.line()}. The teacher settles in a scenario when each flow's rate varies by at most "
+                 f"{s.limit:g} (std / mean over the measured window); where it limit-cycles there is no equilibrium for "
+                 "firmware to match, so a check missed there is reported, not judged (all misses there: exit 11)."), ""]
     if gate.preview:
         out += [("This compile is a preview (--quick: fewer samples, shorter runs): the checks are measured as in a "
                  "full compile but too roughly to ship on, so they are not judged and rlcc-compile exits 0. Compile "

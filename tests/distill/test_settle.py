@@ -54,9 +54,9 @@ def test_assess_reads_the_steady_tables_only():
     assert not s.settled and "does not settle" in s.line() and "steady many-to-one:64" in s.line()
 
 
-def test_a_teacher_that_limit_cycles_is_not_judged_and_exits_11():
-    v = judge([_table("steady", 0.4, firmware_queue=10.0)], FidelityBar())
-    assert v.unsettled and v.verdict == "unsettled" and not v.passed
+def test_misses_only_where_the_teacher_cycles_are_not_judged_and_exit_11():
+    v = judge([_table("steady", 0.4, firmware_queue=20.0)], FidelityBar())
+    assert v.unsettled and v.verdict == "unsettled" and not v.passed and len(v.unjudged) == 1
     assert v.headline.startswith("NOT JUDGED") and "not judged" in v.console_line()
     assert v.to_dict()["teacher_settling"]["settled"] is False
     out = Outcome("trees", None, gate_passed=v.passed, unsettled=v.unsettled)
@@ -68,6 +68,19 @@ def test_a_teacher_that_limit_cycles_is_not_judged_and_exits_11():
     assert Outcome("trees", None, gate_passed=v.passed, unsettled=v.unsettled).exit_code(False) == ExitCode.FIDELITY
 
 
+def test_a_pass_is_a_pass_and_a_startup_miss_reads_the_steady_run_of_its_incast():
+    assert judge([_table("steady", 0.4)], FidelityBar()).verdict == "passed"  # tracked, cycle or not
+    v = judge([_table("steady", 0.4), _table("startup", 0.0, firmware_queue=20.0)], FidelityBar())
+    assert v.verdict == "unsettled"
+    v = judge([_table("steady", 0.0), _table("startup", 0.0, firmware_queue=20.0)], FidelityBar())
+    assert v.verdict == "failed"
+    # one miss where the teacher settles makes it a fidelity miss
+    cycling = ClosedLoop("steady", 10.0, 0.5, {"many-to-one:64": {"teacher": _row(0.4), "fixed_point": _row(0.0, 20.0)},
+                                               "many-to-one:512": {"teacher": _row(0.0), "fixed_point": _row(0.0, 20.0)}})
+    v = judge([cycling], FidelityBar())
+    assert v.verdict == "failed" and [c.scenario for c in v.unjudged] == ["steady many-to-one:64"]
+
+
 def test_a_preview_is_a_preview_even_for_an_unsettled_teacher():
-    v = judge([_table("steady", 0.4)], FidelityBar(), preview=True)
+    v = judge([_table("steady", 0.4, firmware_queue=20.0)], FidelityBar(), preview=True)
     assert v.verdict == "preview" and not v.unsettled
