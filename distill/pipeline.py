@@ -241,9 +241,11 @@ def add_suite_check(result, teacher, ensemble: FloatEnsemble | None, options: Co
     with progress("closed loop: reduced suite on both topologies", "sim-ms") as stage:
         table = evaluate.suite_check(teacher, ensemble, result.model, latency_us, options.seed, runner, stage, keys)
     r = result.report
-    gate_rows = coverage.rows([(coverage.GATE_STAGE, [pt.scenario for pt in _suite_points(options.seed)])])
-    report = dataclasses.replace(r, closed_loop_suite=table, suite_latency_us=latency_us,
-                                 coverage=_merge_gate(r.coverage, gate_rows),
+    extra = {}
+    if getattr(r, "coverage", None) is not None:  # the int8 report has no coverage section
+        gate_rows = coverage.rows([(coverage.GATE_STAGE, [pt.scenario for pt in _suite_points(options.seed)])])
+        extra["coverage"] = _merge_gate(r.coverage, gate_rows)
+    report = dataclasses.replace(r, closed_loop_suite=table, suite_latency_us=latency_us, **extra,
                                  gate=judge([r.closed_loop_steady, r.closed_loop, table], options.bar,
                                             preview=options.preview))
     return dataclasses.replace(result, report=report)

@@ -18,7 +18,8 @@ from rlcc.spec import Action, Feature, ObservationSpec
 
 TINY = ["--accept-fidelity", "--quick", "--samples", "1500", "--scenarios", "many-to-one:2:8,many-to-one:16:12", "--probe-timeout-us", "250.5"]
 REPORT_KEYS = {"closed_loop", "closed_loop_steady", "closed_loop_suite", "dagger", "dataset", "explainability", "fidelity",
-               "fit", "gate", "options", "quantization", "rlcc_report", "selection", "sizes", "suite_latency_us", "teacher", "window"}
+               "fit", "gate", "options", "quantization", "rlcc_report", "selection", "sizes", "suite_latency_us", "teacher", "window",
+               "coverage", "escalation"}
 
 
 def run(args):
