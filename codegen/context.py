@@ -404,7 +404,8 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "history_words": model.history_words,
         "uses": uses,
         "trees": trees,
-        "bitmask": _bitmask(model, macros, prefix, macro_prefix) if tree_style == "bitmask" else None,
+        # a tree-less model (a constant teacher) has no tables: the bias alone, as in the other forms
+        "bitmask": _bitmask(model, macros, prefix, macro_prefix) if tree_style == "bitmask" and model.trees else None,
         "max_depth": max((t.depth for t in model.trees), default=0),
         "n_comparisons": sum(t.depth for t in model.trees),
         "n_operations": model.n_operations,

@@ -211,9 +211,10 @@ def test_nan_teacher_is_bad_input(build_policy):
 
 
 @pytest.mark.slow
-def test_constant_teacher_compiles_to_verified_tree_less_firmware(build_policy, tmp_path):
+@pytest.mark.parametrize("style", ["oblivious", "bitmask"])
+def test_constant_teacher_compiles_to_verified_tree_less_firmware(build_policy, tmp_path, style):
     out = tmp_path / "OUT"
-    result = run([build_policy(weight_scale=0.0), "-o", out, *TINY])
+    result = run([build_policy(weight_scale=0.0), "-o", out, *TINY, "--tree-style", style])
     assert result.exit_code == 0, result.output
     assert json.loads((out / "verify.json").read_text())["bit_exact"]
     assert FxModel.from_file(str(out / "model.rlcc.json")).trees == ()
