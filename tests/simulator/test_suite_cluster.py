@@ -4,6 +4,11 @@ Two `ray start` nodes of one CPU each (a head and a worker joining it) stand in 
 the reduced suite run through `--address` must write byte-identical files to a serial run, and
 tasks sent the same way must land on both nodes. The cluster's processes are found by its private
 temp dir and stopped when the test ends (never `ray stop`, which stops every Ray on the machine).
+
+Every Ray driver here is a fresh interpreter, as a user's `rlcc-sim` is: a pytest worker that
+already ran a local Ray session (tests/simulator/test_sweep.py) cannot reliably be a second
+cluster's driver (CI saw OwnerDiedError). The nodes take the address Ray itself picks for this
+machine, because a driver given 127.0.0.1 rewrites it to that address.
 """
 
 from __future__ import annotations
@@ -22,24 +27,28 @@ import pytest
 from click.testing import CliRunner
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'rlcc[ray]')")
-ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 from rlcc.cli.simulate import simulate_command  # noqa: E402
-from rlcc.simulator.sweep import run_jobs  # noqa: E402
 
-RAY_CLI = shutil.which("ray", path=str(Path(sys.executable).parent)) or shutil.which("ray")
+BIN = str(Path(sys.executable).parent)
+RAY_CLI = shutil.which("ray", path=BIN) or shutil.which("ray")
+RLCC_SIM = shutil.which("rlcc-sim", path=BIN) or shutil.which("rlcc-sim")
+
+# Four one-second tasks through rlcc's own runner; prints how many distinct nodes ran them.
+SPREAD = """
+import sys, time, ray
+from rlcc.simulator.sweep import run_jobs
+def node_of(seconds):
+    time.sleep(seconds)
+    return ray.get_runtime_context().get_node_id()
+print(len(set(run_jobs(node_of, [1.0] * 4, backend="ray", address=sys.argv[1], progress=False))))
+"""
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def node_of(seconds: float) -> str:
-    """A task that holds its node's only CPU for a while and says which node ran it."""
-    time.sleep(seconds)
-    return ray.get_runtime_context().get_node_id()
 
 
 def _processes() -> dict[int, tuple[int, str]]:
@@ -85,8 +94,9 @@ class Cluster:
 
     def __init__(self, temp: str, env: dict[str, str]) -> None:
         self.temp, self.env = temp, env
-        self.address = f"127.0.0.1:{free_port()}"
-        self.common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", f"--temp-dir={temp}", "--disable-usage-stats"]
+        ip = ray.util.get_node_ip_address()
+        self.address = f"{ip}:{free_port()}"
+        self.common = [f"--node-ip-address={ip}", "--num-cpus=1", f"--temp-dir={temp}", "--disable-usage-stats"]
         self.head = subprocess.Popen(
             [RAY_CLI, "start", "--head", f"--port={self.address.rsplit(':', 1)[1]}", "--include-dashboard=false",
              *self.common], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -97,30 +107,26 @@ class Cluster:
         worker = subprocess.run([RAY_CLI, "start", f"--address={self.address}", *self.common], env=self.env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120)
         assert worker.returncode == 0, worker.stderr
-        ray.init(address=self.address, log_to_driver=False)
-        try:
-            deadline = time.monotonic() + 60
-            while sum(n["Alive"] for n in ray.nodes()) < 2:
-                assert time.monotonic() < deadline, "the worker node did not join"
-                time.sleep(0.2)
-        finally:
-            ray.shutdown()
+        deadline = time.monotonic() + 60
+        while True:
+            status = subprocess.run([RAY_CLI, "status", f"--address={self.address}"], env=self.env,
+                                    capture_output=True, text=True, timeout=60)
+            if status.stdout.count("node_") >= 2:
+                return
+            assert time.monotonic() < deadline, f"the worker node did not join: {status.stdout}{status.stderr}"
+            time.sleep(0.5)
 
 
 @pytest.fixture
 def cluster(monkeypatch):
-    if RAY_CLI is None:
-        pytest.skip("the ray command is not installed")
-    if ray.is_initialized():
-        ray.shutdown()
+    if RAY_CLI is None or RLCC_SIM is None:
+        pytest.skip("the ray or rlcc-sim command is not installed")
     # A token file left in ~/.ray switches token auth on for `ray start` unless the mode is set.
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
     temp = tempfile.mkdtemp(prefix="rlcc-ray-", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
     try:
         yield Cluster(temp, dict(os.environ))
     finally:
-        if ray.is_initialized():
-            ray.shutdown()
         stop_cluster(temp)
         shutil.rmtree(temp, ignore_errors=True)
 
@@ -131,12 +137,14 @@ def test_suite_on_a_two_node_cluster_equals_the_serial_run(cluster, tmp_path):
     serial = CliRunner().invoke(simulate_command, [*args, "--backend", "serial", "-o", str(tmp_path / "serial")])
     assert serial.exit_code == 0, serial.output
     cluster.join()  # the head started while the serial run went
-    on_ray = CliRunner().invoke(simulate_command, [*args, "--address", cluster.address, "-o", str(tmp_path / "ray")])
-    assert on_ray.exit_code == 0, on_ray.output
+    on_ray = subprocess.run([RLCC_SIM, *args, "--address", cluster.address, "-o", str(tmp_path / "ray")],
+                            env=cluster.env, capture_output=True, text=True, timeout=600)
+    assert on_ray.returncode == 0, on_ray.stderr
     files = sorted(p.name for p in (tmp_path / "serial").iterdir())
     assert "suite.json" in files and files == sorted(p.name for p in (tmp_path / "ray").iterdir())
     for name in files:
         assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "serial" / name).read_bytes(), name
-    assert not ray.is_initialized()  # the suite's own connection is closed again
-    nodes = run_jobs(node_of, [1.0] * 4, backend="ray", address=cluster.address, progress=False)
-    assert len(set(nodes)) == 2  # one CPU per node: the tasks spread over both
+    spread = subprocess.run([sys.executable, "-c", SPREAD, cluster.address], env=cluster.env,
+                            capture_output=True, text=True, timeout=300)
+    assert spread.returncode == 0, spread.stderr
+    assert spread.stdout.split() == ["2"]  # one CPU per node: the tasks spread over both
