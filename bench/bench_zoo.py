@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import tempfile
@@ -81,14 +82,24 @@ def _teacher_run(task) -> dict:
             "rate_swing": round(settle.rate_swing(r), 4)}
 
 
+def code_version() -> str:
+    """The commit the row was measured at (rows from several runs may mix; a dirty tree says so)."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
+                           text=True)
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "") if head.returncode == 0 else "unknown"
+
+
 def compile_row(entry: dict, seed: int, jobs: int) -> dict:
+    load_before = round(os.getloadavg()[0], 2)  # other work on the machine slows the wall time
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
         start = time.perf_counter()
         p = subprocess.run(["rlcc-compile", str(ZOO / f"{entry['name']}.onnx"), "-o", str(out), "--seed", str(seed),
                             "--jobs", str(jobs), "-q", "--no-progress"], capture_output=True, text=True)
         wall = time.perf_counter() - start
-        row = {"policy": entry["name"], "seed": seed, "exit": p.returncode, "seconds": round(wall, 1)}
+        row = {"policy": entry["name"], "seed": seed, "exit": p.returncode, "seconds": round(wall, 1),
+               "code": code_version(), "load_before": load_before}
         report = out / "report.json"
         if not report.exists():
             row["error"] = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
