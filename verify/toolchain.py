@@ -30,7 +30,9 @@ from rlcc.firmware_sdk_stub import SDK_DIR
 from rlcc.targets import DEFAULT_TARGET, get_target
 from rlcc.verify.include_guard import check_includes
 
-COMMON_FLAGS = ("-O2", "-ffreestanding", "-Wall", "-Wextra", "-Werror", "-g0")
+# -fomit-frame-pointer: gcc's -O2 already omits it, zig's clang keeps it for RISC-V; a frame
+# pointer cost the bundled decision 90 of its 820 cycles (ra and s0 saved in every leaf helper).
+COMMON_FLAGS = ("-O2", "-fomit-frame-pointer", "-ffreestanding", "-Wall", "-Wextra", "-Werror", "-g0")
 
 
 def find_compiler() -> list[str]:
