@@ -21,7 +21,7 @@ from rlcc.codegen.sdk_flavours import SdkChoice, choose, template_context
 from rlcc.errors import BadInputError
 from rlcc.fxp.model import INT32_MAX, INT32_MIN, PARAM_RULE, U32_MAX, FxModel, Ramp, Split, model_params
 
-TREE_STYLES = ("oblivious", "bitmask", "ifelse")  # the first is the default (bitmask: not yet the default, issue 35)
+TREE_STYLES = ("bitmask", "oblivious", "ifelse")  # the first is the default
 SQRT_INDEX_BITS = 8  # isqrt seed table: top 8 bits of the normalized argument, 192 entries
 
 # Out-of-line functions of the generated C, one per golden primitive (``fxp.golden.IntOps``).

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from rlcc.codegen import manifest
-from rlcc.codegen.context import build_context, runtime_header_text
+from rlcc.codegen.context import TREE_STYLES, build_context, runtime_header_text
 from rlcc.codegen.render import render
 from rlcc.codegen.sdk_flavours import SdkChoice, choose
 from rlcc.errors import BadInputError
@@ -30,7 +30,7 @@ class Lowering:
 TREES = Lowering(build_context)
 
 
-def render_sources(model: Any, name: str = "firmware", tree_style: str = "oblivious",
+def render_sources(model: Any, name: str = "firmware", tree_style: str = TREE_STYLES[0],
                    source_info: dict[str, Any] | None = None, inline_runtime: bool = False, sdk: SdkChoice | None = None,
                    lowering: Lowering = TREES) -> tuple[dict[str, str], dict[str, Any]]:
     """The C sources as text ({"c": ..., "h": ...}) and the template context used.
@@ -52,7 +52,7 @@ def render_sources(model: Any, name: str = "firmware", tree_style: str = "oblivi
     return {"c": render(c_template, context), "h": render(sdk.flavour.h_template, context)}, context
 
 
-def generate(model: FxModel | Any, out_dir: str | Path, name: str = "firmware", tree_style: str = "oblivious",
+def generate(model: FxModel | Any, out_dir: str | Path, name: str = "firmware", tree_style: str = TREE_STYLES[0],
              vectors: Vectors | None = None, source_info: dict[str, Any] | None = None,
              inline_runtime: bool = False, sdk: SdkChoice | None = None,
              recipe: dict[str, Any] | None = None, lowering: Lowering = TREES) -> dict[str, Path]:

@@ -43,9 +43,11 @@ _INT32 = r"(INT32_C\((-?\d+)\)|\(-INT32_C\(2147483647\) - 1\))"
 _THR_RE = re.compile(r"^#define \w*?THR_(\d+)_(\d+) " + _INT32)
 _BIAS_RE = re.compile(r"^#define \w*?BIAS " + _INT32)
 _LEAVES_RE = re.compile(r"^static const int32_t \w*?(?:LEAVES|leaves)_(\d+)\[(\d+)\] = \{")
-# The bitmask form: a cut shared by splits (``#define FIRMWARE_CUT_4_2 INT32_C(2613) /* ...: tree 5 split 3, ... */``)
+# The bitmask form: a cut shared by splits, its uses in the comment line above (a cut may serve
+# many splits, so the list does not share the define's line: ``/* ...: tree 5 split 3, ... */``
+# then ``#define FIRMWARE_CUT_4_2 INT32_C(2613)``)
 # and the leaves as rows of the tables object (``/* tree 5 */`` opens tree 5's row inside ``.leaves =``).
-_CUT_RE = re.compile(r"^#define \w*?CUT_(\d+)_(\d+) " + _INT32 + r" /\*.*?: (.*) \*/$")
+_CUT_RE = re.compile(r"^#define \w*?CUT_(\d+)_(\d+) " + _INT32 + r"$")
 _CUT_USE_RE = re.compile(r"tree (\d+) split (\d+)")
 _LEAF_ROWS_RE = re.compile(r"^\s*\.leaves =$")
 _LEAF_ROW_RE = re.compile(r"^\s*/\* tree (\d+) \*/$")
@@ -191,7 +193,8 @@ def _tree_constants(c_lines: Sequence[str], inputs: dict[str, int], reachable: l
         elif (m := _CUT_RE.match(line)) is not None:
             # one cut serves every split listed: its mutant moves all of their thresholds (named by the first)
             i, v = int(m.group(1)), _int32_value(m, 3)
-            uses = [(int(u.group(1)), int(u.group(2))) for u in _CUT_USE_RE.finditer(m.group(5))]
+            above = c_lines[n - 2] if n >= 2 and c_lines[n - 2].startswith("/*") else ""
+            uses = [(int(u.group(1)), int(u.group(2))) for u in _CUT_USE_RE.finditer(above)]
             if not uses:
                 continue
             t, k = uses[0]

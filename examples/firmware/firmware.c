@@ -13,7 +13,7 @@
  *   prev_action: Q16, scaled = 1.0 * raw + -1.0
  *   delta: Q16, scaled = 10.0 * raw + 0.0
  * Budget: 10 tree(s), max depth 4, 40 comparisons, 70 operations, 640 bytes of leaves.
- * Trees: oblivious (branch-free: comparison bits form the leaf index, one lookup per tree).
+ * Trees: bit-parallel (each input bucketed once against its sorted cuts; the buckets' words of split bits, ORed, hold every leaf index; one lookup per tree).
  * Events enabled: TX, RTT; disabled in user_init: NULL, FW, CNP, ACK, NACK.
  */
 #include "rlcc_runtime.h"
@@ -51,114 +51,296 @@ enum firmware_input {
  * (Q16.16; comment: decimal values). Leaf index of a tree = OR over levels k of (split k true) << k. */
 #define FIRMWARE_BIAS INT32_C(63692) /* 0.971863: base value of the ensemble sum */
 
-#define FIRMWARE_THR_0_0 INT32_C(-14508) /* delta[t] > -0.221375 */
-#define FIRMWARE_THR_0_1 INT32_C(39301) /* delta_log_ratio[t] > 0.599686 */
-#define FIRMWARE_THR_0_2 INT32_C(2570) /* delta_log_ratio[t] > 0.0392151 */
-#define FIRMWARE_THR_0_3 INT32_C(-2973) /* delta[t] > -0.0453644 */
-static const int32_t firmware_leaves_0[16] = {
-    -3949, -2421, 0,     0, /* -0.06026 -0.03694 0 0 */
-    -4202, 5896,  11149, 15785, /* -0.06412 0.08997 0.1701 0.2409 */
-    0,     1534,  0,     0, /* 0 0.02341 0 0 */
-    0,     4523,  0,     6012, /* 0 0.06902 0 0.09174 */
-};
+/* Bit-parallel form: split k of tree t is bit k of the tree's leaf-index field in the split-bits
+ * word (40 bits). Per input, the distinct cuts c of its splits (x > t cuts at t,
+ * x < t at t - 1) are sorted; the input's bucket = number of cuts with x > c, and its table gives,
+ * per bucket, the bits of every split on that input that hold there. ORing the inputs' words gives
+ * every split bit, exactly as comparing x with each threshold does. */
 
-#define FIRMWARE_THR_1_0 INT32_C(3345) /* delta[t] > 0.0510406 */
-#define FIRMWARE_THR_1_1 INT32_C(11062) /* delta_log_ratio[t] > 0.168793 */
-#define FIRMWARE_THR_1_2 INT32_C(-151983) /* delta[t-1] > -2.31908 */
-#define FIRMWARE_THR_1_3 INT32_C(23757) /* delta_log_ratio[t] > 0.362503 */
-static const int32_t firmware_leaves_1[16] = {
-    -636, 0,    -665, 0, /* -0.009705 0 -0.01015 0 */
-    427,  1424, 2118, 2376, /* 0.006516 0.02173 0.03232 0.03625 */
-    0,    0,    -653, 0, /* 0 0 -0.009964 0 */
-    0,    0,    8993, 1665, /* 0 0 0.1372 0.02541 */
-};
+/* prev_action[t-1]: 4 cut(s), branch-free binary search over 7 (padded with INT32_MAX) */
+/* prev_action[t-1] > 0.917297: tree 5 split 2 */
+#define FIRMWARE_CUT_0_0 INT32_C(60116)
+/* prev_action[t-1] > 1.01999: tree 7 split 0 */
+#define FIRMWARE_CUT_0_1 INT32_C(66846)
+/* prev_action[t-1] > 1.09044: tree 2 split 2 */
+#define FIRMWARE_CUT_0_2 INT32_C(71463)
+/* prev_action[t-1] > 1.19994: tree 9 split 0 */
+#define FIRMWARE_CUT_0_3 INT32_C(78639)
 
-#define FIRMWARE_THR_2_0 INT32_C(-143561) /* delta_log_ratio[t] > -2.19057 */
-#define FIRMWARE_THR_2_1 INT32_C(-7592) /* delta[t] > -0.115845 */
-#define FIRMWARE_THR_2_2 INT32_C(71463) /* prev_action[t-1] > 1.09044 */
-#define FIRMWARE_THR_2_3 INT32_C(57858) /* prev_action[t] > 0.882843 */
-static const int32_t firmware_leaves_2[16] = {
-    322,  -471, 0, 4715, /* 0.004913 -0.007187 0 0.07195 */
-    0,    -491, 0, 2868, /* 0 -0.007492 0 0.04376 */
-    659,  -147, 0, 1118, /* 0.01006 -0.002243 0 0.01706 */
-    -226, -356, 0, -280, /* -0.003448 -0.005432 0 -0.004272 */
-};
+/* delta[t-1]: 5 cut(s), branch-free binary search over 7 (padded with INT32_MAX) */
+/* delta[t-1] > -13.2238: tree 6 split 2 */
+#define FIRMWARE_CUT_1_0 INT32_C(-866638)
+/* delta[t-1] > -2.31908: tree 1 split 2, tree 3 split 1, tree 7 split 2 */
+#define FIRMWARE_CUT_1_1 INT32_C(-151983)
+/* delta[t-1] > -0.740097: tree 8 split 2 */
+#define FIRMWARE_CUT_1_2 INT32_C(-48503)
+/* delta[t-1] > -0.0192108: tree 7 split 3, tree 9 split 3 */
+#define FIRMWARE_CUT_1_3 INT32_C(-1259)
+/* delta[t-1] > 0.0191956: tree 4 split 0 */
+#define FIRMWARE_CUT_1_4 INT32_C(1258)
 
-#define FIRMWARE_THR_3_0 INT32_C(52748) /* delta_log_ratio[t] > 0.804871 */
-#define FIRMWARE_THR_3_1 INT32_C(-151983) /* delta[t-1] > -2.31908 */
-#define FIRMWARE_THR_3_2 INT32_C(23757) /* delta_log_ratio[t] > 0.362503 */
-#define FIRMWARE_THR_3_3 INT32_C(-265590) /* delta[t] > -4.05258 */
-static const int32_t firmware_leaves_3[16] = {
-    711,   0,    572,  0, /* 0.01085 0 0.008728 0 */
-    -2958, 3252, 0,    0, /* -0.04514 0.04962 0 0 */
-    796,   0,    372,  0, /* 0.01215 0 0.005676 0 */
-    1802,  1693, 5986, -6145, /* 0.0275 0.02583 0.09134 -0.09377 */
-};
+/* prev_action[t]: 4 cut(s), branch-free binary search over 7 (padded with INT32_MAX) */
+/* prev_action[t] > 0.882843: tree 2 split 3 */
+#define FIRMWARE_CUT_2_0 INT32_C(57858)
+/* prev_action[t] > 1.01999: tree 8 split 0 */
+#define FIRMWARE_CUT_2_1 INT32_C(66846)
+/* prev_action[t] > 1.04599: tree 4 split 3 */
+#define FIRMWARE_CUT_2_2 INT32_C(68550)
+/* prev_action[t] > 1.17532: tree 5 split 0 */
+#define FIRMWARE_CUT_2_3 INT32_C(77026)
 
-#define FIRMWARE_THR_4_0 INT32_C(1258) /* delta[t-1] > 0.0191956 */
-#define FIRMWARE_THR_4_1 INT32_C(-7122) /* delta_log_ratio[t] > -0.108673 */
-#define FIRMWARE_THR_4_2 INT32_C(-939) /* delta_log_ratio[t] > -0.014328 */
-#define FIRMWARE_THR_4_3 INT32_C(68550) /* prev_action[t] > 1.04599 */
-static const int32_t firmware_leaves_4[16] = {
-    -637, 2206, -749, -2041, /* -0.00972 0.03366 -0.01143 -0.03114 */
-    0,    0,    -413, 0, /* 0 0 -0.006302 0 */
-    -580, 2730, -581, -1618, /* -0.00885 0.04166 -0.008865 -0.02469 */
-    0,    0,    -823, -554, /* 0 0 -0.01256 -0.008453 */
-};
+/* delta[t]: 7 cut(s), branch-free binary search over 7 (padded with INT32_MAX) */
+/* delta[t] > -4.05258: tree 3 split 3 */
+#define FIRMWARE_CUT_3_0 INT32_C(-265590)
+/* delta[t] > -0.234909: tree 5 split 1 */
+#define FIRMWARE_CUT_3_1 INT32_C(-15395)
+/* delta[t] > -0.221375: tree 0 split 0, tree 9 split 1 */
+#define FIRMWARE_CUT_3_2 INT32_C(-14508)
+/* delta[t] > -0.124191: tree 9 split 2 */
+#define FIRMWARE_CUT_3_3 INT32_C(-8139)
+/* delta[t] > -0.115845: tree 2 split 1 */
+#define FIRMWARE_CUT_3_4 INT32_C(-7592)
+/* delta[t] > -0.0453644: tree 0 split 3 */
+#define FIRMWARE_CUT_3_5 INT32_C(-2973)
+/* delta[t] > 0.0510406: tree 1 split 0, tree 8 split 1 */
+#define FIRMWARE_CUT_3_6 INT32_C(3345)
 
-#define FIRMWARE_THR_5_0 INT32_C(77026) /* prev_action[t] > 1.17532 */
-#define FIRMWARE_THR_5_1 INT32_C(-15395) /* delta[t] > -0.234909 */
-#define FIRMWARE_THR_5_2 INT32_C(60116) /* prev_action[t-1] > 0.917297 */
-#define FIRMWARE_THR_5_3 INT32_C(23757) /* delta_log_ratio[t] > 0.362503 */
-static const int32_t firmware_leaves_5[16] = {
-    -630, -675, 3074,  -102, /* -0.009613 -0.0103 0.04691 -0.001556 */
-    -192, -179, 1085,  -949, /* -0.00293 -0.002731 0.01656 -0.01448 */
-    2029, 3691, -5222, -3181, /* 0.03096 0.05632 -0.07968 -0.04854 */
-    2635, 2315, -3657, -3765, /* 0.04021 0.03532 -0.0558 -0.05745 */
-};
+/* delta_log_ratio[t]: 12 cut(s), branch-free binary search over 15 (padded with INT32_MAX) */
+/* delta_log_ratio[t] > -2.19057: tree 2 split 0 */
+#define FIRMWARE_CUT_4_0 INT32_C(-143561)
+/* delta_log_ratio[t] > -0.108673: tree 4 split 1 */
+#define FIRMWARE_CUT_4_1 INT32_C(-7122)
+/* delta_log_ratio[t] > -0.0214844: tree 7 split 1 */
+#define FIRMWARE_CUT_4_2 INT32_C(-1408)
+/* delta_log_ratio[t] > -0.014328: tree 4 split 2 */
+#define FIRMWARE_CUT_4_3 INT32_C(-939)
+/* delta_log_ratio[t] > 0.0392151: tree 0 split 2 */
+#define FIRMWARE_CUT_4_4 INT32_C(2570)
+/* delta_log_ratio[t] > 0.101151: tree 8 split 3 */
+#define FIRMWARE_CUT_4_5 INT32_C(6629)
+/* delta_log_ratio[t] > 0.168793: tree 1 split 1 */
+#define FIRMWARE_CUT_4_6 INT32_C(11062)
+/* delta_log_ratio[t] > 0.362503: tree 1 split 3, tree 3 split 2, tree 5 split 3 */
+#define FIRMWARE_CUT_4_7 INT32_C(23757)
+/* delta_log_ratio[t] > 0.460861: tree 6 split 3 */
+#define FIRMWARE_CUT_4_8 INT32_C(30203)
+/* delta_log_ratio[t] > 0.599686: tree 0 split 1, tree 6 split 0 */
+#define FIRMWARE_CUT_4_9 INT32_C(39301)
+/* delta_log_ratio[t] > 0.69342: tree 6 split 1 */
+#define FIRMWARE_CUT_4_10 INT32_C(45444)
+/* delta_log_ratio[t] > 0.804871: tree 3 split 0 */
+#define FIRMWARE_CUT_4_11 INT32_C(52748)
 
-#define FIRMWARE_THR_6_0 INT32_C(39301) /* delta_log_ratio[t] > 0.599686 */
-#define FIRMWARE_THR_6_1 INT32_C(45444) /* delta_log_ratio[t] > 0.69342 */
-#define FIRMWARE_THR_6_2 INT32_C(-866638) /* delta[t-1] > -13.2238 */
-#define FIRMWARE_THR_6_3 INT32_C(30203) /* delta_log_ratio[t] > 0.460861 */
-static const int32_t firmware_leaves_6[16] = {
-    -434, 0,      0, 0, /* -0.006622 0 0 0 */
-    -563, 0,      0, 0, /* -0.008591 0 0 0 */
-    414,  -14561, 0, 2654, /* 0.006317 -0.2222 0 0.0405 */
-    1708, -5335,  0, 4434, /* 0.02606 -0.08141 0 0.06766 */
-};
-
-#define FIRMWARE_THR_7_0 INT32_C(66846) /* prev_action[t-1] > 1.01999 */
-#define FIRMWARE_THR_7_1 INT32_C(-1408) /* delta_log_ratio[t] > -0.0214844 */
-#define FIRMWARE_THR_7_2 INT32_C(-151983) /* delta[t-1] > -2.31908 */
-#define FIRMWARE_THR_7_3 INT32_C(-1259) /* delta[t-1] > -0.0192108 */
-static const int32_t firmware_leaves_7[16] = {
-    -462,  504,  -382, 620, /* -0.00705 0.00769 -0.005829 0.00946 */
-    -1125, -103, -703, -711, /* -0.01717 -0.001572 -0.01073 -0.01085 */
-    0,     0,    0,    0, /* 0 0 0 0 */
-    -760,  592,  585,  411, /* -0.0116 0.009033 0.008926 0.006271 */
-};
-
-#define FIRMWARE_THR_8_0 INT32_C(66846) /* prev_action[t] > 1.01999 */
-#define FIRMWARE_THR_8_1 INT32_C(3345) /* delta[t] > 0.0510406 */
-#define FIRMWARE_THR_8_2 INT32_C(-48503) /* delta[t-1] > -0.740097 */
-#define FIRMWARE_THR_8_3 INT32_C(6629) /* delta_log_ratio[t] > 0.101151 */
-static const int32_t firmware_leaves_8[16] = {
-    -1996, -591,  0,     0, /* -0.03046 -0.009018 0 0 */
-    -1497, -1065, -1527, -384, /* -0.02284 -0.01625 -0.0233 -0.005859 */
-    -1997, -198,  3240,  5864, /* -0.03047 -0.003021 0.04944 0.08948 */
-    4163,  4183,  -1847, 726, /* 0.06352 0.06383 -0.02818 0.01108 */
-};
-
-#define FIRMWARE_THR_9_0 INT32_C(78639) /* prev_action[t-1] > 1.19994 */
-#define FIRMWARE_THR_9_1 INT32_C(-14508) /* delta[t] > -0.221375 */
-#define FIRMWARE_THR_9_2 INT32_C(-8139) /* delta[t] > -0.124191 */
-#define FIRMWARE_THR_9_3 INT32_C(-1259) /* delta[t-1] > -0.0192108 */
-static const int32_t firmware_leaves_9[16] = {
-    -60,  -67,  -1769, -2181, /* -0.0009155 -0.001022 -0.02699 -0.03328 */
-    0,    0,    238,   -1756, /* 0 0 0.003632 -0.02679 */
-    2893, 2374, -434,  -132, /* 0.04414 0.03622 -0.006622 -0.002014 */
-    0,    0,    -804,  -1700, /* 0 0 -0.01227 -0.02594 */
+/* The ensemble's tables in one object, so that one base address serves every lookup: per input its
+ * split-bit words per bucket (and, when binary-searched, its padded cuts), then the leaves (Q16.16;
+ * comment: decimal values), one row of 16 per tree indexed by the tree's field. */
+static const struct firmware_tables {
+    uint64_t bits_0[8]; /* prev_action[t-1] */
+    uint64_t bits_1[8]; /* delta[t-1] */
+    uint64_t bits_2[8]; /* prev_action[t] */
+    uint64_t bits_3[8]; /* delta[t] */
+    uint64_t bits_4[16]; /* delta_log_ratio[t] */
+    int32_t cuts_0[7]; /* prev_action[t-1] */
+    int32_t cuts_1[7]; /* delta[t-1] */
+    int32_t cuts_2[7]; /* prev_action[t] */
+    int32_t cuts_3[7]; /* delta[t] */
+    int32_t cuts_4[15]; /* delta_log_ratio[t] */
+    int32_t leaves[10][16];
+} firmware_tables = {
+    .bits_0 =
+        {
+            UINT64_C(0x0000000000000000), /* x <= 0.917297 */
+            UINT64_C(0x0000000000400000), /* x > 0.917297, <= 1.01999 */
+            UINT64_C(0x0000000010400000), /* x > 1.01999, <= 1.09044 */
+            UINT64_C(0x0000000010400400), /* x > 1.09044, <= 1.19994 */
+            UINT64_C(0x0000001010400400), /* x > 1.19994 */
+            UINT64_C(0x0000001010400400), /* x > 1.19994 (padding) */
+            UINT64_C(0x0000001010400400), /* x > 1.19994 (padding) */
+            UINT64_C(0x0000001010400400), /* x > 1.19994 (padding) */
+        },
+    .bits_1 =
+        {
+            UINT64_C(0x0000000000000000), /* x <= -13.2238 */
+            UINT64_C(0x0000000004000000), /* x > -13.2238, <= -2.31908 */
+            UINT64_C(0x0000000044002040), /* x > -2.31908, <= -0.740097 */
+            UINT64_C(0x0000000444002040), /* x > -0.740097, <= -0.0192108 */
+            UINT64_C(0x00000084c4002040), /* x > -0.0192108, <= 0.0191956 */
+            UINT64_C(0x00000084c4012040), /* x > 0.0191956 */
+            UINT64_C(0x00000084c4012040), /* x > 0.0191956 (padding) */
+            UINT64_C(0x00000084c4012040), /* x > 0.0191956 (padding) */
+        },
+    .bits_2 =
+        {
+            UINT64_C(0x0000000000000000), /* x <= 0.882843 */
+            UINT64_C(0x0000000000000800), /* x > 0.882843, <= 1.01999 */
+            UINT64_C(0x0000000100000800), /* x > 1.01999, <= 1.04599 */
+            UINT64_C(0x0000000100080800), /* x > 1.04599, <= 1.17532 */
+            UINT64_C(0x0000000100180800), /* x > 1.17532 */
+            UINT64_C(0x0000000100180800), /* x > 1.17532 (padding) */
+            UINT64_C(0x0000000100180800), /* x > 1.17532 (padding) */
+            UINT64_C(0x0000000100180800), /* x > 1.17532 (padding) */
+        },
+    .bits_3 =
+        {
+            UINT64_C(0x0000000000000000), /* x <= -4.05258 */
+            UINT64_C(0x0000000000008000), /* x > -4.05258, <= -0.234909 */
+            UINT64_C(0x0000000000208000), /* x > -0.234909, <= -0.221375 */
+            UINT64_C(0x0000002000208001), /* x > -0.221375, <= -0.124191 */
+            UINT64_C(0x0000006000208001), /* x > -0.124191, <= -0.115845 */
+            UINT64_C(0x0000006000208201), /* x > -0.115845, <= -0.0453644 */
+            UINT64_C(0x0000006000208209), /* x > -0.0453644, <= 0.0510406 */
+            UINT64_C(0x0000006200208219), /* x > 0.0510406 */
+        },
+    .bits_4 =
+        {
+            UINT64_C(0x0000000000000000), /* x <= -2.19057 */
+            UINT64_C(0x0000000000000100), /* x > -2.19057, <= -0.108673 */
+            UINT64_C(0x0000000000020100), /* x > -0.108673, <= -0.0214844 */
+            UINT64_C(0x0000000020020100), /* x > -0.0214844, <= -0.014328 */
+            UINT64_C(0x0000000020060100), /* x > -0.014328, <= 0.0392151 */
+            UINT64_C(0x0000000020060104), /* x > 0.0392151, <= 0.101151 */
+            UINT64_C(0x0000000820060104), /* x > 0.101151, <= 0.168793 */
+            UINT64_C(0x0000000820060124), /* x > 0.168793, <= 0.362503 */
+            UINT64_C(0x00000008208641a4), /* x > 0.362503, <= 0.460861 */
+            UINT64_C(0x00000008288641a4), /* x > 0.460861, <= 0.599686 */
+            UINT64_C(0x00000008298641a6), /* x > 0.599686, <= 0.69342 */
+            UINT64_C(0x000000082b8641a6), /* x > 0.69342, <= 0.804871 */
+            UINT64_C(0x000000082b8651a6), /* x > 0.804871 */
+            UINT64_C(0x000000082b8651a6), /* x > 0.804871 (padding) */
+            UINT64_C(0x000000082b8651a6), /* x > 0.804871 (padding) */
+            UINT64_C(0x000000082b8651a6), /* x > 0.804871 (padding) */
+        },
+    .cuts_0 =
+        {
+            FIRMWARE_CUT_0_0, /* cut 0 */
+            FIRMWARE_CUT_0_1, /* cut 1 */
+            FIRMWARE_CUT_0_2, /* cut 2 */
+            FIRMWARE_CUT_0_3, /* cut 3 */
+            INT32_MAX, /* padding: no int32 is above it */
+            INT32_MAX, /* padding: no int32 is above it */
+            INT32_MAX, /* padding: no int32 is above it */
+        },
+    .cuts_1 =
+        {
+            FIRMWARE_CUT_1_0, /* cut 0 */
+            FIRMWARE_CUT_1_1, /* cut 1 */
+            FIRMWARE_CUT_1_2, /* cut 2 */
+            FIRMWARE_CUT_1_3, /* cut 3 */
+            FIRMWARE_CUT_1_4, /* cut 4 */
+            INT32_MAX, /* padding: no int32 is above it */
+            INT32_MAX, /* padding: no int32 is above it */
+        },
+    .cuts_2 =
+        {
+            FIRMWARE_CUT_2_0, /* cut 0 */
+            FIRMWARE_CUT_2_1, /* cut 1 */
+            FIRMWARE_CUT_2_2, /* cut 2 */
+            FIRMWARE_CUT_2_3, /* cut 3 */
+            INT32_MAX, /* padding: no int32 is above it */
+            INT32_MAX, /* padding: no int32 is above it */
+            INT32_MAX, /* padding: no int32 is above it */
+        },
+    .cuts_3 =
+        {
+            FIRMWARE_CUT_3_0, /* cut 0 */
+            FIRMWARE_CUT_3_1, /* cut 1 */
+            FIRMWARE_CUT_3_2, /* cut 2 */
+            FIRMWARE_CUT_3_3, /* cut 3 */
+            FIRMWARE_CUT_3_4, /* cut 4 */
+            FIRMWARE_CUT_3_5, /* cut 5 */
+            FIRMWARE_CUT_3_6, /* cut 6 */
+        },
+    .cuts_4 =
+        {
+            FIRMWARE_CUT_4_0, /* cut 0 */
+            FIRMWARE_CUT_4_1, /* cut 1 */
+            FIRMWARE_CUT_4_2, /* cut 2 */
+            FIRMWARE_CUT_4_3, /* cut 3 */
+            FIRMWARE_CUT_4_4, /* cut 4 */
+            FIRMWARE_CUT_4_5, /* cut 5 */
+            FIRMWARE_CUT_4_6, /* cut 6 */
+            FIRMWARE_CUT_4_7, /* cut 7 */
+            FIRMWARE_CUT_4_8, /* cut 8 */
+            FIRMWARE_CUT_4_9, /* cut 9 */
+            FIRMWARE_CUT_4_10, /* cut 10 */
+            FIRMWARE_CUT_4_11, /* cut 11 */
+            INT32_MAX, /* padding: no int32 is above it */
+            INT32_MAX, /* padding: no int32 is above it */
+            INT32_MAX, /* padding: no int32 is above it */
+        },
+    .leaves =
+        {
+            {
+                /* tree 0 */
+                -3949, -2421, 0,     0, /* -0.06026 -0.03694 0 0 */
+                -4202, 5896,  11149, 15785, /* -0.06412 0.08997 0.1701 0.2409 */
+                0,     1534,  0,     0, /* 0 0.02341 0 0 */
+                0,     4523,  0,     6012, /* 0 0.06902 0 0.09174 */
+            },
+            {
+                /* tree 1 */
+                -636, 0,    -665, 0, /* -0.009705 0 -0.01015 0 */
+                427,  1424, 2118, 2376, /* 0.006516 0.02173 0.03232 0.03625 */
+                0,    0,    -653, 0, /* 0 0 -0.009964 0 */
+                0,    0,    8993, 1665, /* 0 0 0.1372 0.02541 */
+            },
+            {
+                /* tree 2 */
+                322,  -471, 0, 4715, /* 0.004913 -0.007187 0 0.07195 */
+                0,    -491, 0, 2868, /* 0 -0.007492 0 0.04376 */
+                659,  -147, 0, 1118, /* 0.01006 -0.002243 0 0.01706 */
+                -226, -356, 0, -280, /* -0.003448 -0.005432 0 -0.004272 */
+            },
+            {
+                /* tree 3 */
+                711,   0,    572,  0, /* 0.01085 0 0.008728 0 */
+                -2958, 3252, 0,    0, /* -0.04514 0.04962 0 0 */
+                796,   0,    372,  0, /* 0.01215 0 0.005676 0 */
+                1802,  1693, 5986, -6145, /* 0.0275 0.02583 0.09134 -0.09377 */
+            },
+            {
+                /* tree 4 */
+                -637, 2206, -749, -2041, /* -0.00972 0.03366 -0.01143 -0.03114 */
+                0,    0,    -413, 0, /* 0 0 -0.006302 0 */
+                -580, 2730, -581, -1618, /* -0.00885 0.04166 -0.008865 -0.02469 */
+                0,    0,    -823, -554, /* 0 0 -0.01256 -0.008453 */
+            },
+            {
+                /* tree 5 */
+                -630, -675, 3074,  -102, /* -0.009613 -0.0103 0.04691 -0.001556 */
+                -192, -179, 1085,  -949, /* -0.00293 -0.002731 0.01656 -0.01448 */
+                2029, 3691, -5222, -3181, /* 0.03096 0.05632 -0.07968 -0.04854 */
+                2635, 2315, -3657, -3765, /* 0.04021 0.03532 -0.0558 -0.05745 */
+            },
+            {
+                /* tree 6 */
+                -434, 0,      0, 0, /* -0.006622 0 0 0 */
+                -563, 0,      0, 0, /* -0.008591 0 0 0 */
+                414,  -14561, 0, 2654, /* 0.006317 -0.2222 0 0.0405 */
+                1708, -5335,  0, 4434, /* 0.02606 -0.08141 0 0.06766 */
+            },
+            {
+                /* tree 7 */
+                -462,  504,  -382, 620, /* -0.00705 0.00769 -0.005829 0.00946 */
+                -1125, -103, -703, -711, /* -0.01717 -0.001572 -0.01073 -0.01085 */
+                0,     0,    0,    0, /* 0 0 0 0 */
+                -760,  592,  585,  411, /* -0.0116 0.009033 0.008926 0.006271 */
+            },
+            {
+                /* tree 8 */
+                -1996, -591,  0,     0, /* -0.03046 -0.009018 0 0 */
+                -1497, -1065, -1527, -384, /* -0.02284 -0.01625 -0.0233 -0.005859 */
+                -1997, -198,  3240,  5864, /* -0.03047 -0.003021 0.04944 0.08948 */
+                4163,  4183,  -1847, 726, /* 0.06352 0.06383 -0.02818 0.01108 */
+            },
+            {
+                /* tree 9 */
+                -60,  -67,  -1769, -2181, /* -0.0009155 -0.001022 -0.02699 -0.03328 */
+                0,    0,    238,   -1756, /* 0 0 0.003632 -0.02679 */
+                2893, 2374, -434,  -132, /* 0.04414 0.03622 -0.006622 -0.002014 */
+                0,    0,    -804,  -1700, /* 0 0 -0.01227 -0.02594 */
+            },
+        },
 };
 
 /* ---- ramps: linear terms of the sum around the teacher's equilibrium (no tree splits inside
@@ -281,70 +463,80 @@ static inline void firmware_shift_history(uint32_t c[RLCC_CTX_WORDS], const firm
     c[FIRMWARE_HIST_WORD(1u, FIRMWARE_F_DELTA)] = (uint32_t)x[FIRMWARE_IN_DELTA_T];
 }
 
-/* Bias plus the trees' leaves (Q16.16): per tree, comparison bits -> leaf index -> one table lookup.
- * Out of line: rlcc-verify --prove checks it alone and abstracts it in the handler. */
-static __attribute__((noinline)) int32_t firmware_tree_sum(const firmware_input_t x[FIRMWARE_N_INPUTS])
+/* Bucket of prev_action[t-1]: 4 cut(s), branch-free binary search over 7 (padded with INT32_MAX). */
+static inline uint32_t firmware_bucket_0(firmware_input_t x)
 {
-    int32_t sum = FIRMWARE_BIAS;
-    uint32_t idx;
-    (void)x;
-    idx = (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_0_0);
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_0_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_0_2) << 2;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_0_3) << 3;
-    sum += firmware_leaves_0[idx];
-    idx = (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_1_0);
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_1_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_1_2) << 2;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_1_3) << 3;
-    sum += firmware_leaves_1[idx];
-    idx = (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_2_0);
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_2_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T_1] > FIRMWARE_THR_2_2) << 2;
-    idx |= (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T] > FIRMWARE_THR_2_3) << 3;
-    sum += firmware_leaves_2[idx];
-    idx = (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_3_0);
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_3_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_3_2) << 2;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_3_3) << 3;
-    sum += firmware_leaves_3[idx];
-    idx = (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_4_0);
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_4_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_4_2) << 2;
-    idx |= (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T] > FIRMWARE_THR_4_3) << 3;
-    sum += firmware_leaves_4[idx];
-    idx = (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T] > FIRMWARE_THR_5_0);
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_5_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T_1] > FIRMWARE_THR_5_2) << 2;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_5_3) << 3;
-    sum += firmware_leaves_5[idx];
-    idx = (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_6_0);
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_6_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_6_2) << 2;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_6_3) << 3;
-    sum += firmware_leaves_6[idx];
-    idx = (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T_1] > FIRMWARE_THR_7_0);
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_7_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_7_2) << 2;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_7_3) << 3;
-    sum += firmware_leaves_7[idx];
-    idx = (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T] > FIRMWARE_THR_8_0);
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_8_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_8_2) << 2;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_LOG_RATIO_T] > FIRMWARE_THR_8_3) << 3;
-    sum += firmware_leaves_8[idx];
-    idx = (uint32_t)(x[FIRMWARE_IN_PREV_ACTION_T_1] > FIRMWARE_THR_9_0);
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_9_1) << 1;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T] > FIRMWARE_THR_9_2) << 2;
-    idx |= (uint32_t)(x[FIRMWARE_IN_DELTA_T_1] > FIRMWARE_THR_9_3) << 3;
-    sum += firmware_leaves_9[idx];
-    return sum;
+    uint32_t b;
+    b = (uint32_t)(x > FIRMWARE_CUT_0_3) << 2;
+    b += (uint32_t)(x > firmware_tables.cuts_0[b + 1u]) << 1;
+    b += (uint32_t)(x > firmware_tables.cuts_0[b]);
+    return b;
 }
 
-/* Sum of the ramps' terms (Q16.16), out of line: checked alone and abstracted like the trees' sum. */
-static __attribute__((noinline)) int32_t firmware_ramp_sum(const firmware_input_t x[FIRMWARE_N_INPUTS])
+/* Bucket of delta[t-1]: 5 cut(s), branch-free binary search over 7 (padded with INT32_MAX). */
+static inline uint32_t firmware_bucket_1(firmware_input_t x)
 {
-    int32_t sum = 0;
+    uint32_t b;
+    b = (uint32_t)(x > FIRMWARE_CUT_1_3) << 2;
+    b += (uint32_t)(x > firmware_tables.cuts_1[b + 1u]) << 1;
+    b += (uint32_t)(x > firmware_tables.cuts_1[b]);
+    return b;
+}
+
+/* Bucket of prev_action[t]: 4 cut(s), branch-free binary search over 7 (padded with INT32_MAX). */
+static inline uint32_t firmware_bucket_2(firmware_input_t x)
+{
+    uint32_t b;
+    b = (uint32_t)(x > FIRMWARE_CUT_2_3) << 2;
+    b += (uint32_t)(x > firmware_tables.cuts_2[b + 1u]) << 1;
+    b += (uint32_t)(x > firmware_tables.cuts_2[b]);
+    return b;
+}
+
+/* Bucket of delta[t]: 7 cut(s), branch-free binary search over 7 (padded with INT32_MAX). */
+static inline uint32_t firmware_bucket_3(firmware_input_t x)
+{
+    uint32_t b;
+    b = (uint32_t)(x > FIRMWARE_CUT_3_3) << 2;
+    b += (uint32_t)(x > firmware_tables.cuts_3[b + 1u]) << 1;
+    b += (uint32_t)(x > firmware_tables.cuts_3[b]);
+    return b;
+}
+
+/* Bucket of delta_log_ratio[t]: 12 cut(s), branch-free binary search over 15 (padded with INT32_MAX). */
+static inline uint32_t firmware_bucket_4(firmware_input_t x)
+{
+    uint32_t b;
+    b = (uint32_t)(x > FIRMWARE_CUT_4_7) << 3;
+    b += (uint32_t)(x > firmware_tables.cuts_4[b + 3u]) << 2;
+    b += (uint32_t)(x > firmware_tables.cuts_4[b + 1u]) << 1;
+    b += (uint32_t)(x > firmware_tables.cuts_4[b]);
+    return b;
+}
+
+/* Ensemble sum (Q16.16): the bias plus the trees' leaves, bit-parallel (one bucket and one table
+ * word per input, the words ORed, then per tree its leaf-index field -> one table lookup), plus the
+ * ramps' terms. Out of line: rlcc-verify --prove checks it alone (each ramp the function its own
+ * part proves) and abstracts it in the handler. */
+static __attribute__((noinline)) int32_t firmware_ensemble_sum(const firmware_input_t x[FIRMWARE_N_INPUTS])
+{
+    uint64_t bits = firmware_tables.bits_0[firmware_bucket_0(x[FIRMWARE_IN_PREV_ACTION_T_1])];
+    bits |= firmware_tables.bits_1[firmware_bucket_1(x[FIRMWARE_IN_DELTA_T_1])];
+    bits |= firmware_tables.bits_2[firmware_bucket_2(x[FIRMWARE_IN_PREV_ACTION_T])];
+    bits |= firmware_tables.bits_3[firmware_bucket_3(x[FIRMWARE_IN_DELTA_T])];
+    bits |= firmware_tables.bits_4[firmware_bucket_4(x[FIRMWARE_IN_DELTA_LOG_RATIO_T])];
+    int32_t sum = FIRMWARE_BIAS;
+    (void)x;
+    sum += firmware_tables.leaves[0][(uint32_t)bits & 15u];
+    sum += firmware_tables.leaves[1][(uint32_t)(bits >> 4) & 15u];
+    sum += firmware_tables.leaves[2][(uint32_t)(bits >> 8) & 15u];
+    sum += firmware_tables.leaves[3][(uint32_t)(bits >> 12) & 15u];
+    sum += firmware_tables.leaves[4][(uint32_t)(bits >> 16) & 15u];
+    sum += firmware_tables.leaves[5][(uint32_t)(bits >> 20) & 15u];
+    sum += firmware_tables.leaves[6][(uint32_t)(bits >> 24) & 15u];
+    sum += firmware_tables.leaves[7][(uint32_t)(bits >> 28) & 15u];
+    sum += firmware_tables.leaves[8][(uint32_t)(bits >> 32) & 15u];
+    sum += firmware_tables.leaves[9][(uint32_t)(bits >> 36) & 15u];
     sum += firmware_ramp_0((int32_t)x[FIRMWARE_IN_PREV_ACTION_T_1]); /* prev_action[t-1] */
     sum += firmware_ramp_1((int32_t)x[FIRMWARE_IN_DELTA_T_1]); /* delta[t-1] */
     sum += firmware_ramp_2((int32_t)x[FIRMWARE_IN_PREV_ACTION_T]); /* prev_action[t] */
@@ -352,11 +544,10 @@ static __attribute__((noinline)) int32_t firmware_ramp_sum(const firmware_input_
     return sum;
 }
 
-/* Ensemble sum (Q16.16) = trees' sum + ramps' sum. The model's bounds keep it inside int32; the
- * addition is unsigned (wraps, no undefined behaviour) like the golden model's 32-bit sum. */
+/* Ensemble sum (Q16.16): one out-of-line call. */
 static inline int32_t firmware_eval_ensemble(const firmware_input_t x[FIRMWARE_N_INPUTS])
 {
-    return rlcc_as_int32((uint32_t)firmware_tree_sum(x) + (uint32_t)firmware_ramp_sum(x));
+    return firmware_ensemble_sum(x);
 }
 
 /* RTT event: features -> window -> trees -> factor -> rate; the history advances. */

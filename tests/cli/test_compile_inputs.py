@@ -76,7 +76,7 @@ def test_codegen_refuses_a_name_that_is_not_an_identifier(tmp_path, name):
 def test_a_plain_identifier_names_the_files(tmp_path):
     paths = generate(tiny_model(), tmp_path, name="Fw_2")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["Fw_2.c", "Fw_2.h", "Fw_2.rlcc.json"]
-    assert "Fw_2_leaves_0" in paths["c"].read_text()
+    assert "Fw_2_eval_ensemble(" in paths["c"].read_text()
 
 
 # ---- -o a symbolic link ------------------------------------------------------------------------------

@@ -119,7 +119,8 @@ def test_bitmask_form_is_branch_free_and_names_every_cut():
     for t, tree in enumerate(model.trees):
         for k, s in enumerate(tree.splits):
             cut = s.threshold if s.op == ">" else s.threshold - 1
-            assert re.search(rf"#define FW_CUT_{s.input}_\d+ INT32_C\({cut}\) /\* .*tree {t} split {k}\b", c), (t, k)
+            assert re.search(rf"/\* [^\n]*tree {t} split {k}\b[^\n]*\*/\n#define FW_CUT_{s.input}_\d+ INT32_C\({cut}\)\n",
+                             c), (t, k)
     for b in ctx["bitmask"]["inputs"]:
         fn = c.split(f"static inline uint32_t {b['bucket_fn']}(", 1)[1].split("\n}\n", 1)[0]
         assert "if" not in re.sub(r"/\*.*?\*/", "", fn) and "?" not in fn

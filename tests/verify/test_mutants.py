@@ -17,7 +17,7 @@ import pytest
 
 from rlcc import derived as derived_vocab
 from rlcc import formats as fmt
-from rlcc.codegen import generate, manifest as manifest_io
+from rlcc.codegen import bitmask, generate, manifest as manifest_io
 from rlcc.errors import BuildError, ExitCode, RlccError
 from rlcc.firmware_sdk_stub import include_dirs, runtime_header
 from rlcc.fxp import golden
@@ -151,13 +151,23 @@ def test_example_mutant_counts_and_one_line_edits(tmp_path):
     src = sources(EXAMPLE / "firmware.c", EXAMPLE / "firmware.h")
     mutants = generate_mutants(src["c"], src["h"], model, rt_text=src["rt"])
     counts = Counter(m.kind for m in mutants)
-    n_splits = sum(t.depth for t in model.trees)
-    assert counts == {"thr": 2 * n_splits, "op": n_splits, "leaf": 2 * sum(map(len, brute_force_reachable(model))),
-                      **FIXED_KINDS, **({"ramp": 12 * len(model.ramps)} if model.ramps else {})}
-    assert len({m.id for m in mutants}) == len(mutants)
+    leaves = {"leaf": 2 * sum(map(len, brute_force_reachable(model)))}
+    fixed = {**FIXED_KINDS, **({"ramp": 12 * len(model.ramps)} if model.ramps else {})}
     t, leaf = next((t, min(r)) for t, r in enumerate(brute_force_reachable(model)) if r)
-    assert {"thr:t3:l2:+1", f"leaf:t{t}:{leaf}:-1", "bias:+1", "clamp_min:+1", "op:t0:l1", "round:nearest", "probe:gt",
-            "hist:drop", "probe_timeout:-1"} <= {m.id for m in mutants}
+    common = {f"leaf:t{t}:{leaf}:-1", "bias:+1", "clamp_min:+1", "round:nearest", "probe:gt", "hist:drop",
+              "probe_timeout:-1"}
+    if json.loads((EXAMPLE / "firmware.rlcc.json").read_text())["tree_style"] == "bitmask":
+        # one +-1 pair per distinct cut (named by its first split), no per-split operator
+        cuts = [c for b in bitmask.plan(model).inputs for c in b.cuts]
+        assert counts == {"thr": 2 * len(cuts), **leaves, **fixed}
+        t0, k0 = cuts[0].uses[0]
+        common |= {f"thr:t{t0}:l{k0}:+1"}
+    else:
+        n_splits = sum(t.depth for t in model.trees)
+        assert counts == {"thr": 2 * n_splits, "op": n_splits, **leaves, **fixed}
+        common |= {"thr:t3:l2:+1", "op:t0:l1"}
+    assert len({m.id for m in mutants}) == len(mutants)
+    assert common <= {m.id for m in mutants}
     for m in mutants:
         after = m.apply(src)
         assert one_line_diff(src, after) == [(m.file, m.line)], m.id
@@ -183,16 +193,23 @@ def test_golden_tiny_mutants_all_compile(style, n_op, tmp_path):
         compiles(after, {"c": "tiny.c", "h": "tiny.h", **NAMES}, tmp_path / m.id.replace(":", "_"))
 
 
-def test_int32_extreme_thresholds_stay_in_range():
+@pytest.mark.parametrize("style, expected", [
+    # x < INT32_MAX is the constant INT32_MAX (no +1); as a cut it is x > INT32_MAX - 1 (both ways)
+    ("oblivious", {"thr:t0:l0:+1", "thr:t0:l1:-1"}),
+    ("bitmask", {"thr:t0:l0:+1", "thr:t0:l1:-1", "thr:t0:l1:+1"}),
+])
+def test_int32_extreme_thresholds_stay_in_range(style, expected):
     spec = ObservationSpec(features=(Feature("rate"), Feature("delta")), history=1)
     tree = Tree((Split(1, ">", INT32_MIN, -1.0), Split(1, "<", INT32_MAX, 1.0)), (1, 2, 3, 4))
     model = FxModel(spec, FxConstants.from_spec(spec), (tree,), bias=fmt.FACTOR_ONE)
     from rlcc.codegen import render_sources
 
-    texts, _ = render_sources(model, name="edge")
+    texts, _ = render_sources(model, name="edge", tree_style=style)
     ids = {m.id: m for m in generate_mutants(texts["c"], texts["h"], model, kinds=("thr",))}
-    assert set(ids) == {"thr:t0:l0:+1", "thr:t0:l1:-1"}
+    assert set(ids) == expected
     assert "INT32_C(-2147483647)" in ids["thr:t0:l0:+1"].mutated
+    if style == "bitmask":
+        assert "INT32_C(2147483647)" in ids["thr:t0:l1:+1"].mutated
     with pytest.raises(ValueError):
         generate_mutants(texts["c"], texts["h"], kinds=("nonsense",))
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rlcc.codegen import manifest as manifest_io
+from rlcc.codegen import bitmask, manifest as manifest_io
 from rlcc.codegen.context import model_sha256
 from rlcc.errors import ExitCode
 from rlcc.fxp.model import FxModel
@@ -96,18 +96,24 @@ def test_consistent_tamper_passes_only_relative_to_the_manifest(compiled, tmp_pa
 def test_threshold_tamper_names_the_threshold(compiled, tmp_path):
     fw = _copy(compiled, tmp_path)
     raw = json.loads((fw / "firmware.rlcc.json").read_text())
-    split = raw["model"]["trees"][0]["splits"][0]
-    split["threshold"] += 1
+    if raw["tree_style"] == "bitmask":  # a cut that serves one split only: the edit moves that split alone
+        i, j, (t, k) = next((b.input, j, c.uses[0]) for b in bitmask.plan(FxModel.from_dict(raw["model"])).inputs
+                            for j, c in enumerate(b.cuts) if len(c.uses) == 1)
+        cut = f"CUT_{i}_{j}"
+    else:
+        cut, (t, k) = "THR_0_0", (0, 0)
+    raw["model"]["trees"][t]["splits"][k]["threshold"] += 1
     model = FxModel.from_dict(raw["model"])
     raw["vectors"] = pinned_vectors(model).to_dict()
     raw["model_sha256"] = model_sha256(model)
     c = (fw / "firmware.c").read_text()
-    c = re.sub(r"(#define FIRMWARE_THR_0_0 INT32_C\()(-?\d+)\)", lambda m: f"{m[1]}{int(m[2]) + 1})", c)
+    c, n = re.subn(rf"(#define FIRMWARE_{cut} INT32_C\()(-?\d+)\)", lambda m: f"{m[1]}{int(m[2]) + 1})", c)
+    assert n == 1
     _rewrite(fw, c, raw)
     assert verify(fw).returncode == 0
     r = verify(fw, "--policy", POLICY)
     assert r.returncode == int(ExitCode.PROVENANCE), r.stdout + r.stderr
-    assert "model.trees[0].splits[0].threshold" in r.stderr
+    assert f"model.trees[{t}].splits[{k}].threshold" in r.stderr
 
 
 @pytest.mark.slow

@@ -53,8 +53,9 @@ def test_generated_firmware_passes_on_both_targets(firmware, tmp_path):
 def test_threshold_off_by_one_is_a_mismatch(firmware, tmp_path):
     edited = tmp_path / "firmware.c"
     text = firmware.read_text()
-    match = re.search(r"(#define \w*THR_0_0 INT32_C\()(-?\d+)\)", text)
-    assert match, "generated C names its thresholds <NAME>_THR_<tree>_<level>"
+    # a split threshold (oblivious, if-else) or a bucket cut (bitmask), named as the styles name them
+    match = re.search(r"(#define \w*(?:THR_0_0|CUT_\d+_\d+) INT32_C\()(-?\d+)\)", text)
+    assert match, "generated C names its thresholds <NAME>_THR_<tree>_<level> or <NAME>_CUT_<input>_<j>"
     edited.write_text(text.replace(match.group(0), f"{match.group(1)}{int(match.group(2)) + 1})", 1))
     (tmp_path / "firmware.h").write_text(firmware.with_suffix(".h").read_text())
     report = tmp_path / "r.json"

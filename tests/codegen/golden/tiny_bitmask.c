@@ -56,16 +56,20 @@ enum tiny_input {
  * every split bit, exactly as comparing x with each threshold does. */
 
 /* prev_action[t-1]: 1 cut(s), compare-sum */
-#define TINY_CUT_0_0 INT32_C(59999) /* prev_action[t-1] > 0.915512: tree 1 split 1 */
+/* prev_action[t-1] > 0.915512: tree 1 split 1 */
+#define TINY_CUT_0_0 INT32_C(59999)
 
 /* delta[t-1]: 1 cut(s), compare-sum */
-#define TINY_CUT_1_0 INT32_C(0) /* delta[t-1] > 0: tree 1 split 0 */
+/* delta[t-1] > 0: tree 1 split 0 */
+#define TINY_CUT_1_0 INT32_C(0)
 
 /* prev_action[t]: 1 cut(s), compare-sum */
-#define TINY_CUT_2_0 INT32_C(65536) /* prev_action[t] > 1: tree 0 split 1 */
+/* prev_action[t] > 1: tree 0 split 1 */
+#define TINY_CUT_2_0 INT32_C(65536)
 
 /* delta[t]: 1 cut(s), compare-sum */
-#define TINY_CUT_3_0 INT32_C(-4194) /* delta[t] > -0.0639954: tree 0 split 0 */
+/* delta[t] > -0.0639954: tree 0 split 0 */
+#define TINY_CUT_3_0 INT32_C(-4194)
 
 /* The ensemble's tables in one object, so that one base address serves every lookup: per input its
  * split-bit words per bucket (and, when binary-searched, its padded cuts), then the leaves (Q16.16;
