@@ -83,10 +83,11 @@ def _teacher_run(task) -> dict:
 
 
 def code_version() -> str:
-    """The commit the row was measured at (rows from several runs may mix; a dirty tree says so)."""
+    """The commit the row was measured at (rows from several runs may mix; a tree with edits
+    outside bench/results says so)."""
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
-                           text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/results"],
+                           cwd=ROOT, capture_output=True, text=True)  # (this benchmark's own results file)
     return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "") if head.returncode == 0 else "unknown"
 
 

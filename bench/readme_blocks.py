@@ -17,6 +17,7 @@ import hashlib
 import importlib.util
 import json
 import re
+import statistics
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -282,6 +283,12 @@ def zoo() -> str:
                      worst.get("worst", "-"), str(max(cycles)) if cycles else "-",
                      f"{min(r['seconds'] for r in runs):.0f}-{max(r['seconds'] for r in runs):.0f} s"])
     s = doc["summary"]
+    commits = sorted({r["code"] for r in doc["compiles"] if "code" in r})
+    loads = [r["load_before"] for r in doc["compiles"] if "load_before" in r]
+    measured = (f" Rows measured at commit{'s' if len(commits) > 1 else ''} {', '.join(commits)} (RTT cycles are "
+                f"those of the tree style then the default); the 1-minute load before each compile had a median of "
+                f"{statistics.median(loads):.1f} on {doc['machine']['cores']} cores (other work ran beside the "
+                "benchmark, so the times are upper bounds)." if commits and loads else "")
     return "\n".join([
         para(f"The default compile on {s['policies']} policies rlcc did not shape (`examples/zoo`, "
              f"`bench/bench_zoo.py`, compile seeds {', '.join(map(str, sorted({r['seed'] for r in doc['compiles']})))}; "
@@ -292,7 +299,7 @@ def zoo() -> str:
              f"Compile time median {s['median_compile_s']:.0f} s, worst {s['worst_compile_s']:.0f} s "
              "(escalations included). Teacher: its largest per-flow rate swing (std / mean) in the gate's "
              f"steady-state scenarios; it settles at <= {doc['settle_limit']:g} (exit 11: every miss where the "
-             "teacher itself cycles)."),
+             "teacher itself cycles)." + measured),
         "",
         table(["policy", "made by", "teacher settles (swing)", "gate per seed", "worst check (worst seed)",
                "RTT cycles (rv64)", "compile time"], ["---", "---", "---", "---", "---", "---:", "---:"], rows),
