@@ -280,13 +280,13 @@ def zoo() -> str:
         rows.append([f"`{name}`", catalogue.get(name, {}).get("made_by", "?"),
                      f"{'yes' if settles else '**no**'} ({swing:.2f})",
                      "; ".join(f"{r['seed']}: {cell(r)}" for r in sorted(runs, key=lambda r: r["seed"])),
-                     worst.get("worst", "-"), str(max(cycles)) if cycles else "-",
+                     worst.get("worst", "-"), f"{min(cycles)}-{max(cycles)}" if cycles else "-",
                      f"{min(r['seconds'] for r in runs):.0f}-{max(r['seconds'] for r in runs):.0f} s"])
     s = doc["summary"]
     commits = sorted({r["code"] for r in doc["compiles"] if "code" in r})
     loads = [r["load_before"] for r in doc["compiles"] if "load_before" in r]
-    measured = (f" Rows measured at commit{'s' if len(commits) > 1 else ''} {', '.join(commits)} (RTT cycles are "
-                f"those of the tree style then the default); the 1-minute load before each compile had a median of "
+    measured = (f" Rows measured at commit{'s' if len(commits) > 1 else ''} {', '.join(commits)} (RTT cycles, min-max over a "
+                f"policy's rows, are those of the tree style and build flags then the default); the 1-minute load before each compile had a median of "
                 f"{statistics.median(loads):.1f} on {doc['machine']['cores']} cores (other work ran beside the "
                 "benchmark, so the times are upper bounds)." if commits and loads else "")
     return "\n".join([
