@@ -1,0 +1,745 @@
+/* The single-switch block loop of rlcc's fluid simulator in C (``rlcc.simulator.kernel``).
+ *
+ * One block of steps [s, e) of ``rlcc.simulator.blocks`` on a one-port ``network.Fabric``, split
+ * around the controller call: ``prep`` finds the flows whose probes return in the block (sorted
+ * by step, their rate at their decision step, RTT, first decision), ``observe`` shifts their
+ * policy input windows, ``post`` applies the decisions (previous factor, pending rate changes at
+ * their step), steps the fabric, settles the changed flows' byte counters and sends the probes.
+ *
+ * It is the Python block loop (blocks.py ``_decide_block`` / ``_block``) with the same float
+ * operations in the same order (compile with -ffp-contract=off: no fused multiply-add), so a run
+ * is bit-identical either way (tests/simulator/test_kernel.py). Sums follow numpy's ``bincount``
+ * and ``cumsum`` (sequential, from 0.0); scatters with repeated indices keep the last write and
+ * read the values from before the scatter, as numpy's fancy assignment does.
+ *
+ * Arrays are numpy buffers held for the kernel's life (the per-flow columns of ``FlowState``,
+ * the fabric's per-group arrays, which block mode updates in place, and output scratch); pending
+ * rate changes (decided, not yet applied) live here, in decision order (= application order). */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    /* per flow */
+    A_RATE, A_TX, A_NEXT_RET, A_PROBE_SENT, A_PREV, A_NDEC, A_SLOT, A_ACC, A_LAST, A_CNP_SEEN, A_NACK_SEEN,
+    A_WINDOW, A_GROUP,
+    /* fabric (updated in place) and run outputs */
+    A_GROUP_HOST, A_G0, A_GSCALE, A_REF, A_GRATE, A_PLOAD, A_QSAMPLES, A_SERIES_FLOWS, A_RTT_STATS,
+    /* block outputs (rows 0..nd-1 or 0..B-1 valid) */
+    A_DUE, A_RET, A_JD, A_RATED, A_RTTI, A_RTTF, A_PREVD, A_FIRST, A_NEW, A_FAC, A_CNP, A_NACK, A_Q, A_LOADS, A_SER,
+    N_ARRAYS
+};
+
+/* element type of each array: 'd' float64, 'i' int64, 'f' float32, '?' bool (sizes: Kernel_init) */
+static const char FORMATS[N_ARRAYS] = {
+    'd', 'd', 'd', 'd', 'd', 'i', 'i', 'd', 'd', 'i', 'i', 'd', 'i',
+    'i', 'd', 'd', 'd', 'd', 'd', 'f', 'i', 'd',
+    'i', 'd', 'i', 'd', 'i', 'd', 'd', '?', 'd', 'd', 'i', 'i', 'd', 'd', 'd',
+};
+
+typedef struct {
+    PyObject_HEAD
+    Py_buffer view[N_ARRAYS];
+    int nviews;
+    /* sizes and constants */
+    Py_ssize_t n, nG, nH, W, F, bmax, nsf, qrows;
+    double dt, C, base, pkt, cap, buffer, kmin, kmax, pmax;
+    long long L, block_steps, q_every, series_every, window_step;
+    int oldest_first;
+    /* typed pointers into the views */
+    double *rate, *tx, *next_ret, *probe_sent, *prev, *acc, *last, *window;
+    int64_t *n_dec, *slot, *cnp_seen, *nack_seen, *group, *group_host, *series_flows;
+    double *g0, *gscale, *ref, *grate, *pload, *rtt_stats;
+    float *qsamples;
+    int64_t *due, *jd, *rtti, *cnp, *nack;
+    double *ret, *rated, *rttf, *prevd, *newr, *fac, *Q, *loads, *ser;
+    unsigned char *first;
+    /* internal scratch */
+    double *R, *S, *Hs, *dG, *P, *stG0, *stSc, *stRef;
+    Py_ssize_t *st_of;
+    unsigned char *flags, *is_series;
+    int64_t *cnt, *tmp_idx, *tmp_jd;
+    /* pending rate changes: flow, new rate, application step; [phead, pend) in key order */
+    int64_t *pidx, *pkey;
+    double *pnew;
+    Py_ssize_t phead, pend, pcap;
+    /* the block's rate changes (pending ones first, then the block's own), and their scratch */
+    int64_t *cidx, *cj, *cg;
+    double *cnew, *txold, *Gc, *nacc;
+    Py_ssize_t ccap;
+    /* state of the current block between prep and post */
+    long long s, e;
+    Py_ssize_t nd, npend;
+    int prepped;
+} Kernel;
+
+static void *xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) PyErr_NoMemory();
+    return p;
+}
+
+static void Kernel_dealloc(Kernel *k) {
+    for (int i = 0; i < k->nviews; i++) PyBuffer_Release(&k->view[i]);
+    void *bufs[] = {k->R, k->S, k->Hs, k->dG, k->P, k->stG0, k->stSc, k->stRef, k->st_of, k->flags, k->is_series, k->cnt, k->tmp_idx, k->tmp_jd,
+                    k->pidx, k->pkey, k->pnew, k->cidx, k->cj, k->cg, k->cnew, k->txold, k->Gc, k->nacc};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
+    Py_TYPE(k)->tp_free((PyObject *)k);
+}
+
+static int check_format(const Py_buffer *b, char want) {
+    const char *f = b->format ? b->format : "B";
+    if (*f == '<' || *f == '=' || *f == '@') f++;
+    switch (want) {
+    case 'd': return strcmp(f, "d") == 0 && b->itemsize == 8;
+    case 'f': return strcmp(f, "f") == 0 && b->itemsize == 4;
+    case '?': return strcmp(f, "?") == 0 && b->itemsize == 1;
+    default: return (strcmp(f, "l") == 0 || strcmp(f, "q") == 0) && b->itemsize == 8;
+    }
+}
+
+/* Grow the change and pending lists to hold ``need`` entries. */
+static int reserve_changes(Kernel *k, Py_ssize_t need) {
+    if (need <= k->ccap) return 0;
+    Py_ssize_t cap = need > 2 * k->ccap ? need : 2 * k->ccap;
+    int64_t *a = realloc(k->cidx, cap * sizeof *a); if (!a) goto fail; k->cidx = a;
+    a = realloc(k->cj, cap * sizeof *a); if (!a) goto fail; k->cj = a;
+    a = realloc(k->cg, cap * sizeof *a); if (!a) goto fail; k->cg = a;
+    double *d = realloc(k->cnew, cap * sizeof *d); if (!d) goto fail; k->cnew = d;
+    d = realloc(k->txold, cap * sizeof *d); if (!d) goto fail; k->txold = d;
+    d = realloc(k->Gc, 3 * cap * sizeof *d); if (!d) goto fail; k->Gc = d;
+    d = realloc(k->nacc, 3 * cap * sizeof *d); if (!d) goto fail; k->nacc = d;
+    k->ccap = cap;
+    return 0;
+fail:
+    PyErr_NoMemory();
+    return -1;
+}
+
+static int reserve_pending(Kernel *k, Py_ssize_t extra) {
+    if (k->phead > 0) { /* compact: drop the applied prefix */
+        Py_ssize_t m = k->pend - k->phead;
+        memmove(k->pidx, k->pidx + k->phead, m * sizeof *k->pidx);
+        memmove(k->pkey, k->pkey + k->phead, m * sizeof *k->pkey);
+        memmove(k->pnew, k->pnew + k->phead, m * sizeof *k->pnew);
+        k->pend = m;
+        k->phead = 0;
+    }
+    Py_ssize_t need = k->pend + extra;
+    if (need <= k->pcap) return 0;
+    Py_ssize_t cap = need > 2 * k->pcap ? need : 2 * k->pcap;
+    int64_t *a = realloc(k->pidx, cap * sizeof *a); if (!a) goto fail; k->pidx = a;
+    a = realloc(k->pkey, cap * sizeof *a); if (!a) goto fail; k->pkey = a;
+    double *d = realloc(k->pnew, cap * sizeof *d); if (!d) goto fail; k->pnew = d;
+    k->pcap = cap;
+    return 0;
+fail:
+    PyErr_NoMemory();
+    return -1;
+}
+
+/* Kernel(arrays, sizes, constants): arrays a tuple in the enum's order; sizes (n, groups, hosts,
+ * window width, features, max block steps, series flows, queue sample rows); constants (dt, bytes
+ * per ns, base RTT, packet bytes, host cap, buffer, kmin, kmax, pmax, latency steps, block steps,
+ * q_every, series_every, oldest_first). */
+static int Kernel_init(Kernel *k, PyObject *args, PyObject *kwds) {
+    PyObject *arrays;
+    static char *kwlist[] = {"arrays", "sizes", "constants", NULL};
+    if (k->nviews) {
+        PyErr_SetString(PyExc_RuntimeError, "Kernel already initialised");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!(nnnnnnnn)(dddddddddLLLLLp)", kwlist, &PyTuple_Type, &arrays,
+                                     &k->n, &k->nG, &k->nH, &k->W, &k->F, &k->bmax, &k->nsf, &k->qrows,
+                                     &k->dt, &k->C, &k->base, &k->pkt, &k->cap, &k->buffer, &k->kmin, &k->kmax, &k->pmax,
+                                     &k->L, &k->block_steps, &k->q_every, &k->series_every, &k->window_step,
+                                     &k->oldest_first))
+        return -1;
+    if (PyTuple_GET_SIZE(arrays) != N_ARRAYS) {
+        PyErr_Format(PyExc_ValueError, "Kernel needs %d arrays", N_ARRAYS);
+        return -1;
+    }
+    Py_ssize_t n = k->n, nG = k->nG, bmax = k->bmax;
+    if (n < 1 || nG < 1 || k->nH < 1 || k->W < 0 || k->F < 0 || bmax < 1 || k->nsf < 0 || k->q_every < 1 ||
+        k->series_every < 1 || k->L < 0 || k->block_steps < 1) {
+        PyErr_SetString(PyExc_ValueError, "invalid Kernel sizes");
+        return -1;
+    }
+    const Py_ssize_t count[N_ARRAYS] = {
+        n, n, n, n, n, n, n, 3 * n, 3 * n, n, n, k->W * n, n,
+        nG, 3 * nG, nG, 3, nG, 1, k->qrows, k->nsf, 4,
+        n, n, n, n, n, n, n, n, n, n, n, n, bmax + 1, bmax, bmax * k->nsf,
+    };
+    for (int i = 0; i < N_ARRAYS; i++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(arrays, i), &k->view[i], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0)
+            return -1;
+        k->nviews = i + 1;
+        if (!check_format(&k->view[i], FORMATS[i]) || k->view[i].len != count[i] * k->view[i].itemsize) {
+            PyErr_Format(PyExc_ValueError, "Kernel array %d: wrong dtype or size", i);
+            return -1;
+        }
+    }
+#define BUF(i) (k->view[i].buf)
+    k->rate = BUF(A_RATE); k->tx = BUF(A_TX); k->next_ret = BUF(A_NEXT_RET); k->probe_sent = BUF(A_PROBE_SENT);
+    k->prev = BUF(A_PREV); k->n_dec = BUF(A_NDEC); k->slot = BUF(A_SLOT); k->acc = BUF(A_ACC); k->last = BUF(A_LAST);
+    k->cnp_seen = BUF(A_CNP_SEEN); k->nack_seen = BUF(A_NACK_SEEN); k->window = BUF(A_WINDOW); k->group = BUF(A_GROUP);
+    k->group_host = BUF(A_GROUP_HOST); k->g0 = BUF(A_G0); k->gscale = BUF(A_GSCALE); k->ref = BUF(A_REF);
+    k->grate = BUF(A_GRATE); k->pload = BUF(A_PLOAD); k->qsamples = BUF(A_QSAMPLES); k->series_flows = BUF(A_SERIES_FLOWS);
+    k->rtt_stats = BUF(A_RTT_STATS);
+    k->due = BUF(A_DUE); k->ret = BUF(A_RET); k->jd = BUF(A_JD); k->rated = BUF(A_RATED); k->rtti = BUF(A_RTTI);
+    k->rttf = BUF(A_RTTF); k->prevd = BUF(A_PREVD); k->first = BUF(A_FIRST);
+    k->newr = BUF(A_NEW); k->fac = BUF(A_FAC); k->cnp = BUF(A_CNP); k->nack = BUF(A_NACK);
+    k->Q = BUF(A_Q); k->loads = BUF(A_LOADS); k->ser = BUF(A_SER);
+#undef BUF
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (k->group[i] < 0 || k->group[i] >= nG) {
+            PyErr_SetString(PyExc_ValueError, "Kernel: flow group out of range");
+            return -1;
+        }
+    for (Py_ssize_t g = 0; g < nG; g++)
+        if (k->group_host[g] < 0 || k->group_host[g] >= k->nH) {
+            PyErr_SetString(PyExc_ValueError, "Kernel: group host out of range");
+            return -1;
+        }
+    for (Py_ssize_t t = 0; t < k->nsf; t++)
+        if (k->series_flows[t] < 0 || k->series_flows[t] >= n) {
+            PyErr_SetString(PyExc_ValueError, "Kernel: series flow out of range");
+            return -1;
+        }
+    if (!(k->R = xmalloc(bmax * nG * sizeof(double))) || !(k->S = xmalloc(bmax * nG * sizeof(double))) ||
+        !(k->Hs = xmalloc(bmax * k->nH * sizeof(double))) || !(k->dG = xmalloc(bmax * nG * sizeof(double))) ||
+        !(k->P = xmalloc(3 * bmax * sizeof(double))) || !(k->stG0 = xmalloc((bmax + 1) * 3 * nG * sizeof(double))) ||
+        !(k->stSc = xmalloc((bmax + 1) * nG * sizeof(double))) || !(k->stRef = xmalloc((bmax + 1) * 3 * sizeof(double))) ||
+        !(k->st_of = xmalloc(bmax * sizeof(Py_ssize_t))) || !(k->flags = xmalloc(bmax)) ||
+        !(k->is_series = calloc(n, 1)) || !(k->cnt = xmalloc((bmax + 1) * sizeof(int64_t))) ||
+        !(k->tmp_idx = xmalloc(n * sizeof(int64_t))) || !(k->tmp_jd = xmalloc(n * sizeof(int64_t))))
+        return -1;
+    for (Py_ssize_t t = 0; t < k->nsf; t++) k->is_series[k->series_flows[t]] = 1;
+    return reserve_changes(k, n) < 0 || reserve_pending(k, n) < 0 ? -1 : 0;
+}
+
+/* prep(s, e) -> (nd, npend): the block's decisions in step order (due, ret, jd, rate at the
+ * decision step, RTT as int64 and float64, previous factor, first) and how many pending rate
+ * changes take effect in the block. */
+static PyObject *Kernel_prep(Kernel *k, PyObject *args) {
+    long long s, e;
+    if (!PyArg_ParseTuple(args, "LL", &s, &e)) return NULL;
+    Py_ssize_t B = (Py_ssize_t)(e - s);
+    if (B < 1 || B > k->bmax) {
+        PyErr_SetString(PyExc_ValueError, "prep: block length out of range");
+        return NULL;
+    }
+    const double dt = k->dt;
+    double edges[B];
+    for (Py_ssize_t j = 0; j < B; j++) edges[j] = (double)(s + j) * dt + dt; /* step k decides next_ret < k*dt + dt */
+    const double last = edges[B - 1];
+    /* due flows by decision step jd (number of earlier edges <= ret), a stable counting sort */
+    int64_t *cnt = k->cnt;
+    memset(cnt, 0, (B + 1) * sizeof *cnt);
+    Py_ssize_t nd = 0;
+    const double *nr = k->next_ret;
+    int64_t *tmp_jd = k->tmp_jd, *tmp_idx = k->tmp_idx; /* in flow order */
+    for (Py_ssize_t i = 0; i < k->n; i++) {
+        double r = nr[i];
+        if (r < last) {
+            Py_ssize_t j = 0;
+            while (j < B - 1 && r >= edges[j]) j++;
+            tmp_idx[nd] = i;
+            tmp_jd[nd] = j;
+            cnt[j + 1]++;
+            nd++;
+        }
+    }
+    for (Py_ssize_t j = 0; j < B; j++) cnt[j + 1] += cnt[j];
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        int64_t p = cnt[tmp_jd[i]]++;
+        k->due[p] = tmp_idx[i];
+        k->jd[p] = tmp_jd[i];
+    }
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        int64_t f = k->due[i];
+        k->ret[i] = nr[f];
+        k->rated[i] = k->rate[f];
+    }
+    /* pending changes taking effect in the block; those decided less than a block before e may
+     * change a due flow's rate before its decision step */
+    Py_ssize_t np_ = 0;
+    while (k->phead + np_ < k->pend && k->pkey[k->phead + np_] < e) np_++;
+    if (np_ && nd) {
+        int64_t *pos = k->slot;
+        for (Py_ssize_t i = 0; i < nd; i++) pos[k->due[i]] = i;
+        for (Py_ssize_t q = k->phead; q < k->phead + np_; q++) {
+            long long key = k->pkey[q];
+            if (!(key - k->L + k->block_steps < e)) continue;
+            int64_t p = pos[k->pidx[q]];
+            if (p >= 0 && key <= s + k->jd[p]) k->rated[p] = k->pnew[q];
+        }
+        for (Py_ssize_t i = 0; i < nd; i++) pos[k->due[i]] = -1;
+    }
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        int64_t f = k->due[i];
+        double r = nearbyint(k->ret[i] - k->probe_sent[f]);
+        k->rtti[i] = (int64_t)r;
+        k->rttf[i] = (double)k->rtti[i];
+        k->prevd[i] = k->prev[f];
+        k->first[i] = k->n_dec[f] == 0;
+    }
+    k->s = s;
+    k->e = e;
+    k->nd = nd;
+    k->npend = np_;
+    k->prepped = 1;
+    return Py_BuildValue("nn", nd, np_);
+}
+
+/* Fetch ``F`` step feature columns (float64, nd values or one) from a sequence. */
+static int get_steps(Kernel *k, PyObject *seq, Py_buffer *views, const double **cols, int *bcast) {
+    Py_ssize_t F = k->F;
+    if (!PySequence_Check(seq) || PySequence_Size(seq) != F) {
+        PyErr_Format(PyExc_ValueError, "observe: expected %zd feature columns", F);
+        return -1;
+    }
+    for (Py_ssize_t c = 0; c < F; c++) {
+        PyObject *item = PySequence_GetItem(seq, c);
+        if (!item) return -1;
+        int rc = PyObject_GetBuffer(item, &views[c], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT);
+        Py_DECREF(item);
+        if (rc < 0) {
+            for (Py_ssize_t i = 0; i < c; i++) PyBuffer_Release(&views[i]);
+            return -1;
+        }
+        Py_ssize_t m = views[c].len / 8;
+        if (!check_format(&views[c], 'd') || (m != k->nd && m != 1)) {
+            for (Py_ssize_t i = 0; i <= c; i++) PyBuffer_Release(&views[i]);
+            PyErr_SetString(PyExc_ValueError, "observe: feature columns must be float64 of the batch's length");
+            return -1;
+        }
+        cols[c] = views[c].buf;
+        bcast[c] = m == 1 && k->nd != 1;
+    }
+    return 0;
+}
+
+/* observe(steps, obs): shift the due flows' windows by the step's scaled features (F columns)
+ * and write the policy inputs (nd, W) float32 into ``obs`` (blocks.py ``_observe_window``). */
+static PyObject *Kernel_observe(Kernel *k, PyObject *args) {
+    PyObject *seq;
+    Py_buffer ob;
+    if (!k->prepped) {
+        PyErr_SetString(PyExc_RuntimeError, "observe before prep");
+        return NULL;
+    }
+    PyObject *oo;
+    if (!PyArg_ParseTuple(args, "OO", &seq, &oo)) return NULL;
+    if (PyObject_GetBuffer(oo, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) return NULL;
+    Py_ssize_t F = k->F, W = k->W, nd = k->nd, n = k->n;
+    if (!check_format(&ob, 'f') || ob.len != nd * W * 4 || F < 1 || W % F) {
+        PyBuffer_Release(&ob);
+        PyErr_SetString(PyExc_ValueError, "observe: obs must be float32 (nd, width) C-contiguous");
+        return NULL;
+    }
+    Py_buffer views[F];
+    const double *cols[F];
+    int bcast[F];
+    if (get_steps(k, seq, views, cols, bcast) < 0) {
+        PyBuffer_Release(&ob);
+        return NULL;
+    }
+    float *obs = ob.buf;
+    double *win = k->window;
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        int64_t f = k->due[i];
+        float *row = obs + i * W;
+        if (k->first[i] && W > F) { /* a first decision fills the whole window with its step */
+            for (Py_ssize_t c = 0; c < W; c++) {
+                Py_ssize_t a = c % F;
+                double v = cols[a][bcast[a] ? 0 : i];
+                win[c * n + f] = v;
+                row[c] = (float)v;
+            }
+            continue;
+        }
+        if (k->oldest_first) { /* slot c <- c + F, the step appended */
+            for (Py_ssize_t c = 0; c < W - F; c++) {
+                double v = win[(c + F) * n + f];
+                win[c * n + f] = v;
+                row[c] = (float)v;
+            }
+            for (Py_ssize_t a = 0; a < F; a++) {
+                double v = cols[a][bcast[a] ? 0 : i];
+                win[(W - F + a) * n + f] = v;
+                row[W - F + a] = (float)v;
+            }
+        } else { /* newest first: slot c <- c - F (from the highest slot down), the step in front */
+            for (Py_ssize_t c = W - 1; c >= F; c--) {
+                double v = win[(c - F) * n + f];
+                win[c * n + f] = v;
+                row[c] = (float)v;
+            }
+            for (Py_ssize_t a = 0; a < F; a++) {
+                double v = cols[a][bcast[a] ? 0 : i];
+                win[a * n + f] = v;
+                row[a] = (float)v;
+            }
+        }
+    }
+    for (Py_ssize_t c = 0; c < F; c++) PyBuffer_Release(&views[c]);
+    PyBuffer_Release(&ob);
+    Py_RETURN_NONE;
+}
+
+static inline double integral(const Kernel *k, Py_ssize_t j, int64_t g, int c) {
+    Py_ssize_t st = k->st_of[j];
+    const double *g0 = st ? k->stG0 + st * 3 * k->nG : k->g0;
+    const double *sc = st ? k->stSc + st * k->nG : k->gscale;
+    const double *ref = st ? k->stRef + st * 3 : k->ref;
+    return g0[g * 3 + c] + sc[g] * (k->P[j * 3 + c] - ref[c]);
+}
+
+static inline int64_t floor_i64(double x) {
+    double f = floor(x);
+    return (f >= -9223372036854775808.0 && f < 9223372036854775808.0) ? (int64_t)f : INT64_MIN;
+}
+
+/* post(rates, factors, fabric, dirty, unscaled, counted) -> (fabric, unscaled, load1 or None):
+ * apply the block's decisions (the controller's ``rates``, clipped to [MIN_RATE, 1] here, and
+ * ``factors``, None: new rate / rate), step the fabric, settle the changed flows, send the
+ * probes, add the RTT sums. ``fabric``: (q, drop integral, mark integral, time, offered, dropped,
+ * delivered). Fills the clipped rates and factors, Q (queue at each step's start, then at the
+ * end), loads, the series rates of the block's series steps and, when ``counted``, the
+ * decisions' CNP/NACK counts. */
+static PyObject *Kernel_post(Kernel *k, PyObject *args) {
+    Py_buffer nb, fb = {0};
+    PyObject *no, *fo;
+    double q, d, m, time, offered, dropped, delivered, min_rate;
+    int dirty, unscaled, counted;
+    if (!k->prepped) {
+        PyErr_SetString(PyExc_RuntimeError, "post before prep");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OO(ddddddd)dppp", &no, &fo, &q, &d, &m, &time, &offered, &dropped, &delivered,
+                          &min_rate, &dirty, &unscaled, &counted))
+        return NULL;
+    const Py_ssize_t nd = k->nd, n = k->n, nG = k->nG, nH = k->nH;
+    if (PyObject_GetBuffer(no, &nb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    if (fo != Py_None && PyObject_GetBuffer(fo, &fb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&nb);
+        return NULL;
+    }
+    if (!check_format(&nb, 'd') || nb.len != nd * 8 || (fo != Py_None && (!check_format(&fb, 'd') || fb.len != nd * 8))) {
+        PyBuffer_Release(&nb);
+        if (fo != Py_None) PyBuffer_Release(&fb);
+        PyErr_SetString(PyExc_ValueError, "post: rates and factors must be float64 of the batch's length");
+        return NULL;
+    }
+    /* new = clip(rates, min_rate, 1) (numpy's clip: max then min, NaN kept), factors or new / rate */
+    double *newr = k->newr, *fac = k->fac;
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        double r = ((const double *)nb.buf)[i];
+        r = r < min_rate ? min_rate : r;
+        newr[i] = r > 1.0 ? 1.0 : r;
+    }
+    if (fo != Py_None) memcpy(fac, fb.buf, nd * sizeof(double));
+    else for (Py_ssize_t i = 0; i < nd; i++) fac[i] = newr[i] / k->rated[i];
+    PyBuffer_Release(&nb);
+    if (fo != Py_None) PyBuffer_Release(&fb);
+    const long long s = k->s, e = k->e, L = k->L;
+    const Py_ssize_t B = (Py_ssize_t)(e - s);
+    const double dt = k->dt, C = k->C;
+    k->prepped = 0;
+
+    /* decisions: previous factor, count, RTT sums (exact integer ns, then one float add per block) */
+    int64_t rsum = 0;
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        int64_t f = k->due[i];
+        k->prev[f] = fac[i];
+        k->n_dec[f] += 1;
+        rsum += k->rtti[i];
+    }
+    if (nd) {
+        k->rtt_stats[0] += (double)rsum;
+        k->rtt_stats[1] += (double)nd;
+        if (s >= k->window_step) {
+            k->rtt_stats[2] += (double)rsum;
+            k->rtt_stats[3] += (double)nd;
+        }
+    }
+    /* the block's rate changes: pending ones, then its own (a prefix of the sorted decisions) */
+    Py_ssize_t nin = 0;
+    while (nin < nd && s + k->jd[nin] + L < e) nin++;
+    const Py_ssize_t nchg = k->npend + nin;
+    if (reserve_changes(k, nchg) < 0) return NULL;
+    for (Py_ssize_t i = 0; i < k->npend; i++) {
+        Py_ssize_t q_ = k->phead + i;
+        k->cidx[i] = k->pidx[q_];
+        k->cnew[i] = k->pnew[q_];
+        k->cj[i] = k->pkey[q_] - s;
+    }
+    for (Py_ssize_t i = 0; i < nin; i++) {
+        k->cidx[k->npend + i] = k->due[i];
+        k->cnew[k->npend + i] = newr[i];
+        k->cj[k->npend + i] = k->jd[i] + L;
+    }
+    k->phead += k->npend;
+    if (reserve_pending(k, nd - nin) < 0) return NULL;
+    for (Py_ssize_t i = nin; i < nd; i++) {
+        k->pidx[k->pend] = k->due[i];
+        k->pnew[k->pend] = newr[i];
+        k->pkey[k->pend] = s + k->jd[i] + L;
+        k->pend++;
+    }
+    for (Py_ssize_t i = 0; i < nchg; i++) {
+        k->txold[i] = k->tx[k->cidx[i]];
+        k->cg[i] = k->group[k->cidx[i]];
+    }
+
+    /* group rates, host scales and the port load of every step */
+    const int have_R = nchg > 0 || dirty;
+    int scaled = 0;
+    double *R = k->R, *S = k->S, *loads = k->loads;
+    unsigned char *flags = k->flags;
+    memset(flags, 0, B);
+    if (have_R) {
+        if (nchg) {
+            memset(k->dG, 0, B * nG * sizeof(double));
+            for (Py_ssize_t i = 0; i < nchg; i++) k->dG[k->cj[i] * nG + k->cg[i]] += k->cnew[i] - k->txold[i];
+            for (Py_ssize_t g = 0; g < nG; g++) R[g] = k->grate[g] + k->dG[g];
+            for (Py_ssize_t j = 1; j < B; j++)
+                for (Py_ssize_t g = 0; g < nG; g++) R[j * nG + g] = R[(j - 1) * nG + g] + k->dG[j * nG + g];
+        } else {
+            for (Py_ssize_t j = 0; j < B; j++) memcpy(R + j * nG, k->grate, nG * sizeof(double));
+        }
+        double hmax = -INFINITY;
+        int hnan = 0;
+        memset(k->Hs, 0, B * nH * sizeof(double));
+        for (Py_ssize_t j = 0; j < B; j++)
+            for (Py_ssize_t g = 0; g < nG; g++) k->Hs[j * nH + k->group_host[g]] += R[j * nG + g];
+        for (Py_ssize_t i = 0; i < B * nH; i++) {
+            if (k->Hs[i] != k->Hs[i]) hnan = 1;
+            else if (k->Hs[i] > hmax) hmax = k->Hs[i];
+        }
+        if (unscaled && !hnan && hmax <= k->cap) { /* no NIC oversubscribed: scale 1 */
+            for (Py_ssize_t j = 0; j < B; j++) {
+                double acc = 0.0;
+                for (Py_ssize_t g = 0; g < nG; g++) acc += R[j * nG + g];
+                loads[j] = acc;
+            }
+        } else {
+            scaled = 1;
+            for (Py_ssize_t j = 0; j < B; j++) {
+                double acc = 0.0;
+                const double *prevS = j ? S + (j - 1) * nG : k->gscale;
+                for (Py_ssize_t g = 0; g < nG; g++) {
+                    double h = k->Hs[j * nH + k->group_host[g]];
+                    double sg = h > k->cap ? k->cap / (h > 1e-300 ? h : 1e-300) : 1.0;
+                    S[j * nG + g] = sg;
+                    acc += sg * R[j * nG + g];
+                    if (sg != prevS[g]) flags[j] = 1;
+                }
+                loads[j] = acc;
+            }
+        }
+    } else {
+        for (Py_ssize_t j = 0; j < B; j++) loads[j] = k->pload[0];
+    }
+
+    /* step the fabric (network.Fabric._step_single), rebasing the group integrals where a
+     * host scale changes */
+    const double kmin = k->kmin, kmax = k->kmax, pmax = k->pmax, buf = k->buffer, Cdt = C * dt;
+    Py_ssize_t cur = 0, any_flag = 0;
+    for (Py_ssize_t j = 0; j < B; j++) {
+        k->st_of[j] = cur;
+        k->P[j * 3] = time;
+        k->P[j * 3 + 1] = d;
+        k->P[j * 3 + 2] = m;
+        k->Q[j] = q;
+        if (flags[j]) {
+            const double *g0 = cur ? k->stG0 + cur * 3 * nG : k->g0;
+            const double *sc = cur ? k->stSc + cur * nG : k->gscale;
+            const double *ref = cur ? k->stRef + cur * 3 : k->ref;
+            double *ng0 = k->stG0 + (cur + 1) * 3 * nG;
+            for (Py_ssize_t g = 0; g < nG; g++)
+                for (int c = 0; c < 3; c++) ng0[g * 3 + c] = g0[g * 3 + c] + sc[g] * (k->P[j * 3 + c] - ref[c]);
+            memcpy(k->stSc + (cur + 1) * nG, S + j * nG, nG * sizeof(double));
+            memcpy(k->stRef + (cur + 1) * 3, k->P + j * 3, 3 * sizeof(double));
+            cur++;
+            any_flag = 1;
+        }
+        double mark;
+        if (q <= kmin) mark = 0.0;
+        else if (q >= kmax) mark = 1.0;
+        else mark = pmax * (q - kmin) / (kmax - kmin);
+        double inflow = loads[j] * C * dt;
+        double q_new = q + inflow - Cdt;
+        if (q_new < 0.0) q_new = 0.0;
+        offered += inflow;
+        if (q_new > buf) {
+            double excess = q_new - buf;
+            q_new = buf;
+            double frac = excess / inflow;
+            d += frac * dt;
+            dropped += excess;
+            mark *= 1.0 - frac;
+            delivered += q + inflow - q_new - excess;
+        } else {
+            delivered += q + inflow - q_new;
+        }
+        if (mark != 0.0) m += mark * dt;
+        q = q_new;
+        time += dt;
+    }
+    k->Q[B] = q;
+    if (k->q_every == 1) {
+        for (Py_ssize_t j = 0; j < B; j++) k->qsamples[s + j] = (float)k->Q[j + 1];
+    } else {
+        for (Py_ssize_t j = 0; j < B; j++)
+            if ((s + j) % k->q_every == 0) k->qsamples[(s + j) / k->q_every] = (float)k->Q[j + 1];
+    }
+
+    /* the integrals of every rate change at its step */
+    for (Py_ssize_t i = 0; i < nchg; i++)
+        for (int c = 0; c < 3; c++) k->Gc[i * 3 + c] = integral(k, k->cj[i], k->cg[i], c);
+
+    /* series: the sending rates of the series flows after the changes up to each series step */
+    if (k->nsf) {
+        double cur_tx[k->nsf];
+        for (Py_ssize_t t = 0; t < k->nsf; t++) cur_tx[t] = k->tx[k->series_flows[t]];
+        Py_ssize_t flushed = 0;
+        for (Py_ssize_t j = 0; j < B; j++) {
+            if ((s + j) % k->series_every) continue;
+            for (; flushed < nchg && k->cj[flushed] <= j; flushed++) {
+                int64_t f = k->cidx[flushed];
+                if (!k->is_series[f]) continue;
+                for (Py_ssize_t t = 0; t < k->nsf; t++)
+                    if (k->series_flows[t] == f) cur_tx[t] = k->cnew[flushed];
+            }
+            memcpy(k->ser + j * k->nsf, cur_tx, k->nsf * sizeof(double));
+        }
+    }
+
+    /* CNP/NACK counts of the decisions (someone records them) */
+    if (counted && nd) {
+        int64_t *cpos = k->slot;
+        for (Py_ssize_t i = 0; i < nchg; i++) cpos[k->cidx[i]] = i;
+        for (Py_ssize_t i = 0; i < nd; i++) {
+            int64_t f = k->due[i], g = k->group[f];
+            double accd[3], lastd[3], Gd[3];
+            double txd = k->tx[f];
+            for (int c = 0; c < 3; c++) {
+                accd[c] = k->acc[c * n + f];
+                lastd[c] = k->last[c * n + f];
+                Gd[c] = integral(k, k->jd[i], g, c);
+            }
+            int64_t ce = cpos[f];
+            if (ce >= 0 && k->cj[ce] <= k->jd[i]) { /* its rate changed at or before its decision step */
+                double w = k->txold[ce] * C;
+                for (int c = 0; c < 3; c++) {
+                    accd[c] = accd[c] + w * (k->Gc[ce * 3 + c] - lastd[c]);
+                    lastd[c] = k->Gc[ce * 3 + c];
+                }
+                txd = k->cnew[ce];
+            }
+            double w = txd * C;
+            double drop = accd[1] + w * (Gd[1] - lastd[1]);
+            double mk = accd[2] + w * (Gd[2] - lastd[2]);
+            int64_t nk = floor_i64(drop / k->pkt) - k->nack_seen[f];
+            int64_t cn = floor_i64(mk / k->pkt) - k->cnp_seen[f];
+            k->cnp_seen[f] += cn;
+            k->nack_seen[f] += nk;
+            k->cnp[i] = cn;
+            k->nack[i] = nk;
+        }
+        for (Py_ssize_t i = 0; i < nchg; i++) cpos[k->cidx[i]] = -1;
+    }
+
+    /* settle the changed flows at their change step, then their new rates (flows.settle_cols) */
+    for (Py_ssize_t i = 0; i < nchg; i++) {
+        int64_t f = k->cidx[i];
+        double w = k->txold[i] * C;
+        for (int c = 0; c < 3; c++) k->nacc[i * 3 + c] = k->acc[c * n + f] + w * (k->Gc[i * 3 + c] - k->last[c * n + f]);
+    }
+    for (Py_ssize_t i = 0; i < nchg; i++) {
+        int64_t f = k->cidx[i];
+        for (int c = 0; c < 3; c++) {
+            k->acc[c * n + f] = k->nacc[i * 3 + c];
+            k->last[c * n + f] = k->Gc[i * 3 + c];
+        }
+    }
+    for (Py_ssize_t i = 0; i < nchg; i++) {
+        k->tx[k->cidx[i]] = k->cnew[i];
+        k->rate[k->cidx[i]] = k->cnew[i];
+    }
+    /* probes: each returns after the base RTT plus the queue at its decision step */
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        int64_t f = k->due[i];
+        k->probe_sent[f] = k->ret[i];
+        k->next_ret[f] = k->ret[i] + k->base + k->Q[k->jd[i]] / C;
+    }
+
+    /* the fabric's per-group state at the block end (in place) */
+    if (cur) {
+        memcpy(k->g0, k->stG0 + cur * 3 * nG, 3 * nG * sizeof(double));
+        memcpy(k->gscale, k->stSc + cur * nG, nG * sizeof(double));
+        memcpy(k->ref, k->stRef + cur * 3, 3 * sizeof(double));
+    }
+    if (any_flag) {
+        unscaled = 1;
+        for (Py_ssize_t g = 0; g < nG; g++)
+            if (!(k->gscale[g] == 1.0)) unscaled = 0;
+    }
+    (void)scaled;
+    PyObject *load1 = Py_None;
+    Py_INCREF(Py_None);
+    if (have_R) {
+        memcpy(k->grate, R + (B - 1) * nG, nG * sizeof(double));
+        k->pload[0] = loads[B - 1];
+        Py_DECREF(Py_None);
+        load1 = PyFloat_FromDouble(loads[B - 1]);
+        if (!load1) return NULL;
+    }
+    return Py_BuildValue("(ddddddd)NN", q, d, m, time, offered, dropped, delivered, PyBool_FromLong(unscaled), load1);
+}
+
+static PyObject *Kernel_pending(Kernel *k, PyObject *Py_UNUSED(ignored)) {
+    return PyLong_FromSsize_t(k->pend - k->phead);
+}
+
+static PyMethodDef Kernel_methods[] = {
+    {"prep", (PyCFunction)Kernel_prep, METH_VARARGS, "prep(s, e) -> (decisions, pending changes in the block)"},
+    {"observe", (PyCFunction)Kernel_observe, METH_VARARGS, "observe(step_columns, obs): shift the windows, write obs"},
+    {"post", (PyCFunction)Kernel_post, METH_VARARGS, "post(rates, factors, fabric, min_rate, dirty, unscaled, counted)"},
+    {"pending", (PyCFunction)Kernel_pending, METH_NOARGS, "number of decided, not yet applied rate changes"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject KernelType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "rlcc.simulator._fluidcore.Kernel",
+    .tp_basicsize = sizeof(Kernel),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Single-switch block loop of one simulator run (rlcc.simulator.kernel).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Kernel_init,
+    .tp_dealloc = (destructor)Kernel_dealloc,
+    .tp_methods = Kernel_methods,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_fluidcore", "C block loop of the single-switch fluid simulator.", -1, NULL, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__fluidcore(void) {
+    if (PyType_Ready(&KernelType) < 0) return NULL;
+    PyObject *mod = PyModule_Create(&module);
+    if (!mod) return NULL;
+    Py_INCREF(&KernelType);
+    if (PyModule_AddObject(mod, "Kernel", (PyObject *)&KernelType) < 0) {
+        Py_DECREF(&KernelType);
+        Py_DECREF(mod);
+        return NULL;
+    }
+    return mod;
+}
