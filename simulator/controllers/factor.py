@@ -8,6 +8,7 @@ from typing import Callable
 import numpy as np
 
 from rlcc.policy import OnnxPolicy
+from rlcc.simulator._fluidcore import policy_rates
 from rlcc.simulator.controllers.base import Decision, DecisionBatch
 from rlcc.simulator.params import Network
 from rlcc.spec import ObservationSpec
@@ -38,7 +39,16 @@ class FactorController:
 
     def decide(self, batch: DecisionBatch) -> Decision:
         factors = np.asarray(self.fn(batch.obs), dtype=np.float64).reshape(len(batch.flow_ids))
-        rates = np.clip(batch.rate * factors, self.spec.rate.min, 1.0)
+        return self._decision(factors, batch, 0)
+
+    def _decision(self, y: np.ndarray, batch: DecisionBatch, mode: int) -> Decision:
+        """``rates = clip(rate * factor, spec.rate.min, 1)`` of factors mapped from ``y`` by
+        ``mode`` (0: the factors themselves; else ``ACTION_MODES``), in one C call with numpy's
+        element operations (``_fluidcore.policy_rates``; tests/simulator/test_kernel.py)."""
+        n, a = len(y), self.spec.action
+        factors, rates = np.empty(n), np.empty(n)
+        policy_rates(np.ascontiguousarray(y), np.ascontiguousarray(batch.rate, dtype=np.float64), mode, float(a.gain),
+                     float(a.clamp_min), float(a.clamp_max), float(self.spec.rate.min), factors, rates)
         return Decision(rates, factors)
 
 
@@ -50,6 +60,18 @@ class PolicyController(FactorController):
             policy = OnnxPolicy(policy, spec)
         self.policy = policy
         super().__init__(policy.factor, policy.spec, name=f"policy:{policy.path.name}")
+
+    def decide(self, batch: DecisionBatch) -> Decision:
+        """``policy.factor`` (= ``spec.output_to_factor`` of the raw outputs) and the rates, the
+        mapping in C with the same operations."""
+        a = self.spec.action
+        mode = ACTION_MODES["factor"] if a.type == "factor" else ACTION_MODES.get(a.map, ACTION_MODES["asymmetric"])
+        return self._decision(self.policy.predict_raw(batch.obs), batch, mode)
+
+
+# ``policy_rates`` modes of ``ObservationSpec.output_to_factor``: action type factor, else the tanh map
+# (any map but linear is asymmetric there).
+ACTION_MODES = {"factor": 1, "linear": 2, "asymmetric": 3}
 
 
 def callable_controller(fn: FactorFn, spec: ObservationSpec) -> FactorController:

@@ -727,8 +727,64 @@ static PyTypeObject KernelType = {
     .tp_methods = Kernel_methods,
 };
 
+/* policy_rates(y, rate, mode, gain, clamp_min, clamp_max, rate_min, factors, rates): a factor
+ * controller's decision from its policy outputs ``y``, the numpy operations of
+ * ``ObservationSpec.output_to_factor`` and ``FactorController.decide`` per element, in order:
+ * mode 0: y are the factors (no map, no clamp); 1: clamp only (action type factor); 2: linear
+ * 1 + gain*y; 3: asymmetric, y >= 0: 1 + gain*y, else 1 / (1 - gain*min(y, 0)) (= y there,
+ * NaN included). Then factors clipped to [clamp_min, clamp_max] (modes 1-3) and rates =
+ * clip(rate * factor, rate_min, 1); numpy's clip is max then min, NaN kept. */
+static PyObject *policy_rates(PyObject *Py_UNUSED(mod), PyObject *args) {
+    PyObject *objs[4];
+    int mode;
+    double gain, cmin, cmax, rmin;
+    if (!PyArg_ParseTuple(args, "OOiddddOO", &objs[0], &objs[1], &mode, &gain, &cmin, &cmax, &rmin, &objs[2], &objs[3]))
+        return NULL;
+    Py_buffer b[4];
+    int got = 0;
+    for (; got < 4; got++)
+        if (PyObject_GetBuffer(objs[got], &b[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (got >= 2 ? PyBUF_WRITABLE : 0)) < 0)
+            goto done;
+    Py_ssize_t n = b[0].len / 8;
+    for (int i = 0; i < 4; i++)
+        if (!check_format(&b[i], 'd') || b[i].len != n * 8) {
+            PyErr_SetString(PyExc_ValueError, "policy_rates: float64 arrays of one length expected");
+            goto done;
+        }
+    if (mode < 0 || mode > 3) {
+        PyErr_SetString(PyExc_ValueError, "policy_rates: mode must be 0..3");
+        goto done;
+    }
+    const double *y = b[0].buf, *rate = b[1].buf;
+    double *fac = b[2].buf, *out = b[3].buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double f = y[i];
+        if (mode == 2) f = 1.0 + gain * f;
+        else if (mode == 3) f = f >= 0 ? 1.0 + gain * f : 1.0 / (1.0 - gain * f);
+        if (mode) {
+            f = f < cmin ? cmin : f;
+            f = f > cmax ? cmax : f;
+        }
+        fac[i] = f;
+        double r = rate[i] * f;
+        r = r < rmin ? rmin : r;
+        out[i] = r > 1.0 ? 1.0 : r;
+    }
+done:
+    for (int i = 0; i < got; i++) PyBuffer_Release(&b[i]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"policy_rates", policy_rates, METH_VARARGS,
+     "policy_rates(y, rate, mode, gain, clamp_min, clamp_max, rate_min, factors, rates): a factor controller's decision"},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_fluidcore", "C block loop of the single-switch fluid simulator.", -1, NULL, NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT, "_fluidcore", "C block loop of the single-switch fluid simulator.", -1, module_methods,
+    NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__fluidcore(void) {
