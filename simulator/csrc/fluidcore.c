@@ -60,6 +60,8 @@ typedef struct {
     /* internal scratch */
     double *R, *S, *Hs, *dG, *P, *stG0, *stSc, *stRef;
     Py_ssize_t *st_of;
+    const double **g0_of, **sc_of; /* per block step: the group integral state in force */
+    double *D;                      /* per block step: port integrals minus those at the rebase */
     unsigned char *flags, *is_series;
     int64_t *cnt, *tmp_idx, *tmp_jd;
     /* pending rate changes: flow, new rate, application step; [phead, pend) in key order */
@@ -84,7 +86,7 @@ static void *xmalloc(size_t n) {
 
 static void Kernel_dealloc(Kernel *k) {
     for (int i = 0; i < k->nviews; i++) PyBuffer_Release(&k->view[i]);
-    void *bufs[] = {k->R, k->S, k->Hs, k->dG, k->P, k->stG0, k->stSc, k->stRef, k->st_of, k->flags, k->is_series, k->cnt, k->tmp_idx, k->tmp_jd,
+    void *bufs[] = {k->R, k->S, k->Hs, k->dG, k->P, k->stG0, k->stSc, k->stRef, k->st_of, (void *)k->g0_of, (void *)k->sc_of, k->D, k->flags, k->is_series, k->cnt, k->tmp_idx, k->tmp_jd,
                     k->pidx, k->pkey, k->pnew, k->cidx, k->cj, k->cg, k->cnew, k->txold, k->Gc, k->nacc};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     Py_TYPE(k)->tp_free((PyObject *)k);
@@ -99,6 +101,14 @@ static int check_format(const Py_buffer *b, char want) {
     case '?': return strcmp(f, "?") == 0 && b->itemsize == 1;
     default: return (strcmp(f, "l") == 0 || strcmp(f, "q") == 0) && b->itemsize == 8;
     }
+}
+
+/* np.rint (round half to even) without libm's nearbyint, a call per element on x86-64 without
+ * SSE4.1: adding and removing 2^52 rounds in the default rounding mode (|x| >= 2^52 is whole). */
+static inline double rint_even(double x) {
+    const double big = 4503599627370496.0; /* 2^52 */
+    if (!(fabs(x) < big)) return x;
+    return x >= 0 ? (x + big) - big : (x - big) + big;
 }
 
 /* Grow the change and pending lists to hold ``need`` entries. */
@@ -213,7 +223,9 @@ static int Kernel_init(Kernel *k, PyObject *args, PyObject *kwds) {
         !(k->Hs = xmalloc(bmax * k->nH * sizeof(double))) || !(k->dG = xmalloc(bmax * nG * sizeof(double))) ||
         !(k->P = xmalloc(3 * bmax * sizeof(double))) || !(k->stG0 = xmalloc((bmax + 1) * 3 * nG * sizeof(double))) ||
         !(k->stSc = xmalloc((bmax + 1) * nG * sizeof(double))) || !(k->stRef = xmalloc((bmax + 1) * 3 * sizeof(double))) ||
-        !(k->st_of = xmalloc(bmax * sizeof(Py_ssize_t))) || !(k->flags = xmalloc(bmax)) ||
+        !(k->st_of = xmalloc(bmax * sizeof(Py_ssize_t))) ||
+        !(k->g0_of = xmalloc(bmax * sizeof(double *))) || !(k->sc_of = xmalloc(bmax * sizeof(double *))) ||
+        !(k->D = xmalloc(3 * bmax * sizeof(double))) || !(k->flags = xmalloc(bmax)) ||
         !(k->is_series = calloc(n, 1)) || !(k->cnt = xmalloc((bmax + 1) * sizeof(int64_t))) ||
         !(k->tmp_idx = xmalloc(n * sizeof(int64_t))) || !(k->tmp_jd = xmalloc(n * sizeof(int64_t))))
         return -1;
@@ -242,16 +254,16 @@ static PyObject *Kernel_prep(Kernel *k, PyObject *args) {
     Py_ssize_t nd = 0;
     const double *nr = k->next_ret;
     int64_t *tmp_jd = k->tmp_jd, *tmp_idx = k->tmp_idx; /* in flow order */
-    for (Py_ssize_t i = 0; i < k->n; i++) {
-        double r = nr[i];
-        if (r < last) {
-            Py_ssize_t j = 0;
-            while (j < B - 1 && r >= edges[j]) j++;
-            tmp_idx[nd] = i;
-            tmp_jd[nd] = j;
-            cnt[j + 1]++;
-            nd++;
-        }
+    for (Py_ssize_t i = 0; i < k->n; i++) { /* branch-free compaction: few flows are due */
+        tmp_idx[nd] = i;
+        nd += nr[i] < last;
+    }
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        double r = nr[tmp_idx[i]];
+        Py_ssize_t j = 0;
+        while (j < B - 1 && r >= edges[j]) j++;
+        tmp_jd[i] = j;
+        cnt[j + 1]++;
     }
     for (Py_ssize_t j = 0; j < B; j++) cnt[j + 1] += cnt[j];
     for (Py_ssize_t i = 0; i < nd; i++) {
@@ -281,7 +293,7 @@ static PyObject *Kernel_prep(Kernel *k, PyObject *args) {
     }
     for (Py_ssize_t i = 0; i < nd; i++) {
         int64_t f = k->due[i];
-        double r = nearbyint(k->ret[i] - k->probe_sent[f]);
+        double r = rint_even(k->ret[i] - k->probe_sent[f]);
         k->rtti[i] = (int64_t)r;
         k->rttf[i] = (double)k->rtti[i];
         k->prevd[i] = k->prev[f];
@@ -391,12 +403,21 @@ static PyObject *Kernel_observe(Kernel *k, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* Group g's integral c ([scale, scale x drop, scale x mark] fraction over time) at the start of
+ * block step j: g0 + scale x (port integral - its value at the rebase), with the state in force
+ * at step j (``integral_table`` sets it up after the step loop). */
 static inline double integral(const Kernel *k, Py_ssize_t j, int64_t g, int c) {
-    Py_ssize_t st = k->st_of[j];
-    const double *g0 = st ? k->stG0 + st * 3 * k->nG : k->g0;
-    const double *sc = st ? k->stSc + st * k->nG : k->gscale;
-    const double *ref = st ? k->stRef + st * 3 : k->ref;
-    return g0[g * 3 + c] + sc[g] * (k->P[j * 3 + c] - ref[c]);
+    return k->g0_of[j][g * 3 + c] + k->sc_of[j][g] * k->D[j * 3 + c];
+}
+
+static void integral_table(Kernel *k, Py_ssize_t B) {
+    for (Py_ssize_t j = 0; j < B; j++) {
+        Py_ssize_t st = k->st_of[j];
+        const double *ref = st ? k->stRef + st * 3 : k->ref;
+        k->g0_of[j] = st ? k->stG0 + st * 3 * k->nG : k->g0;
+        k->sc_of[j] = st ? k->stSc + st * k->nG : k->gscale;
+        for (int c = 0; c < 3; c++) k->D[j * 3 + c] = k->P[j * 3 + c] - ref[c];
+    }
 }
 
 static inline int64_t floor_i64(double x) {
@@ -600,6 +621,7 @@ static PyObject *Kernel_post(Kernel *k, PyObject *args) {
     }
 
     /* the integrals of every rate change at its step */
+    integral_table(k, B);
     for (Py_ssize_t i = 0; i < nchg; i++)
         for (int c = 0; c < 3; c++) k->Gc[i * 3 + c] = integral(k, k->cj[i], k->cg[i], c);
 
