@@ -417,14 +417,18 @@ class BlockLoop:
                 self._record(due, obs, ret, rtt, rate, cnp, nack, kr.factors[:nd].copy() if factors is None else factors, new)
 
     def _observe_kernel(self, nd: int, rate: np.ndarray) -> np.ndarray:
-        """``_observe_window`` with the kernel's gathers: the step features here, the windows in C."""
+        """``_observe_window`` with the kernel's gathers and windows; the step features in C too when
+        the kernel has them all (``BlockKernel.native_features``), else here."""
         spec, kr = self.spec, self._kernel
+        obs = np.empty((nd, spec.input_width), np.float32)
+        if kr.native_features:
+            kr.core.observe(None, obs)
+            return obs
         if getattr(self, "_feat", None) is None:
             self._feat = [(vocab.get(f.name).float_value, f.scale, f.offset) for f in spec.features]
         raw_step = vocab.FloatStep(spec.reward, kr.prev[:nd], kr.rtt_f[:nd], rate)  # count-free: no counters
         step = [np.asarray((value(raw_step) if scale == 1.0 else value(raw_step) * scale) + offset, dtype=np.float64)
                 for value, scale, offset in self._feat]
-        obs = np.empty((nd, spec.input_width), np.float32)
         kr.core.observe(step, obs)
         return obs
 

@@ -19,6 +19,10 @@ import numpy as np
 
 from rlcc.simulator import _fluidcore
 
+# Vocabulary features (``rlcc.features``) whose float formula the kernel has (fluidcore.c
+# ``native_feature``; tests/simulator/test_kernel.py checks each against ``float_value``).
+FEATURE_CODES = {"prev_action": 0, "rtt_inflation": 1, "rate": 2, "delta": 3}
+
 
 class BlockKernel:
     """The C kernel of one run plus the numpy arrays it writes each block's outputs to."""
@@ -61,6 +65,13 @@ class BlockKernel:
                      spec is not None and spec.step_order == "oldest_first")
         self.core = _fluidcore.Kernel(arrays, sizes, constants)
         self.no_rows = np.empty(0)
+        # The step features in C when the kernel has every one of the spec's (else blocks.py's numpy).
+        self.native_features = spec is not None and all(f.name in FEATURE_CODES for f in spec.features)
+        if self.native_features:
+            r = spec.reward
+            self.core.set_features(tuple(FEATURE_CODES[f.name] for f in spec.features),
+                                   tuple(float(f.scale) for f in spec.features), tuple(float(f.offset) for f in spec.features),
+                                   float(r.target), float(r.beta), float(r.base_rtt_ns))
 
     def check_fabric(self, fab: Any) -> None:
         """The fabric still holds the arrays the kernel updates (block mode never rebinds them)."""

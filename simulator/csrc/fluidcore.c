@@ -40,6 +40,8 @@ static const char FORMATS[N_ARRAYS] = {
     'i', 'd', 'i', 'd', 'i', 'd', 'd', '?', 'd', 'd', 'i', 'i', 'd', 'd', 'd',
 };
 
+#define MAX_FEATURES 64 /* features of one step (the vocabulary has 6) */
+
 typedef struct {
     PyObject_HEAD
     Py_buffer view[N_ARRAYS];
@@ -63,7 +65,7 @@ typedef struct {
     const double **g0_of, **sc_of; /* per block step: the group integral state in force */
     double *D;                      /* per block step: port integrals minus those at the rebase */
     unsigned char *flags, *is_series;
-    int64_t *cnt, *tmp_idx, *tmp_jd;
+    int64_t *cnt, *tmp_idx, *tmp_jd, *tmp_pos; /* prep's due flows in flow order, their step, their row */
     /* pending rate changes: flow, new rate, application step; [phead, pend) in key order */
     int64_t *pidx, *pkey;
     double *pnew;
@@ -72,6 +74,9 @@ typedef struct {
     int64_t *cidx, *cj, *cg;
     double *cnew, *txold, *Gc, *nacc;
     Py_ssize_t ccap;
+    /* step features computed here (set_features) */
+    int native, fcode[MAX_FEATURES];
+    double fscale[MAX_FEATURES], foffset[MAX_FEATURES], target, beta, base_rtt_f;
     /* state of the current block between prep and post */
     long long s, e;
     Py_ssize_t nd, npend;
@@ -86,7 +91,7 @@ static void *xmalloc(size_t n) {
 
 static void Kernel_dealloc(Kernel *k) {
     for (int i = 0; i < k->nviews; i++) PyBuffer_Release(&k->view[i]);
-    void *bufs[] = {k->R, k->S, k->Hs, k->dG, k->P, k->stG0, k->stSc, k->stRef, k->st_of, (void *)k->g0_of, (void *)k->sc_of, k->D, k->flags, k->is_series, k->cnt, k->tmp_idx, k->tmp_jd,
+    void *bufs[] = {k->R, k->S, k->Hs, k->dG, k->P, k->stG0, k->stSc, k->stRef, k->st_of, (void *)k->g0_of, (void *)k->sc_of, k->D, k->flags, k->is_series, k->cnt, k->tmp_idx, k->tmp_jd, k->tmp_pos,
                     k->pidx, k->pkey, k->pnew, k->cidx, k->cj, k->cg, k->cnew, k->txold, k->Gc, k->nacc};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     Py_TYPE(k)->tp_free((PyObject *)k);
@@ -227,7 +232,8 @@ static int Kernel_init(Kernel *k, PyObject *args, PyObject *kwds) {
         !(k->g0_of = xmalloc(bmax * sizeof(double *))) || !(k->sc_of = xmalloc(bmax * sizeof(double *))) ||
         !(k->D = xmalloc(3 * bmax * sizeof(double))) || !(k->flags = xmalloc(bmax)) ||
         !(k->is_series = calloc(n, 1)) || !(k->cnt = xmalloc((bmax + 1) * sizeof(int64_t))) ||
-        !(k->tmp_idx = xmalloc(n * sizeof(int64_t))) || !(k->tmp_jd = xmalloc(n * sizeof(int64_t))))
+        !(k->tmp_idx = xmalloc(n * sizeof(int64_t))) || !(k->tmp_jd = xmalloc(n * sizeof(int64_t))) ||
+        !(k->tmp_pos = xmalloc(n * sizeof(int64_t))))
         return -1;
     for (Py_ssize_t t = 0; t < k->nsf; t++) k->is_series[k->series_flows[t]] = 1;
     return reserve_changes(k, n) < 0 || reserve_pending(k, n) < 0 ? -1 : 0;
@@ -248,33 +254,43 @@ static PyObject *Kernel_prep(Kernel *k, PyObject *args) {
     double edges[B];
     for (Py_ssize_t j = 0; j < B; j++) edges[j] = (double)(s + j) * dt + dt; /* step k decides next_ret < k*dt + dt */
     const double last = edges[B - 1];
-    /* due flows by decision step jd (number of earlier edges <= ret), a stable counting sort */
-    int64_t *cnt = k->cnt;
+    /* due flows by decision step jd (number of earlier edges <= ret), a stable counting sort;
+     * the per-flow columns are read in flow order (nearly sequential), written in step order */
+    int64_t *restrict cnt = k->cnt;
     memset(cnt, 0, (B + 1) * sizeof *cnt);
     Py_ssize_t nd = 0;
-    const double *nr = k->next_ret;
-    int64_t *tmp_jd = k->tmp_jd, *tmp_idx = k->tmp_idx; /* in flow order */
-    for (Py_ssize_t i = 0; i < k->n; i++) { /* branch-free compaction: few flows are due */
+    const Py_ssize_t n = k->n;
+    const double *restrict nr = k->next_ret;
+    int64_t *restrict tmp_jd = k->tmp_jd, *restrict tmp_idx = k->tmp_idx; /* in flow order */
+    for (Py_ssize_t i = 0; i < n; i++) { /* branch-free compaction: few flows are due */
         tmp_idx[nd] = i;
         nd += nr[i] < last;
     }
     for (Py_ssize_t i = 0; i < nd; i++) {
         double r = nr[tmp_idx[i]];
-        Py_ssize_t j = 0;
-        while (j < B - 1 && r >= edges[j]) j++;
+        int64_t j = 0;
+        for (Py_ssize_t t = 0; t < B - 1; t++) j += r >= edges[t]; /* edges ascend: the first t with r < edge */
         tmp_jd[i] = j;
         cnt[j + 1]++;
     }
     for (Py_ssize_t j = 0; j < B; j++) cnt[j + 1] += cnt[j];
+    int64_t *restrict due = k->due, *restrict jd = k->jd, *restrict rtti = k->rtti;
+    double *restrict ret = k->ret, *restrict rated = k->rated, *restrict rttf = k->rttf, *restrict prevd = k->prevd;
+    unsigned char *restrict first = k->first;
+    const double *restrict rate = k->rate, *restrict sent = k->probe_sent, *restrict prev = k->prev;
+    const int64_t *restrict n_dec = k->n_dec;
     for (Py_ssize_t i = 0; i < nd; i++) {
-        int64_t p = cnt[tmp_jd[i]]++;
-        k->due[p] = tmp_idx[i];
-        k->jd[p] = tmp_jd[i];
-    }
-    for (Py_ssize_t i = 0; i < nd; i++) {
-        int64_t f = k->due[i];
-        k->ret[i] = nr[f];
-        k->rated[i] = k->rate[f];
+        int64_t f = tmp_idx[i], p = cnt[tmp_jd[i]]++;
+        double r = nr[f];
+        k->tmp_pos[i] = p;
+        due[p] = f;
+        jd[p] = tmp_jd[i];
+        ret[p] = r;
+        rated[p] = rate[f];
+        rtti[p] = (int64_t)rint_even(r - sent[f]);
+        rttf[p] = (double)rtti[p];
+        prevd[p] = prev[f];
+        first[p] = n_dec[f] == 0;
     }
     /* pending changes taking effect in the block; those decided less than a block before e may
      * change a due flow's rate before its decision step */
@@ -290,14 +306,6 @@ static PyObject *Kernel_prep(Kernel *k, PyObject *args) {
             if (p >= 0 && key <= s + k->jd[p]) k->rated[p] = k->pnew[q];
         }
         for (Py_ssize_t i = 0; i < nd; i++) pos[k->due[i]] = -1;
-    }
-    for (Py_ssize_t i = 0; i < nd; i++) {
-        int64_t f = k->due[i];
-        double r = rint_even(k->ret[i] - k->probe_sent[f]);
-        k->rtti[i] = (int64_t)r;
-        k->rttf[i] = (double)k->rtti[i];
-        k->prevd[i] = k->prev[f];
-        k->first[i] = k->n_dec[f] == 0;
     }
     k->s = s;
     k->e = e;
@@ -335,40 +343,103 @@ static int get_steps(Kernel *k, PyObject *seq, Py_buffer *views, const double **
     return 0;
 }
 
-/* observe(steps, obs): shift the due flows' windows by the step's scaled features (F columns)
- * and write the policy inputs (nd, W) float32 into ``obs`` (blocks.py ``_observe_window``). */
+/* The spec's features computed here (``set_features``): the count-free float formulas of the
+ * vocabulary (core/features.py ``float_value``; tests/simulator/test_kernel.py compares them). */
+enum { FEAT_PREV_ACTION, FEAT_RTT_INFLATION, FEAT_RATE, FEAT_DELTA, N_FEATS };
+
+static inline double max0(double x) { /* np.maximum(x, 0.0): NaN kept */
+    return (x >= 0.0 || x != x) ? x : 0.0;
+}
+
+static inline double native_feature(const Kernel *k, int code, Py_ssize_t i) {
+    switch (code) {
+    case FEAT_PREV_ACTION: return k->prevd[i];
+    case FEAT_RTT_INFLATION: return k->rttf[i] / k->base_rtt_f;
+    case FEAT_RATE: return k->rated[i];
+    default: return k->target - max0(k->rttf[i] / k->base_rtt_f - k->beta) * sqrt(max0(k->rated[i]));
+    }
+}
+
+/* set_features(codes, scales, offsets, target, beta, base_rtt_ns): compute the step features in
+ * ``observe`` (value * scale + offset; value + offset where scale is 1, as blocks.py does). */
+static PyObject *Kernel_set_features(Kernel *k, PyObject *args) {
+    PyObject *codes, *scales, *offsets;
+    double target, beta, base;
+    if (!PyArg_ParseTuple(args, "O!O!O!ddd", &PyTuple_Type, &codes, &PyTuple_Type, &scales, &PyTuple_Type, &offsets,
+                          &target, &beta, &base))
+        return NULL;
+    Py_ssize_t F = k->F;
+    if (F < 1 || F > MAX_FEATURES || PyTuple_GET_SIZE(codes) != F || PyTuple_GET_SIZE(scales) != F ||
+        PyTuple_GET_SIZE(offsets) != F) {
+        PyErr_SetString(PyExc_ValueError, "set_features: one code, scale and offset per feature");
+        return NULL;
+    }
+    for (Py_ssize_t a = 0; a < F; a++) {
+        long code = PyLong_AsLong(PyTuple_GET_ITEM(codes, a));
+        double sc = PyFloat_AsDouble(PyTuple_GET_ITEM(scales, a)), off = PyFloat_AsDouble(PyTuple_GET_ITEM(offsets, a));
+        if (PyErr_Occurred()) return NULL;
+        if (code < 0 || code >= N_FEATS) {
+            PyErr_SetString(PyExc_ValueError, "set_features: unknown feature code");
+            return NULL;
+        }
+        k->fcode[a] = (int)code;
+        k->fscale[a] = sc;
+        k->foffset[a] = off;
+    }
+    k->target = target;
+    k->beta = beta;
+    k->base_rtt_f = base;
+    k->native = 1;
+    Py_RETURN_NONE;
+}
+
+/* observe(steps, obs): shift the due flows' windows by the step's scaled features (F columns,
+ * or None: computed here, ``set_features``) and write the policy inputs (nd, W) float32 into
+ * ``obs`` (blocks.py ``_observe_window``). */
 static PyObject *Kernel_observe(Kernel *k, PyObject *args) {
-    PyObject *seq;
+    PyObject *seq, *oo;
     Py_buffer ob;
     if (!k->prepped) {
         PyErr_SetString(PyExc_RuntimeError, "observe before prep");
         return NULL;
     }
-    PyObject *oo;
     if (!PyArg_ParseTuple(args, "OO", &seq, &oo)) return NULL;
+    const Py_ssize_t F = k->F, W = k->W, nd = k->nd, n = k->n;
+    const int native = seq == Py_None;
+    if (F < 1 || F > MAX_FEATURES || W % F || (native && !k->native)) {
+        PyErr_SetString(PyExc_ValueError, "observe: no features to compute");
+        return NULL;
+    }
     if (PyObject_GetBuffer(oo, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) return NULL;
-    Py_ssize_t F = k->F, W = k->W, nd = k->nd, n = k->n;
-    if (!check_format(&ob, 'f') || ob.len != nd * W * 4 || F < 1 || W % F) {
+    if (!check_format(&ob, 'f') || ob.len != nd * W * 4) {
         PyBuffer_Release(&ob);
         PyErr_SetString(PyExc_ValueError, "observe: obs must be float32 (nd, width) C-contiguous");
         return NULL;
     }
-    Py_buffer views[F];
-    const double *cols[F];
-    int bcast[F];
-    if (get_steps(k, seq, views, cols, bcast) < 0) {
+    Py_buffer views[MAX_FEATURES];
+    const double *cols[MAX_FEATURES];
+    int bcast[MAX_FEATURES];
+    if (!native && get_steps(k, seq, views, cols, bcast) < 0) {
         PyBuffer_Release(&ob);
         return NULL;
     }
     float *obs = ob.buf;
-    double *win = k->window;
-    for (Py_ssize_t i = 0; i < nd; i++) {
-        int64_t f = k->due[i];
+    double *restrict win = k->window;
+    for (Py_ssize_t q = 0; q < nd; q++) { /* in flow order (prep's): the window columns' lines in sequence */
+        const int64_t f = k->tmp_idx[q], i = k->tmp_pos[q];
+        double st[MAX_FEATURES];
+        for (Py_ssize_t a = 0; a < F; a++) {
+            if (native) {
+                double v = native_feature(k, k->fcode[a], i);
+                st[a] = (k->fscale[a] == 1.0 ? v : v * k->fscale[a]) + k->foffset[a];
+            } else {
+                st[a] = cols[a][bcast[a] ? 0 : i];
+            }
+        }
         float *row = obs + i * W;
         if (k->first[i] && W > F) { /* a first decision fills the whole window with its step */
             for (Py_ssize_t c = 0; c < W; c++) {
-                Py_ssize_t a = c % F;
-                double v = cols[a][bcast[a] ? 0 : i];
+                double v = st[c % F];
                 win[c * n + f] = v;
                 row[c] = (float)v;
             }
@@ -381,9 +452,8 @@ static PyObject *Kernel_observe(Kernel *k, PyObject *args) {
                 row[c] = (float)v;
             }
             for (Py_ssize_t a = 0; a < F; a++) {
-                double v = cols[a][bcast[a] ? 0 : i];
-                win[(W - F + a) * n + f] = v;
-                row[W - F + a] = (float)v;
+                win[(W - F + a) * n + f] = st[a];
+                row[W - F + a] = (float)st[a];
             }
         } else { /* newest first: slot c <- c - F (from the highest slot down), the step in front */
             for (Py_ssize_t c = W - 1; c >= F; c--) {
@@ -392,13 +462,13 @@ static PyObject *Kernel_observe(Kernel *k, PyObject *args) {
                 row[c] = (float)v;
             }
             for (Py_ssize_t a = 0; a < F; a++) {
-                double v = cols[a][bcast[a] ? 0 : i];
-                win[a * n + f] = v;
-                row[a] = (float)v;
+                win[a * n + f] = st[a];
+                row[a] = (float)st[a];
             }
         }
     }
-    for (Py_ssize_t c = 0; c < F; c++) PyBuffer_Release(&views[c]);
+    if (!native)
+        for (Py_ssize_t c = 0; c < F; c++) PyBuffer_Release(&views[c]);
     PyBuffer_Release(&ob);
     Py_RETURN_NONE;
 }
@@ -472,14 +542,9 @@ static PyObject *Kernel_post(Kernel *k, PyObject *args) {
     const double dt = k->dt, C = k->C;
     k->prepped = 0;
 
-    /* decisions: previous factor, count, RTT sums (exact integer ns, then one float add per block) */
+    /* RTT sums (exact integer ns, then one float add per block) */
     int64_t rsum = 0;
-    for (Py_ssize_t i = 0; i < nd; i++) {
-        int64_t f = k->due[i];
-        k->prev[f] = fac[i];
-        k->n_dec[f] += 1;
-        rsum += k->rtti[i];
-    }
+    for (Py_ssize_t i = 0; i < nd; i++) rsum += k->rtti[i];
     if (nd) {
         k->rtt_stats[0] += (double)rsum;
         k->rtt_stats[1] += (double)nd;
@@ -512,9 +577,15 @@ static PyObject *Kernel_post(Kernel *k, PyObject *args) {
         k->pkey[k->pend] = s + k->jd[i] + L;
         k->pend++;
     }
+    /* changed flows: old sending rate, group, position (slot: the last one of a flow, as numpy's
+     * fancy assignment keeps; a flow changing twice in a block takes the two-pass settle) */
+    int dups = 0;
     for (Py_ssize_t i = 0; i < nchg; i++) {
-        k->txold[i] = k->tx[k->cidx[i]];
-        k->cg[i] = k->group[k->cidx[i]];
+        int64_t f = k->cidx[i];
+        k->txold[i] = k->tx[f];
+        k->cg[i] = k->group[f];
+        dups |= k->slot[f] >= 0;
+        k->slot[f] = i;
     }
 
     /* group rates, host scales and the port load of every step */
@@ -622,8 +693,10 @@ static PyObject *Kernel_post(Kernel *k, PyObject *args) {
 
     /* the integrals of every rate change at its step */
     integral_table(k, B);
-    for (Py_ssize_t i = 0; i < nchg; i++)
-        for (int c = 0; c < 3; c++) k->Gc[i * 3 + c] = integral(k, k->cj[i], k->cg[i], c);
+    const int counting = counted && nd;
+    if (counting || dups)
+        for (Py_ssize_t i = 0; i < nchg; i++)
+            for (int c = 0; c < 3; c++) k->Gc[i * 3 + c] = integral(k, k->cj[i], k->cg[i], c);
 
     /* series: the sending rates of the series flows after the changes up to each series step */
     if (k->nsf) {
@@ -642,10 +715,9 @@ static PyObject *Kernel_post(Kernel *k, PyObject *args) {
         }
     }
 
-    /* CNP/NACK counts of the decisions (someone records them) */
-    if (counted && nd) {
-        int64_t *cpos = k->slot;
-        for (Py_ssize_t i = 0; i < nchg; i++) cpos[k->cidx[i]] = i;
+    /* CNP/NACK counts of the decisions (someone records them), before the changes settle */
+    if (counting) {
+        const int64_t *cpos = k->slot;
         for (Py_ssize_t i = 0; i < nd; i++) {
             int64_t f = k->due[i], g = k->group[f];
             double accd[3], lastd[3], Gd[3];
@@ -674,31 +746,62 @@ static PyObject *Kernel_post(Kernel *k, PyObject *args) {
             k->cnp[i] = cn;
             k->nack[i] = nk;
         }
-        for (Py_ssize_t i = 0; i < nchg; i++) cpos[k->cidx[i]] = -1;
     }
 
-    /* settle the changed flows at their change step, then their new rates (flows.settle_cols) */
-    for (Py_ssize_t i = 0; i < nchg; i++) {
-        int64_t f = k->cidx[i];
-        double w = k->txold[i] * C;
-        for (int c = 0; c < 3; c++) k->nacc[i * 3 + c] = k->acc[c * n + f] + w * (k->Gc[i * 3 + c] - k->last[c * n + f]);
-    }
-    for (Py_ssize_t i = 0; i < nchg; i++) {
-        int64_t f = k->cidx[i];
-        for (int c = 0; c < 3; c++) {
-            k->acc[c * n + f] = k->nacc[i * 3 + c];
-            k->last[c * n + f] = k->Gc[i * 3 + c];
+    /* settle the changed flows at their change step, then their new rates (flows.settle_cols:
+     * every value from before the scatter, the last write of a flow kept) */
+    double *restrict acc = k->acc, *restrict lst = k->last;
+    if (dups) {
+        for (Py_ssize_t i = 0; i < nchg; i++) {
+            int64_t f = k->cidx[i];
+            double w = k->txold[i] * C;
+            for (int c = 0; c < 3; c++) k->nacc[i * 3 + c] = acc[c * n + f] + w * (k->Gc[i * 3 + c] - lst[c * n + f]);
+        }
+        for (Py_ssize_t i = 0; i < nchg; i++) {
+            int64_t f = k->cidx[i];
+            for (int c = 0; c < 3; c++) {
+                acc[c * n + f] = k->nacc[i * 3 + c];
+                lst[c * n + f] = k->Gc[i * 3 + c];
+            }
+        }
+        for (Py_ssize_t i = 0; i < nchg; i++) {
+            int64_t f = k->cidx[i];
+            k->tx[f] = k->cnew[i];
+            k->rate[f] = k->cnew[i];
+            k->slot[f] = -1;
+        }
+    } else if (nchg) { /* each flow once: in flow order (the columns' cache lines in sequence) */
+        int64_t *restrict slot = k->slot;
+        for (Py_ssize_t f = 0; f < n; f++) {
+            int64_t i = slot[f];
+            if (i < 0) continue;
+            slot[f] = -1;
+            double w = k->txold[i] * C, G[3];
+            if (counting) {
+                G[0] = k->Gc[i * 3], G[1] = k->Gc[i * 3 + 1], G[2] = k->Gc[i * 3 + 2];
+            } else {
+                int64_t j = k->cj[i], g = k->cg[i];
+                const double *g0 = k->g0_of[j] + 3 * g, sc = k->sc_of[j][g], *D = k->D + 3 * j;
+                G[0] = g0[0] + sc * D[0], G[1] = g0[1] + sc * D[1], G[2] = g0[2] + sc * D[2]; /* integral() */
+            }
+            for (int c = 0; c < 3; c++) {
+                acc[c * n + f] = acc[c * n + f] + w * (G[c] - lst[c * n + f]);
+                lst[c * n + f] = G[c];
+            }
+            k->tx[f] = k->cnew[i];
+            k->rate[f] = k->cnew[i];
         }
     }
-    for (Py_ssize_t i = 0; i < nchg; i++) {
-        k->tx[k->cidx[i]] = k->cnew[i];
-        k->rate[k->cidx[i]] = k->cnew[i];
-    }
-    /* probes: each returns after the base RTT plus the queue at its decision step */
-    for (Py_ssize_t i = 0; i < nd; i++) {
-        int64_t f = k->due[i];
+    /* the decisions: previous factor and count (record_decision), then the next probe, back after
+     * the base RTT plus the queue at the decision step */
+    double qd[B]; /* the queueing delay at each step's start */
+    for (Py_ssize_t j = 0; j < B; j++) qd[j] = k->Q[j] / C;
+    for (Py_ssize_t q_ = 0; q_ < nd; q_++) { /* in flow order (prep's), row i of the sorted batch */
+        int64_t f = k->tmp_idx[q_], i = k->tmp_pos[q_];
+        k->prev[f] = fac[i];
+        k->n_dec[f] += 1;
         k->probe_sent[f] = k->ret[i];
-        k->next_ret[f] = k->ret[i] + k->base + k->Q[k->jd[i]] / C;
+        k->next_ret[f] = k->ret[i] + k->base + qd[k->jd[i]];
     }
 
     /* the fabric's per-group state at the block end (in place) */
@@ -731,7 +834,9 @@ static PyObject *Kernel_pending(Kernel *k, PyObject *Py_UNUSED(ignored)) {
 
 static PyMethodDef Kernel_methods[] = {
     {"prep", (PyCFunction)Kernel_prep, METH_VARARGS, "prep(s, e) -> (decisions, pending changes in the block)"},
-    {"observe", (PyCFunction)Kernel_observe, METH_VARARGS, "observe(step_columns, obs): shift the windows, write obs"},
+    {"observe", (PyCFunction)Kernel_observe, METH_VARARGS, "observe(step_columns or None, obs): shift the windows, write obs"},
+    {"set_features", (PyCFunction)Kernel_set_features, METH_VARARGS,
+     "set_features(codes, scales, offsets, target, beta, base_rtt_ns): compute the step features in observe"},
     {"post", (PyCFunction)Kernel_post, METH_VARARGS, "post(rates, factors, fabric, min_rate, dirty, unscaled, counted)"},
     {"pending", (PyCFunction)Kernel_pending, METH_NOARGS, "number of decided, not yet applied rate changes"},
     {NULL, NULL, 0, NULL},
