@@ -23,7 +23,9 @@ from rlcc.simulator.controllers.base import DecisionBatch
 from rlcc.simulator.controllers.factor import ACTION_MODES
 from rlcc.simulator.scenarios import FlowTable
 from rlcc.simulator.suite import load_firmware
-from rlcc.spec import Action, Feature, ObservationSpec, RateLimits
+from rlcc import features as vocab
+from rlcc.simulator import kernel
+from rlcc.spec import Action, Feature, ObservationSpec, RateLimits, Reward
 
 ROOT = Path(__file__).resolve().parents[2]
 ZOO = str(ROOT / "examples" / "zoo" / "adpg_k2_bias8x8.onnx")
@@ -54,20 +56,33 @@ def _assert_bit_identical(a, b) -> None:
 
 
 def _both(monkeypatch, scenario, make_ctl, **kwargs):
-    """The run with the Python blocks, then with the kernel (asserted to be used)."""
-    used = []
-    real = BlockLoop._block_kernel
+    """The run with the Python blocks, then with the kernel (asserted to be used); also every
+    per-flow array and fabric value at the end bit-identical (not only what the outputs show)."""
+    used, states = [], []
+    real, real_run = BlockLoop._block_kernel, engine._Run.run
 
     def spy(self, s, e):
         used.append(e - s)
         return real(self, s, e)
 
+    def keep(self, *args):
+        real_run(self, *args)
+        states.append(self)
+
     monkeypatch.setattr(BlockLoop, "_block_kernel", spy)
+    monkeypatch.setattr(engine._Run, "run", keep)
     runs = []
     for use in (False, True):
         monkeypatch.setattr(BlockLoop, "use_kernel", use)
         runs.append(simulate(scenario, make_ctl(), **kwargs))
         assert bool(used) == use
+    py, c = states
+    for f in dataclasses.fields(py.flows):
+        assert _bits(getattr(py.flows, f.name)) == _bits(getattr(c.flows, f.name)), f"flows.{f.name}"
+    for name in ("g0", "group_scale", "ref", "group_rate", "port_load", "_q", "_d", "_m", "time", "offered", "dropped",
+                 "delivered"):
+        assert _bits(getattr(py.fabric, name)) == _bits(getattr(c.fabric, name)), f"fabric.{name}"
+    assert _bits(py.q_samples) == _bits(c.q_samples) and _bits(py.rtt_stats) == _bits(c.rtt_stats)
     return runs
 
 
@@ -157,6 +172,34 @@ def test_kernel_windows_and_controller_outputs(monkeypatch, order, history, retu
     sc = ManyToOne(flows=24, duration_ms=1.0, seed=9)
     a, b = _both(monkeypatch, sc, Ctl, trace=TraceConfig(capacity=100_000))
     _assert_bit_identical(a, b)
+
+
+@pytest.mark.parametrize("reward", [Reward(), Reward(target=0.3, beta=4.0, base_rtt_ns=6000)])
+def test_native_features_equal_the_vocabulary_formulas(monkeypatch, reward):
+    """The step features the kernel computes in C against blocks.py's numpy features (the
+    vocabulary's ``float_value``), every one the kernel has, scaled and offset."""
+    assert set(kernel.FEATURE_CODES) <= set(vocab.known())
+    spec = ObservationSpec(
+        features=tuple(Feature(name, scale=[1.0, 0.5, 10.0, 3.0][i], offset=[-1.0, 0.0, 0.25, -0.5][i])
+                       for i, name in enumerate(kernel.FEATURE_CODES)),
+        history=2, reward=reward, rate=RateLimits(initial=1.0 / 24), action=Action(type="factor", clamp_min=0.7, clamp_max=1.3),
+    )
+    fn = lambda x: np.exp(0.04 * np.tanh(x.astype(np.float64)).sum(axis=1) - 0.01)  # noqa: E731  row-wise
+    sc = ManyToOne(flows=24, duration_ms=1.5, seed=3)
+    runs = []
+    for codes, use in ((kernel.FEATURE_CODES, True), ({}, True), ({}, False)):  # C, numpy features; Python blocks
+        monkeypatch.setattr(kernel, "FEATURE_CODES", codes)
+        monkeypatch.setattr(BlockLoop, "use_kernel", use)
+        run = engine._Run(sc, callable_controller(fn, spec), TraceConfig(capacity=100_000))
+        run.run()
+        assert (getattr(run, "_kernel", None) is not None) == use
+        runs.append(run)
+    assert runs[0]._kernel.native_features and not runs[1]._kernel.native_features
+    assert runs[0].recorder.size > 100
+    for run in runs[1:]:  # the windows keep the float64 features (the policy sees them as float32)
+        for f in dataclasses.fields(run.flows):
+            assert _bits(getattr(run.flows, f.name)) == _bits(getattr(runs[0].flows, f.name)), f.name
+        assert _bits(run.recorder.result().obs) == _bits(runs[0].recorder.result().obs)
 
 
 def test_kernel_with_the_firmware_controller(monkeypatch):
