@@ -33,6 +33,8 @@ class FactorController:
         # Decisions depend only on each row of obs (no CNP/NACK inputs, no per-call state), so
         # the engine may batch the decisions of several steps into one call (engine.blocks).
         self.batchable = not spec.uses_counters
+        a = spec.action
+        self._bounds = (float(a.gain), float(a.clamp_min), float(a.clamp_max), float(spec.rate.min))  # policy_rates
 
     def reset(self, n_flows: int, network: Network, rng: np.random.Generator) -> None:
         """Stateless: the engine keeps the observation windows."""
@@ -45,10 +47,10 @@ class FactorController:
         """``rates = clip(rate * factor, spec.rate.min, 1)`` of factors mapped from ``y`` by
         ``mode`` (0: the factors themselves; else ``ACTION_MODES``), in one C call with numpy's
         element operations (``_fluidcore.policy_rates``; tests/simulator/test_kernel.py)."""
-        n, a = len(y), self.spec.action
+        n = len(y)
         factors, rates = np.empty(n), np.empty(n)
-        policy_rates(np.ascontiguousarray(y), np.ascontiguousarray(batch.rate, dtype=np.float64), mode, float(a.gain),
-                     float(a.clamp_min), float(a.clamp_max), float(self.spec.rate.min), factors, rates)
+        policy_rates(np.ascontiguousarray(y), np.ascontiguousarray(batch.rate, dtype=np.float64), mode, *self._bounds,
+                     factors, rates)
         return Decision(rates, factors)
 
 
@@ -60,13 +62,13 @@ class PolicyController(FactorController):
             policy = OnnxPolicy(policy, spec)
         self.policy = policy
         super().__init__(policy.factor, policy.spec, name=f"policy:{policy.path.name}")
+        a = self.spec.action
+        self._mode = ACTION_MODES["factor"] if a.type == "factor" else ACTION_MODES.get(a.map, ACTION_MODES["asymmetric"])
 
     def decide(self, batch: DecisionBatch) -> Decision:
         """``policy.factor`` (= ``spec.output_to_factor`` of the raw outputs) and the rates, the
         mapping in C with the same operations."""
-        a = self.spec.action
-        mode = ACTION_MODES["factor"] if a.type == "factor" else ACTION_MODES.get(a.map, ACTION_MODES["asymmetric"])
-        return self._decision(self.policy.predict_raw(batch.obs), batch, mode)
+        return self._decision(self.policy.predict_raw(batch.obs), batch, self._mode)
 
 
 # ``policy_rates`` modes of ``ObservationSpec.output_to_factor``: action type factor, else the tanh map
