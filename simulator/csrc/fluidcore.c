@@ -64,6 +64,7 @@ typedef struct {
     Py_ssize_t *st_of;
     const double **g0_of, **sc_of; /* per block step: the group integral state in force */
     double *D;                      /* per block step: port integrals minus those at the rebase */
+    double *edges, *qd, *cur_tx;    /* per block step: decision edge, queueing delay; per series flow */
     unsigned char *flags, *is_series;
     int64_t *cnt, *tmp_idx, *tmp_jd, *tmp_pos; /* prep's due flows in flow order, their step, their row */
     /* pending rate changes: flow, new rate, application step; [phead, pend) in key order */
@@ -91,7 +92,7 @@ static void *xmalloc(size_t n) {
 
 static void Kernel_dealloc(Kernel *k) {
     for (int i = 0; i < k->nviews; i++) PyBuffer_Release(&k->view[i]);
-    void *bufs[] = {k->R, k->S, k->Hs, k->dG, k->P, k->stG0, k->stSc, k->stRef, k->st_of, (void *)k->g0_of, (void *)k->sc_of, k->D, k->flags, k->is_series, k->cnt, k->tmp_idx, k->tmp_jd, k->tmp_pos,
+    void *bufs[] = {k->R, k->S, k->Hs, k->dG, k->P, k->stG0, k->stSc, k->stRef, k->st_of, (void *)k->g0_of, (void *)k->sc_of, k->D, k->edges, k->qd, k->cur_tx, k->flags, k->is_series, k->cnt, k->tmp_idx, k->tmp_jd, k->tmp_pos,
                     k->pidx, k->pkey, k->pnew, k->cidx, k->cj, k->cg, k->cnew, k->txold, k->Gc, k->nacc};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     Py_TYPE(k)->tp_free((PyObject *)k);
@@ -230,7 +231,8 @@ static int Kernel_init(Kernel *k, PyObject *args, PyObject *kwds) {
         !(k->stSc = xmalloc((bmax + 1) * nG * sizeof(double))) || !(k->stRef = xmalloc((bmax + 1) * 3 * sizeof(double))) ||
         !(k->st_of = xmalloc(bmax * sizeof(Py_ssize_t))) ||
         !(k->g0_of = xmalloc(bmax * sizeof(double *))) || !(k->sc_of = xmalloc(bmax * sizeof(double *))) ||
-        !(k->D = xmalloc(3 * bmax * sizeof(double))) || !(k->flags = xmalloc(bmax)) ||
+        !(k->D = xmalloc(3 * bmax * sizeof(double))) || !(k->edges = xmalloc(bmax * sizeof(double))) ||
+        !(k->qd = xmalloc(bmax * sizeof(double))) || !(k->cur_tx = xmalloc((k->nsf + 1) * sizeof(double))) || !(k->flags = xmalloc(bmax)) ||
         !(k->is_series = calloc(n, 1)) || !(k->cnt = xmalloc((bmax + 1) * sizeof(int64_t))) ||
         !(k->tmp_idx = xmalloc(n * sizeof(int64_t))) || !(k->tmp_jd = xmalloc(n * sizeof(int64_t))) ||
         !(k->tmp_pos = xmalloc(n * sizeof(int64_t))))
@@ -251,7 +253,7 @@ static PyObject *Kernel_prep(Kernel *k, PyObject *args) {
         return NULL;
     }
     const double dt = k->dt;
-    double edges[B];
+    double *edges = k->edges;
     for (Py_ssize_t j = 0; j < B; j++) edges[j] = (double)(s + j) * dt + dt; /* step k decides next_ret < k*dt + dt */
     const double last = edges[B - 1];
     /* due flows by decision step jd (number of earlier edges <= ret), a stable counting sort;
@@ -700,7 +702,7 @@ static PyObject *Kernel_post(Kernel *k, PyObject *args) {
 
     /* series: the sending rates of the series flows after the changes up to each series step */
     if (k->nsf) {
-        double cur_tx[k->nsf];
+        double *cur_tx = k->cur_tx;
         for (Py_ssize_t t = 0; t < k->nsf; t++) cur_tx[t] = k->tx[k->series_flows[t]];
         Py_ssize_t flushed = 0;
         for (Py_ssize_t j = 0; j < B; j++) {
@@ -794,7 +796,7 @@ static PyObject *Kernel_post(Kernel *k, PyObject *args) {
     }
     /* the decisions: previous factor and count (record_decision), then the next probe, back after
      * the base RTT plus the queue at the decision step */
-    double qd[B]; /* the queueing delay at each step's start */
+    double *qd = k->qd; /* the queueing delay at each step's start */
     for (Py_ssize_t j = 0; j < B; j++) qd[j] = k->Q[j] / C;
     for (Py_ssize_t q_ = 0; q_ < nd; q_++) { /* in flow order (prep's), row i of the sorted batch */
         int64_t f = k->tmp_idx[q_], i = k->tmp_pos[q_];
