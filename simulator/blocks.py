@@ -373,6 +373,7 @@ class BlockLoop:
         """``_decide_block`` + ``_block`` for ``Fabric._single``: the kernel finds and sorts the
         block's decisions and, after the controller call, applies them and steps the fabric."""
         kr, fab = self._kernel, self.fabric
+        kr.check_fabric(fab)
         nd, _ = kr.core.prep(s, e)
         obs = factors = None
         if nd:
