@@ -273,3 +273,13 @@ def test_kernel_rejects_wrong_arrays():
         policy_rates(z, z, 7, 0.2, 0.8, 1.25, 1e-4, np.empty(2), np.empty(2))
     with pytest.raises(ValueError, match="float64"):
         policy_rates(np.zeros(2, np.float32), np.zeros(2), 3, 0.2, 0.8, 1.25, 1e-4, np.empty(2), np.empty(2))
+
+
+def test_kernel_refuses_a_fabric_whose_arrays_were_replaced():
+    """Block mode updates the fabric's per-group arrays in place; a rebound array would be stale."""
+    run = engine._Run(ManyToOne(flows=4, duration_ms=0.1), make_controller("policy", SYNTHETIC), None)
+    bk = kernel.BlockKernel(run)
+    bk.check_fabric(run.fabric)
+    run.fabric.g0 = run.fabric.g0.copy()
+    with pytest.raises(RuntimeError, match="replaced"):
+        bk.check_fabric(run.fabric)
