@@ -1,7 +1,7 @@
-"""Build hook for the one compiled part of rlcc: the RISC-V interpreter core.
+"""Build hook for the compiled parts of rlcc: the RISC-V interpreter core and the simulator's block loop.
 
-Everything else is declared in setup.cfg; setup.py exists only because a C extension
-cannot be declared there. The system C compiler builds it when there is one; on a machine
+Everything else is declared in setup.cfg; setup.py exists only because C extensions
+cannot be declared there. The system C compiler builds them when there is one; on a machine
 without gcc/clang, zig's clang from the ``ziglang`` wheel (a build requirement in
 pyproject.toml, and a runtime dependency anyway) does, so nothing has to be installed by hand.
 """
@@ -38,6 +38,13 @@ setup(
             depends=["emulator/csrc/rv.h", "emulator/csrc/rv_ops.h", "emulator/csrc/rv_exec_body.h", "emulator/csrc/rv_exec_ops.h"],
             include_dirs=["emulator/csrc"],
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra"],
-        )
+        ),
+        # The single-switch block loop of the simulator: the same float operations as its Python
+        # twin in the same order, so no fused multiply-add (bit-identical results, blocks.py).
+        Extension(
+            "rlcc.simulator._fluidcore",
+            sources=["simulator/csrc/fluidcore.c"],
+            extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-ffp-contract=off", "-fno-fast-math"],
+        ),
     ]
 )

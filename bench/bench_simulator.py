@@ -7,10 +7,13 @@ regime from the start (a line-rate start fills the 32 MB buffer and makes decisi
 is faster and unrepresentative). Writes bench/results/simulator.json and simulator.md.
 
 Policy runs use the block-batched engine (one policy call per base RTT of decisions, see
-simulator/blocks.py). ``--long-ms 2000`` adds the issue's target run: 8192 flows, the MLP policy,
-2 simulated seconds (goal: under 2 minutes on a 2-core machine).
+simulator/blocks.py), on one switch port its C kernel (simulator/kernel.py). ``--long-ms 2000``
+adds the issue's target run: 8192 flows, the MLP policy, 2 simulated seconds (goal: under 2
+minutes on a 2-core machine; 165 s before the kernel, issue 36: under 45 s). ``--compare`` runs
+every 20 ms policy row a second time with the Python block loop (``BlockLoop.use_kernel = False``, the
+kernel's bit-identical twin) and reports the ratio; the results must then be identical (checked).
 
-Usage: python bench/bench_simulator.py [--duration-ms 20] [--long-ms 2000] [--quick]
+Usage: python bench/bench_simulator.py [--duration-ms 20] [--long-ms 2000] [--quick] [--compare]
 """
 
 from __future__ import annotations
@@ -22,7 +25,10 @@ import platform
 import time
 from pathlib import Path
 
+import numpy as np
+
 from rlcc.simulator import ManyToOne, Network, make_controller, simulate
+from rlcc.simulator.blocks import BlockLoop
 
 ROOT = Path(__file__).resolve().parents[1]
 POLICY = ROOT / "examples" / "synthetic_mlp.onnx"
@@ -31,8 +37,11 @@ OUT = ROOT / "bench" / "results"
 
 NOTES = """Notes: policy rows run the block-batched engine: all decisions whose probes return within
 one base RTT (8 steps) are computed with one policy call and applied at their exact steps
-(bit-identical to step-by-step, tests/simulator/test_simulator.py::test_block_batched_*). Their
-cost is per decision (~0.25 us of numpy gather/scatter per decision), not per step. Swift
+(bit-identical to step-by-step, tests/simulator/test_simulator.py::test_block_batched_*). On one
+switch port the block runs in a C kernel (simulator/kernel.py; bit-identical to the Python block
+loop, tests/simulator/test_kernel.py): what is left per block is the policy call and its
+features, ~0.1-0.2 ms whatever the flow count (the Python blocks cost ~0.6 ms; the 8192-flow
+2-second run took 165 s before the kernel). Swift
 (raw-event controller using NACK counts) runs the step-by-step loop plus its pacing tick: every
 base RTT / 4 (2 us) it re-paces every flow at cwnd / (base RTT + current queueing delay), the
 fluid equivalent of the ACK clock (window updates stay once per RTT). That tick is one vectorized
@@ -43,15 +52,29 @@ decisions at 1024+ flows and, with the tick, runs 3-7x slower than before (table
 machine is shared with other engineers' jobs: see the load averages."""
 
 
-def one(flows: int, controller: str, duration_ms: float, dt_ns: float) -> dict:
-    load_before = os.getloadavg()[0]
+def timed(flows: int, controller: str, duration_ms: float, dt_ns: float) -> tuple[float, dict]:
     ctl = make_controller(controller, str(POLICY) if controller == "policy" else None)
     sc = ManyToOne(flows=flows, duration_ms=duration_ms, initial_rate=1.0 / flows, network=Network(dt_ns=dt_ns))
     t = time.perf_counter()
     r = simulate(sc, ctl)
-    wall = time.perf_counter() - t
-    m = r.metrics_full
+    return time.perf_counter() - t, r.metrics_full
+
+
+def one(flows: int, controller: str, duration_ms: float, dt_ns: float, compare: bool = False) -> dict:
+    load_before = os.getloadavg()[0]
+    wall, m = timed(flows, controller, duration_ms, dt_ns)
     speed = duration_ms * 1e-3 / wall
+    extra = {}
+    if compare and controller == "policy":
+        BlockLoop.use_kernel = False
+        try:
+            py_wall, py_m = timed(flows, controller, duration_ms, dt_ns)
+        finally:
+            BlockLoop.use_kernel = True
+        keys = [k for k in m if k not in ("wall_s", "sim_speed")]
+        if m.keys() != py_m.keys() or not all(np.array_equal(m[k], py_m[k], equal_nan=True) for k in keys):
+            raise SystemExit(f"kernel and Python blocks differ at {flows} flows, {controller}")
+        extra = {"python_blocks_wall_s": round(py_wall, 3), "kernel_speedup": round(py_wall / wall, 2)}
     return {
         "flows": flows,
         "controller": controller,
@@ -67,6 +90,7 @@ def one(flows: int, controller: str, duration_ms: float, dt_ns: float) -> dict:
         "queue_delay_mean_us": round(m["queue_delay_mean_us"], 3),
         "queue_delay_p99_us": round(m["queue_delay_p99_us"], 3),
         "load_1min_before_after": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+        **extra,
     }
 
 
@@ -75,6 +99,8 @@ def main() -> None:
     ap.add_argument("--duration-ms", type=float, default=20.0)
     ap.add_argument("--long-ms", type=float, default=2000.0, help="8192-flow policy run length (0: skip)")
     ap.add_argument("--quick", action="store_true", help="2 ms runs (smoke test)")
+    ap.add_argument("--compare", action="store_true",
+                    help="also run the policy rows with the Python block loop (before the C kernel) and report the ratio")
     args = ap.parse_args()
     dur = 2.0 if args.quick else args.duration_ms
     load_start = os.getloadavg()[0]
@@ -84,7 +110,7 @@ def main() -> None:
         cases.append((8192, "policy", args.long_ms, 1000.0))
     rows = []
     for n, c, d, dt in cases:
-        row = one(n, c, d, dt)
+        row = one(n, c, d, dt, args.compare and d == dur)  # the long run's Python figure: 165 s (NOTES)
         rows.append(row)
         print(json.dumps(row), flush=True)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
@@ -113,6 +139,12 @@ def main() -> None:
             f"{r['sim_s_per_wall_s']:.4f} | {r['projected_wall_s_for_2s']} | {r['decisions_per_wall_s']} | "
             f"{r['goodput']} | {r['mean_rtt_inflation']} | {r['queue_delay_mean_us']} | {r['queue_delay_p99_us']} | {lb} / {la} |"
         )
+    compared = [r for r in rows if "kernel_speedup" in r]
+    if compared:
+        lines += ["", "C kernel vs the Python block loop (`--compare`, same run, identical metrics):", "",
+                  "| flows | step (us) | simulated ms | kernel wall s | Python blocks wall s | speedup |", "|---:|---:|---:|---:|---:|---:|"]
+        lines += [f"| {r['flows']} | {r['dt_ns'] / 1e3:g} | {r['duration_ms']:g} | {r['wall_s']} | {r['python_blocks_wall_s']} | "
+                  f"{r['kernel_speedup']}x |" for r in compared]
     lines += ["", NOTES]
     (OUT / "simulator.md").write_text("\n".join(lines) + "\n")
 

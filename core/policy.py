@@ -72,16 +72,21 @@ class OnnxPolicy(PicklableSession):
         x = np.ascontiguousarray(x, dtype=np.float32)
         if x.ndim != 2 or x.shape[1] != self.spec.input_width:
             raise ValueError(f"inputs must have shape (N, {self.spec.input_width})")
+        if 0 < len(x) <= batch:  # one chunk (the simulator's per-block calls): no copy into ``out``
+            return check_outputs(self.path, self.output_name, self._run(x), len(x), self._declared_output)
         out = np.empty(len(x), dtype=np.float64)
         for start in range(0, len(x), batch):
             chunk = x[start : start + batch]
-            try:
-                (y,) = self._session.run([self.output_name], {self.input_name: chunk})
-            except Exception as exc:  # onnxruntime raises its own exception hierarchy
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise BadInputError(f"{self.path}: onnxruntime cannot evaluate the model: {first}") from None
-            out[start : start + len(chunk)] = check_outputs(self.path, self.output_name, y, len(chunk), self._declared_output)
+            out[start : start + len(chunk)] = check_outputs(self.path, self.output_name, self._run(chunk), len(chunk),
+                                                            self._declared_output)
         return out
+
+    def _run(self, chunk: np.ndarray):
+        try:
+            return self._session.run([self.output_name], {self.input_name: chunk})[0]
+        except Exception as exc:  # onnxruntime raises its own exception hierarchy
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise BadInputError(f"{self.path}: onnxruntime cannot evaluate the model: {first}") from None
 
     def factor(self, x: np.ndarray, batch: int = DEFAULT_BATCH) -> np.ndarray:
         """Clamped multiplicative rate factors for inputs (N, width)."""

@@ -24,7 +24,11 @@ Why this is exact (same results as deciding step by step, bit for bit for row-wi
   integrals of the step the rate changed in (deferred to the block end, same arithmetic).
 
 Per step only the fabric's scalar queue update runs in Python; group rates, host scales and
-port loads of all the block's steps are computed with a handful of vectorized calls.
+port loads of all the block's steps are computed with a handful of vectorized calls. On a
+one-port fabric (``Fabric._single``: every many-to-one incast) the C kernel of
+``rlcc.simulator.kernel`` runs the block instead, the same operations in the same order
+(``_block_kernel``; ``BlockLoop.use_kernel = False`` selects this Python twin, the reference
+tests/simulator/test_kernel.py compares it with).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import numpy as np
 
 from rlcc import features as vocab
 from rlcc.simulator.controllers.base import Decision, DecisionBatch
+from rlcc.simulator.kernel import BlockKernel
 
 MIN_RATE = 1e-9
 PROGRESS_EVERY = 1000
@@ -43,13 +48,19 @@ PROGRESS_EVERY = 1000
 class BlockLoop:
     """Mixin for ``engine._Run``: per-flow state in its ``flows`` (``rlcc.simulator.flows``)."""
 
+    use_kernel = True  # one-port fabrics run the C kernel (False: the Python blocks, same results)
+
     def _run_blocks(self, progress: Callable[[int], None] | None) -> None:
         fab, B = self.fabric, self.block_steps
         self._progress = progress
+        block = self._block_paths if self.multi else self._block
         if not self.multi:
             self._offH = (np.arange(B)[:, None] * fab.n_hosts + fab.group_host[None, :]).ravel()
             self._offP = (np.arange(B)[:, None] * fab.n_ports + fab.group_port[None, :]).ravel()
             self._unscaled = bool((fab.group_scale == 1.0).all())
+            if fab._single and self.use_kernel:
+                self._kernel = BlockKernel(self)
+                block = self._block_kernel
         k, dt = 0, self.dt
         while k < self.n_steps:
             e = min(k + B, self.n_steps)
@@ -65,7 +76,7 @@ class BlockLoop:
                     if nxt <= kk * dt:
                         e = kk
                         break
-            (self._block_paths if self.multi else self._block)(k, e)
+            block(k, e)
             k = e
         if progress is not None:
             progress(self.n_steps % PROGRESS_EVERY)
@@ -356,6 +367,71 @@ class BlockLoop:
         if nd:
             qd = Q[jd, 0] / C if single else Q[jd, self.path[due]] / C
             fl.send_probes(due, ret, self.base, qd)
+
+    # ---- one block on a one-port fabric, in C (``rlcc.simulator.kernel``) ----------------------
+    def _block_kernel(self, s: int, e: int) -> None:
+        """``_decide_block`` + ``_block`` for ``Fabric._single``: the kernel finds and sorts the
+        block's decisions and, after the controller call, applies them and steps the fabric."""
+        kr, fab = self._kernel, self.fabric
+        kr.check_fabric(fab)
+        nd, _ = kr.core.prep(s, e)
+        obs = factors = None
+        if nd:
+            due, ret, rtt = kr.due[:nd].copy(), kr.ret[:nd].copy(), kr.rtt[:nd].copy()
+            rate, first = kr.rate[:nd].copy(), kr.first[:nd].copy()
+            obs = self._observe_kernel(nd, rate) if self.spec is not None else None
+            out = self.ctl.decide(DecisionBatch(due, ret, rtt, rate, None, None, first, obs))
+            rates, factors = out if isinstance(out, Decision) else (out, None)
+            rates = np.asarray(rates, dtype=np.float64).reshape(nd)
+            if not rates.flags.c_contiguous:
+                rates = rates.copy()
+            fac = factors
+            if factors is not None and not (type(fac) is np.ndarray and fac.dtype == np.float64 and fac.shape == (nd,)
+                                            and fac.flags.c_contiguous):
+                fac = np.empty(nd)
+                fac[:] = factors  # the assignment ``FlowState.record_decision`` does (casts, broadcasts)
+        else:
+            rates = fac = kr.no_rows
+        counted = bool(nd) and (self.recorder is not None or self.block_counts is not None)
+        state = (fab._q, fab._d, fab._m, fab.time, fab.offered, fab.dropped, fab.delivered)
+        state, self._unscaled, load1 = kr.core.post(rates, fac, state, MIN_RATE, fab._dirty, self._unscaled, counted)
+        fab._q, fab._d, fab._m, fab.time, fab.offered, fab.dropped, fab.delivered = state
+        if load1 is not None:
+            fab._load1 = load1
+        fab._dirty = False
+        every = self.series_every
+        for k in range(-(-s // every) * every, e, every):
+            j, sr = k - s, self.series
+            sr["t_us"].append(k * self.dt / 1e3)
+            sr["queue_us"].append(float(kr.queue[j + 1]) / self.C / 1e3)
+            sr["rates"].append(kr.series_rates[j].copy())
+            sr["load"].append(float(kr.loads[j]))
+        if self._progress is not None:
+            for _ in range(-(-(s + 1) // PROGRESS_EVERY) * PROGRESS_EVERY - 1, e, PROGRESS_EVERY):
+                self._progress(PROGRESS_EVERY)
+        if counted:
+            cnp, nack = kr.cnp[:nd].copy(), kr.nack[:nd].copy()
+            if self.block_counts is not None:
+                self.block_counts(cnp, nack)
+            if self.recorder is not None:
+                new = kr.new[:nd].copy()
+                self._record(due, obs, ret, rtt, rate, cnp, nack, kr.factors[:nd].copy() if factors is None else factors, new)
+
+    def _observe_kernel(self, nd: int, rate: np.ndarray) -> np.ndarray:
+        """``_observe_window`` with the kernel's gathers and windows; the step features in C too when
+        the kernel has them all (``BlockKernel.native_features``), else here."""
+        spec, kr = self.spec, self._kernel
+        obs = np.empty((nd, spec.input_width), np.float32)
+        if kr.native_features:
+            kr.core.observe(None, obs)
+            return obs
+        if getattr(self, "_feat", None) is None:
+            self._feat = [(vocab.get(f.name).float_value, f.scale, f.offset) for f in spec.features]
+        raw_step = vocab.FloatStep(spec.reward, kr.prev[:nd], kr.rtt_f[:nd], rate)  # count-free: no counters
+        step = [np.asarray((value(raw_step) if scale == 1.0 else value(raw_step) * scale) + offset, dtype=np.float64)
+                for value, scale, offset in self._feat]
+        kr.core.observe(step, obs)
+        return obs
 
     # ---- one block on a topology (``fabric.PathFabric``) -------------------------------------
     def _block_paths(self, s: int, e: int) -> None:

@@ -8,6 +8,7 @@ from typing import Callable
 import numpy as np
 
 from rlcc.policy import OnnxPolicy
+from rlcc.simulator._fluidcore import policy_rates
 from rlcc.simulator.controllers.base import Decision, DecisionBatch
 from rlcc.simulator.params import Network
 from rlcc.spec import ObservationSpec
@@ -32,13 +33,24 @@ class FactorController:
         # Decisions depend only on each row of obs (no CNP/NACK inputs, no per-call state), so
         # the engine may batch the decisions of several steps into one call (engine.blocks).
         self.batchable = not spec.uses_counters
+        a = spec.action
+        self._bounds = (float(a.gain), float(a.clamp_min), float(a.clamp_max), float(spec.rate.min))  # policy_rates
 
     def reset(self, n_flows: int, network: Network, rng: np.random.Generator) -> None:
         """Stateless: the engine keeps the observation windows."""
 
     def decide(self, batch: DecisionBatch) -> Decision:
         factors = np.asarray(self.fn(batch.obs), dtype=np.float64).reshape(len(batch.flow_ids))
-        rates = np.clip(batch.rate * factors, self.spec.rate.min, 1.0)
+        return self._decision(factors, batch, 0)
+
+    def _decision(self, y: np.ndarray, batch: DecisionBatch, mode: int) -> Decision:
+        """``rates = clip(rate * factor, spec.rate.min, 1)`` of factors mapped from ``y`` by
+        ``mode`` (0: the factors themselves; else ``ACTION_MODES``), in one C call with numpy's
+        element operations (``_fluidcore.policy_rates``; tests/simulator/test_kernel.py)."""
+        n = len(y)
+        factors, rates = np.empty(n), np.empty(n)
+        policy_rates(np.ascontiguousarray(y), np.ascontiguousarray(batch.rate, dtype=np.float64), mode, *self._bounds,
+                     factors, rates)
         return Decision(rates, factors)
 
 
@@ -50,6 +62,18 @@ class PolicyController(FactorController):
             policy = OnnxPolicy(policy, spec)
         self.policy = policy
         super().__init__(policy.factor, policy.spec, name=f"policy:{policy.path.name}")
+        a = self.spec.action
+        self._mode = ACTION_MODES["factor"] if a.type == "factor" else ACTION_MODES.get(a.map, ACTION_MODES["asymmetric"])
+
+    def decide(self, batch: DecisionBatch) -> Decision:
+        """``policy.factor`` (= ``spec.output_to_factor`` of the raw outputs) and the rates, the
+        mapping in C with the same operations."""
+        return self._decision(self.policy.predict_raw(batch.obs), batch, self._mode)
+
+
+# ``policy_rates`` modes of ``ObservationSpec.output_to_factor``: action type factor, else the tanh map
+# (any map but linear is asymmetric there).
+ACTION_MODES = {"factor": 1, "linear": 2, "asymmetric": 3}
 
 
 def callable_controller(fn: FactorFn, spec: ObservationSpec) -> FactorController:

@@ -1,0 +1,930 @@
+/* The single-switch block loop of rlcc's fluid simulator in C (``rlcc.simulator.kernel``).
+ *
+ * One block of steps [s, e) of ``rlcc.simulator.blocks`` on a one-port ``network.Fabric``, split
+ * around the controller call: ``prep`` finds the flows whose probes return in the block (sorted
+ * by step, their rate at their decision step, RTT, first decision), ``observe`` shifts their
+ * policy input windows, ``post`` applies the decisions (previous factor, pending rate changes at
+ * their step), steps the fabric, settles the changed flows' byte counters and sends the probes.
+ *
+ * It is the Python block loop (blocks.py ``_decide_block`` / ``_block``) with the same float
+ * operations in the same order (compile with -ffp-contract=off: no fused multiply-add), so a run
+ * is bit-identical either way (tests/simulator/test_kernel.py). Sums follow numpy's ``bincount``
+ * and ``cumsum`` (sequential, from 0.0); scatters with repeated indices keep the last write and
+ * read the values from before the scatter, as numpy's fancy assignment does.
+ *
+ * Arrays are numpy buffers held for the kernel's life (the per-flow columns of ``FlowState``,
+ * the fabric's per-group arrays, which block mode updates in place, and output scratch); pending
+ * rate changes (decided, not yet applied) live here, in decision order (= application order). */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    /* per flow */
+    A_RATE, A_TX, A_NEXT_RET, A_PROBE_SENT, A_PREV, A_NDEC, A_SLOT, A_ACC, A_LAST, A_CNP_SEEN, A_NACK_SEEN,
+    A_WINDOW, A_GROUP,
+    /* fabric (updated in place) and run outputs */
+    A_GROUP_HOST, A_G0, A_GSCALE, A_REF, A_GRATE, A_PLOAD, A_QSAMPLES, A_SERIES_FLOWS, A_RTT_STATS,
+    /* block outputs (rows 0..nd-1 or 0..B-1 valid) */
+    A_DUE, A_RET, A_JD, A_RATED, A_RTTI, A_RTTF, A_PREVD, A_FIRST, A_NEW, A_FAC, A_CNP, A_NACK, A_Q, A_LOADS, A_SER,
+    N_ARRAYS
+};
+
+/* element type of each array: 'd' float64, 'i' int64, 'f' float32, '?' bool (sizes: Kernel_init) */
+static const char FORMATS[N_ARRAYS] = {
+    'd', 'd', 'd', 'd', 'd', 'i', 'i', 'd', 'd', 'i', 'i', 'd', 'i',
+    'i', 'd', 'd', 'd', 'd', 'd', 'f', 'i', 'd',
+    'i', 'd', 'i', 'd', 'i', 'd', 'd', '?', 'd', 'd', 'i', 'i', 'd', 'd', 'd',
+};
+
+#define MAX_FEATURES 64 /* features of one step (the vocabulary has 6) */
+
+typedef struct {
+    PyObject_HEAD
+    Py_buffer view[N_ARRAYS];
+    int nviews;
+    /* sizes and constants */
+    Py_ssize_t n, nG, nH, W, F, bmax, nsf, qrows;
+    double dt, C, base, pkt, cap, buffer, kmin, kmax, pmax;
+    long long L, block_steps, q_every, series_every, window_step;
+    int oldest_first;
+    /* typed pointers into the views */
+    double *rate, *tx, *next_ret, *probe_sent, *prev, *acc, *last, *window;
+    int64_t *n_dec, *slot, *cnp_seen, *nack_seen, *group, *group_host, *series_flows;
+    double *g0, *gscale, *ref, *grate, *pload, *rtt_stats;
+    float *qsamples;
+    int64_t *due, *jd, *rtti, *cnp, *nack;
+    double *ret, *rated, *rttf, *prevd, *newr, *fac, *Q, *loads, *ser;
+    unsigned char *first;
+    /* internal scratch */
+    double *R, *S, *Hs, *dG, *P, *stG0, *stSc, *stRef;
+    Py_ssize_t *st_of;
+    const double **g0_of, **sc_of; /* per block step: the group integral state in force */
+    double *D;                      /* per block step: port integrals minus those at the rebase */
+    double *edges, *qd, *cur_tx;    /* per block step: decision edge, queueing delay; per series flow */
+    unsigned char *flags, *is_series;
+    int64_t *cnt, *tmp_idx, *tmp_jd, *tmp_pos; /* prep's due flows in flow order, their step, their row */
+    /* pending rate changes: flow, new rate, application step; [phead, pend) in key order */
+    int64_t *pidx, *pkey;
+    double *pnew;
+    Py_ssize_t phead, pend, pcap;
+    /* the block's rate changes (pending ones first, then the block's own), and their scratch */
+    int64_t *cidx, *cj, *cg;
+    double *cnew, *txold, *Gc, *nacc;
+    Py_ssize_t ccap;
+    /* step features computed here (set_features) */
+    int native, fcode[MAX_FEATURES];
+    double fscale[MAX_FEATURES], foffset[MAX_FEATURES], target, beta, base_rtt_f;
+    /* state of the current block between prep and post */
+    long long s, e;
+    Py_ssize_t nd, npend;
+    int prepped;
+} Kernel;
+
+static void *xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) PyErr_NoMemory();
+    return p;
+}
+
+static void Kernel_dealloc(Kernel *k) {
+    for (int i = 0; i < k->nviews; i++) PyBuffer_Release(&k->view[i]);
+    void *bufs[] = {k->R, k->S, k->Hs, k->dG, k->P, k->stG0, k->stSc, k->stRef, k->st_of, (void *)k->g0_of, (void *)k->sc_of, k->D, k->edges, k->qd, k->cur_tx, k->flags, k->is_series, k->cnt, k->tmp_idx, k->tmp_jd, k->tmp_pos,
+                    k->pidx, k->pkey, k->pnew, k->cidx, k->cj, k->cg, k->cnew, k->txold, k->Gc, k->nacc};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
+    Py_TYPE(k)->tp_free((PyObject *)k);
+}
+
+static int check_format(const Py_buffer *b, char want) {
+    const char *f = b->format ? b->format : "B";
+    if (*f == '<' || *f == '=' || *f == '@') f++;
+    switch (want) {
+    case 'd': return strcmp(f, "d") == 0 && b->itemsize == 8;
+    case 'f': return strcmp(f, "f") == 0 && b->itemsize == 4;
+    case '?': return strcmp(f, "?") == 0 && b->itemsize == 1;
+    default: return (strcmp(f, "l") == 0 || strcmp(f, "q") == 0) && b->itemsize == 8;
+    }
+}
+
+/* np.rint (round half to even) without libm's nearbyint, a call per element on x86-64 without
+ * SSE4.1: adding and removing 2^52 rounds in the default rounding mode (|x| >= 2^52 is whole). */
+static inline double rint_even(double x) {
+    const double big = 4503599627370496.0; /* 2^52 */
+    if (!(fabs(x) < big)) return x;
+    return x >= 0 ? (x + big) - big : (x - big) + big;
+}
+
+/* Grow the change and pending lists to hold ``need`` entries. */
+static int reserve_changes(Kernel *k, Py_ssize_t need) {
+    if (need <= k->ccap) return 0;
+    Py_ssize_t cap = need > 2 * k->ccap ? need : 2 * k->ccap;
+    int64_t *a = realloc(k->cidx, cap * sizeof *a); if (!a) goto fail; k->cidx = a;
+    a = realloc(k->cj, cap * sizeof *a); if (!a) goto fail; k->cj = a;
+    a = realloc(k->cg, cap * sizeof *a); if (!a) goto fail; k->cg = a;
+    double *d = realloc(k->cnew, cap * sizeof *d); if (!d) goto fail; k->cnew = d;
+    d = realloc(k->txold, cap * sizeof *d); if (!d) goto fail; k->txold = d;
+    d = realloc(k->Gc, 3 * cap * sizeof *d); if (!d) goto fail; k->Gc = d;
+    d = realloc(k->nacc, 3 * cap * sizeof *d); if (!d) goto fail; k->nacc = d;
+    k->ccap = cap;
+    return 0;
+fail:
+    PyErr_NoMemory();
+    return -1;
+}
+
+static int reserve_pending(Kernel *k, Py_ssize_t extra) {
+    if (k->phead > 0) { /* compact: drop the applied prefix */
+        Py_ssize_t m = k->pend - k->phead;
+        memmove(k->pidx, k->pidx + k->phead, m * sizeof *k->pidx);
+        memmove(k->pkey, k->pkey + k->phead, m * sizeof *k->pkey);
+        memmove(k->pnew, k->pnew + k->phead, m * sizeof *k->pnew);
+        k->pend = m;
+        k->phead = 0;
+    }
+    Py_ssize_t need = k->pend + extra;
+    if (need <= k->pcap) return 0;
+    Py_ssize_t cap = need > 2 * k->pcap ? need : 2 * k->pcap;
+    int64_t *a = realloc(k->pidx, cap * sizeof *a); if (!a) goto fail; k->pidx = a;
+    a = realloc(k->pkey, cap * sizeof *a); if (!a) goto fail; k->pkey = a;
+    double *d = realloc(k->pnew, cap * sizeof *d); if (!d) goto fail; k->pnew = d;
+    k->pcap = cap;
+    return 0;
+fail:
+    PyErr_NoMemory();
+    return -1;
+}
+
+/* Kernel(arrays, sizes, constants): arrays a tuple in the enum's order; sizes (n, groups, hosts,
+ * window width, features, max block steps, series flows, queue sample rows); constants (dt, bytes
+ * per ns, base RTT, packet bytes, host cap, buffer, kmin, kmax, pmax, latency steps, block steps,
+ * q_every, series_every, oldest_first). */
+static int Kernel_init(Kernel *k, PyObject *args, PyObject *kwds) {
+    PyObject *arrays;
+    static char *kwlist[] = {"arrays", "sizes", "constants", NULL};
+    if (k->nviews) {
+        PyErr_SetString(PyExc_RuntimeError, "Kernel already initialised");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!(nnnnnnnn)(dddddddddLLLLLp)", kwlist, &PyTuple_Type, &arrays,
+                                     &k->n, &k->nG, &k->nH, &k->W, &k->F, &k->bmax, &k->nsf, &k->qrows,
+                                     &k->dt, &k->C, &k->base, &k->pkt, &k->cap, &k->buffer, &k->kmin, &k->kmax, &k->pmax,
+                                     &k->L, &k->block_steps, &k->q_every, &k->series_every, &k->window_step,
+                                     &k->oldest_first))
+        return -1;
+    if (PyTuple_GET_SIZE(arrays) != N_ARRAYS) {
+        PyErr_Format(PyExc_ValueError, "Kernel needs %d arrays", N_ARRAYS);
+        return -1;
+    }
+    Py_ssize_t n = k->n, nG = k->nG, bmax = k->bmax;
+    if (n < 1 || nG < 1 || k->nH < 1 || k->W < 0 || k->F < 0 || bmax < 1 || k->nsf < 0 || k->q_every < 1 ||
+        k->series_every < 1 || k->L < 0 || k->block_steps < 1) {
+        PyErr_SetString(PyExc_ValueError, "invalid Kernel sizes");
+        return -1;
+    }
+    const Py_ssize_t count[N_ARRAYS] = {
+        n, n, n, n, n, n, n, 3 * n, 3 * n, n, n, k->W * n, n,
+        nG, 3 * nG, nG, 3, nG, 1, k->qrows, k->nsf, 4,
+        n, n, n, n, n, n, n, n, n, n, n, n, bmax + 1, bmax, bmax * k->nsf,
+    };
+    for (int i = 0; i < N_ARRAYS; i++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(arrays, i), &k->view[i], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0)
+            return -1;
+        k->nviews = i + 1;
+        if (!check_format(&k->view[i], FORMATS[i]) || k->view[i].len != count[i] * k->view[i].itemsize) {
+            PyErr_Format(PyExc_ValueError, "Kernel array %d: wrong dtype or size", i);
+            return -1;
+        }
+    }
+#define BUF(i) (k->view[i].buf)
+    k->rate = BUF(A_RATE); k->tx = BUF(A_TX); k->next_ret = BUF(A_NEXT_RET); k->probe_sent = BUF(A_PROBE_SENT);
+    k->prev = BUF(A_PREV); k->n_dec = BUF(A_NDEC); k->slot = BUF(A_SLOT); k->acc = BUF(A_ACC); k->last = BUF(A_LAST);
+    k->cnp_seen = BUF(A_CNP_SEEN); k->nack_seen = BUF(A_NACK_SEEN); k->window = BUF(A_WINDOW); k->group = BUF(A_GROUP);
+    k->group_host = BUF(A_GROUP_HOST); k->g0 = BUF(A_G0); k->gscale = BUF(A_GSCALE); k->ref = BUF(A_REF);
+    k->grate = BUF(A_GRATE); k->pload = BUF(A_PLOAD); k->qsamples = BUF(A_QSAMPLES); k->series_flows = BUF(A_SERIES_FLOWS);
+    k->rtt_stats = BUF(A_RTT_STATS);
+    k->due = BUF(A_DUE); k->ret = BUF(A_RET); k->jd = BUF(A_JD); k->rated = BUF(A_RATED); k->rtti = BUF(A_RTTI);
+    k->rttf = BUF(A_RTTF); k->prevd = BUF(A_PREVD); k->first = BUF(A_FIRST);
+    k->newr = BUF(A_NEW); k->fac = BUF(A_FAC); k->cnp = BUF(A_CNP); k->nack = BUF(A_NACK);
+    k->Q = BUF(A_Q); k->loads = BUF(A_LOADS); k->ser = BUF(A_SER);
+#undef BUF
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (k->group[i] < 0 || k->group[i] >= nG) {
+            PyErr_SetString(PyExc_ValueError, "Kernel: flow group out of range");
+            return -1;
+        }
+    for (Py_ssize_t g = 0; g < nG; g++)
+        if (k->group_host[g] < 0 || k->group_host[g] >= k->nH) {
+            PyErr_SetString(PyExc_ValueError, "Kernel: group host out of range");
+            return -1;
+        }
+    for (Py_ssize_t t = 0; t < k->nsf; t++)
+        if (k->series_flows[t] < 0 || k->series_flows[t] >= n) {
+            PyErr_SetString(PyExc_ValueError, "Kernel: series flow out of range");
+            return -1;
+        }
+    if (!(k->R = xmalloc(bmax * nG * sizeof(double))) || !(k->S = xmalloc(bmax * nG * sizeof(double))) ||
+        !(k->Hs = xmalloc(bmax * k->nH * sizeof(double))) || !(k->dG = xmalloc(bmax * nG * sizeof(double))) ||
+        !(k->P = xmalloc(3 * bmax * sizeof(double))) || !(k->stG0 = xmalloc((bmax + 1) * 3 * nG * sizeof(double))) ||
+        !(k->stSc = xmalloc((bmax + 1) * nG * sizeof(double))) || !(k->stRef = xmalloc((bmax + 1) * 3 * sizeof(double))) ||
+        !(k->st_of = xmalloc(bmax * sizeof(Py_ssize_t))) ||
+        !(k->g0_of = xmalloc(bmax * sizeof(double *))) || !(k->sc_of = xmalloc(bmax * sizeof(double *))) ||
+        !(k->D = xmalloc(3 * bmax * sizeof(double))) || !(k->edges = xmalloc(bmax * sizeof(double))) ||
+        !(k->qd = xmalloc(bmax * sizeof(double))) || !(k->cur_tx = xmalloc((k->nsf + 1) * sizeof(double))) || !(k->flags = xmalloc(bmax)) ||
+        !(k->is_series = calloc(n, 1)) || !(k->cnt = xmalloc((bmax + 1) * sizeof(int64_t))) ||
+        !(k->tmp_idx = xmalloc(n * sizeof(int64_t))) || !(k->tmp_jd = xmalloc(n * sizeof(int64_t))) ||
+        !(k->tmp_pos = xmalloc(n * sizeof(int64_t))))
+        return -1;
+    for (Py_ssize_t t = 0; t < k->nsf; t++) k->is_series[k->series_flows[t]] = 1;
+    return reserve_changes(k, n) < 0 || reserve_pending(k, n) < 0 ? -1 : 0;
+}
+
+/* prep(s, e) -> (nd, npend): the block's decisions in step order (due, ret, jd, rate at the
+ * decision step, RTT as int64 and float64, previous factor, first) and how many pending rate
+ * changes take effect in the block. */
+static PyObject *Kernel_prep(Kernel *k, PyObject *args) {
+    long long s, e;
+    if (!PyArg_ParseTuple(args, "LL", &s, &e)) return NULL;
+    Py_ssize_t B = (Py_ssize_t)(e - s);
+    if (B < 1 || B > k->bmax) {
+        PyErr_SetString(PyExc_ValueError, "prep: block length out of range");
+        return NULL;
+    }
+    const double dt = k->dt;
+    double *edges = k->edges;
+    for (Py_ssize_t j = 0; j < B; j++) edges[j] = (double)(s + j) * dt + dt; /* step k decides next_ret < k*dt + dt */
+    const double last = edges[B - 1];
+    /* due flows by decision step jd (number of earlier edges <= ret), a stable counting sort;
+     * the per-flow columns are read in flow order (nearly sequential), written in step order */
+    int64_t *restrict cnt = k->cnt;
+    memset(cnt, 0, (B + 1) * sizeof *cnt);
+    Py_ssize_t nd = 0;
+    const Py_ssize_t n = k->n;
+    const double *restrict nr = k->next_ret;
+    int64_t *restrict tmp_jd = k->tmp_jd, *restrict tmp_idx = k->tmp_idx; /* in flow order */
+    for (Py_ssize_t i = 0; i < n; i++) { /* branch-free compaction: few flows are due */
+        tmp_idx[nd] = i;
+        nd += nr[i] < last;
+    }
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        double r = nr[tmp_idx[i]];
+        int64_t j = 0;
+        for (Py_ssize_t t = 0; t < B - 1; t++) j += r >= edges[t]; /* edges ascend: the first t with r < edge */
+        tmp_jd[i] = j;
+        cnt[j + 1]++;
+    }
+    for (Py_ssize_t j = 0; j < B; j++) cnt[j + 1] += cnt[j];
+    int64_t *restrict due = k->due, *restrict jd = k->jd, *restrict rtti = k->rtti;
+    double *restrict ret = k->ret, *restrict rated = k->rated, *restrict rttf = k->rttf, *restrict prevd = k->prevd;
+    unsigned char *restrict first = k->first;
+    const double *restrict rate = k->rate, *restrict sent = k->probe_sent, *restrict prev = k->prev;
+    const int64_t *restrict n_dec = k->n_dec;
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        int64_t f = tmp_idx[i], p = cnt[tmp_jd[i]]++;
+        double r = nr[f];
+        k->tmp_pos[i] = p;
+        due[p] = f;
+        jd[p] = tmp_jd[i];
+        ret[p] = r;
+        rated[p] = rate[f];
+        rtti[p] = (int64_t)rint_even(r - sent[f]);
+        rttf[p] = (double)rtti[p];
+        prevd[p] = prev[f];
+        first[p] = n_dec[f] == 0;
+    }
+    /* pending changes taking effect in the block; those decided less than a block before e may
+     * change a due flow's rate before its decision step */
+    Py_ssize_t np_ = 0;
+    while (k->phead + np_ < k->pend && k->pkey[k->phead + np_] < e) np_++;
+    if (np_ && nd) {
+        int64_t *pos = k->slot;
+        for (Py_ssize_t i = 0; i < nd; i++) pos[k->due[i]] = i;
+        for (Py_ssize_t q = k->phead; q < k->phead + np_; q++) {
+            long long key = k->pkey[q];
+            if (!(key - k->L + k->block_steps < e)) continue;
+            int64_t p = pos[k->pidx[q]];
+            if (p >= 0 && key <= s + k->jd[p]) k->rated[p] = k->pnew[q];
+        }
+        for (Py_ssize_t i = 0; i < nd; i++) pos[k->due[i]] = -1;
+    }
+    k->s = s;
+    k->e = e;
+    k->nd = nd;
+    k->npend = np_;
+    k->prepped = 1;
+    return Py_BuildValue("nn", nd, np_);
+}
+
+/* Fetch ``F`` step feature columns (float64, nd values or one) from a sequence. */
+static int get_steps(Kernel *k, PyObject *seq, Py_buffer *views, const double **cols, int *bcast) {
+    Py_ssize_t F = k->F;
+    if (!PySequence_Check(seq) || PySequence_Size(seq) != F) {
+        PyErr_Format(PyExc_ValueError, "observe: expected %zd feature columns", F);
+        return -1;
+    }
+    for (Py_ssize_t c = 0; c < F; c++) {
+        PyObject *item = PySequence_GetItem(seq, c);
+        if (!item) return -1;
+        int rc = PyObject_GetBuffer(item, &views[c], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT);
+        Py_DECREF(item);
+        if (rc < 0) {
+            for (Py_ssize_t i = 0; i < c; i++) PyBuffer_Release(&views[i]);
+            return -1;
+        }
+        Py_ssize_t m = views[c].len / 8;
+        if (!check_format(&views[c], 'd') || (m != k->nd && m != 1)) {
+            for (Py_ssize_t i = 0; i <= c; i++) PyBuffer_Release(&views[i]);
+            PyErr_SetString(PyExc_ValueError, "observe: feature columns must be float64 of the batch's length");
+            return -1;
+        }
+        cols[c] = views[c].buf;
+        bcast[c] = m == 1 && k->nd != 1;
+    }
+    return 0;
+}
+
+/* The spec's features computed here (``set_features``): the count-free float formulas of the
+ * vocabulary (core/features.py ``float_value``; tests/simulator/test_kernel.py compares them). */
+enum { FEAT_PREV_ACTION, FEAT_RTT_INFLATION, FEAT_RATE, FEAT_DELTA, N_FEATS };
+
+static inline double max0(double x) { /* np.maximum(x, 0.0): NaN kept */
+    return (x >= 0.0 || x != x) ? x : 0.0;
+}
+
+static inline double native_feature(const Kernel *k, int code, Py_ssize_t i) {
+    switch (code) {
+    case FEAT_PREV_ACTION: return k->prevd[i];
+    case FEAT_RTT_INFLATION: return k->rttf[i] / k->base_rtt_f;
+    case FEAT_RATE: return k->rated[i];
+    default: return k->target - max0(k->rttf[i] / k->base_rtt_f - k->beta) * sqrt(max0(k->rated[i]));
+    }
+}
+
+/* set_features(codes, scales, offsets, target, beta, base_rtt_ns): compute the step features in
+ * ``observe`` (value * scale + offset; value + offset where scale is 1, as blocks.py does). */
+static PyObject *Kernel_set_features(Kernel *k, PyObject *args) {
+    PyObject *codes, *scales, *offsets;
+    double target, beta, base;
+    if (!PyArg_ParseTuple(args, "O!O!O!ddd", &PyTuple_Type, &codes, &PyTuple_Type, &scales, &PyTuple_Type, &offsets,
+                          &target, &beta, &base))
+        return NULL;
+    Py_ssize_t F = k->F;
+    if (F < 1 || F > MAX_FEATURES || PyTuple_GET_SIZE(codes) != F || PyTuple_GET_SIZE(scales) != F ||
+        PyTuple_GET_SIZE(offsets) != F) {
+        PyErr_SetString(PyExc_ValueError, "set_features: one code, scale and offset per feature");
+        return NULL;
+    }
+    for (Py_ssize_t a = 0; a < F; a++) {
+        long code = PyLong_AsLong(PyTuple_GET_ITEM(codes, a));
+        double sc = PyFloat_AsDouble(PyTuple_GET_ITEM(scales, a)), off = PyFloat_AsDouble(PyTuple_GET_ITEM(offsets, a));
+        if (PyErr_Occurred()) return NULL;
+        if (code < 0 || code >= N_FEATS) {
+            PyErr_SetString(PyExc_ValueError, "set_features: unknown feature code");
+            return NULL;
+        }
+        k->fcode[a] = (int)code;
+        k->fscale[a] = sc;
+        k->foffset[a] = off;
+    }
+    k->target = target;
+    k->beta = beta;
+    k->base_rtt_f = base;
+    k->native = 1;
+    Py_RETURN_NONE;
+}
+
+/* observe(steps, obs): shift the due flows' windows by the step's scaled features (F columns,
+ * or None: computed here, ``set_features``) and write the policy inputs (nd, W) float32 into
+ * ``obs`` (blocks.py ``_observe_window``). */
+static PyObject *Kernel_observe(Kernel *k, PyObject *args) {
+    PyObject *seq, *oo;
+    Py_buffer ob;
+    if (!k->prepped) {
+        PyErr_SetString(PyExc_RuntimeError, "observe before prep");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OO", &seq, &oo)) return NULL;
+    const Py_ssize_t F = k->F, W = k->W, nd = k->nd, n = k->n;
+    const int native = seq == Py_None;
+    if (F < 1 || F > MAX_FEATURES || W % F || (native && !k->native)) {
+        PyErr_SetString(PyExc_ValueError, "observe: no features to compute");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(oo, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) return NULL;
+    if (!check_format(&ob, 'f') || ob.len != nd * W * 4) {
+        PyBuffer_Release(&ob);
+        PyErr_SetString(PyExc_ValueError, "observe: obs must be float32 (nd, width) C-contiguous");
+        return NULL;
+    }
+    Py_buffer views[MAX_FEATURES];
+    const double *cols[MAX_FEATURES];
+    int bcast[MAX_FEATURES];
+    if (!native && get_steps(k, seq, views, cols, bcast) < 0) {
+        PyBuffer_Release(&ob);
+        return NULL;
+    }
+    float *obs = ob.buf;
+    double *restrict win = k->window;
+    for (Py_ssize_t q = 0; q < nd; q++) { /* in flow order (prep's): the window columns' lines in sequence */
+        const int64_t f = k->tmp_idx[q], i = k->tmp_pos[q];
+        double st[MAX_FEATURES];
+        for (Py_ssize_t a = 0; a < F; a++) {
+            if (native) {
+                double v = native_feature(k, k->fcode[a], i);
+                st[a] = (k->fscale[a] == 1.0 ? v : v * k->fscale[a]) + k->foffset[a];
+            } else {
+                st[a] = cols[a][bcast[a] ? 0 : i];
+            }
+        }
+        float *row = obs + i * W;
+        if (k->first[i] && W > F) { /* a first decision fills the whole window with its step */
+            for (Py_ssize_t c = 0; c < W; c++) {
+                double v = st[c % F];
+                win[c * n + f] = v;
+                row[c] = (float)v;
+            }
+            continue;
+        }
+        if (k->oldest_first) { /* slot c <- c + F, the step appended */
+            for (Py_ssize_t c = 0; c < W - F; c++) {
+                double v = win[(c + F) * n + f];
+                win[c * n + f] = v;
+                row[c] = (float)v;
+            }
+            for (Py_ssize_t a = 0; a < F; a++) {
+                win[(W - F + a) * n + f] = st[a];
+                row[W - F + a] = (float)st[a];
+            }
+        } else { /* newest first: slot c <- c - F (from the highest slot down), the step in front */
+            for (Py_ssize_t c = W - 1; c >= F; c--) {
+                double v = win[(c - F) * n + f];
+                win[c * n + f] = v;
+                row[c] = (float)v;
+            }
+            for (Py_ssize_t a = 0; a < F; a++) {
+                win[a * n + f] = st[a];
+                row[a] = (float)st[a];
+            }
+        }
+    }
+    if (!native)
+        for (Py_ssize_t c = 0; c < F; c++) PyBuffer_Release(&views[c]);
+    PyBuffer_Release(&ob);
+    Py_RETURN_NONE;
+}
+
+/* Group g's integral c ([scale, scale x drop, scale x mark] fraction over time) at the start of
+ * block step j: g0 + scale x (port integral - its value at the rebase), with the state in force
+ * at step j (``integral_table`` sets it up after the step loop). */
+static inline double integral(const Kernel *k, Py_ssize_t j, int64_t g, int c) {
+    return k->g0_of[j][g * 3 + c] + k->sc_of[j][g] * k->D[j * 3 + c];
+}
+
+static void integral_table(Kernel *k, Py_ssize_t B) {
+    for (Py_ssize_t j = 0; j < B; j++) {
+        Py_ssize_t st = k->st_of[j];
+        const double *ref = st ? k->stRef + st * 3 : k->ref;
+        k->g0_of[j] = st ? k->stG0 + st * 3 * k->nG : k->g0;
+        k->sc_of[j] = st ? k->stSc + st * k->nG : k->gscale;
+        for (int c = 0; c < 3; c++) k->D[j * 3 + c] = k->P[j * 3 + c] - ref[c];
+    }
+}
+
+static inline int64_t floor_i64(double x) {
+    double f = floor(x);
+    return (f >= -9223372036854775808.0 && f < 9223372036854775808.0) ? (int64_t)f : INT64_MIN;
+}
+
+/* post(rates, factors, fabric, dirty, unscaled, counted) -> (fabric, unscaled, load1 or None):
+ * apply the block's decisions (the controller's ``rates``, clipped to [MIN_RATE, 1] here, and
+ * ``factors``, None: new rate / rate), step the fabric, settle the changed flows, send the
+ * probes, add the RTT sums. ``fabric``: (q, drop integral, mark integral, time, offered, dropped,
+ * delivered). Fills the clipped rates and factors, Q (queue at each step's start, then at the
+ * end), loads, the series rates of the block's series steps and, when ``counted``, the
+ * decisions' CNP/NACK counts. */
+static PyObject *Kernel_post(Kernel *k, PyObject *args) {
+    Py_buffer nb, fb = {0};
+    PyObject *no, *fo;
+    double q, d, m, time, offered, dropped, delivered, min_rate;
+    int dirty, unscaled, counted;
+    if (!k->prepped) {
+        PyErr_SetString(PyExc_RuntimeError, "post before prep");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OO(ddddddd)dppp", &no, &fo, &q, &d, &m, &time, &offered, &dropped, &delivered,
+                          &min_rate, &dirty, &unscaled, &counted))
+        return NULL;
+    const Py_ssize_t nd = k->nd, n = k->n, nG = k->nG, nH = k->nH;
+    if (PyObject_GetBuffer(no, &nb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    if (fo != Py_None && PyObject_GetBuffer(fo, &fb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&nb);
+        return NULL;
+    }
+    if (!check_format(&nb, 'd') || nb.len != nd * 8 || (fo != Py_None && (!check_format(&fb, 'd') || fb.len != nd * 8))) {
+        PyBuffer_Release(&nb);
+        if (fo != Py_None) PyBuffer_Release(&fb);
+        PyErr_SetString(PyExc_ValueError, "post: rates and factors must be float64 of the batch's length");
+        return NULL;
+    }
+    /* new = clip(rates, min_rate, 1) (numpy's clip: max then min, NaN kept), factors or new / rate */
+    double *newr = k->newr, *fac = k->fac;
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        double r = ((const double *)nb.buf)[i];
+        r = r < min_rate ? min_rate : r;
+        newr[i] = r > 1.0 ? 1.0 : r;
+    }
+    if (fo != Py_None) memcpy(fac, fb.buf, nd * sizeof(double));
+    else for (Py_ssize_t i = 0; i < nd; i++) fac[i] = newr[i] / k->rated[i];
+    PyBuffer_Release(&nb);
+    if (fo != Py_None) PyBuffer_Release(&fb);
+    const long long s = k->s, e = k->e, L = k->L;
+    const Py_ssize_t B = (Py_ssize_t)(e - s);
+    const double dt = k->dt, C = k->C;
+    k->prepped = 0;
+
+    /* RTT sums (exact integer ns, then one float add per block) */
+    int64_t rsum = 0;
+    for (Py_ssize_t i = 0; i < nd; i++) rsum += k->rtti[i];
+    if (nd) {
+        k->rtt_stats[0] += (double)rsum;
+        k->rtt_stats[1] += (double)nd;
+        if (s >= k->window_step) {
+            k->rtt_stats[2] += (double)rsum;
+            k->rtt_stats[3] += (double)nd;
+        }
+    }
+    /* the block's rate changes: pending ones, then its own (a prefix of the sorted decisions) */
+    Py_ssize_t nin = 0;
+    while (nin < nd && s + k->jd[nin] + L < e) nin++;
+    const Py_ssize_t nchg = k->npend + nin;
+    if (reserve_changes(k, nchg) < 0) return NULL;
+    for (Py_ssize_t i = 0; i < k->npend; i++) {
+        Py_ssize_t q_ = k->phead + i;
+        k->cidx[i] = k->pidx[q_];
+        k->cnew[i] = k->pnew[q_];
+        k->cj[i] = k->pkey[q_] - s;
+    }
+    for (Py_ssize_t i = 0; i < nin; i++) {
+        k->cidx[k->npend + i] = k->due[i];
+        k->cnew[k->npend + i] = newr[i];
+        k->cj[k->npend + i] = k->jd[i] + L;
+    }
+    k->phead += k->npend;
+    if (reserve_pending(k, nd - nin) < 0) return NULL;
+    for (Py_ssize_t i = nin; i < nd; i++) {
+        k->pidx[k->pend] = k->due[i];
+        k->pnew[k->pend] = newr[i];
+        k->pkey[k->pend] = s + k->jd[i] + L;
+        k->pend++;
+    }
+    /* changed flows: old sending rate, group, position (slot: the last one of a flow, as numpy's
+     * fancy assignment keeps; a flow changing twice in a block takes the two-pass settle) */
+    int dups = 0;
+    for (Py_ssize_t i = 0; i < nchg; i++) {
+        int64_t f = k->cidx[i];
+        k->txold[i] = k->tx[f];
+        k->cg[i] = k->group[f];
+        dups |= k->slot[f] >= 0;
+        k->slot[f] = i;
+    }
+
+    /* group rates, host scales and the port load of every step */
+    const int have_R = nchg > 0 || dirty;
+    int scaled = 0;
+    double *R = k->R, *S = k->S, *loads = k->loads;
+    unsigned char *flags = k->flags;
+    memset(flags, 0, B);
+    if (have_R) {
+        if (nchg) {
+            memset(k->dG, 0, B * nG * sizeof(double));
+            for (Py_ssize_t i = 0; i < nchg; i++) k->dG[k->cj[i] * nG + k->cg[i]] += k->cnew[i] - k->txold[i];
+            for (Py_ssize_t g = 0; g < nG; g++) R[g] = k->grate[g] + k->dG[g];
+            for (Py_ssize_t j = 1; j < B; j++)
+                for (Py_ssize_t g = 0; g < nG; g++) R[j * nG + g] = R[(j - 1) * nG + g] + k->dG[j * nG + g];
+        } else {
+            for (Py_ssize_t j = 0; j < B; j++) memcpy(R + j * nG, k->grate, nG * sizeof(double));
+        }
+        double hmax = -INFINITY;
+        int hnan = 0;
+        memset(k->Hs, 0, B * nH * sizeof(double));
+        for (Py_ssize_t j = 0; j < B; j++)
+            for (Py_ssize_t g = 0; g < nG; g++) k->Hs[j * nH + k->group_host[g]] += R[j * nG + g];
+        for (Py_ssize_t i = 0; i < B * nH; i++) {
+            if (k->Hs[i] != k->Hs[i]) hnan = 1;
+            else if (k->Hs[i] > hmax) hmax = k->Hs[i];
+        }
+        if (unscaled && !hnan && hmax <= k->cap) { /* no NIC oversubscribed: scale 1 */
+            for (Py_ssize_t j = 0; j < B; j++) {
+                double acc = 0.0;
+                for (Py_ssize_t g = 0; g < nG; g++) acc += R[j * nG + g];
+                loads[j] = acc;
+            }
+        } else {
+            scaled = 1;
+            for (Py_ssize_t j = 0; j < B; j++) {
+                double acc = 0.0;
+                const double *prevS = j ? S + (j - 1) * nG : k->gscale;
+                for (Py_ssize_t g = 0; g < nG; g++) {
+                    double h = k->Hs[j * nH + k->group_host[g]];
+                    double sg = h > k->cap ? k->cap / (h > 1e-300 ? h : 1e-300) : 1.0;
+                    S[j * nG + g] = sg;
+                    acc += sg * R[j * nG + g];
+                    if (sg != prevS[g]) flags[j] = 1;
+                }
+                loads[j] = acc;
+            }
+        }
+    } else {
+        for (Py_ssize_t j = 0; j < B; j++) loads[j] = k->pload[0];
+    }
+
+    /* step the fabric (network.Fabric._step_single), rebasing the group integrals where a
+     * host scale changes */
+    const double kmin = k->kmin, kmax = k->kmax, pmax = k->pmax, buf = k->buffer, Cdt = C * dt;
+    Py_ssize_t cur = 0, any_flag = 0;
+    for (Py_ssize_t j = 0; j < B; j++) {
+        k->st_of[j] = cur;
+        k->P[j * 3] = time;
+        k->P[j * 3 + 1] = d;
+        k->P[j * 3 + 2] = m;
+        k->Q[j] = q;
+        if (flags[j]) {
+            const double *g0 = cur ? k->stG0 + cur * 3 * nG : k->g0;
+            const double *sc = cur ? k->stSc + cur * nG : k->gscale;
+            const double *ref = cur ? k->stRef + cur * 3 : k->ref;
+            double *ng0 = k->stG0 + (cur + 1) * 3 * nG;
+            for (Py_ssize_t g = 0; g < nG; g++)
+                for (int c = 0; c < 3; c++) ng0[g * 3 + c] = g0[g * 3 + c] + sc[g] * (k->P[j * 3 + c] - ref[c]);
+            memcpy(k->stSc + (cur + 1) * nG, S + j * nG, nG * sizeof(double));
+            memcpy(k->stRef + (cur + 1) * 3, k->P + j * 3, 3 * sizeof(double));
+            cur++;
+            any_flag = 1;
+        }
+        double mark;
+        if (q <= kmin) mark = 0.0;
+        else if (q >= kmax) mark = 1.0;
+        else mark = pmax * (q - kmin) / (kmax - kmin);
+        double inflow = loads[j] * C * dt;
+        double q_new = q + inflow - Cdt;
+        if (q_new < 0.0) q_new = 0.0;
+        offered += inflow;
+        if (q_new > buf) {
+            double excess = q_new - buf;
+            q_new = buf;
+            double frac = excess / inflow;
+            d += frac * dt;
+            dropped += excess;
+            mark *= 1.0 - frac;
+            delivered += q + inflow - q_new - excess;
+        } else {
+            delivered += q + inflow - q_new;
+        }
+        if (mark != 0.0) m += mark * dt;
+        q = q_new;
+        time += dt;
+    }
+    k->Q[B] = q;
+    if (k->q_every == 1) {
+        for (Py_ssize_t j = 0; j < B; j++) k->qsamples[s + j] = (float)k->Q[j + 1];
+    } else {
+        for (Py_ssize_t j = 0; j < B; j++)
+            if ((s + j) % k->q_every == 0) k->qsamples[(s + j) / k->q_every] = (float)k->Q[j + 1];
+    }
+
+    /* the integrals of every rate change at its step */
+    integral_table(k, B);
+    const int counting = counted && nd;
+    if (counting || dups)
+        for (Py_ssize_t i = 0; i < nchg; i++)
+            for (int c = 0; c < 3; c++) k->Gc[i * 3 + c] = integral(k, k->cj[i], k->cg[i], c);
+
+    /* series: the sending rates of the series flows after the changes up to each series step */
+    if (k->nsf) {
+        double *cur_tx = k->cur_tx;
+        for (Py_ssize_t t = 0; t < k->nsf; t++) cur_tx[t] = k->tx[k->series_flows[t]];
+        Py_ssize_t flushed = 0;
+        for (Py_ssize_t j = 0; j < B; j++) {
+            if ((s + j) % k->series_every) continue;
+            for (; flushed < nchg && k->cj[flushed] <= j; flushed++) {
+                int64_t f = k->cidx[flushed];
+                if (!k->is_series[f]) continue;
+                for (Py_ssize_t t = 0; t < k->nsf; t++)
+                    if (k->series_flows[t] == f) cur_tx[t] = k->cnew[flushed];
+            }
+            memcpy(k->ser + j * k->nsf, cur_tx, k->nsf * sizeof(double));
+        }
+    }
+
+    /* CNP/NACK counts of the decisions (someone records them), before the changes settle */
+    if (counting) {
+        const int64_t *cpos = k->slot;
+        for (Py_ssize_t i = 0; i < nd; i++) {
+            int64_t f = k->due[i], g = k->group[f];
+            double accd[3], lastd[3], Gd[3];
+            double txd = k->tx[f];
+            for (int c = 0; c < 3; c++) {
+                accd[c] = k->acc[c * n + f];
+                lastd[c] = k->last[c * n + f];
+                Gd[c] = integral(k, k->jd[i], g, c);
+            }
+            int64_t ce = cpos[f];
+            if (ce >= 0 && k->cj[ce] <= k->jd[i]) { /* its rate changed at or before its decision step */
+                double w = k->txold[ce] * C;
+                for (int c = 0; c < 3; c++) {
+                    accd[c] = accd[c] + w * (k->Gc[ce * 3 + c] - lastd[c]);
+                    lastd[c] = k->Gc[ce * 3 + c];
+                }
+                txd = k->cnew[ce];
+            }
+            double w = txd * C;
+            double drop = accd[1] + w * (Gd[1] - lastd[1]);
+            double mk = accd[2] + w * (Gd[2] - lastd[2]);
+            int64_t nk = floor_i64(drop / k->pkt) - k->nack_seen[f];
+            int64_t cn = floor_i64(mk / k->pkt) - k->cnp_seen[f];
+            k->cnp_seen[f] += cn;
+            k->nack_seen[f] += nk;
+            k->cnp[i] = cn;
+            k->nack[i] = nk;
+        }
+    }
+
+    /* settle the changed flows at their change step, then their new rates (flows.settle_cols:
+     * every value from before the scatter, the last write of a flow kept) */
+    double *restrict acc = k->acc, *restrict lst = k->last;
+    if (dups) {
+        for (Py_ssize_t i = 0; i < nchg; i++) {
+            int64_t f = k->cidx[i];
+            double w = k->txold[i] * C;
+            for (int c = 0; c < 3; c++) k->nacc[i * 3 + c] = acc[c * n + f] + w * (k->Gc[i * 3 + c] - lst[c * n + f]);
+        }
+        for (Py_ssize_t i = 0; i < nchg; i++) {
+            int64_t f = k->cidx[i];
+            for (int c = 0; c < 3; c++) {
+                acc[c * n + f] = k->nacc[i * 3 + c];
+                lst[c * n + f] = k->Gc[i * 3 + c];
+            }
+        }
+        for (Py_ssize_t i = 0; i < nchg; i++) {
+            int64_t f = k->cidx[i];
+            k->tx[f] = k->cnew[i];
+            k->rate[f] = k->cnew[i];
+            k->slot[f] = -1;
+        }
+    } else if (nchg) { /* each flow once: in flow order (the columns' cache lines in sequence) */
+        int64_t *restrict slot = k->slot;
+        for (Py_ssize_t f = 0; f < n; f++) {
+            int64_t i = slot[f];
+            if (i < 0) continue;
+            slot[f] = -1;
+            double w = k->txold[i] * C, G[3];
+            if (counting) {
+                G[0] = k->Gc[i * 3], G[1] = k->Gc[i * 3 + 1], G[2] = k->Gc[i * 3 + 2];
+            } else {
+                int64_t j = k->cj[i], g = k->cg[i];
+                const double *g0 = k->g0_of[j] + 3 * g, sc = k->sc_of[j][g], *D = k->D + 3 * j;
+                G[0] = g0[0] + sc * D[0], G[1] = g0[1] + sc * D[1], G[2] = g0[2] + sc * D[2]; /* integral() */
+            }
+            for (int c = 0; c < 3; c++) {
+                acc[c * n + f] = acc[c * n + f] + w * (G[c] - lst[c * n + f]);
+                lst[c * n + f] = G[c];
+            }
+            k->tx[f] = k->cnew[i];
+            k->rate[f] = k->cnew[i];
+        }
+    }
+    /* the decisions: previous factor and count (record_decision), then the next probe, back after
+     * the base RTT plus the queue at the decision step */
+    double *qd = k->qd; /* the queueing delay at each step's start */
+    for (Py_ssize_t j = 0; j < B; j++) qd[j] = k->Q[j] / C;
+    for (Py_ssize_t q_ = 0; q_ < nd; q_++) { /* in flow order (prep's), row i of the sorted batch */
+        int64_t f = k->tmp_idx[q_], i = k->tmp_pos[q_];
+        k->prev[f] = fac[i];
+        k->n_dec[f] += 1;
+        k->probe_sent[f] = k->ret[i];
+        k->next_ret[f] = k->ret[i] + k->base + qd[k->jd[i]];
+    }
+
+    /* the fabric's per-group state at the block end (in place) */
+    if (cur) {
+        memcpy(k->g0, k->stG0 + cur * 3 * nG, 3 * nG * sizeof(double));
+        memcpy(k->gscale, k->stSc + cur * nG, nG * sizeof(double));
+        memcpy(k->ref, k->stRef + cur * 3, 3 * sizeof(double));
+    }
+    if (any_flag) {
+        unscaled = 1;
+        for (Py_ssize_t g = 0; g < nG; g++)
+            if (!(k->gscale[g] == 1.0)) unscaled = 0;
+    }
+    (void)scaled;
+    PyObject *load1 = Py_None;
+    Py_INCREF(Py_None);
+    if (have_R) {
+        memcpy(k->grate, R + (B - 1) * nG, nG * sizeof(double));
+        k->pload[0] = loads[B - 1];
+        Py_DECREF(Py_None);
+        load1 = PyFloat_FromDouble(loads[B - 1]);
+        if (!load1) return NULL;
+    }
+    return Py_BuildValue("(ddddddd)NN", q, d, m, time, offered, dropped, delivered, PyBool_FromLong(unscaled), load1);
+}
+
+static PyObject *Kernel_pending(Kernel *k, PyObject *Py_UNUSED(ignored)) {
+    return PyLong_FromSsize_t(k->pend - k->phead);
+}
+
+static PyMethodDef Kernel_methods[] = {
+    {"prep", (PyCFunction)Kernel_prep, METH_VARARGS, "prep(s, e) -> (decisions, pending changes in the block)"},
+    {"observe", (PyCFunction)Kernel_observe, METH_VARARGS, "observe(step_columns or None, obs): shift the windows, write obs"},
+    {"set_features", (PyCFunction)Kernel_set_features, METH_VARARGS,
+     "set_features(codes, scales, offsets, target, beta, base_rtt_ns): compute the step features in observe"},
+    {"post", (PyCFunction)Kernel_post, METH_VARARGS, "post(rates, factors, fabric, min_rate, dirty, unscaled, counted)"},
+    {"pending", (PyCFunction)Kernel_pending, METH_NOARGS, "number of decided, not yet applied rate changes"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject KernelType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "rlcc.simulator._fluidcore.Kernel",
+    .tp_basicsize = sizeof(Kernel),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Single-switch block loop of one simulator run (rlcc.simulator.kernel).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Kernel_init,
+    .tp_dealloc = (destructor)Kernel_dealloc,
+    .tp_methods = Kernel_methods,
+};
+
+/* policy_rates(y, rate, mode, gain, clamp_min, clamp_max, rate_min, factors, rates): a factor
+ * controller's decision from its policy outputs ``y``, the numpy operations of
+ * ``ObservationSpec.output_to_factor`` and ``FactorController.decide`` per element, in order:
+ * mode 0: y are the factors (no map, no clamp); 1: clamp only (action type factor); 2: linear
+ * 1 + gain*y; 3: asymmetric, y >= 0: 1 + gain*y, else 1 / (1 - gain*min(y, 0)) (= y there,
+ * NaN included). Then factors clipped to [clamp_min, clamp_max] (modes 1-3) and rates =
+ * clip(rate * factor, rate_min, 1); numpy's clip is max then min, NaN kept. */
+static PyObject *policy_rates(PyObject *Py_UNUSED(mod), PyObject *args) {
+    PyObject *objs[4];
+    int mode;
+    double gain, cmin, cmax, rmin;
+    if (!PyArg_ParseTuple(args, "OOiddddOO", &objs[0], &objs[1], &mode, &gain, &cmin, &cmax, &rmin, &objs[2], &objs[3]))
+        return NULL;
+    Py_buffer b[4];
+    int got = 0;
+    for (; got < 4; got++)
+        if (PyObject_GetBuffer(objs[got], &b[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (got >= 2 ? PyBUF_WRITABLE : 0)) < 0)
+            goto done;
+    Py_ssize_t n = b[0].len / 8;
+    for (int i = 0; i < 4; i++)
+        if (!check_format(&b[i], 'd') || b[i].len != n * 8) {
+            PyErr_SetString(PyExc_ValueError, "policy_rates: float64 arrays of one length expected");
+            goto done;
+        }
+    if (mode < 0 || mode > 3) {
+        PyErr_SetString(PyExc_ValueError, "policy_rates: mode must be 0..3");
+        goto done;
+    }
+    const double *y = b[0].buf, *rate = b[1].buf;
+    double *fac = b[2].buf, *out = b[3].buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double f = y[i];
+        if (mode == 2) f = 1.0 + gain * f;
+        else if (mode == 3) f = f >= 0 ? 1.0 + gain * f : 1.0 / (1.0 - gain * f);
+        if (mode) {
+            f = f < cmin ? cmin : f;
+            f = f > cmax ? cmax : f;
+        }
+        fac[i] = f;
+        double r = rate[i] * f;
+        r = r < rmin ? rmin : r;
+        out[i] = r > 1.0 ? 1.0 : r;
+    }
+done:
+    for (int i = 0; i < got; i++) PyBuffer_Release(&b[i]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"policy_rates", policy_rates, METH_VARARGS,
+     "policy_rates(y, rate, mode, gain, clamp_min, clamp_max, rate_min, factors, rates): a factor controller's decision"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_fluidcore", "C block loop of the single-switch fluid simulator.", -1, module_methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__fluidcore(void) {
+    if (PyType_Ready(&KernelType) < 0) return NULL;
+    PyObject *mod = PyModule_Create(&module);
+    if (!mod) return NULL;
+    Py_INCREF(&KernelType);
+    if (PyModule_AddObject(mod, "Kernel", (PyObject *)&KernelType) < 0) {
+        Py_DECREF(&KernelType);
+        Py_DECREF(mod);
+        return NULL;
+    }
+    return mod;
+}

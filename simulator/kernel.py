@@ -1,0 +1,79 @@
+"""The C block loop of a single-port switch (``_fluidcore.Kernel``, simulator/csrc/fluidcore.c).
+
+A block of ``blocks.BlockLoop`` costs ~0.6 ms of fixed Python/numpy overhead whatever the
+number of flows (about a hundred small numpy calls); on a one-port fabric (every many-to-one
+incast) this kernel does the same work in C with the same float operations in the same order,
+so results are bit-identical (tests/simulator/test_kernel.py runs both paths). Only the
+controller call and the step features stay in Python.
+
+``BlockKernel`` binds the kernel to one run: the ``FlowState`` columns and the fabric's
+per-group arrays (block mode updates them in place, never rebinds them) plus the output scratch
+the block loop reads after each call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rlcc.simulator import _fluidcore
+
+# Vocabulary features (``rlcc.features``) whose float formula the kernel has (fluidcore.c
+# ``native_feature``; tests/simulator/test_kernel.py checks each against ``float_value``).
+FEATURE_CODES = {"prev_action": 0, "rtt_inflation": 1, "rate": 2, "delta": 3}
+
+
+class BlockKernel:
+    """The C kernel of one run plus the numpy arrays it writes each block's outputs to."""
+
+    def __init__(self, run: Any) -> None:
+        fl, fab = run.flows, run.fabric
+        n, nG, bmax = run.n, fab.n_groups, run.block_steps
+        spec = run.spec
+        F = spec.n_features if spec is not None else 0
+        W = fl.window.shape[1]
+        nsf = len(run.series_flows)
+        self.due = np.empty(n, np.int64)
+        self.ret = np.empty(n)
+        self.jd = np.empty(n, np.int64)
+        self.rate = np.empty(n)
+        self.rtt = np.empty(n, np.int64)
+        self.rtt_f = np.empty(n)
+        self.prev = np.empty(n)
+        self.first = np.empty(n, bool)
+        self.new = np.empty(n)  # the decisions' clipped rates and factors
+        self.factors = np.empty(n)
+        self.cnp = np.empty(n, np.int64)
+        self.nack = np.empty(n, np.int64)
+        self.queue = np.empty(bmax + 1)  # queue bytes at each step's start, then at the block end
+        self.loads = np.empty(bmax)  # the port's offered load of each step
+        self.series_rates = np.zeros((bmax, nsf))  # series flows' sending rates at the block's series steps
+        self.fabric_arrays = (fab.g0, fab.group_scale, fab.ref, fab.group_rate, fab.port_load)
+        arrays = (
+            fl.rate, fl.tx, fl.next_ret, fl.probe_sent, fl.prev_action, fl.n_dec, fl.slot, fl.acc.T, fl.last.T,
+            fl.cnp_seen, fl.nack_seen, fl.window.T, run.group,
+            fab.group_host, *self.fabric_arrays, run.q_samples.reshape(-1), run.series_flows, run.rtt_stats,
+            self.due, self.ret, self.jd, self.rate, self.rtt, self.rtt_f, self.prev, self.first, self.new, self.factors,
+            self.cnp, self.nack,
+            self.queue, self.loads, self.series_rates,
+        )
+        kmin, kmax, pmax = fab._ecn0
+        sizes = (n, nG, fab.n_hosts, W, F, bmax, nsf, len(run.q_samples))
+        constants = (run.dt, run.C, float(run.base), run.pkt, float(run.net.host_cap), fab.buffer, kmin, kmax, pmax,
+                     run.latency_steps, run.block_steps, run.q_every, run.series_every, run.window_step,
+                     spec is not None and spec.step_order == "oldest_first")
+        self.core = _fluidcore.Kernel(arrays, sizes, constants)
+        self.no_rows = np.empty(0)
+        # The step features in C when the kernel has every one of the spec's (else blocks.py's numpy).
+        self.native_features = spec is not None and all(f.name in FEATURE_CODES for f in spec.features)
+        if self.native_features:
+            r = spec.reward
+            self.core.set_features(tuple(FEATURE_CODES[f.name] for f in spec.features),
+                                   tuple(float(f.scale) for f in spec.features), tuple(float(f.offset) for f in spec.features),
+                                   float(r.target), float(r.beta), float(r.base_rtt_ns))
+
+    def check_fabric(self, fab: Any) -> None:
+        """The fabric still holds the arrays the kernel updates (block mode never rebinds them)."""
+        if any(a is not b for a, b in zip(self.fabric_arrays, (fab.g0, fab.group_scale, fab.ref, fab.group_rate, fab.port_load))):
+            raise RuntimeError("the fabric's per-group arrays were replaced during a block-mode run")
