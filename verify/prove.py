@@ -46,7 +46,9 @@ are stated exactly at every application.
 Where each piece lives: ``prove_image`` (the ELF after start-up, its regions, the calling
 convention), ``prove_abstractions`` (the uninterpreted functions and what the solver may assume
 of them), ``prove_handler`` (part 1), ``prove_parts`` (parts 2 to 6), ``prove_solver`` (z3 queries
-under a deadline); this module loads the NIC harness and runs the parts in order.
+under a deadline); this module loads the NIC harness and runs the parts in order. The
+``--prove-timeout`` budget is the handler's (part 1); when it runs out there, the verdict is
+"not proven (timeout)" whatever the other parts say, so they are not run.
 """
 
 from __future__ import annotations
@@ -127,6 +129,9 @@ def prove_firmware(elf: Path, model: FxModel, target: str, timeout_s: float = 12
     parts.append(handler)
     if handler.status == "counterexample":
         return ProofResult("counterexample", parts, time.monotonic() - t0, cex)
+    if handler.status == "timeout":  # the budget is spent and the verdict cannot be "proven" any more
+        parts.append(ProofPart("other parts", "timeout", 0.0, "not run: the handler's proof used the whole --prove-timeout budget"))
+        return ProofResult("timeout", parts, time.monotonic() - t0)
     parts.append(sqrt_contract(img, xlen))
     parts.append(sqrt_values(img, xlen, sampled_rates, seed))
     parts.extend(product_part(img, xlen, name, shift) for name, shift in PRODUCT_SHIFTS.items() if name in img.symbols)

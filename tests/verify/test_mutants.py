@@ -381,12 +381,16 @@ def _lead_prover():
     return lambda elf, model, target: prove_firmware(elf, model, target, timeout_s=60.0)
 
 
-@pytest.mark.slow  # ~1.5 min per target on 2 cores: CI runs it, the inner loop may deselect it
-@pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
-def test_acceptance_every_threshold_and_reachable_leaf_off_by_one_is_killed(target):
-    """Issue 11: verification must catch every +-1 of a threshold and of a reachable leaf."""
+@pytest.mark.slow  # ~1.5 min for rv64 (302 mutants, one build each) on 2 cores: CI runs it
+@pytest.mark.parametrize("target, kinds", [("rv64imac", ("thr", "leaf")), ("rv32imc", ("thr",))])
+def test_acceptance_every_threshold_and_reachable_leaf_off_by_one_is_killed(target, kinds):
+    """Issue 11: verification must catch every +-1 of a threshold and of a reachable leaf. On
+    rv32 the thresholds only: they are the immediates whose code differs between the targets
+    (lui/addi pairs, signed compares), while a leaf is the same table word on both, read by the
+    same lookup, and its 238 mutants cost ~2 min of CI there (``rlcc-verify --mutants --target
+    rv32imc`` runs them all)."""
     t0 = time.perf_counter()
-    report = run_mutation_analysis(EXAMPLE / "firmware.c", None, target, kinds=("thr", "leaf"), prover=_lead_prover())
+    report = run_mutation_analysis(EXAMPLE / "firmware.c", None, target, kinds=kinds, prover=_lead_prover())
     d = report.to_dict()
     print(f"\n{report.summary()} [test wall {time.perf_counter() - t0:.1f} s]")
     assert d["stillborn"] == 0
