@@ -1259,30 +1259,57 @@ def _ramp_term(r: Ramp, x: np.ndarray) -> np.ndarray:
     return np.asarray(golden.ramp_value(golden.NUMPY, r, x[:, r.input].astype(np.int64)), dtype=np.int64)
 
 
+COVERAGE_CHUNK = 16_384  # vectors of coverage's first chunk; each later one is 4x larger
+
+
 def coverage(model: FxModel, vectors: Vectors) -> dict[str, Any]:
     """Which one-datum mutants (threshold +-1, reachable leaf +-1, bias +-1, clamp bounds +-1,
     probe timeout +-1) change some vector's golden output.
 
     Golden runs once on the model; a tree, bias or clamp mutant changes only the factor (which the
     context stores), so it is exposed iff its clamped sum differs on some RTT event's inputs.
+    The vectors are taken in chunks (the verification set starts with the model's own, built to
+    expose every mutant): a mutant seen in one chunk is seen by the set, so later chunks check the
+    unseen mutants only, and once every mutant is seen the rest is not looked at. The result is
+    the whole set's either way.
     """
+    n, begin, size = len(vectors), 0, COVERAGE_CHUNK
+    status: dict[str, tuple[str, bool]] = {}
+    while True:
+        end = min(n, begin + size)
+        pending = None if begin == 0 else {m for m, (_, seen) in status.items() if not seen}
+        chunk = _observed(model, vectors.ctx_in[begin:end], vectors.event[begin:end], vectors.attr[begin:end], pending)
+        for m, (group, seen) in chunk.items():
+            status[m] = (group, seen or (m in status and status[m][1]))
+        if end >= n or all(seen for _, seen in status.values()):
+            break
+        begin, size = end, 4 * size
+    groups: dict[str, dict[str, Any]] = {k: {"targets": 0, "observable": 0} for k in ("splits", "leaves", "other")}
+    for group, seen in status.values():
+        groups[group]["targets"] += 1
+        groups[group]["observable"] += int(seen)
+    return {**groups, "missed": [m for m, (_, seen) in status.items() if not seen]}
+
+
+def _observed(model: FxModel, ctx_in: np.ndarray, event: np.ndarray, attr: np.ndarray,
+              only: set[str] | None = None) -> dict[str, tuple[str, bool]]:
+    """{mutant: (group, seen on these vectors)} for every one-datum mutant (``only``: those alone)."""
     c = model.constants
     lo, hi = c.clamp_min_q16, c.clamp_max_q16
-    g = golden.step(model, vectors.ctx_in, vectors.event, vectors.attr)
-    etype = vectors.event[:, fmt.EV_ATTR] & 0xFF
+    g = golden.step(model, ctx_in, event, attr)
+    etype = event[:, fmt.EV_ATTR] & 0xFF
     rtt = etype == fmt.EVENT_RTT
     total, idx = _tree_sums(model, g.features[rtt])
     base = np.clip(total, lo, hi)
     if not np.array_equal(base, g.ctx[rtt, fmt.CTX_PREV_FACTOR].astype(np.int32)):
         raise RuntimeError("coverage: the golden factor disagrees with the model's tree evaluation")
-    groups: dict[str, dict[str, Any]] = {k: {"targets": 0, "observable": 0} for k in ("splits", "leaves", "other")}
-    missed: list[str] = []
+    out: dict[str, tuple[str, bool]] = {}
+
+    def wanted(mutant: str) -> bool:
+        return only is None or mutant in only
 
     def note(group: str, mutant: str, seen: bool) -> None:
-        groups[group]["targets"] += 1
-        groups[group]["observable"] += int(seen)
-        if not seen:
-            missed.append(mutant)
+        out[mutant] = (group, seen)
 
     x = g.features[rtt]
     for t, tree in enumerate(model.trees):
@@ -1290,7 +1317,7 @@ def coverage(model: FxModel, vectors: Vectors) -> dict[str, Any]:
         for k, s in enumerate(tree.splits):
             old = _bit(s, x[:, s.input])
             for d in (-1, 1):
-                if INT32_MIN <= s.threshold + d <= INT32_MAX:
+                if INT32_MIN <= s.threshold + d <= INT32_MAX and wanted(f"split:t{t}:l{k}:thr{d:+d}"):
                     rows = old != _bit(dataclasses.replace(s, threshold=s.threshold + d), x[:, s.input])
                     alt = total[rows] - leaves[idx[rows, t]] + leaves[idx[rows, t] ^ (1 << k)]
                     note("splits", f"split:t{t}:l{k}:thr{d:+d}", bool(np.any(np.clip(alt, lo, hi) != base[rows])))
@@ -1306,20 +1333,20 @@ def coverage(model: FxModel, vectors: Vectors) -> dict[str, Any]:
     note("other", "bias:+1", bool(np.any((total >= lo) & (total < hi))))
     note("other", "bias:-1", bool(np.any((total > lo) & (total <= hi))))
     for name, d in (("clamp_min", -1), ("clamp_min", 1), ("clamp_max", -1), ("clamp_max", 1)):
-        if _mutant(model, **{f"{name}_q16": getattr(c, f"{name}_q16") + d}) is not None:
+        if wanted(f"{name}:thr{d:+d}") and _mutant(model, **{f"{name}_q16": getattr(c, f"{name}_q16") + d}) is not None:
             lo2, hi2 = (lo + d, hi) if name == "clamp_min" else (lo, hi + d)
             note("other", f"{name}:thr{d:+d}", bool(np.any(np.clip(total, lo2, hi2) != base)))
     witnesses = ramp_witnesses(model)
-    terms = [_ramp_term(r, x) for r in model.ramps]
+    terms = [_ramp_term(r, x) for r in model.ramps] if any(wanted(mid) for mid, _ in ramp_mutants(model)) else []
     for mid, mutant in ramp_mutants(model):
-        if mutant is not None and witnesses.get(mid) is not None:  # None: harmless, like an unreachable leaf
+        if mutant is not None and witnesses.get(mid) is not None and wanted(mid):  # None: harmless, like an unreachable leaf
             i = int(mid.split(":")[1])  # the mutant differs in this ramp alone: swap its term in the sum
             other = total - terms[i] + _ramp_term(mutant.ramps[i], x)
             note("other", mid, bool(np.any(np.clip(other, lo, hi) != base)))
-    tx = (etype == fmt.EVENT_TX) & (vectors.ctx_in[:, fmt.CTX_RATE] != 0)
-    elapsed = (vectors.event[tx, fmt.EV_TIMESTAMP].astype(np.int64) - vectors.ctx_in[tx, fmt.CTX_PROBE_TS]) & U32_MAX
+    tx = (etype == fmt.EVENT_TX) & (ctx_in[:, fmt.CTX_RATE] != 0)
+    elapsed = (event[tx, fmt.EV_TIMESTAMP].astype(np.int64) - ctx_in[tx, fmt.CTX_PROBE_TS]) & U32_MAX
     for d in (-1, 1):
         if 1 <= c.probe_timeout_ns + d <= fmt.PROBE_TIMEOUT_NS_MAX:
             flip = (elapsed >= c.probe_timeout_ns) != (elapsed >= c.probe_timeout_ns + d)
             note("other", f"probe_timeout:thr{d:+d}", bool(flip.any()))
-    return {**groups, "missed": missed}
+    return {m: v for m, v in out.items() if wanted(m)}

@@ -191,6 +191,24 @@ def test_example_misses_only_unobservable(seed):
     assert cov["leaves"]["observable"] == cov["leaves"]["targets"] - len(missed)
 
 
+@pytest.mark.parametrize("chunk", [1, 97, 500, 10**6])
+def test_coverage_in_chunks_gives_the_whole_sets_answer(monkeypatch, chunk):
+    """Chunks are a shortcut only: whatever the first chunk's size (one vector: nothing seen at
+    first, the rest found chunk by chunk; the whole set in one), coverage is the one-pass analysis
+    of the whole set; on the example's own vectors plus random ones, with misses among the own."""
+    _, model, _ = manifest.load(str(EXAMPLE))
+    vec = FV.concat(V.model_derived_vectors(model, 0), V.random_vectors(model, 3000, seed=4))
+    seen = O._observed(model, vec.ctx_in, vec.event, vec.attr)
+    whole = {"missed": [m for m, (_, s) in seen.items() if not s]}
+    for group in ("splits", "leaves", "other"):
+        whole[group] = {"targets": sum(g == group for g, _ in seen.values()),
+                        "observable": sum(g == group and s for g, s in seen.values())}
+    own = O._observed(model, *(getattr(V.model_derived_vectors(model, 0), f) for f in ("ctx_in", "event", "attr")))
+    assert any(not s for _, s in own.values()) and whole["missed"] != [m for m, (_, s) in own.items() if not s]
+    monkeypatch.setattr(O, "COVERAGE_CHUNK", chunk)
+    assert O.coverage(model, vec) == whole
+
+
 def test_deterministic_per_seed():
     model = hidden_model()
     a, b, c = (O.observable_vectors(model, seed=s) for s in (5, 5, 6))
