@@ -212,6 +212,8 @@ def ensemble_core(ops: IntOps, model: FxModel, x: Sequence[Any]) -> tuple[Any, l
 
 def tree_terms(ops: IntOps, model: FxModel, x: Sequence[Any]) -> tuple[list[Any], list[Any]]:
     """The bias and each tree's leaf for policy inputs ``x``, and the leaf index per tree."""
+    if ops is NUMPY and model.trees and all(t.splits for t in model.trees) and _columns(x):
+        return _tree_terms_numpy(model, x)
     terms: list[Any] = [model.bias]
     leaves = []
     for tree in model.trees:
@@ -222,6 +224,31 @@ def tree_terms(ops: IntOps, model: FxModel, x: Sequence[Any]) -> tuple[list[Any]
         leaves.append(idx)
         terms.append(ops.lookup(tree.leaves, idx))
     return terms, leaves
+
+
+def _columns(x: Sequence[Any]) -> bool:
+    """``x`` is one int64 column of equal length per input (the batched golden model's case)."""
+    return bool(x) and all(isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype == np.int64 and len(v) == len(x[0])
+                           for v in x)
+
+
+def _tree_terms_numpy(model: FxModel, x: Sequence[np.ndarray]) -> tuple[list[Any], list[Any]]:
+    """:func:`tree_terms` on int64 columns with every split of every tree at once (the same
+    comparisons, bits and lookups; one numpy call each instead of one per split)."""
+    splits = [(t, k, s) for t, tree in enumerate(model.trees) for k, s in enumerate(tree.splits)]
+    inputs = np.array([s.input for _, _, s in splits])
+    thr = np.array([s.threshold for _, _, s in splits], dtype=np.int64)[:, None]
+    greater = np.array([s.op == ">" for _, _, s in splits])[:, None]
+    cols = np.stack(x)[inputs]
+    bits = np.where(greater, cols > thr, cols < thr).astype(np.int64)
+    weights = np.zeros((len(model.trees), len(splits)), dtype=np.int64)  # tree t's split k -> 2^k
+    for j, (t, k, _) in enumerate(splits):
+        weights[t, j] = 1 << k
+    idx = weights @ bits
+    width = max(len(t.leaves) for t in model.trees)
+    table = np.array([list(t.leaves) + [0] * (width - len(t.leaves)) for t in model.trees], dtype=np.int64)
+    values = table[np.arange(len(model.trees))[:, None], idx]
+    return [model.bias, *values], list(idx)
 
 
 def ramp_terms(ops: IntOps, model: FxModel, x: Sequence[Any]) -> list[Any]:

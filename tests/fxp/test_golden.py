@@ -262,3 +262,27 @@ def test_probe_clock_starts_with_the_flow_and_restarts_on_rtt_events():
         assert int(out.rtt_req[0]) == want, (etype, now - start)
         assert int(out.ctx[0, fmt.CTX_PROBE_TS]) == ((now % 2**32) if want else int(ctx[0, fmt.CTX_PROBE_TS]))
         ctx = out.ctx
+
+
+def test_batched_trees_equal_the_split_by_split_evaluation(monkeypatch):
+    """golden.tree_terms' one-call-per-step numpy path gives the split-by-split evaluation's terms
+    and leaf indices (values and dtypes) on random and extreme inputs: both split operators,
+    trees of 1 to 3 splits, inputs repeated across trees, thresholds at the int32 ends."""
+    spec = ObservationSpec(features=(Feature("prev_action"), Feature("delta", scale=10.0)), history=2)
+    trees = (
+        Tree((Split(1, ">", 1000, 0.0), Split(0, "<", 70000, 0.0), Split(3, ">", -5, 0.0)),
+             (1, -2, 3, -4, 5, -6, 7, -8)),
+        Tree((Split(2, "<", -(2**31) + 1, 0.0),), (-500, 500)),
+        Tree((Split(3, ">", 2**31 - 2, 0.0), Split(1, ">", 1000, 0.0)), (11, 22, 33, 44)),
+    )
+    model = FxModel(spec, FxConstants.from_spec(spec), trees, bias=fmt.FACTOR_ONE)
+    rng = np.random.default_rng(7)
+    n = 4000
+    x = [np.where(rng.random(n) < 0.2, rng.choice([-(2**31), -(2**31) + 1, 2**31 - 2, 2**31 - 1, 1000, 1001, 69999, 70000], n),
+                  rng.integers(-(2**31), 2**31, n)).astype(np.int64) for _ in range(4)]
+    fast_terms, fast_leaves = golden.tree_terms(golden.NUMPY, model, x)
+    slow_terms, slow_leaves = golden.tree_terms(golden.NumpyOps(), model, x)  # not NUMPY: split by split
+    assert fast_terms[0] == slow_terms[0] == model.bias
+    for a, b in zip([*fast_terms[1:], *fast_leaves], [*slow_terms[1:], *slow_leaves]):
+        assert a.dtype == b.dtype == np.int64 and np.array_equal(a, b)
+    assert len(fast_terms) == len(slow_terms) and len(fast_leaves) == len(slow_leaves) == 3
