@@ -1,0 +1,100 @@
+"""Build the packet-level peer of bench/peer_ns3: ns-3 with the HPCC RDMA/qbb models plus our driver.
+
+Source: github.com/aliyun/ns-3-alibabacloud (ns-3.36, CMake; the network backend of SimAI; the
+same RDMA/qbb/switch-MMU models as the HPCC paper's alibaba-edu/High-Precision-Congestion-Control).
+Get it and export a work tree outside this repository, e.g.
+
+    git clone https://github.com/aliyun/ns-3-alibabacloud /work/ns3-src
+    python bench/peer_ns3/build.py /work/ns3-src --build-dir /work/ns3-build
+
+Only the modules the driver needs are built (point-to-point, applications, internet and their
+dependencies; examples, tests, Python bindings off; warnings not errors), niced, with -j2 at most.
+The driver ``rlcc-peer.cc`` (next to this script) is copied into the source's ``simulation/scratch/``
+(no model or build file is changed). Writes ``BUILD_DIR/build-info.json`` (source commit when the
+source is a git checkout, wall seconds, the binary's path) and prints the binary's path.
+Not run in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DRIVER = HERE / "rlcc-peer.cc"
+MODULES = "point-to-point;applications;internet"
+CMAKE_FLAGS = (
+    "-G", "Ninja", "-DCMAKE_BUILD_TYPE=release", f"-DNS3_ENABLED_MODULES={MODULES}",
+    "-DNS3_EXAMPLES=OFF", "-DNS3_TESTS=OFF", "-DNS3_WARNINGS_AS_ERRORS=OFF", "-DNS3_PYTHON_BINDINGS=OFF",
+    # SimAI builds this tree with --enable-mtp; the point-to-point module's remote channels need it.
+    "-DNS3_MTP=ON", "-DNS3_GTK3=OFF", "-DNS3_SQLITE=OFF", "-DNS3_GSL=OFF", "-DNS3_VISUALIZER=OFF",
+    "-DNS3_EMU=OFF", "-DNS3_TAP=OFF",
+)
+TARGET = "scratch_rlcc-peer"
+
+
+def find_binary(build_dir: Path) -> Path | None:
+    """The built driver (ns-3 names it ns3.<version>-rlcc-peer-<profile>)."""
+    hits = sorted((build_dir / "out" / "scratch").glob("ns3*-rlcc-peer*"))
+    return hits[0] if hits else None
+
+
+def source_commit(src: Path) -> str | None:
+    try:
+        out = subprocess.run(["git", "-C", str(src), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+        return out.stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def build(src: Path, build_dir: Path, jobs: int, commit: str | None) -> dict:
+    sim = src / "simulation"
+    if not (sim / "CMakeLists.txt").is_file() or not (sim / "src" / "point-to-point" / "model" / "rdma-hw.cc").is_file():
+        raise SystemExit(f"build.py: error: {src} is not an ns-3-alibabacloud tree (no simulation/src/point-to-point/model/rdma-hw.cc)")
+    shutil.copyfile(DRIVER, sim / "scratch" / DRIVER.name)
+    (build_dir / "out").mkdir(parents=True, exist_ok=True)
+    nice = ["nice", "-n", "15"]
+    t0 = time.time()
+    subprocess.run(nice + ["cmake", "-S", str(sim), "-B", str(build_dir / "cmake"),
+                           f"-DNS3_OUTPUT_DIRECTORY={build_dir / 'out'}", *CMAKE_FLAGS], check=True)
+    subprocess.run(nice + ["cmake", "--build", str(build_dir / "cmake"), "-j", str(jobs), "--target", TARGET], check=True)
+    wall = time.time() - t0
+    binary = find_binary(build_dir)
+    if binary is None:
+        raise SystemExit(f"build.py: error: the build finished but no rlcc-peer binary is under {build_dir / 'out'}")
+    info = {"source": "github.com/aliyun/ns-3-alibabacloud", "source_path": str(src),
+            "source_commit": commit or source_commit(src), "build_seconds": round(wall, 1), "binary": str(binary),
+            "modules": MODULES, "jobs": jobs}
+    (build_dir / "build-info.json").write_text(json.dumps(info, indent=2) + "\n")
+    return info
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("source", type=Path, help="ns-3-alibabacloud work tree (the directory holding simulation/)")
+    ap.add_argument("--build-dir", type=Path, required=True, help="where to build (outside this repository)")
+    ap.add_argument("--jobs", type=int, default=2, choices=(1, 2))
+    ap.add_argument("--commit", help="the source's commit, when the work tree is not a git checkout")
+    args = ap.parse_args(argv)
+    build_dir = args.build_dir.resolve()
+    if HERE.parents[1] in (build_dir, *build_dir.parents):
+        ap.error("--build-dir must be outside the repository")
+    try:
+        info = build(args.source.resolve(), build_dir, args.jobs, args.commit)
+    except subprocess.CalledProcessError as e:
+        print(f"build.py: error: {' '.join(map(str, e.cmd[:4]))} ... failed with exit code {e.returncode}", file=sys.stderr)
+        return 6
+    print(json.dumps(info, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    os.umask(0o022)
+    sys.exit(main())
