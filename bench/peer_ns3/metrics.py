@@ -41,7 +41,7 @@ def smooth(t_us: np.ndarray, x: np.ndarray, width_us: float) -> np.ndarray:
     if len(t_us) < 2:
         return x
     k = max(1, int(round(width_us / (t_us[1] - t_us[0]))))
-    c = np.cumsum(np.vstack([np.zeros((1,) + x.shape[1:]), x]), axis=0)
+    c = np.cumsum(np.concatenate([np.zeros((1,) + x.shape[1:]), x]), axis=0)
     i = np.arange(1, len(x) + 1)
     lo = np.maximum(i - k, 0)
     return (c[i] - c[lo]) / (i - lo).reshape((-1,) + (1,) * (x.ndim - 1))
