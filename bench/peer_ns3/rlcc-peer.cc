@@ -10,9 +10,10 @@
  * Same outputs: FCT_OUTPUT_FILE and PFC_OUTPUT_FILE in third.cc's formats. Added (driver only):
  *   INIT_RATE_FRACTION f  (0 = line rate): a new QP's rate (and DCQCN target / HPCC current
  *                         rate) is set to f x line rate right after it is created;
- *   MON_INTERVAL_NS, QLEN_TRACE_FILE: every interval "t_ns switch port egress_bytes" per switch
- *                         port (all priorities summed, as third.cc's monitor_buffer);
- *   FLOW_TRACE_FILE:      every interval "t_ns src dst sport snd_una_bytes rate_bps" per live QP.
+ *   QLEN_MON_INTERVAL_NS, QLEN_TRACE_FILE: every interval "t_ns switch port egress_bytes" per
+ *                         switch port (all priorities summed, as third.cc's monitor_buffer);
+ *   FLOW_MON_INTERVAL_NS, FLOW_TRACE_FILE: every interval "t_ns src dst sport snd_una_bytes
+ *                         rate_bps" per live QP.
  */
 
 #include <cstdio>
@@ -52,7 +53,7 @@ static uint32_t packet_payload_size = 1000;
 static uint64_t maxRtt = 0, maxBdp = 0;
 static double init_rate_fraction = 0.0;
 static uint32_t cc_mode = 1;
-static uint64_t mon_interval_ns = 1000, stop_ns = 0;
+static uint64_t qlen_interval_ns = 1000, flow_interval_ns = 5000, stop_ns = 0;
 
 struct Interface {
   uint32_t idx = 0;
@@ -88,26 +89,31 @@ static void get_pfc(FILE *fout, Ptr<QbbNetDevice> dev, uint32_t type) {
           dev->GetNode()->GetNodeType(), dev->GetIfIndex(), type);
 }
 
-static void monitor(FILE *qf, FILE *ff) {
+static void monitor_queues(FILE *qf) {
   uint64_t now = Simulator::Now().GetTimeStep();
   for (uint32_t i = 0; i < n.GetN(); i++) {
-    Ptr<Node> node = n.Get(i);
-    if (node->GetNodeType() == 1) {
-      Ptr<SwitchNode> sw = DynamicCast<SwitchNode>(node);
-      for (uint32_t j = 1; j < sw->GetNDevices(); j++) {
-        uint64_t size = 0;
-        for (uint32_t k = 0; k < SwitchMmu::qCnt; k++) size += sw->m_mmu->egress_bytes[j][k];
-        fprintf(qf, "%lu %u %u %lu\n", now, i, j, size);
-      }
-    } else if (ff) {
-      for (auto &kv : node->GetObject<RdmaDriver>()->m_rdma->m_qpMap) {
-        Ptr<RdmaQueuePair> q = kv.second;
-        fprintf(ff, "%lu %u %u %u %lu %lu\n", now, i, ip_to_node_id(q->dip), q->sport, q->snd_una,
-                q->m_rate.GetBitRate());
-      }
+    if (n.Get(i)->GetNodeType() != 1) continue;
+    Ptr<SwitchNode> sw = DynamicCast<SwitchNode>(n.Get(i));
+    for (uint32_t j = 1; j < sw->GetNDevices(); j++) {
+      uint64_t size = 0;
+      for (uint32_t k = 0; k < SwitchMmu::qCnt; k++) size += sw->m_mmu->egress_bytes[j][k];
+      fprintf(qf, "%lu %u %u %lu\n", now, i, j, size);
     }
   }
-  if (now + mon_interval_ns <= stop_ns) Simulator::Schedule(NanoSeconds(mon_interval_ns), &monitor, qf, ff);
+  if (now + qlen_interval_ns <= stop_ns) Simulator::Schedule(NanoSeconds(qlen_interval_ns), &monitor_queues, qf);
+}
+
+static void monitor_flows(FILE *ff) {
+  uint64_t now = Simulator::Now().GetTimeStep();
+  for (uint32_t i = 0; i < n.GetN(); i++) {
+    if (n.Get(i)->GetNodeType() != 0) continue;
+    for (auto &kv : n.Get(i)->GetObject<RdmaDriver>()->m_rdma->m_qpMap) {
+      Ptr<RdmaQueuePair> q = kv.second;
+      fprintf(ff, "%lu %u %u %u %lu %lu\n", now, i, ip_to_node_id(q->dip), q->sport, q->snd_una,
+              q->m_rate.GetBitRate());
+    }
+  }
+  if (now + flow_interval_ns <= stop_ns) Simulator::Schedule(NanoSeconds(flow_interval_ns), &monitor_flows, ff);
 }
 
 static void set_initial_rate(Ptr<RdmaQueuePair> q) {
@@ -117,9 +123,17 @@ static void set_initial_rate(Ptr<RdmaQueuePair> q) {
   if (cc_mode == 3) q->hp.m_curRate = r;
 }
 
-static void set_initial_rate_of(Ptr<RdmaHw> hw, uint64_t key) {
+// The QP appears when the application starts, two zero-delay events after its installation
+// (Node::AddApplication schedules Initialize, which schedules StartApplication): look again
+// at the same timestamp until it is there.
+static void set_initial_rate_of(Ptr<RdmaHw> hw, uint64_t key, uint32_t tries) {
   auto it = hw->m_qpMap.find(key);
-  if (it != hw->m_qpMap.end()) set_initial_rate(it->second);
+  if (it != hw->m_qpMap.end())
+    set_initial_rate(it->second);
+  else if (tries > 0)
+    Simulator::ScheduleNow(&set_initial_rate_of, hw, key, tries - 1);
+  else
+    NS_ABORT_MSG("INIT_RATE_FRACTION: the QP did not start");
 }
 
 struct FlowInput {
@@ -135,10 +149,9 @@ static void start_flow(FlowInput f, uint32_t win) {
   ApplicationContainer app = helper.Install(n.Get(f.src));
   app.Start(Time(0));
   if (init_rate_fraction > 0) {
-    // Runs after the application's StartApplication (same timestamp, scheduled later): the QP exists.
     Ptr<RdmaHw> hw = n.Get(f.src)->GetObject<RdmaDriver>()->m_rdma;
     uint64_t key = RdmaHw::GetQpKey(serverAddress[f.dst].Get(), port, f.pg);
-    Simulator::ScheduleNow(&set_initial_rate_of, hw, key);
+    Simulator::ScheduleNow(&set_initial_rate_of, hw, key, 8u);
   }
 }
 
@@ -219,7 +232,8 @@ int main(int argc, char *argv[]) {
   packet_payload_size = U("PACKET_PAYLOAD_SIZE", 1000);
   cc_mode = U("CC_MODE", 1);
   init_rate_fraction = D("INIT_RATE_FRACTION", 0.0);
-  mon_interval_ns = U("MON_INTERVAL_NS", 1000);
+  qlen_interval_ns = U("QLEN_MON_INTERVAL_NS", 1000);
+  flow_interval_ns = U("FLOW_MON_INTERVAL_NS", 5000);
   bool enable_qcn = U("ENABLE_QCN", 1);
   uint32_t has_win = U("HAS_WIN", 1), ack_high_prio = U("ACK_HIGH_PRIO", 0);
   double stop_s = D("SIMULATOR_STOP_TIME", 0.01);
@@ -409,7 +423,8 @@ int main(int argc, char *argv[]) {
 
   FILE *qf = fopen(S("QLEN_TRACE_FILE", "qlen_trace.txt").c_str(), "w");
   FILE *ff = conf.count("FLOW_TRACE_FILE") ? fopen(S("FLOW_TRACE_FILE", "").c_str(), "w") : nullptr;
-  Simulator::Schedule(NanoSeconds(0), &monitor, qf, ff);
+  Simulator::Schedule(NanoSeconds(0), &monitor_queues, qf);
+  if (ff) Simulator::Schedule(NanoSeconds(0), &monitor_flows, ff);
 
   Simulator::Stop(Seconds(stop_s));
   Simulator::Run();

@@ -182,7 +182,7 @@ def config_text(sc: PeerScenario, cc: str, files: dict[str, Path]) -> str:
     kv: dict[str, object] = {**PEER_COMMON, **PEER_CC[cc]}
     kv.update({"KMIN_MAP": f"1 {rate} {KMIN_KB}", "KMAX_MAP": f"1 {rate} {KMAX_KB}", "PMAX_MAP": f"1 {rate} {PMAX}",
                "SIMULATOR_STOP_TIME": f"{sc.duration_ms / 1e3:g}", "INIT_RATE_FRACTION": f"{sc.start_fraction():.9g}",
-               "MON_INTERVAL_NS": FLOW_SAMPLE_NS})
+               "QLEN_MON_INTERVAL_NS": QLEN_SAMPLE_NS, "FLOW_MON_INTERVAL_NS": FLOW_SAMPLE_NS})
     kv.update({k: str(v) for k, v in files.items()})
     return "".join(f"{k} {v}\n" for k, v in kv.items())
 
