@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "rlcc-peer.cc"
 MODULES = "point-to-point;applications;internet"
 CMAKE_FLAGS = (
-    "-G", "Ninja", "-DCMAKE_BUILD_TYPE=release", f"-DNS3_ENABLED_MODULES={MODULES}",
+    "-G", "Ninja", f"-DNS3_ENABLED_MODULES={MODULES}",
     "-DNS3_EXAMPLES=OFF", "-DNS3_TESTS=OFF", "-DNS3_WARNINGS_AS_ERRORS=OFF", "-DNS3_PYTHON_BINDINGS=OFF",
     # SimAI builds this tree with --enable-mtp; the point-to-point module's remote channels need it.
     "-DNS3_MTP=ON", "-DNS3_GTK3=OFF", "-DNS3_SQLITE=OFF", "-DNS3_GSL=OFF", "-DNS3_VISUALIZER=OFF",
@@ -67,7 +67,7 @@ def source_commit(src: Path) -> str | None:
         return None
 
 
-def build(src: Path, build_dir: Path, jobs: int, commit: str | None) -> dict:
+def build(src: Path, build_dir: Path, jobs: int, commit: str | None, build_type: str = "debug") -> dict:
     sim = src / "simulation"
     if not (sim / "CMakeLists.txt").is_file() or not (sim / "src" / "point-to-point" / "model" / "rdma-hw.cc").is_file():
         raise SystemExit(f"build.py: error: {src} is not an ns-3-alibabacloud tree (no simulation/src/point-to-point/model/rdma-hw.cc)")
@@ -80,7 +80,7 @@ def build(src: Path, build_dir: Path, jobs: int, commit: str | None) -> dict:
     t0 = time.time()
     subprocess.run(nice + ["cmake", "-S", str(sim), "-B", str(build_dir / "cmake"),
                            f"-DNS3_OUTPUT_DIRECTORY={build_dir / 'out'}",
-                           f"-DCMAKE_PROJECT_INCLUDE={include}", *CMAKE_FLAGS], check=True)
+                           f"-DCMAKE_PROJECT_INCLUDE={include}", f"-DCMAKE_BUILD_TYPE={build_type}", *CMAKE_FLAGS], check=True)
     subprocess.run(nice + ["cmake", "--build", str(build_dir / "cmake"), "-j", str(jobs), "--target", TARGET], check=True)
     wall = time.time() - t0
     binary = find_binary(build_dir)
@@ -89,7 +89,7 @@ def build(src: Path, build_dir: Path, jobs: int, commit: str | None) -> dict:
     info = {"source": "github.com/aliyun/ns-3-alibabacloud", "source_path": str(src),
             "source_commit": commit or source_commit(src), "build_seconds": round(wall, 1),
             "fresh_build": fresh, "binary": str(binary),
-            "modules": MODULES, "jobs": jobs}
+            "modules": MODULES, "jobs": jobs, "build_type": build_type}
     (build_dir / "build-info.json").write_text(json.dumps(info, indent=2) + "\n")
     return info
 
@@ -101,12 +101,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--build-dir", type=Path, required=True, help="where to build (outside this repository)")
     ap.add_argument("--jobs", type=int, default=2, choices=(1, 2))
     ap.add_argument("--commit", help="the source's commit, when the work tree is not a git checkout")
+    ap.add_argument("--build-type", choices=("debug", "release"), default="debug",
+                    help="debug (-O0, as SimAI builds this tree; default) or release (-O3)")
     args = ap.parse_args(argv)
     build_dir = args.build_dir.resolve()
     if HERE.parents[1] in (build_dir, *build_dir.parents):
         ap.error("--build-dir must be outside the repository")
     try:
-        info = build(args.source.resolve(), build_dir, args.jobs, args.commit)
+        info = build(args.source.resolve(), build_dir, args.jobs, args.commit, args.build_type)
     except subprocess.CalledProcessError as e:
         print(f"build.py: error: {' '.join(map(str, e.cmd[:4]))} ... failed with exit code {e.returncode}", file=sys.stderr)
         return 6

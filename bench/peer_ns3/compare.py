@@ -36,7 +36,6 @@ from rlcc.simulator import simulate  # noqa: E402
 
 ROOT = HERE.parents[1]
 OUT = ROOT / "bench" / "results" / "ns3_peer.json"
-PLOTS = ROOT / "bench" / "results" / "ns3_peer"
 PEER_ENV = "RLCC_NS3_PEER"
 BYTES_PER_NS = s.LINE_GBPS / 8
 
@@ -92,10 +91,14 @@ def run_peer(binary: Path, sc: s.PeerScenario, cc: str, work: Path, flow_ids: np
     order = np.array([col[k] for k in keys])
     acked = np.nan_to_num(f.acked[:, order])
     rates = np.nan_to_num(f.rate_bps[:, order]) / (s.LINE_GBPS * 1e9)
-    t_f = f.t_ns / 1e3
+    # A QP appears two zero-delay events after its flow starts: drop the samples taken before every
+    # tracked flow existed (the t = 0 sample).
+    first = int(np.argmax(np.all(np.isfinite(f.rate_bps[:, order][:, flow_ids]), axis=1)))
+    acked, rates = acked[first:], rates[first:]
+    t_f = f.t_ns[first:] / 1e3
     half = sc.duration_ms * 1e3 / 2
     a = int(np.searchsorted(t_f, half))
-    span = (f.t_ns[-1] - f.t_ns[a]) * 1.0
+    span = (t_f[-1] - t_f[a]) * 1e3
     delivered = acked[-1] - acked[a]
     t_q, q_us = q.t_ns / 1e3, q.total() / BYTES_PER_NS / 1e3
     out = side_metrics(t_f, _resample(t_q, q_us, t_f), rates[:, flow_ids], delivered, span, sc)
@@ -108,7 +111,7 @@ def _resample(t: np.ndarray, x: np.ndarray, at: np.ndarray) -> np.ndarray:
     return np.interp(at, t, x)
 
 
-def plot(sc: s.PeerScenario, curves: dict[str, dict]) -> Path:
+def plot(sc: s.PeerScenario, curves: dict[str, dict], folder: Path) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -126,8 +129,8 @@ def plot(sc: s.PeerScenario, curves: dict[str, dict]) -> Path:
     ax.set_yscale("symlog", linthresh=1.0)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     fig.tight_layout()
-    PLOTS.mkdir(parents=True, exist_ok=True)
-    path = PLOTS / f"{sc.name}.png"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{sc.name}.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
@@ -146,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", type=lambda x: x.split(","), default=None, help="scenario names")
     ap.add_argument("--duration-ms", type=float, default=None)
     ap.add_argument("--large", action="store_true", help="add the 512-flow incast")
+    ap.add_argument("--controllers", type=lambda x: x.split(","), default=list(s.CONTROLLERS))
+    ap.add_argument("--out", type=Path, default=OUT, help="results file (default: bench/results/ns3_peer.json)")
     args = ap.parse_args(argv)
     if args.peer is None or not Path(args.peer).is_file():
         ap.error(f"need the peer binary: --peer FILE or ${PEER_ENV} (build it with bench/peer_ns3/build.py)")
@@ -154,11 +159,12 @@ def main(argv: list[str] | None = None) -> int:
         todo = [sc for sc in todo if sc.name in args.only]
     if args.duration_ms:
         todo = [dataclasses.replace(sc, duration_ms=args.duration_ms) for sc in todo]
-    old = json.loads(OUT.read_text()) if OUT.exists() else {}
+    out_path = args.out
+    old = json.loads(out_path.read_text()) if out_path.exists() else {}
     rows = {(r["scenario"], r["controller"]): r for r in old.get("rows", [])}
     for sc in todo:
         curves = {}
-        for cc in s.CONTROLLERS:
+        for cc in args.controllers:
             ours, oc = run_rlcc(sc, cc)
             peer, pc = run_peer(Path(args.peer), sc, cc, args.work_dir, oc["flow_ids"])
             curves[f"rlcc-sim / {cc}"], curves[f"ns-3 peer / {cc}"] = oc, pc
@@ -168,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
                    "pass": m.verdict(ours, peer)}
             rows[(sc.name, cc)] = row
             print(json.dumps(row), flush=True)
-        plot(sc, curves)
+        plot(sc, curves, out_path.parent / out_path.stem)
     info_path = Path(args.peer).resolve().parents[2] / "build-info.json"
     build = json.loads(info_path.read_text()) if info_path.is_file() else old.get("build")
     doc = {"command": "python bench/peer_ns3/compare.py --peer BIN" + (" --large" if args.large else ""),
@@ -177,8 +183,8 @@ def main(argv: list[str] | None = None) -> int:
                                                  "queue_abs_us": m.QUEUE_ABS_TOL_US, "converge_rel": m.CONVERGE_REL_TOL},
            "rows": sorted(rows.values(), key=lambda r: (r["kind"], r["flows"], r["hosts"], r["start"], r["controller"])),
            "machine": machine()}
-    OUT.write_text(json.dumps(doc, indent=2) + "\n")
-    print(f"wrote {OUT.relative_to(ROOT)}")
+    out_path.write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"wrote {out_path}")
     return 0
 
 

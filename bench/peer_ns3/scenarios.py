@@ -63,6 +63,11 @@ RLCC_LACKS = {
     "L2_CHUNK_SIZE / L2_ACK_INTERVAL (ACK per packet, go-back-N on loss)": "no ACK path in rlcc",
     "ECMP hash (switch-node.cc per-flow 5-tuple hash)": "rlcc hashes per (flow, switch) with its own seed",
     "per-packet ECN marking at dequeue-time queue": "rlcc marks the fluid at the step-start queue",
+    "DCQCN hyper increase on the timer stage alone (rdma-hw.cc RateIncEventMlx: stage > F, +RATE_HAI)":
+        "rlcc's DCQCN hyper-increases only when timer and byte-counter stages both pass F (the paper); with "
+        "no byte counter (the peer has none) it stays at +RATE_AI",
+    "DCQCN rate decrease on a 4 us timer when a CNP arrived (RATE_DECREASE_INTERVAL)":
+        "mapped to rlcc's NP CNP pacing (cnp_interval_us = 4) with an immediate cut",
 }
 
 
@@ -206,7 +211,7 @@ SCENARIOS = (
     PeerScenario("incast", 8, 8, "line"), PeerScenario("incast", 8, 8, "fair"),
     PeerScenario("incast", 64, 8, "line"), PeerScenario("incast", 64, 64, "fair"),
     PeerScenario("incast", 64, 64, "line"),
-    PeerScenario("all-to-all", 240, 16, "line", leaves=4, spines=2),
-    PeerScenario("all-to-all", 240, 16, "fair", leaves=4, spines=2),
+    PeerScenario("all-to-all", 240, 16, "line", duration_ms=5.0, leaves=4, spines=2),
+    PeerScenario("all-to-all", 240, 16, "fair", duration_ms=5.0, leaves=4, spines=2),
 )
 LARGE = (PeerScenario("incast", 512, 64, "line"),)
