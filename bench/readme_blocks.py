@@ -908,7 +908,7 @@ def ns3_peer() -> str:
     mark = {True: "✓", False: "✗", None: "–"}
     rows = []
     for r in doc["rows"]:
-        a, b, ok = r["rlcc"], r["peer"], r["pass"]
+        a, b, ok = r["rlcc"], r["peer"] or dict.fromkeys(r["rlcc"]), r["pass"]
         rows.append([r["scenario"], r["controller"], f"{_num(a['goodput'], '.3f')} / {_num(b['goodput'], '.3f')}",
                      f"{_num(a['jain'], '.3f')} / {_num(b['jain'], '.3f')}",
                      f"{_num(a['queue_mean_us'], '.1f')} / {_num(b['queue_mean_us'], '.1f')}",
@@ -927,7 +927,10 @@ def ns3_peer() -> str:
     tab = table(["scenario", "CC", "goodput", "Jain", "mean queue µs", "p99 queue µs", "converge µs",
                  "drops / PFC pauses", "G Q C"], ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---"], rows)
     lacks = "; ".join(f"{k}: {v}" for k, v in doc["rlcc_lacks"].items())
-    return "\n".join([head, "", tab, "", para(f"Peer parameters rlcc-sim lacks (not emulated): {lacks}.")])
+    errors = sorted({(r["controller"], r["peer_error"]) for r in doc["rows"] if r.get("peer_error")})
+    out = [head, "", tab, "", para(f"Peer parameters rlcc-sim lacks (not emulated): {lacks}.")]
+    out += ["", *(para(f"No peer value for {cc.upper()}: {e}.") for cc, e in errors)] if errors else []
+    return "\n".join(out)
 
 
 BLOCKS["ns3-peer"] = (ns3_peer, True)

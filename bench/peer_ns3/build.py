@@ -67,7 +67,7 @@ def source_commit(src: Path) -> str | None:
         return None
 
 
-def build(src: Path, build_dir: Path, jobs: int, commit: str | None, build_type: str = "debug") -> dict:
+def build(src: Path, build_dir: Path, jobs: int, commit: str | None, build_type: str = "release") -> dict:
     sim = src / "simulation"
     if not (sim / "CMakeLists.txt").is_file() or not (sim / "src" / "point-to-point" / "model" / "rdma-hw.cc").is_file():
         raise SystemExit(f"build.py: error: {src} is not an ns-3-alibabacloud tree (no simulation/src/point-to-point/model/rdma-hw.cc)")
@@ -101,8 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--build-dir", type=Path, required=True, help="where to build (outside this repository)")
     ap.add_argument("--jobs", type=int, default=2, choices=(1, 2))
     ap.add_argument("--commit", help="the source's commit, when the work tree is not a git checkout")
-    ap.add_argument("--build-type", choices=("debug", "release"), default="debug",
-                    help="debug (-O0, as SimAI builds this tree; default) or release (-O3)")
+    ap.add_argument("--build-type", choices=("debug", "release"), default="release",
+                    help="release (-O3, rdma-hw.cc at -O0; default) or debug (-O0 throughout, as SimAI builds it)")
     args = ap.parse_args(argv)
     build_dir = args.build_dir.resolve()
     if HERE.parents[1] in (build_dir, *build_dir.parents):

@@ -166,12 +166,23 @@ def main(argv: list[str] | None = None) -> int:
         curves = {}
         for cc in args.controllers:
             ours, oc = run_rlcc(sc, cc)
-            peer, pc = run_peer(Path(args.peer), sc, cc, args.work_dir, oc["flow_ids"])
-            curves[f"rlcc-sim / {cc}"], curves[f"ns-3 peer / {cc}"] = oc, pc
+            curves[f"rlcc-sim / {cc}"] = oc
+            peer_error = None
+            try:
+                peer, pc = run_peer(Path(args.peer), sc, cc, args.work_dir, oc["flow_ids"])
+                curves[f"ns-3 peer / {cc}"] = pc
+                verdict = m.verdict(ours, peer)
+            except subprocess.CalledProcessError as e:
+                how = f"signal {-e.returncode}" if e.returncode < 0 else f"exit code {e.returncode}"
+                known = s.PEER_KNOWN_ISSUES.get(cc)
+                if known is None and po.last_pfc_is_host_resume(args.work_dir / sc.name / cc / "pfc.txt"):
+                    known = s.PEER_PFC_RESUME_ISSUE
+                peer_error = f"the peer failed ({how})" + (f": {known}" if known else "")
+                peer, verdict = None, {"goodput": None, "queue_mean": None, "converge": None}
             row = {"scenario": sc.name, "controller": cc, "kind": sc.kind, "flows": sc.flows, "hosts": sc.hosts,
                    "start": sc.start, "duration_ms": sc.duration_ms, "base_rtt_us": sc.base_rtt_ns / 1e3,
-                   "start_fraction": sc.start_fraction(), "rlcc": _round(ours), "peer": _round(peer),
-                   "pass": m.verdict(ours, peer)}
+                   "start_fraction": sc.start_fraction(), "rlcc": _round(ours),
+                   "peer": _round(peer) if peer else None, "peer_error": peer_error, "pass": verdict}
             rows[(sc.name, cc)] = row
             print(json.dumps(row), flush=True)
         plot(sc, curves, out_path.parent / out_path.stem)

@@ -50,7 +50,8 @@ def smooth(t_us: np.ndarray, x: np.ndarray, width_us: float) -> np.ndarray:
 def convergence_time(t_us: np.ndarray, rates: np.ndarray, steady_from_us: float, band: float = RATE_BAND,
                      width_us: float = SMOOTH_US) -> float:
     """Time after start from which every flow's smoothed rate stays within ±``band`` of its mean
-    over the steady window (``t >= steady_from_us``); NaN when some flow leaves the band there too."""
+    over the steady window (``t >= steady_from_us``): 0 when it never leaves the band (whatever
+    the first sample's time), NaN when some flow leaves the band in the steady window too."""
     t = np.asarray(t_us, dtype=np.float64)
     r = smooth(t, rates, width_us)
     steady = t >= steady_from_us
@@ -59,7 +60,7 @@ def convergence_time(t_us: np.ndarray, rates: np.ndarray, steady_from_us: float,
     if not inside[steady].all():
         return float("nan")
     outside = np.flatnonzero(~inside)
-    return float(t[0]) if len(outside) == 0 else float(t[outside[-1] + 1])
+    return 0.0 if len(outside) == 0 else float(t[outside[-1] + 1])
 
 
 def verdict(rlcc: dict, peer: dict) -> dict[str, bool | None]:

@@ -91,6 +91,12 @@ def pfc_pauses(path: Path) -> int:
     return sum(1 for r in _rows(path, 5) if r[4] == 1)
 
 
+def last_pfc_is_host_resume(path: Path) -> bool:
+    """The last PFC event is a RESUME received by a host (node type 0)."""
+    rows = _rows(path, 5)
+    return bool(rows) and rows[-1][2] == 0 and rows[-1][4] == 0
+
+
 def read_fct(path: Path) -> list[dict]:
     out = []
     for i, line in enumerate(Path(path).read_text().splitlines(), 1):

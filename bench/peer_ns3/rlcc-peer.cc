@@ -87,6 +87,7 @@ static void qp_finish(FILE *fout, Ptr<RdmaQueuePair> q) {
 static void get_pfc(FILE *fout, Ptr<QbbNetDevice> dev, uint32_t type) {
   fprintf(fout, "%lu %u %u %u %u\n", Simulator::Now().GetTimeStep(), dev->GetNode()->GetId(),
           dev->GetNode()->GetNodeType(), dev->GetIfIndex(), type);
+  fflush(fout);  // rare; kept on disk if a later event crashes the peer
 }
 
 static void monitor_queues(FILE *qf) {

@@ -70,6 +70,19 @@ RLCC_LACKS = {
         "mapped to rlcc's NP CNP pacing (cnp_interval_us = 4) with an immediate cut",
 }
 
+# Known failures of the peer itself (diagnosed with gdb; attached to a failed run they explain).
+PEER_PFC_RESUME_ISSUE = (
+    "a host NIC crashed on a PFC RESUME: qbb-net-device.cc QbbNetDevice::Resume(qIndex) looks up "
+    "m_rdmaEQ->GetQp(qIndex), the priority (3) used as an index into the NIC's QP group (the SimAI fork's "
+    "NVLS check), out of range on a host with fewer than 4 QPs: SIGSEGV in RdmaQueuePairGroup::Get")
+PEER_KNOWN_ISSUES = {
+    "hpcc": "ns-3-alibabacloud's HPCC (CC_MODE 3) corrupts its own data packets: switch-node.cc "
+            "SwitchNotifyDequeue writes the INT hop at PPP + IP + UDP + 6 bytes (the HPCC repo's 6-byte "
+            "SeqTs: 32-bit seq + pg), but this tree's SeqTs is 10 bytes (custom-header.cc: 64-bit seq + pg), "
+            "so PushHop overwrites seq and pg; the receiver echoes the garbage pg (136) in a NACK and the "
+            "switch indexes BEgressQueue::m_queues[136]: SIGSEGV in the first microseconds",
+}
+
 
 @dataclasses.dataclass(frozen=True)
 class PeerScenario:
