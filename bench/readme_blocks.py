@@ -927,9 +927,13 @@ def ns3_peer() -> str:
     tab = table(["scenario", "CC", "goodput", "Jain", "mean queue µs", "p99 queue µs", "converge µs",
                  "drops / PFC pauses", "G Q C"], ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---"], rows)
     lacks = "; ".join(f"{k}: {v}" for k, v in doc["rlcc_lacks"].items())
-    errors = sorted({(r["controller"], r["peer_error"]) for r in doc["rows"] if r.get("peer_error")})
+    errors: dict[str, list[str]] = {}
+    for r in doc["rows"]:
+        if r.get("peer_error"):
+            errors.setdefault(r["peer_error"], []).append(f"{r['scenario']} {r['controller']}")
     out = [head, "", tab, "", para(f"Peer parameters rlcc-sim lacks (not emulated): {lacks}.")]
-    out += ["", *(para(f"No peer value for {cc.upper()}: {e}.") for cc, e in errors)] if errors else []
+    for err, where in errors.items():
+        out += ["", para(f"No peer value ({', '.join(where)}): {err}.")]
     return "\n".join(out)
 
 

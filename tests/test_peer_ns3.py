@@ -202,11 +202,11 @@ def test_peer_runs_a_short_incast_and_its_outputs_parse(tmp_path):
     assert len(curve["t_us"]) >= 400 and curve["queue_us"].min() >= 0
 
 
-def test_last_pfc_event_host_resume(tmp_path):
+def test_last_pfc_event_is_a_resume(tmp_path):
     pfc = tmp_path / "pfc.txt"
     pfc.write_text("2000 9 1 3 1\n2500 4 0 1 1\n3000 4 0 1 0\n")
-    assert PO.last_pfc_is_host_resume(pfc)
-    pfc.write_text("2000 9 1 3 1\n2500 9 1 3 0\n")
-    assert not PO.last_pfc_is_host_resume(pfc)
+    assert PO.last_pfc_is_resume(pfc)
+    pfc.write_text("2000 9 1 3 0\n2500 9 1 3 1\n")
+    assert not PO.last_pfc_is_resume(pfc)
     pfc.write_text("")
-    assert not PO.last_pfc_is_host_resume(pfc)
+    assert not PO.last_pfc_is_resume(pfc)

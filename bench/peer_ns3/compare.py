@@ -111,7 +111,7 @@ def _resample(t: np.ndarray, x: np.ndarray, at: np.ndarray) -> np.ndarray:
     return np.interp(at, t, x)
 
 
-def plot(sc: s.PeerScenario, curves: dict[str, dict], folder: Path) -> Path:
+def plot(sc: s.PeerScenario, curves: dict[str, dict], folder: Path, failed: list[str]) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -125,7 +125,7 @@ def plot(sc: s.PeerScenario, curves: dict[str, dict], folder: Path) -> Path:
         ax.plot(np.asarray(c["t_us"]) / 1e3, c["queue_us"], styles[sim], color=colors[cc], lw=1, label=label)
     ax.set_xlabel("time (ms)")
     ax.set_ylabel("queue, all switch egress ports (µs at 100 Gb/s)")
-    ax.set_title(sc.name)
+    ax.set_title(sc.name + (f" (no peer curve: {', '.join(failed)} crashed the peer)" if failed else ""), fontsize=10)
     ax.set_yscale("symlog", linthresh=1.0)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     fig.tight_layout()
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             except subprocess.CalledProcessError as e:
                 how = f"signal {-e.returncode}" if e.returncode < 0 else f"exit code {e.returncode}"
                 known = s.PEER_KNOWN_ISSUES.get(cc)
-                if known is None and po.last_pfc_is_host_resume(args.work_dir / sc.name / cc / "pfc.txt"):
+                if known is None and po.last_pfc_is_resume(args.work_dir / sc.name / cc / "pfc.txt"):
                     known = s.PEER_PFC_RESUME_ISSUE
                 peer_error = f"the peer failed ({how})" + (f": {known}" if known else "")
                 peer, verdict = None, {"goodput": None, "queue_mean": None, "converge": None}
@@ -185,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
                    "peer": _round(peer) if peer else None, "peer_error": peer_error, "pass": verdict}
             rows[(sc.name, cc)] = row
             print(json.dumps(row), flush=True)
-        plot(sc, curves, out_path.parent / out_path.stem)
+        plot(sc, curves, out_path.parent / out_path.stem,
+             [cc for cc in args.controllers if f"ns-3 peer / {cc}" not in curves])
     info_path = Path(args.peer).resolve().parents[2] / "build-info.json"
     build = json.loads(info_path.read_text()) if info_path.is_file() else old.get("build")
     doc = {"command": "python bench/peer_ns3/compare.py --peer BIN" + (" --large" if args.large else ""),

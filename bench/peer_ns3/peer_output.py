@@ -91,10 +91,10 @@ def pfc_pauses(path: Path) -> int:
     return sum(1 for r in _rows(path, 5) if r[4] == 1)
 
 
-def last_pfc_is_host_resume(path: Path) -> bool:
-    """The last PFC event is a RESUME received by a host (node type 0)."""
+def last_pfc_is_resume(path: Path) -> bool:
+    """The last PFC event is a RESUME (type 0) received by any device."""
     rows = _rows(path, 5)
-    return bool(rows) and rows[-1][2] == 0 and rows[-1][4] == 0
+    return bool(rows) and rows[-1][4] == 0
 
 
 def read_fct(path: Path) -> list[dict]:

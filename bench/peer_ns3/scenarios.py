@@ -66,15 +66,20 @@ RLCC_LACKS = {
     "DCQCN hyper increase on the timer stage alone (rdma-hw.cc RateIncEventMlx: stage > F, +RATE_HAI)":
         "rlcc's DCQCN hyper-increases only when timer and byte-counter stages both pass F (the paper); with "
         "no byte counter (the peer has none) it stays at +RATE_AI",
+    "DCQCN CLAMP_TARGET_RATE 0 (target rate kept at a cut while the timer stage is 0)":
+        "rlcc sets the target to the current rate at every cut (the paper), so its recovery aims lower",
+    "DCQCN increase timers start at the first CNP (rdma-hw.cc: no CNP, no rate increase)":
+        "rlcc's timers run from the flow's start, so flows started at their fair share probe upward",
     "DCQCN rate decrease on a 4 us timer when a CNP arrived (RATE_DECREASE_INTERVAL)":
         "mapped to rlcc's NP CNP pacing (cnp_interval_us = 4) with an immediate cut",
 }
 
 # Known failures of the peer itself (diagnosed with gdb; attached to a failed run they explain).
 PEER_PFC_RESUME_ISSUE = (
-    "a host NIC crashed on a PFC RESUME: qbb-net-device.cc QbbNetDevice::Resume(qIndex) looks up "
-    "m_rdmaEQ->GetQp(qIndex), the priority (3) used as an index into the NIC's QP group (the SimAI fork's "
-    "NVLS check), out of range on a host with fewer than 4 QPs: SIGSEGV in RdmaQueuePairGroup::Get")
+    "a device crashed on a PFC RESUME: qbb-net-device.cc QbbNetDevice::Resume(qIndex) looks up "
+    "m_rdmaEQ->GetQp(qIndex) (the SimAI fork's NVLS check), the priority (3) used as an index into the "
+    "device's QP group, out of range on a switch port (no QPs) or a host with fewer than 4 QPs: SIGSEGV "
+    "in RdmaQueuePairGroup::Get (gdb)")
 PEER_KNOWN_ISSUES = {
     "hpcc": "ns-3-alibabacloud's HPCC (CC_MODE 3) corrupts its own data packets: switch-node.cc "
             "SwitchNotifyDequeue writes the INT hop at PPP + IP + UDP + 6 bytes (the HPCC repo's 6-byte "
