@@ -920,7 +920,9 @@ def ns3_peer() -> str:
     passed = sum(all(r["pass"].values()) for r in doc["rows"])
     build = doc.get("build") or {}
     head = para(f"Each cell is rlcc-sim / peer. Peer: {doc['peer']} at commit "
-                f"{str(build.get('source_commit', '?'))[:10]} (built in {build.get('build_seconds', '?')} s). "
+                f"{str(build.get('source_commit', '?'))[:10]} ({'fresh ' if build.get('fresh_build') else 'incremental '}"
+                f"{build.get('build_type', '')} build of {build.get('modules', '?')}: {build.get('build_seconds', '?')} s "
+                f"on {cores(doc)} cores, -j{build.get('jobs', '?')}). "
                 f"Goals: goodput within {g['goodput_abs']:g}, mean queue within {g['queue_rel']:.0%} or "
                 f"{g['queue_abs_us']:g} µs, convergence within {g['converge_rel']:.0%} (✓ G Q C; – no value on a "
                 f"side). {passed} of {len(doc['rows'])} rows meet all three.")
