@@ -210,3 +210,16 @@ def test_last_pfc_event_is_a_resume(tmp_path):
     assert not PO.last_pfc_is_resume(pfc)
     pfc.write_text("")
     assert not PO.last_pfc_is_resume(pfc)
+
+
+FALLBACK = os.environ.get("RLCC_NS3_PEER_FALLBACK")
+
+
+@pytest.mark.skipif(not FALLBACK or not Path(FALLBACK).is_file(),
+                    reason="needs the driver built in the HPCC repository's ns-3.17 tree: set RLCC_NS3_PEER_FALLBACK "
+                           "(python bench/peer_ns3/build.py HPCC_SRC --build-dir DIR --python2 python2.7)")
+def test_fallback_peer_runs_hpcc(tmp_path):
+    sc = S.PeerScenario("incast", 8, 8, "fair", duration_ms=0.4)
+    out, curve = C.run_peer(Path(FALLBACK), sc, "hpcc", tmp_path, np.arange(8))
+    assert 0.8 < out["goodput"] <= 1.0 and out["jain"] > 0.95
+    assert curve["queue_us"].max() < 50  # HPCC at the fair share keeps the queue near empty

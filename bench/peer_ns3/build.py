@@ -7,6 +7,12 @@ Get it and export a work tree outside this repository, e.g.
     git clone https://github.com/aliyun/ns-3-alibabacloud /work/ns3-src
     python bench/peer_ns3/build.py /work/ns3-src --build-dir /work/ns3-build
 
+The HPCC repository's own tree (ns-3.17, waf 1.7, needs a Python 2 interpreter: --python2) is built
+the same way and is the fallback peer where ns-3-alibabacloud crashes (see README):
+
+    git clone https://github.com/alibaba-edu/High-Precision-Congestion-Control /work/hpcc-src
+    python bench/peer_ns3/build.py /work/hpcc-src --build-dir /work/hpcc-build --python2 python2.7
+
 Only the modules the driver needs are built (point-to-point, applications, internet and their
 dependencies; examples, tests, Python bindings off; warnings not errors), niced, with -j2 at most.
 The driver ``rlcc-peer.cc`` (next to this script) is copied into the source's ``simulation/scratch/``
@@ -54,9 +60,39 @@ O0_INCLUDE = """cmake_language(DEFER CALL set_source_files_properties
 
 
 def find_binary(build_dir: Path) -> Path | None:
-    """The built driver (ns-3 names it ns3.<version>-rlcc-peer-<profile>)."""
-    hits = sorted((build_dir / "out" / "scratch").glob("ns3*-rlcc-peer*"))
+    """The built driver (CMake names it ns3.<version>-rlcc-peer[-<profile>], waf rlcc-peer)."""
+    hits = sorted((build_dir / "out" / "scratch").glob("ns3*-rlcc-peer*")) + \
+        [p for p in [build_dir / "out" / "scratch" / "rlcc-peer"] if p.is_file()]
     return hits[0] if hits else None
+
+
+WAF_MODULES = "point-to-point,applications,internet"
+# g++ 12 on 2013-era ns-3.17: C++11, and its old idioms accepted (-fpermissive), warnings off.
+WAF_CXXFLAGS = "-std=c++11 -O2 -fpermissive -w"
+
+
+def build_waf(src: Path, build_dir: Path, jobs: int, commit: str | None, python2: str) -> dict:
+    """The HPCC repository's ns-3.17 tree: waf configure (optimized, only the needed modules) + build."""
+    sim = src / "simulation"
+    shutil.copyfile(DRIVER, sim / "scratch" / DRIVER.name)
+    out = build_dir / "out"
+    fresh = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "CXXFLAGS": WAF_CXXFLAGS}
+    nice = ["nice", "-n", "15"]
+    t0 = time.time()
+    subprocess.run(nice + [*python2.split(), "waf", "configure", "-d", "optimized", f"--out={out}",
+                           f"--enable-modules={WAF_MODULES}", "--disable-examples", "--disable-tests", "--disable-python"],
+                   cwd=sim, env=env, check=True)
+    subprocess.run(nice + [*python2.split(), "waf", "build", f"-j{jobs}"], cwd=sim, env=env, check=True)
+    wall = time.time() - t0
+    binary = find_binary(build_dir)
+    if binary is None:
+        raise SystemExit(f"build.py: error: the build finished but no rlcc-peer binary is under {out}")
+    return {"source": "github.com/alibaba-edu/High-Precision-Congestion-Control", "source_path": str(src),
+            "source_commit": commit or source_commit(src), "build_seconds": round(wall, 1), "fresh_build": fresh,
+            "binary": str(binary), "lib_dir": str(out), "modules": WAF_MODULES, "jobs": jobs,
+            "build_type": f"waf optimized, CXXFLAGS {WAF_CXXFLAGS}"}
 
 
 def source_commit(src: Path) -> str | None:
@@ -67,10 +103,16 @@ def source_commit(src: Path) -> str | None:
         return None
 
 
-def build(src: Path, build_dir: Path, jobs: int, commit: str | None, build_type: str = "release") -> dict:
+def build(src: Path, build_dir: Path, jobs: int, commit: str | None, build_type: str = "release",
+          python2: str = "python2") -> dict:
     sim = src / "simulation"
-    if not (sim / "CMakeLists.txt").is_file() or not (sim / "src" / "point-to-point" / "model" / "rdma-hw.cc").is_file():
-        raise SystemExit(f"build.py: error: {src} is not an ns-3-alibabacloud tree (no simulation/src/point-to-point/model/rdma-hw.cc)")
+    if not (sim / "src" / "point-to-point" / "model" / "rdma-hw.cc").is_file():
+        raise SystemExit(f"build.py: error: {src} is neither ns-3-alibabacloud nor the HPCC repository "
+                         "(no simulation/src/point-to-point/model/rdma-hw.cc)")
+    if not (sim / "CMakeLists.txt").is_file():
+        info = build_waf(src, build_dir, jobs, commit, python2)
+        (build_dir / "build-info.json").write_text(json.dumps(info, indent=2) + "\n")
+        return info
     shutil.copyfile(DRIVER, sim / "scratch" / DRIVER.name)
     (build_dir / "out").mkdir(parents=True, exist_ok=True)
     nice = ["nice", "-n", "15"]
@@ -97,18 +139,19 @@ def build(src: Path, build_dir: Path, jobs: int, commit: str | None, build_type:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("source", type=Path, help="ns-3-alibabacloud work tree (the directory holding simulation/)")
+    ap.add_argument("source", type=Path, help="ns-3-alibabacloud or HPCC-repository work tree (the directory holding simulation/)")
     ap.add_argument("--build-dir", type=Path, required=True, help="where to build (outside this repository)")
     ap.add_argument("--jobs", type=int, default=2, choices=(1, 2))
     ap.add_argument("--commit", help="the source's commit, when the work tree is not a git checkout")
     ap.add_argument("--build-type", choices=("debug", "release"), default="release",
                     help="release (-O3, rdma-hw.cc at -O0; default) or debug (-O0 throughout, as SimAI builds it)")
+    ap.add_argument("--python2", default="python2", help="Python 2 command for the HPCC repository's waf")
     args = ap.parse_args(argv)
     build_dir = args.build_dir.resolve()
     if HERE.parents[1] in (build_dir, *build_dir.parents):
         ap.error("--build-dir must be outside the repository")
     try:
-        info = build(args.source.resolve(), build_dir, args.jobs, args.commit, args.build_type)
+        info = build(args.source.resolve(), build_dir, args.jobs, args.commit, args.build_type, args.python2)
     except subprocess.CalledProcessError as e:
         print(f"build.py: error: {' '.join(map(str, e.cmd[:4]))} ... failed with exit code {e.returncode}", file=sys.stderr)
         return 6

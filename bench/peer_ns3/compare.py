@@ -7,8 +7,13 @@ second half of the run, mean / p99 of the queue summed over all switch egress po
 converge, drops (rlcc) and PFC pauses (peer). Writes bench/results/ns3_peer.json and one
 queue-over-time plot per scenario under bench/results/ns3_peer/. Not in CI.
 
-    python bench/peer_ns3/compare.py --peer /work/ns3-build/out/scratch/ns3.36.1-rlcc-peer-release \
-        [--work-dir /tmp/ns3-peer-runs] [--only NAME,...] [--duration-ms 10] [--large]
+    python bench/peer_ns3/compare.py --peer /work/ns3-build/out/scratch/ns3.36.1-rlcc-peer \
+        [--fallback-peer /work/hpcc-build/out/scratch/rlcc-peer] [--work-dir /tmp/ns3-peer-runs]
+        [--only NAME,...] [--duration-ms 10] [--large]
+
+Where the primary peer (ns-3-alibabacloud) crashes, its error is recorded with the row and, given
+``--fallback-peer`` (the same driver built in the HPCC repository's ns-3.17 tree), that peer's run
+fills the row (``peer_tree`` names the tree that produced each row's numbers).
 """
 
 from __future__ import annotations
@@ -73,13 +78,21 @@ def peer_keys(sc: s.PeerScenario) -> list[tuple[int, int, int]]:
     return keys
 
 
+def build_info(binary: Path) -> dict | None:
+    """build.py's record next to a peer binary (BUILD_DIR/out/scratch/BINARY -> BUILD_DIR/build-info.json)."""
+    path = Path(binary).resolve().parents[2] / "build-info.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
 def run_peer(binary: Path, sc: s.PeerScenario, cc: str, work: Path, flow_ids: np.ndarray) -> tuple[dict, dict]:
     run_dir = work / sc.name / cc
     cfg = s.write_peer_inputs(sc, cc, run_dir)
+    info = build_info(binary) or {}
+    env = {**os.environ, "LD_LIBRARY_PATH": info["lib_dir"]} if "lib_dir" in info else None  # waf builds: no rpath
     t0 = time.perf_counter()
     with open(run_dir / "stdout.txt", "w") as log:
         subprocess.run(["nice", "-n", "10", str(binary), str(cfg)], cwd=run_dir, stdout=log, stderr=subprocess.STDOUT,
-                       check=True)
+                       env=env, check=True)
     wall = time.perf_counter() - t0
     q = po.read_qlen(run_dir / "qlen.txt")
     f = po.read_flows(run_dir / "flows.txt")
@@ -145,6 +158,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--peer", type=Path, default=os.environ.get(PEER_ENV),
                     help=f"the rlcc-peer binary (default: ${PEER_ENV})")
+    ap.add_argument("--fallback-peer", type=Path, default=os.environ.get(PEER_ENV + "_FALLBACK"),
+                    help=f"rlcc-peer built in the HPCC repository's tree, run where --peer crashes "
+                         f"(default: ${PEER_ENV}_FALLBACK)")
     ap.add_argument("--work-dir", type=Path, default=Path("/tmp/ns3-peer-runs"))
     ap.add_argument("--only", type=lambda x: x.split(","), default=None, help="scenario names")
     ap.add_argument("--duration-ms", type=float, default=None)
@@ -167,30 +183,40 @@ def main(argv: list[str] | None = None) -> int:
         for cc in args.controllers:
             ours, oc = run_rlcc(sc, cc)
             curves[f"rlcc-sim / {cc}"] = oc
-            peer_error = None
-            try:
-                peer, pc = run_peer(Path(args.peer), sc, cc, args.work_dir, oc["flow_ids"])
-                curves[f"ns-3 peer / {cc}"] = pc
-                verdict = m.verdict(ours, peer)
-            except subprocess.CalledProcessError as e:
-                how = f"signal {-e.returncode}" if e.returncode < 0 else f"exit code {e.returncode}"
-                known = s.PEER_KNOWN_ISSUES.get(cc)
-                if known is None and po.last_pfc_is_resume(args.work_dir / sc.name / cc / "pfc.txt"):
-                    known = s.PEER_PFC_RESUME_ISSUE
-                peer_error = f"the peer failed ({how})" + (f": {known}" if known else "")
-                peer, verdict = None, {"goodput": None, "queue_mean": None, "converge": None}
+            peer_error, peer, tree = None, None, None
+            for which, binary in (("primary", args.peer), ("fallback", args.fallback_peer)):
+                if binary is None or (which == "fallback" and peer is not None):
+                    continue
+                work = args.work_dir / which
+                try:
+                    peer, pc = run_peer(Path(binary), sc, cc, work, oc["flow_ids"])
+                    curves[f"ns-3 peer / {cc}"] = pc
+                    tree = (build_info(Path(binary)) or {}).get("source", which)
+                except subprocess.CalledProcessError as e:
+                    if which == "fallback":
+                        raise
+                    how = f"signal {-e.returncode}" if e.returncode < 0 else f"exit code {e.returncode}"
+                    known = s.PEER_KNOWN_ISSUES.get(cc)
+                    if known is None and po.last_pfc_is_resume(work / sc.name / cc / "pfc.txt"):
+                        known = s.PEER_PFC_RESUME_ISSUE
+                    peer_error = f"the peer failed ({how})" + (f": {known}" if known else "")
+            none = {"goodput": None, "queue_mean": None, "converge": None}
+            verdict = m.verdict(ours, peer) if peer is not None else none
             row = {"scenario": sc.name, "controller": cc, "kind": sc.kind, "flows": sc.flows, "hosts": sc.hosts,
                    "start": sc.start, "duration_ms": sc.duration_ms, "base_rtt_us": sc.base_rtt_ns / 1e3,
                    "start_fraction": sc.start_fraction(), "rlcc": _round(ours),
-                   "peer": _round(peer) if peer else None, "peer_error": peer_error, "pass": verdict}
+                   "peer": _round(peer) if peer else None, "peer_tree": tree, "peer_error": peer_error,
+                   "pass": verdict}
             rows[(sc.name, cc)] = row
             print(json.dumps(row), flush=True)
         plot(sc, curves, out_path.parent / out_path.stem,
              [cc for cc in args.controllers if f"ns-3 peer / {cc}" not in curves])
-    info_path = Path(args.peer).resolve().parents[2] / "build-info.json"
-    build = json.loads(info_path.read_text()) if info_path.is_file() else old.get("build")
-    doc = {"command": "python bench/peer_ns3/compare.py --peer BIN" + (" --large" if args.large else ""),
+    build = build_info(Path(args.peer)) or old.get("build")
+    fallback = (build_info(Path(args.fallback_peer)) if args.fallback_peer else None) or old.get("fallback_build")
+    doc = {"command": "python bench/peer_ns3/compare.py --peer BIN" + (" --fallback-peer BIN" if args.fallback_peer else "")
+           + (" --large" if args.large else ""),
            "peer": "github.com/aliyun/ns-3-alibabacloud + bench/peer_ns3/rlcc-peer.cc", "build": build,
+           "fallback_build": fallback,
            "rlcc_lacks": s.RLCC_LACKS, "goals": {"goodput_abs": m.GOODPUT_TOL, "queue_rel": m.QUEUE_REL_TOL,
                                                  "queue_abs_us": m.QUEUE_ABS_TOL_US, "converge_rel": m.CONVERGE_REL_TOL},
            "rows": sorted(rows.values(), key=lambda r: (r["kind"], r["flows"], r["hosts"], r["start"], r["controller"])),

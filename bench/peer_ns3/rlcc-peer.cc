@@ -1,6 +1,7 @@
 /* rlcc-peer: the packet-level peer run of bench/peer_ns3 (rlcc issue 37).
  *
- * A scratch program for aliyun/ns-3-alibabacloud (ns-3.36 with the HPCC RDMA/qbb models). It is
+ * A scratch program for aliyun/ns-3-alibabacloud (ns-3.36 with the HPCC RDMA/qbb models), also
+ * built in the HPCC repository's own ns-3.17 tree (bench/peer_ns3/build_hpcc.py). It is
  * the HPCC repository's simulation/scratch/third.cc (alibaba-edu/High-Precision-Congestion-Control
  * @ 9f4be2a) reduced to what the comparison needs and ported to this tree's API (RdmaClientHelper
  * arguments, AddTableEntry's nvswitch flag). The models are untouched. Same input formats:
@@ -36,6 +37,13 @@
 #include <ns3/rdma-driver.h>
 #include <ns3/rdma.h>
 #include <ns3/switch-node.h>
+
+// ns-3-alibabacloud (ns-3.36) or the HPCC repository's own tree (ns-3.17): a few signatures differ.
+#if __has_include(<ns3/nvswitch-node.h>)
+#define RLCC_PEER_ALIBABACLOUD 1
+#else
+#define RLCC_PEER_ALIBABACLOUD 0
+#endif
 
 using namespace ns3;
 using namespace std;
@@ -145,8 +153,12 @@ struct FlowInput {
 
 static void start_flow(FlowInput f, uint32_t win) {
   uint16_t port = portNumber[f.src][f.dst]++;
+#if RLCC_PEER_ALIBABACLOUD
   RdmaClientHelper helper(f.pg, serverAddress[f.src], serverAddress[f.dst], port, f.dport, f.size, win, maxRtt,
                           nullptr, nullptr, 0, f.src, f.dst);
+#else
+  RdmaClientHelper helper(f.pg, serverAddress[f.src], serverAddress[f.dst], port, f.dport, f.size, win, maxRtt);
+#endif
   ApplicationContainer app = helper.Install(n.Get(f.src));
   app.Start(Time(0));
   if (init_rate_fraction > 0) {
@@ -191,7 +203,11 @@ static void SetRoutingEntries() {
         if (node->GetNodeType() == 1)
           DynamicCast<SwitchNode>(node)->AddTableEntry(dstAddr, interface);
         else
+#if RLCC_PEER_ALIBABACLOUD
           node->GetObject<RdmaDriver>()->m_rdma->AddTableEntry(dstAddr, interface, false);
+#else
+          node->GetObject<RdmaDriver>()->m_rdma->AddTableEntry(dstAddr, interface);
+#endif
       }
     }
   }
