@@ -1,454 +1,655 @@
-/* rlcc-peer: the packet-level peer run of bench/peer_ns3 (rlcc issue 37).
+/* rlcc-peer: rlcc's own ns-3 driver for the packet-level peer benchmark (bench/peer_ns3, issue 37).
  *
- * A scratch program for aliyun/ns-3-alibabacloud (ns-3.36 with the HPCC RDMA/qbb models), also
- * built in the HPCC repository's own ns-3.17 tree (bench/peer_ns3/build_hpcc.py). It is
- * the HPCC repository's simulation/scratch/third.cc (alibaba-edu/High-Precision-Congestion-Control
- * @ 9f4be2a) reduced to what the comparison needs and ported to this tree's API (RdmaClientHelper
- * arguments, AddTableEntry's nvswitch flag). The models are untouched. Same input formats:
- *   config file: "KEY value" lines (third.cc's keys, see bench/peer_ns3/scenarios.py);
- *   topology:    "nodes switches links" / switch ids / "src dst rate delay error_rate" lines;
- *   flows:       count / "src dst pg dport size_bytes start_s" lines.
- * Same outputs: FCT_OUTPUT_FILE and PFC_OUTPUT_FILE in third.cc's formats. Added (driver only):
- *   INIT_RATE_FRACTION f  (0 = line rate): a new QP's rate (and DCQCN target / HPCC current
- *                         rate) is set to f x line rate right after it is created;
- *   QLEN_MON_INTERVAL_NS, QLEN_TRACE_FILE: every interval "t_ns switch port egress_bytes" per
- *                         switch port (all priorities summed, as third.cc's monitor_buffer);
- *   FLOW_MON_INTERVAL_NS, FLOW_TRACE_FILE: every interval "t_ns src dst sport snd_una_bytes
- *                         rate_bps" per live QP.
+ * It runs the RDMA NIC (RdmaHw / RdmaDriver), qbb (PFC) device and switch-MMU models of the HPCC
+ * simulator, written against their public headers. It builds in two trees: aliyun/ns-3-alibabacloud
+ * (ns-3.36) and the HPCC repository's own ns-3.17 tree (alibaba-edu/High-Precision-Congestion-Control);
+ * RLCC_PEER_NS336 below selects the two API differences. The models are not modified.
+ *
+ * Inputs (written by bench/peer_ns3/scenarios.py; the same kind of files the HPCC repository's
+ * simulation/scratch/third.cc reads, with the same key names):
+ *   argv[1]       "KEY value..." lines; the keys are listed in kHwKnobs and Settings::Load;
+ *   TOPOLOGY_FILE "nodes switches cables", the switch ids, then "a b rate delay loss" per cable;
+ *   FLOW_FILE     the flow count, then "src dst priority dport bytes start_seconds" per flow.
+ * Outputs:
+ *   FCT_OUTPUT_FILE  per finished QP "sip dip sport dport bytes start_ns fct_ns ideal_fct_ns" (hex IPs);
+ *   PFC_OUTPUT_FILE  per PFC frame received "t_ns node node_type ifindex type" (1 pause, 0 resume);
+ *   QLEN_TRACE_FILE  every QLEN_MON_INTERVAL_NS, "t_ns switch port egress_bytes" per switch port
+ *                    (all priorities of the port summed);
+ *   FLOW_TRACE_FILE  every FLOW_MON_INTERVAL_NS, "t_ns src dst sport snd_una_bytes rate_bps" per live
+ *                    sender QP (only written when the key is given).
+ * INIT_RATE_FRACTION f (default 0 = line rate): each new QP starts at f x its line rate (also its
+ * DCQCN target rate, or its HPCC current rate), set right after the QP is created.
  */
 
+#include <algorithm>
+#include <cinttypes>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <deque>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
 #include "ns3/error-model.h"
 #include "ns3/internet-module.h"
-#include "ns3/packet.h"
 #include "ns3/qbb-helper.h"
 #include <ns3/rdma-client-helper.h>
-#include <ns3/rdma-client.h>
 #include <ns3/rdma-driver.h>
 #include <ns3/rdma.h>
 #include <ns3/switch-node.h>
 
-// ns-3-alibabacloud (ns-3.36) or the HPCC repository's own tree (ns-3.17): a few signatures differ.
+// The ns-3.36 fork (it alone ships nvswitch-node.h) takes extra RdmaClientHelper arguments and an
+// NVSwitch flag in RdmaHw::AddTableEntry.
+#if defined(__has_include)
 #if __has_include(<ns3/nvswitch-node.h>)
-#define RLCC_PEER_ALIBABACLOUD 1
-#else
-#define RLCC_PEER_ALIBABACLOUD 0
+#define RLCC_PEER_NS336 1
+#endif
+#endif
+#ifndef RLCC_PEER_NS336
+#define RLCC_PEER_NS336 0
 #endif
 
-using namespace ns3;
-using namespace std;
+using ns3::Ptr;
 
-NS_LOG_COMPONENT_DEFINE("RLCC_PEER");
+namespace {
 
-static map<string, string> conf;
+[[noreturn]] void Fail(const std::string &what, int code) {
+  std::cerr << "rlcc-peer: error: " << what << "\n";
+  std::exit(code);
+}
 
-static string S(const string &k, const string &d) { return conf.count(k) ? conf[k] : d; }
-static double D(const string &k, double d) { return conf.count(k) ? atof(conf[k].c_str()) : d; }
-static uint64_t U(const string &k, uint64_t d) { return conf.count(k) ? strtoull(conf[k].c_str(), nullptr, 10) : d; }
+// ---------------------------------------------------------------- inputs
 
-static NodeContainer n;
-static uint32_t packet_payload_size = 1000;
-static uint64_t maxRtt = 0, maxBdp = 0;
-static double init_rate_fraction = 0.0;
-static uint32_t cc_mode = 1;
-static uint64_t qlen_interval_ns = 1000, flow_interval_ns = 5000, stop_ns = 0;
+/* The config file as a dictionary: first word of a line -> the rest of the line. */
+class KeyValues {
+ public:
+  explicit KeyValues(const std::string &path) {
+    std::ifstream in(path.c_str());
+    if (!in) Fail("cannot read config " + path, 3);
+    for (std::string line; std::getline(in, line);) {
+      const size_t k0 = line.find_first_not_of(" \t\r");
+      if (k0 == std::string::npos) continue;
+      const size_t k1 = line.find_first_of(" \t\r", k0);
+      const std::string key = line.substr(k0, k1 - k0);
+      const size_t v0 = k1 == std::string::npos ? std::string::npos : line.find_first_not_of(" \t", k1);
+      std::string value = v0 == std::string::npos ? "" : line.substr(v0);
+      while (!value.empty() && (value.back() == '\r' || value.back() == ' ')) value.pop_back();
+      entries_[key] = value;
+    }
+  }
+  bool Has(const char *key) const { return entries_.count(key) > 0; }
+  std::string Text(const char *key, const char *fallback) const {
+    auto it = entries_.find(key);
+    return it == entries_.end() ? fallback : it->second;
+  }
+  double Real(const char *key, double fallback) const {
+    return Has(key) ? std::strtod(Text(key, "").c_str(), nullptr) : fallback;
+  }
+  uint64_t Count(const char *key, uint64_t fallback) const {
+    return Has(key) ? std::strtoull(Text(key, "").c_str(), nullptr, 10) : fallback;
+  }
 
-struct Interface {
-  uint32_t idx = 0;
-  bool up = false;
-  uint64_t delay = 0, bw = 0;
+ private:
+  std::map<std::string, std::string> entries_;
 };
-static map<Ptr<Node>, map<Ptr<Node>, Interface>> nbr2if;
-static map<Ptr<Node>, map<Ptr<Node>, vector<Ptr<Node>>>> nextHop;
-static map<Ptr<Node>, map<Ptr<Node>, uint64_t>> pairDelay, pairTxDelay;
-static map<uint32_t, map<uint32_t, uint64_t>> pairBw, pairRtt;
-static vector<Ipv4Address> serverAddress;
-static unordered_map<uint32_t, unordered_map<uint32_t, uint16_t>> portNumber;
 
-static Ipv4Address node_id_to_ip(uint32_t id) {
-  return Ipv4Address(0x0b000001 + ((id / 256) * 0x00010000) + ((id % 256) * 0x00000100));
-}
-static uint32_t ip_to_node_id(Ipv4Address ip) { return (ip.Get() >> 8) & 0xffff; }
-
-static void qp_finish(FILE *fout, Ptr<RdmaQueuePair> q) {
-  uint32_t sid = ip_to_node_id(q->sip), did = ip_to_node_id(q->dip);
-  uint64_t base_rtt = pairRtt[sid][did], b = pairBw[sid][did];
-  uint32_t total_bytes = q->m_size + ((q->m_size - 1) / packet_payload_size + 1) *
-                                         (CustomHeader::GetStaticWholeHeaderSize() - IntHeader::GetStaticSize());
-  uint64_t standalone_fct = base_rtt + total_bytes * 8000000000lu / b;
-  fprintf(fout, "%08x %08x %u %u %lu %lu %lu %lu\n", q->sip.Get(), q->dip.Get(), q->sport, q->dport, q->m_size,
-          q->startTime.GetTimeStep(), (Simulator::Now() - q->startTime).GetTimeStep(), standalone_fct);
-  fflush(fout);
-  n.Get(did)->GetObject<RdmaDriver>()->m_rdma->DeleteRxQp(q->sip.Get(), q->m_pg, q->sport);
-}
-
-static void get_pfc(FILE *fout, Ptr<QbbNetDevice> dev, uint32_t type) {
-  fprintf(fout, "%lu %u %u %u %u\n", Simulator::Now().GetTimeStep(), dev->GetNode()->GetId(),
-          dev->GetNode()->GetNodeType(), dev->GetIfIndex(), type);
-  fflush(fout);  // rare; kept on disk if a later event crashes the peer
-}
-
-static void monitor_queues(FILE *qf) {
-  uint64_t now = Simulator::Now().GetTimeStep();
-  for (uint32_t i = 0; i < n.GetN(); i++) {
-    if (n.Get(i)->GetNodeType() != 1) continue;
-    Ptr<SwitchNode> sw = DynamicCast<SwitchNode>(n.Get(i));
-    for (uint32_t j = 1; j < sw->GetNDevices(); j++) {
-      uint64_t size = 0;
-      for (uint32_t k = 0; k < SwitchMmu::qCnt; k++) size += sw->m_mmu->egress_bytes[j][k];
-      fprintf(qf, "%lu %u %u %lu\n", now, i, j, size);
-    }
+/* Whitespace-separated tokens of a file, read one typed value at a time. */
+class Tokens {
+ public:
+  explicit Tokens(const std::string &path) : path_(path), in_(path.c_str()) {
+    if (!in_) Fail("cannot read " + path, 3);
   }
-  if (now + qlen_interval_ns <= stop_ns) Simulator::Schedule(NanoSeconds(qlen_interval_ns), &monitor_queues, qf);
-}
-
-static void monitor_flows(FILE *ff) {
-  uint64_t now = Simulator::Now().GetTimeStep();
-  for (uint32_t i = 0; i < n.GetN(); i++) {
-    if (n.Get(i)->GetNodeType() != 0) continue;
-    for (auto &kv : n.Get(i)->GetObject<RdmaDriver>()->m_rdma->m_qpMap) {
-      Ptr<RdmaQueuePair> q = kv.second;
-      fprintf(ff, "%lu %u %u %u %lu %lu\n", now, i, ip_to_node_id(q->dip), q->sport, q->snd_una,
-              q->m_rate.GetBitRate());
-    }
+  template <typename T>
+  T Next(const char *what) {
+    T v;
+    if (!(in_ >> v)) Fail(path_ + ": expected " + what, 3);
+    return v;
   }
-  if (now + flow_interval_ns <= stop_ns) Simulator::Schedule(NanoSeconds(flow_interval_ns), &monitor_flows, ff);
+
+ private:
+  std::string path_;
+  std::ifstream in_;
+};
+
+/* A per-link-rate table "count rate value rate value ..." (KMIN_MAP, KMAX_MAP, PMAX_MAP). */
+std::map<uint64_t, double> RateTable(const std::string &text) {
+  std::map<uint64_t, double> table;
+  std::istringstream in(text);
+  unsigned entries = 0;
+  in >> entries;
+  while (entries-- > 0) {
+    uint64_t bps = 0;
+    double value = 0;
+    if (!(in >> bps >> value)) Fail("a rate table has fewer entries than its count: " + text, 3);
+    table[bps] = value;
+  }
+  return table;
 }
 
-static void set_initial_rate(Ptr<RdmaQueuePair> q) {
-  DataRate r(uint64_t(q->m_max_rate.GetBitRate() * init_rate_fraction));
-  q->m_rate = r;
-  if (cc_mode == 1) q->mlx.m_targetRate = r;
-  if (cc_mode == 3) q->hp.m_curRate = r;
-}
+struct Cable {
+  uint32_t a, b;
+  std::string rate, delay;
+};
 
-// The QP appears when the application starts, two zero-delay events after its installation
-// (Node::AddApplication schedules Initialize, which schedules StartApplication): look again
-// at the same timestamp until it is there.
-static void set_initial_rate_of(Ptr<RdmaHw> hw, uint64_t key, uint32_t tries) {
-  auto it = hw->m_qpMap.find(key);
-  if (it != hw->m_qpMap.end())
-    set_initial_rate(it->second);
-  else if (tries > 0)
-    Simulator::ScheduleNow(&set_initial_rate_of, hw, key, tries - 1);
-  else
-    NS_ABORT_MSG("INIT_RATE_FRACTION: the QP did not start");
-}
-
-struct FlowInput {
+struct FlowSpec {
   uint32_t src, dst, pg, dport;
-  uint64_t size;
-  double start_time;
+  uint64_t bytes;
+  double startSeconds;
 };
 
-static void start_flow(FlowInput f, uint32_t win) {
-  uint16_t port = portNumber[f.src][f.dst]++;
-#if RLCC_PEER_ALIBABACLOUD
-  RdmaClientHelper helper(f.pg, serverAddress[f.src], serverAddress[f.dst], port, f.dport, f.size, win, maxRtt,
-                          nullptr, nullptr, 0, f.src, f.dst);
-#else
-  RdmaClientHelper helper(f.pg, serverAddress[f.src], serverAddress[f.dst], port, f.dport, f.size, win, maxRtt);
-#endif
-  ApplicationContainer app = helper.Install(n.Get(f.src));
-  app.Start(Time(0));
-  if (init_rate_fraction > 0) {
-    Ptr<RdmaHw> hw = n.Get(f.src)->GetObject<RdmaDriver>()->m_rdma;
-    uint64_t key = RdmaHw::GetQpKey(serverAddress[f.dst].Get(), port, f.pg);
-    Simulator::ScheduleNow(&set_initial_rate_of, hw, key, 8u);
-  }
-}
+/* Everything the run needs that is not an RdmaHw attribute (those go through kHwKnobs). */
+struct Scenario {
+  uint32_t payload = 1000, ccMode = 1, intMulti = 1, pauseTime = 5;
+  bool qcn = true, dynamicPfc = true, window = true, ackFirstQueue = false;
+  double stopSeconds = 0.01, initRateFraction = 0, pintProb = 1.0;
+  uint64_t bufferMiB = 32, qlenEveryNs = 1000, flowEveryNs = 5000;
+  std::map<uint64_t, double> kmin, kmax, pmax;
+  std::string fctPath, pfcPath, qlenPath, flowTracePath;
+  std::vector<bool> isSwitch;
+  std::vector<Cable> cables;
+  std::vector<FlowSpec> flows;
 
-static void CalculateRoute(Ptr<Node> host) {
-  vector<Ptr<Node>> q{host};
-  map<Ptr<Node>, int> dis{{host, 0}};
-  map<Ptr<Node>, uint64_t> delay{{host, 0}}, txDelay{{host, 0}}, bw{{host, 0xfffffffffffffffflu}};
-  for (size_t i = 0; i < q.size(); i++) {
-    Ptr<Node> now = q[i];
-    int d = dis[now];
-    for (auto &it : nbr2if[now]) {
-      if (!it.second.up) continue;
-      Ptr<Node> next = it.first;
-      if (dis.find(next) == dis.end()) {
-        dis[next] = d + 1;
-        delay[next] = delay[now] + it.second.delay;
-        txDelay[next] = txDelay[now] + packet_payload_size * 1000000000lu * 8 / it.second.bw;
-        bw[next] = std::min(bw[now], it.second.bw);
-        if (next->GetNodeType() == 1) q.push_back(next);
-      }
-      if (d + 1 == dis[next]) nextHop[next][host].push_back(now);
+  void Load(const KeyValues &kv) {
+    payload = kv.Count("PACKET_PAYLOAD_SIZE", payload);
+    ccMode = kv.Count("CC_MODE", ccMode);
+    intMulti = kv.Count("INT_MULTI", intMulti);
+    pauseTime = kv.Count("PAUSE_TIME", pauseTime);
+    qcn = kv.Count("ENABLE_QCN", 1) != 0;
+    dynamicPfc = kv.Count("USE_DYNAMIC_PFC_THRESHOLD", 1) != 0;
+    window = kv.Count("HAS_WIN", 1) != 0;
+    ackFirstQueue = kv.Count("ACK_HIGH_PRIO", 0) != 0;
+    stopSeconds = kv.Real("SIMULATOR_STOP_TIME", stopSeconds);
+    initRateFraction = kv.Real("INIT_RATE_FRACTION", initRateFraction);
+    pintProb = kv.Real("PINT_PROB", pintProb);
+    bufferMiB = kv.Count("BUFFER_SIZE", bufferMiB);
+    qlenEveryNs = kv.Count("QLEN_MON_INTERVAL_NS", qlenEveryNs);
+    flowEveryNs = kv.Count("FLOW_MON_INTERVAL_NS", flowEveryNs);
+    kmin = RateTable(kv.Text("KMIN_MAP", "0"));
+    kmax = RateTable(kv.Text("KMAX_MAP", "0"));
+    pmax = RateTable(kv.Text("PMAX_MAP", "0"));
+    fctPath = kv.Text("FCT_OUTPUT_FILE", "fct.txt");
+    pfcPath = kv.Text("PFC_OUTPUT_FILE", "pfc.txt");
+    qlenPath = kv.Text("QLEN_TRACE_FILE", "qlen_trace.txt");
+    flowTracePath = kv.Text("FLOW_TRACE_FILE", "");
+    if (!kv.Has("TOPOLOGY_FILE") || !kv.Has("FLOW_FILE")) Fail("the config needs TOPOLOGY_FILE and FLOW_FILE", 3);
+    LoadTopology(kv.Text("TOPOLOGY_FILE", ""));
+    LoadFlows(kv.Text("FLOW_FILE", ""));
+  }
+
+  void LoadTopology(const std::string &path) {
+    Tokens t(path);
+    const uint32_t nodes = t.Next<uint32_t>("the node count");
+    const uint32_t switches = t.Next<uint32_t>("the switch count");
+    const uint32_t links = t.Next<uint32_t>("the cable count");
+    isSwitch.assign(nodes, false);
+    for (uint32_t s = 0; s < switches; ++s) {
+      const uint32_t id = t.Next<uint32_t>("a switch id");
+      if (id >= nodes) Fail(path + ": switch id out of range", 3);
+      isSwitch[id] = true;
+    }
+    for (uint32_t c = 0; c < links; ++c) {
+      Cable cable;
+      cable.a = t.Next<uint32_t>("a cable end");
+      cable.b = t.Next<uint32_t>("a cable end");
+      cable.rate = t.Next<std::string>("a cable rate");
+      cable.delay = t.Next<std::string>("a cable delay");
+      t.Next<double>("a cable loss rate");  // the peer runs lossless links; the column is read and ignored
+      if (cable.a >= nodes || cable.b >= nodes) Fail(path + ": cable end out of range", 3);
+      cables.push_back(cable);
     }
   }
-  for (auto &it : delay) pairDelay[it.first][host] = it.second;
-  for (auto &it : txDelay) pairTxDelay[it.first][host] = it.second;
-  for (auto &it : bw) pairBw[it.first->GetId()][host->GetId()] = it.second;
+
+  void LoadFlows(const std::string &path) {
+    Tokens t(path);
+    const uint32_t count = t.Next<uint32_t>("the flow count");
+    for (uint32_t i = 0; i < count; ++i) {
+      FlowSpec f;
+      f.src = t.Next<uint32_t>("a flow source");
+      f.dst = t.Next<uint32_t>("a flow destination");
+      f.pg = t.Next<uint32_t>("a flow priority");
+      f.dport = t.Next<uint32_t>("a flow destination port");
+      f.bytes = t.Next<uint64_t>("a flow size");
+      f.startSeconds = t.Next<double>("a flow start time");
+      const bool hosts = f.src < isSwitch.size() && f.dst < isSwitch.size() && !isSwitch[f.src] && !isSwitch[f.dst];
+      if (!hosts) Fail(path + ": flow " + std::to_string(i + 1) + " does not join two hosts", 3);
+      flows.push_back(f);
+    }
+  }
+};
+
+/* RdmaHw attributes and the config keys they come from (default when the key is absent). */
+enum class Knob { Flag, Whole, Real, Rate };
+struct HwKnob {
+  const char *attribute, *key;
+  Knob kind;
+  const char *fallback;
+};
+const HwKnob kHwKnobs[] = {
+    {"ClampTargetRate", "CLAMP_TARGET_RATE", Knob::Flag, "0"},
+    {"AlphaResumInterval", "ALPHA_RESUME_INTERVAL", Knob::Real, "55"},
+    {"RPTimer", "RP_TIMER", Knob::Real, "300"},
+    {"FastRecoveryTimes", "FAST_RECOVERY_TIMES", Knob::Whole, "5"},
+    {"EwmaGain", "EWMA_GAIN", Knob::Real, "0.0625"},
+    {"RateAI", "RATE_AI", Knob::Rate, "5Mb/s"},
+    {"RateHAI", "RATE_HAI", Knob::Rate, "50Mb/s"},
+    {"L2BackToZero", "L2_BACK_TO_ZERO", Knob::Flag, "0"},
+    {"L2ChunkSize", "L2_CHUNK_SIZE", Knob::Whole, "0"},
+    {"L2AckInterval", "L2_ACK_INTERVAL", Knob::Whole, "0"},
+    {"CcMode", "CC_MODE", Knob::Whole, "1"},
+    {"RateDecreaseInterval", "RATE_DECREASE_INTERVAL", Knob::Real, "4"},
+    {"MinRate", "MIN_RATE", Knob::Rate, "100Mb/s"},
+    {"Mtu", "PACKET_PAYLOAD_SIZE", Knob::Whole, "1000"},
+    {"MiThresh", "MI_THRESH", Knob::Whole, "5"},
+    {"VarWin", "VAR_WIN", Knob::Flag, "0"},
+    {"FastReact", "FAST_REACT", Knob::Flag, "1"},
+    {"MultiRate", "MULTI_RATE", Knob::Flag, "1"},
+    {"SampleFeedback", "SAMPLE_FEEDBACK", Knob::Flag, "0"},
+    {"TargetUtil", "U_TARGET", Knob::Real, "0.95"},
+    {"RateBound", "RATE_BOUND", Knob::Flag, "1"},
+    {"DctcpRateAI", "DCTCP_RATE_AI", Knob::Rate, "1000Mb/s"},
+};
+
+void ApplyKnob(Ptr<ns3::RdmaHw> hw, const HwKnob &knob, const KeyValues &kv) {
+  const std::string text = kv.Text(knob.key, knob.fallback);
+  switch (knob.kind) {
+    case Knob::Flag:
+      hw->SetAttribute(knob.attribute, ns3::BooleanValue(std::strtoull(text.c_str(), nullptr, 10) != 0));
+      break;
+    case Knob::Whole:
+      hw->SetAttribute(knob.attribute, ns3::UintegerValue(std::strtoull(text.c_str(), nullptr, 10)));
+      break;
+    case Knob::Real:
+      hw->SetAttribute(knob.attribute, ns3::DoubleValue(std::strtod(text.c_str(), nullptr)));
+      break;
+    case Knob::Rate:
+      hw->SetAttribute(knob.attribute, ns3::DataRateValue(ns3::DataRate(text)));
+      break;
+  }
 }
 
-static void SetRoutingEntries() {
-  for (auto &i : nextHop) {
-    Ptr<Node> node = i.first;
-    for (auto &j : i.second) {
-      Ipv4Address dstAddr = j.first->GetObject<Ipv4>()->GetAddress(1, 0).GetLocal();
-      for (Ptr<Node> next : j.second) {
-        uint32_t interface = nbr2if[node][next].idx;
-        if (node->GetNodeType() == 1)
-          DynamicCast<SwitchNode>(node)->AddTableEntry(dstAddr, interface);
-        else
-#if RLCC_PEER_ALIBABACLOUD
-          node->GetObject<RdmaDriver>()->m_rdma->AddTableEntry(dstAddr, interface, false);
-#else
-          node->GetObject<RdmaDriver>()->m_rdma->AddTableEntry(dstAddr, interface);
-#endif
+// ---------------------------------------------------------------- the network
+
+/* Host addresses are 11.hi.lo.1 with hi.lo the node id; peer_output.py decodes them the same way. */
+ns3::Ipv4Address HostAddress(uint32_t node) { return ns3::Ipv4Address((11u << 24) | ((node & 0xffffu) << 8) | 1u); }
+uint32_t NodeOfAddress(uint32_t address) { return (address >> 8) & 0xffffu; }
+
+/* One end of a cable, seen from the node that owns the device. */
+struct Port {
+  uint32_t peer, ifIndex;
+  uint64_t bps, delayNs;
+};
+
+/* Shortest-path facts of a (node, destination host) pair, along the BFS tree towards the host. */
+struct PathFacts {
+  uint64_t propagationNs = 0, serializationNs = 0, bottleneckBps = UINT64_MAX;
+};
+
+/* Reports the PFC frames one device receives. */
+struct PfcTap {
+  FILE *out;
+  uint32_t node, nodeType, ifIndex;
+  void OnPfc(uint32_t type) {
+    std::fprintf(out, "%" PRIu64 " %u %u %u %u\n", uint64_t(ns3::Simulator::Now().GetTimeStep()), node, nodeType,
+                 ifIndex, type);
+    std::fflush(out);  // rare, and kept if a later event crashes the peer
+  }
+};
+
+class PeerRun {
+ public:
+  explicit PeerRun(const KeyValues &kv) : kv_(kv) { sc_.Load(kv); }
+
+  int Run() {
+    SetModelDefaults();
+    BuildTopology();
+    ConfigureSwitches();
+    ConfigureRdma();
+    InstallRouting();
+    MeasurePaths();
+    StartFlows();
+    StartMonitors();
+    ns3::Simulator::Stop(ns3::Seconds(sc_.stopSeconds));
+    ns3::Simulator::Run();
+    ns3::Simulator::Destroy();
+    for (FILE *f : {qlenOut_, flowOut_, fctOut_, pfcOut_})
+      if (f) std::fclose(f);
+    return 0;
+  }
+
+ private:
+  static FILE *OpenOutput(const std::string &path) {
+    FILE *f = std::fopen(path.c_str(), "w");
+    if (!f) Fail("cannot write " + path, 3);
+    return f;
+  }
+
+  bool IsHost(uint32_t id) const { return !sc_.isSwitch[id]; }
+  Ptr<ns3::SwitchNode> Switch(uint32_t id) const { return ns3::DynamicCast<ns3::SwitchNode>(nodes_.Get(id)); }
+  Ptr<ns3::RdmaHw> Nic(uint32_t id) const { return nodes_.Get(id)->GetObject<ns3::RdmaDriver>()->m_rdma; }
+
+  void SetModelDefaults() {
+    ns3::Config::SetDefault("ns3::QbbNetDevice::PauseTime", ns3::UintegerValue(sc_.pauseTime));
+    ns3::Config::SetDefault("ns3::QbbNetDevice::QcnEnabled", ns3::BooleanValue(sc_.qcn));
+    ns3::Config::SetDefault("ns3::QbbNetDevice::DynamicThreshold", ns3::BooleanValue(sc_.dynamicPfc));
+    ns3::IntHop::multi = sc_.intMulti;
+    // INT stamping follows the congestion control: full hops for HPCC (3), timestamps for TIMELY (7).
+    if (sc_.ccMode == 3)
+      ns3::IntHeader::mode = ns3::IntHeader::NORMAL;
+    else if (sc_.ccMode == 7)
+      ns3::IntHeader::mode = ns3::IntHeader::TS;
+    else
+      ns3::IntHeader::mode = ns3::IntHeader::NONE;
+  }
+
+  /* Nodes in id order, the IP stack, then one qbb link per cable in file order (device indices follow). */
+  void BuildTopology() {
+    const uint32_t count = sc_.isSwitch.size();
+    for (uint32_t id = 0; id < count; ++id) {
+      if (IsHost(id)) {
+        nodes_.Add(ns3::CreateObject<ns3::Node>());
+        continue;
+      }
+      Ptr<ns3::SwitchNode> sw = ns3::CreateObject<ns3::SwitchNode>();
+      nodes_.Add(sw);
+      sw->SetAttribute("EcnEnabled", ns3::BooleanValue(sc_.qcn));
+    }
+    ns3::InternetStackHelper stack;
+    stack.Install(nodes_);
+    ports_.assign(count, std::vector<Port>());
+    pfcOut_ = OpenOutput(sc_.pfcPath);
+
+    // One receive error model shared by every device, with a rate of 0: lossless links.
+    Ptr<ns3::RateErrorModel> lossless = ns3::CreateObject<ns3::RateErrorModel>();
+    Ptr<ns3::UniformRandomVariable> draw = ns3::CreateObject<ns3::UniformRandomVariable>();
+    lossless->SetRandomVariable(draw);
+    draw->SetStream(50);
+    lossless->SetAttribute("ErrorRate", ns3::DoubleValue(0.0));
+    lossless->SetAttribute("ErrorUnit", ns3::StringValue("ERROR_UNIT_PACKET"));
+
+    ns3::QbbHelper qbb;
+    ns3::Ipv4AddressHelper subnets;
+    for (size_t c = 0; c < sc_.cables.size(); ++c) {
+      const Cable &cable = sc_.cables[c];
+      qbb.SetDeviceAttribute("DataRate", ns3::StringValue(cable.rate));
+      qbb.SetChannelAttribute("Delay", ns3::StringValue(cable.delay));
+      qbb.SetDeviceAttribute("ReceiveErrorModel", ns3::PointerValue(lossless));
+      ns3::NetDeviceContainer pair = qbb.Install(nodes_.Get(cable.a), nodes_.Get(cable.b));
+      const uint32_t ends[2] = {cable.a, cable.b};
+      for (int e = 0; e < 2; ++e)
+        if (IsHost(ends[e])) {
+          Ptr<ns3::Ipv4> ip = nodes_.Get(ends[e])->GetObject<ns3::Ipv4>();
+          ip->AddInterface(pair.Get(e));
+          ip->AddAddress(1, ns3::Ipv4InterfaceAddress(HostAddress(ends[e]), ns3::Ipv4Mask(0xff000000)));
+        }
+      for (int e = 0; e < 2; ++e) {
+        Ptr<ns3::QbbNetDevice> dev = ns3::DynamicCast<ns3::QbbNetDevice>(pair.Get(e));
+        Port port;
+        port.peer = ends[1 - e];
+        port.ifIndex = dev->GetIfIndex();
+        port.bps = dev->GetDataRate().GetBitRate();
+        port.delayNs = ns3::DynamicCast<ns3::QbbChannel>(dev->GetChannel())->GetDelay().GetTimeStep();
+        ports_[ends[e]].push_back(port);
+        taps_.push_back(PfcTap{pfcOut_, ends[e], nodes_.Get(ends[e])->GetNodeType(), port.ifIndex});
+        dev->TraceConnectWithoutContext("QbbPfc", ns3::MakeCallback(&PfcTap::OnPfc, &taps_.back()));
+      }
+      // Each cable its own /24 out of 10.0.0.0/8 (the models route on host addresses only).
+      subnets.SetBase(ns3::Ipv4Address(0x0a000000u + uint32_t(c + 1) * 256u), ns3::Ipv4Mask("255.255.255.0"));
+      subnets.Assign(pair);
+    }
+    // Neighbours in node-id order: the order ECMP next hops are offered to the switches.
+    for (std::vector<Port> &list : ports_)
+      std::stable_sort(list.begin(), list.end(), [](const Port &x, const Port &y) { return x.peer < y.peer; });
+  }
+
+  /* ECN thresholds per port rate, PFC headroom (3 link BDPs) and alpha shift, buffer size. */
+  void ConfigureSwitches() {
+    uint64_t hostBps = 0;
+    for (uint32_t id = 0; id < nodes_.GetN() && hostBps == 0; ++id)
+      if (IsHost(id)) hostBps = ports_[id].front().bps;
+    for (uint32_t id = 0; id < nodes_.GetN(); ++id) {
+      if (IsHost(id)) continue;
+      Ptr<ns3::SwitchNode> sw = Switch(id);
+      const uint32_t devices = sw->GetNDevices();
+      for (uint32_t p = 1; p < devices; ++p) {
+        Ptr<ns3::QbbNetDevice> dev = ns3::DynamicCast<ns3::QbbNetDevice>(sw->GetDevice(p));
+        const uint64_t bps = dev->GetDataRate().GetBitRate();
+        if (!sc_.kmin.count(bps) || !sc_.kmax.count(bps) || !sc_.pmax.count(bps))
+          Fail("KMIN_MAP / KMAX_MAP / PMAX_MAP have no entry for a " + std::to_string(bps) + " b/s port", 3);
+        sw->m_mmu->ConfigEcn(p, uint32_t(sc_.kmin[bps]), uint32_t(sc_.kmax[bps]), sc_.pmax[bps]);
+        const uint64_t delayNs = ns3::DynamicCast<ns3::QbbChannel>(dev->GetChannel())->GetDelay().GetTimeStep();
+        const uint64_t bdpBytes = bps * delayNs / 8 / 1000000000u;
+        sw->m_mmu->ConfigHdrm(p, 3 * bdpBytes);
+        sw->m_mmu->pfc_a_shift[p] = AlphaShift(bps, hostBps);
+      }
+      sw->m_mmu->ConfigNPort(devices - 1);
+      sw->m_mmu->ConfigBufferSize(sc_.bufferMiB * 1024 * 1024);
+      sw->m_mmu->node_id = sw->GetId();
+    }
+  }
+
+  /* Dynamic PFC threshold shift: 3, one less per doubling of the port rate over the host rate. */
+  static uint32_t AlphaShift(uint64_t portBps, uint64_t hostBps) {
+    uint32_t shift = 3;
+    for (uint64_t r = portBps; shift > 0 && r > hostBps; r /= 2) --shift;
+    return shift;
+  }
+
+  /* An RdmaHw + RdmaDriver per host, with the configured attributes; finished QPs go to the FCT file. */
+  void ConfigureRdma() {
+    fctOut_ = OpenOutput(sc_.fctPath);
+    for (uint32_t id = 0; id < nodes_.GetN(); ++id) {
+      if (!IsHost(id)) continue;
+      Ptr<ns3::RdmaHw> hw = ns3::CreateObject<ns3::RdmaHw>();
+      for (const HwKnob &knob : kHwKnobs) ApplyKnob(hw, knob, kv_);
+      hw->SetPintSmplThresh(sc_.pintProb);
+      Ptr<ns3::RdmaDriver> driver = ns3::CreateObject<ns3::RdmaDriver>();
+      Ptr<ns3::Node> node = nodes_.Get(id);
+      driver->SetNode(node);
+      driver->SetRdmaHw(hw);
+      node->AggregateObject(driver);
+      driver->Init();
+      driver->TraceConnectWithoutContext("QpComplete", ns3::MakeCallback(&PeerRun::OnQpFinished, this));
+    }
+    ns3::RdmaEgressQueue::ack_q_idx = sc_.ackFirstQueue ? 0 : 3;
+  }
+
+  /* Own BFS from every host over switches; each node gets, per destination host, all neighbours one
+   * hop closer (in BFS order) as ECMP next hops, and the path facts along the first-found tree. */
+  void InstallRouting() {
+    const uint32_t count = nodes_.GetN();
+    for (uint32_t root = 0; root < count; ++root) {
+      if (!IsHost(root)) continue;
+      std::vector<int> hops(count, -1);
+      std::vector<PathFacts> facts(count);
+      std::vector<std::vector<uint32_t>> via(count);
+      std::deque<uint32_t> frontier(1, root);
+      hops[root] = 0;
+      facts[root] = PathFacts();
+      while (!frontier.empty()) {
+        const uint32_t u = frontier.front();
+        frontier.pop_front();
+        for (const Port &p : ports_[u]) {
+          const uint32_t v = p.peer;
+          if (hops[v] < 0) {
+            hops[v] = hops[u] + 1;
+            facts[v].propagationNs = facts[u].propagationNs + p.delayNs;
+            facts[v].serializationNs = facts[u].serializationNs + uint64_t(sc_.payload) * 8 * 1000000000u / p.bps;
+            facts[v].bottleneckBps = std::min(facts[u].bottleneckBps, p.bps);
+            if (!IsHost(v)) frontier.push_back(v);  // hosts do not forward
+          }
+          if (hops[v] == hops[u] + 1) via[v].push_back(u);
+        }
+      }
+      for (uint32_t v = 0; v < count; ++v) {
+        if (hops[v] >= 0) paths_[std::make_pair(v, root)] = facts[v];
+        for (uint32_t next : via[v]) AddRoute(v, root, next);
       }
     }
   }
-}
 
-static void read_map(const string &key, unordered_map<uint64_t, double> &out) {
-  istringstream is(S(key, "0"));
-  int k;
-  is >> k;
-  for (int i = 0; i < k; i++) {
-    uint64_t rate;
-    double v;
-    is >> rate >> v;
-    out[rate] = v;
+  uint32_t DeviceTowards(uint32_t node, uint32_t neighbour) const {
+    for (const Port &p : ports_[node])
+      if (p.peer == neighbour) return p.ifIndex;
+    Fail("internal: no cable between neighbours", 1);
   }
-}
+
+  void AddRoute(uint32_t node, uint32_t dstHost, uint32_t next) {
+    ns3::Ipv4Address dst = HostAddress(dstHost);
+    const uint32_t dev = DeviceTowards(node, next);
+    if (!IsHost(node))
+      Switch(node)->AddTableEntry(dst, dev);
+    else
+#if RLCC_PEER_NS336
+      Nic(node)->AddTableEntry(dst, dev, false);
+#else
+      Nic(node)->AddTableEntry(dst, dev);
+#endif
+  }
+
+  /* The network-wide base RTT T and BDP (the largest over host pairs), given to switches and QPs. */
+  void MeasurePaths() {
+    for (const auto &entry : paths_) {
+      const uint32_t a = entry.first.first, b = entry.first.second;
+      if (!IsHost(a)) continue;
+      const PathFacts &f = entry.second;
+      const uint64_t rtt = 2 * f.propagationNs + f.serializationNs;
+      pathRtt_[entry.first] = rtt;
+      baseRttNs_ = std::max(baseRttNs_, rtt);
+      if (a != b) bdpBytes_ = std::max(bdpBytes_, rtt * f.bottleneckBps / 1000000000u / 8);
+    }
+    std::printf("base RTT %" PRIu64 " ns, BDP %" PRIu64 " B\n", baseRttNs_, bdpBytes_);
+    for (uint32_t id = 0; id < nodes_.GetN(); ++id) {
+      if (IsHost(id)) continue;
+      Switch(id)->SetAttribute("CcMode", ns3::UintegerValue(sc_.ccMode));
+      Switch(id)->SetAttribute("MaxRtt", ns3::UintegerValue(baseRttNs_));
+    }
+  }
+
+  void StartFlows() {
+    for (const FlowSpec &f : sc_.flows)
+      ns3::Simulator::Schedule(ns3::Seconds(f.startSeconds), &PeerRun::LaunchFlow, this, f);
+  }
+
+  void LaunchFlow(FlowSpec f) {
+    std::map<std::pair<uint32_t, uint32_t>, uint16_t>::iterator slot =
+        nextSport_.insert(std::make_pair(std::make_pair(f.src, f.dst), uint16_t(10000))).first;
+    const uint16_t sport = slot->second++;
+    const uint32_t window = sc_.window ? uint32_t(bdpBytes_) : 0;
+#if RLCC_PEER_NS336
+    ns3::RdmaClientHelper client(f.pg, HostAddress(f.src), HostAddress(f.dst), sport, f.dport, f.bytes, window,
+                                 baseRttNs_, nullptr, nullptr, 0, f.src, f.dst);
+#else
+    ns3::RdmaClientHelper client(f.pg, HostAddress(f.src), HostAddress(f.dst), sport, f.dport, f.bytes, window,
+                                 baseRttNs_);
+#endif
+    client.Install(nodes_.Get(f.src)).Start(ns3::Time(0));
+    if (sc_.initRateFraction > 0) {
+      const uint64_t key = ns3::RdmaHw::GetQpKey(HostAddress(f.dst).Get(), sport, f.pg);
+      ns3::Simulator::ScheduleNow(&PeerRun::SetInitialRate, this, f.src, key, 8u);
+    }
+  }
+
+  /* The QP is created when the application starts, a couple of same-time events after Install:
+   * look again at the same timestamp until it exists, then set its starting rate. */
+  void SetInitialRate(uint32_t host, uint64_t key, uint32_t attemptsLeft) {
+    Ptr<ns3::RdmaHw> hw = Nic(host);
+    std::unordered_map<uint64_t, Ptr<ns3::RdmaQueuePair>>::iterator found = hw->m_qpMap.find(key);
+    if (found == hw->m_qpMap.end()) {
+      if (attemptsLeft == 0) Fail("INIT_RATE_FRACTION: a QP never appeared", 1);
+      ns3::Simulator::ScheduleNow(&PeerRun::SetInitialRate, this, host, key, attemptsLeft - 1);
+      return;
+    }
+    Ptr<ns3::RdmaQueuePair> qp = found->second;
+    const ns3::DataRate start(uint64_t(qp->m_max_rate.GetBitRate() * sc_.initRateFraction));
+    qp->m_rate = start;
+    if (sc_.ccMode == 1) qp->mlx.m_targetRate = start;  // DCQCN recovers towards its target
+    if (sc_.ccMode == 3) qp->hp.m_curRate = start;      // HPCC's reference rate
+  }
+
+  void OnQpFinished(Ptr<ns3::RdmaQueuePair> qp) {
+    const uint32_t src = NodeOfAddress(qp->sip.Get()), dst = NodeOfAddress(qp->dip.Get());
+    const std::pair<uint32_t, uint32_t> key(src, dst);
+    // Alone in the network: one base RTT plus the bytes on the wire (payload + per-packet headers
+    // without INT) at the bottleneck rate.
+    const uint64_t packets = (qp->m_size + sc_.payload - 1) / sc_.payload;
+    const uint64_t perPacket = ns3::CustomHeader::GetStaticWholeHeaderSize() - ns3::IntHeader::GetStaticSize();
+    const uint64_t wireBits = (qp->m_size + packets * perPacket) * 8;
+    const uint64_t ideal = pathRtt_[key] + wireBits * 1000000000u / paths_[key].bottleneckBps;
+    const uint64_t now = ns3::Simulator::Now().GetTimeStep(), started = qp->startTime.GetTimeStep();
+    std::fprintf(fctOut_, "%08x %08x %u %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", qp->sip.Get(),
+                 qp->dip.Get(), unsigned(qp->sport), unsigned(qp->dport), uint64_t(qp->m_size), started,
+                 now - started, ideal);
+    std::fflush(fctOut_);
+    Nic(dst)->DeleteRxQp(qp->sip.Get(), qp->m_pg, qp->sport);
+  }
+
+  void StartMonitors() {
+    qlenOut_ = OpenOutput(sc_.qlenPath);
+    if (!sc_.flowTracePath.empty()) flowOut_ = OpenOutput(sc_.flowTracePath);
+    stopNs_ = uint64_t(sc_.stopSeconds * 1e9);
+    ns3::Simulator::Schedule(ns3::NanoSeconds(0), &PeerRun::SampleQueues, this);
+    if (flowOut_) ns3::Simulator::Schedule(ns3::NanoSeconds(0), &PeerRun::SampleFlows, this);
+  }
+
+  bool Again(uint64_t every) const { return ns3::Simulator::Now().GetTimeStep() + every <= stopNs_; }
+
+  void SampleQueues() {
+    const uint64_t now = ns3::Simulator::Now().GetTimeStep();
+    for (uint32_t id = 0; id < nodes_.GetN(); ++id) {
+      if (IsHost(id)) continue;
+      Ptr<ns3::SwitchNode> sw = Switch(id);
+      for (uint32_t p = 1; p < sw->GetNDevices(); ++p) {
+        uint64_t queued = 0;
+        for (uint32_t prio = 0; prio < ns3::SwitchMmu::qCnt; ++prio) queued += sw->m_mmu->egress_bytes[p][prio];
+        std::fprintf(qlenOut_, "%" PRIu64 " %u %u %" PRIu64 "\n", now, id, p, queued);
+      }
+    }
+    if (Again(sc_.qlenEveryNs)) ns3::Simulator::Schedule(ns3::NanoSeconds(sc_.qlenEveryNs), &PeerRun::SampleQueues, this);
+  }
+
+  void SampleFlows() {
+    const uint64_t now = ns3::Simulator::Now().GetTimeStep();
+    for (uint32_t id = 0; id < nodes_.GetN(); ++id) {
+      if (!IsHost(id)) continue;
+      Ptr<ns3::RdmaHw> hw = Nic(id);
+      for (std::unordered_map<uint64_t, Ptr<ns3::RdmaQueuePair>>::iterator it = hw->m_qpMap.begin();
+           it != hw->m_qpMap.end(); ++it) {
+        Ptr<ns3::RdmaQueuePair> qp = it->second;
+        std::fprintf(flowOut_, "%" PRIu64 " %u %u %u %" PRIu64 " %" PRIu64 "\n", now, id, NodeOfAddress(qp->dip.Get()),
+                     unsigned(qp->sport), uint64_t(qp->snd_una), uint64_t(qp->m_rate.GetBitRate()));
+      }
+    }
+    if (Again(sc_.flowEveryNs)) ns3::Simulator::Schedule(ns3::NanoSeconds(sc_.flowEveryNs), &PeerRun::SampleFlows, this);
+  }
+
+  const KeyValues &kv_;
+  Scenario sc_;
+  ns3::NodeContainer nodes_;
+  std::vector<std::vector<Port>> ports_;
+  std::deque<PfcTap> taps_;  // stable addresses for the trace callbacks
+  std::map<std::pair<uint32_t, uint32_t>, PathFacts> paths_;  // (node, destination host)
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> pathRtt_;  // (source host, destination host)
+  std::map<std::pair<uint32_t, uint32_t>, uint16_t> nextSport_;
+  uint64_t baseRttNs_ = 0, bdpBytes_ = 0, stopNs_ = 0;
+  FILE *qlenOut_ = nullptr, *flowOut_ = nullptr, *fctOut_ = nullptr, *pfcOut_ = nullptr;
+};
+
+}  // namespace
 
 int main(int argc, char *argv[]) {
-  if (argc < 2) {
-    cerr << "usage: rlcc-peer CONFIG_FILE\n";
+  if (argc != 2) {
+    std::cerr << "usage: rlcc-peer CONFIG_FILE\n";
     return 2;
   }
-  {
-    ifstream cf(argv[1]);
-    if (!cf) {
-      cerr << "rlcc-peer: cannot read " << argv[1] << "\n";
-      return 3;
-    }
-    string line;
-    while (getline(cf, line)) {
-      istringstream is(line);
-      string key, rest;
-      if (!(is >> key)) continue;
-      getline(is, rest);
-      size_t a = rest.find_first_not_of(" \t");
-      conf[key] = a == string::npos ? "" : rest.substr(a);
-    }
-  }
-  packet_payload_size = U("PACKET_PAYLOAD_SIZE", 1000);
-  cc_mode = U("CC_MODE", 1);
-  init_rate_fraction = D("INIT_RATE_FRACTION", 0.0);
-  qlen_interval_ns = U("QLEN_MON_INTERVAL_NS", 1000);
-  flow_interval_ns = U("FLOW_MON_INTERVAL_NS", 5000);
-  bool enable_qcn = U("ENABLE_QCN", 1);
-  uint32_t has_win = U("HAS_WIN", 1), ack_high_prio = U("ACK_HIGH_PRIO", 0);
-  double stop_s = D("SIMULATOR_STOP_TIME", 0.01);
-  stop_ns = uint64_t(stop_s * 1e9);
-  unordered_map<uint64_t, double> kmin, kmax, pmax;
-  read_map("KMIN_MAP", kmin);
-  read_map("KMAX_MAP", kmax);
-  read_map("PMAX_MAP", pmax);
-
-  Config::SetDefault("ns3::QbbNetDevice::PauseTime", UintegerValue(U("PAUSE_TIME", 5)));
-  Config::SetDefault("ns3::QbbNetDevice::QcnEnabled", BooleanValue(enable_qcn));
-  Config::SetDefault("ns3::QbbNetDevice::DynamicThreshold", BooleanValue(U("USE_DYNAMIC_PFC_THRESHOLD", 1)));
-  IntHop::multi = U("INT_MULTI", 1);
-  IntHeader::mode = cc_mode == 3 ? IntHeader::NORMAL : (cc_mode == 7 ? IntHeader::TS : IntHeader::NONE);
-
-  ifstream topof(S("TOPOLOGY_FILE", "")), flowf(S("FLOW_FILE", ""));
-  if (!topof || !flowf) {
-    cerr << "rlcc-peer: cannot read TOPOLOGY_FILE or FLOW_FILE\n";
-    return 3;
-  }
-  uint32_t node_num, switch_num, link_num, flow_num;
-  topof >> node_num >> switch_num >> link_num;
-  vector<uint32_t> node_type(node_num, 0);
-  for (uint32_t i = 0; i < switch_num; i++) {
-    uint32_t sid;
-    topof >> sid;
-    node_type[sid] = 1;
-  }
-  for (uint32_t i = 0; i < node_num; i++) {
-    if (node_type[i] == 0)
-      n.Add(CreateObject<Node>());
-    else {
-      Ptr<SwitchNode> sw = CreateObject<SwitchNode>();
-      n.Add(sw);
-      sw->SetAttribute("EcnEnabled", BooleanValue(enable_qcn));
-    }
-  }
-  InternetStackHelper internet;
-  internet.Install(n);
-  for (uint32_t i = 0; i < node_num; i++)
-    if (n.Get(i)->GetNodeType() == 0) {
-      serverAddress.resize(i + 1);
-      serverAddress[i] = node_id_to_ip(i);
-    }
-
-  FILE *pfc_file = fopen(S("PFC_OUTPUT_FILE", "pfc.txt").c_str(), "w");
-  Ptr<RateErrorModel> rem = CreateObject<RateErrorModel>();
-  Ptr<UniformRandomVariable> uv = CreateObject<UniformRandomVariable>();
-  rem->SetRandomVariable(uv);
-  uv->SetStream(50);
-  rem->SetAttribute("ErrorRate", DoubleValue(0.0));
-  rem->SetAttribute("ErrorUnit", StringValue("ERROR_UNIT_PACKET"));
-  QbbHelper qbb;
-  Ipv4AddressHelper ipv4;
-  for (uint32_t i = 0; i < link_num; i++) {
-    uint32_t src, dst;
-    string data_rate, link_delay;
-    double error_rate;
-    topof >> src >> dst >> data_rate >> link_delay >> error_rate;
-    Ptr<Node> snode = n.Get(src), dnode = n.Get(dst);
-    qbb.SetDeviceAttribute("DataRate", StringValue(data_rate));
-    qbb.SetChannelAttribute("Delay", StringValue(link_delay));
-    qbb.SetDeviceAttribute("ReceiveErrorModel", PointerValue(rem));
-    NetDeviceContainer d = qbb.Install(snode, dnode);
-    if (snode->GetNodeType() == 0) {
-      Ptr<Ipv4> ip = snode->GetObject<Ipv4>();
-      ip->AddInterface(d.Get(0));
-      ip->AddAddress(1, Ipv4InterfaceAddress(serverAddress[src], Ipv4Mask(0xff000000)));
-    }
-    if (dnode->GetNodeType() == 0) {
-      Ptr<Ipv4> ip = dnode->GetObject<Ipv4>();
-      ip->AddInterface(d.Get(1));
-      ip->AddAddress(1, Ipv4InterfaceAddress(serverAddress[dst], Ipv4Mask(0xff000000)));
-    }
-    for (int side = 0; side < 2; side++) {
-      Ptr<QbbNetDevice> dev = DynamicCast<QbbNetDevice>(d.Get(side));
-      Interface &f = side == 0 ? nbr2if[snode][dnode] : nbr2if[dnode][snode];
-      f.idx = dev->GetIfIndex();
-      f.up = true;
-      f.delay = DynamicCast<QbbChannel>(dev->GetChannel())->GetDelay().GetTimeStep();
-      f.bw = dev->GetDataRate().GetBitRate();
-      dev->TraceConnectWithoutContext("QbbPfc", MakeBoundCallback(&get_pfc, pfc_file, dev));
-    }
-    char ipstring[16];
-    sprintf(ipstring, "10.%d.%d.0", i / 254 + 1, i % 254 + 1);
-    ipv4.SetBase(ipstring, "255.255.255.0");
-    ipv4.Assign(d);
-  }
-
-  uint64_t nic_rate = 0;
-  for (uint32_t i = 0; i < node_num && !nic_rate; i++)
-    if (n.Get(i)->GetNodeType() == 0)
-      nic_rate = DynamicCast<QbbNetDevice>(n.Get(i)->GetDevice(1))->GetDataRate().GetBitRate();
-  for (uint32_t i = 0; i < node_num; i++) {
-    if (n.Get(i)->GetNodeType() != 1) continue;
-    Ptr<SwitchNode> sw = DynamicCast<SwitchNode>(n.Get(i));
-    for (uint32_t j = 1; j < sw->GetNDevices(); j++) {
-      Ptr<QbbNetDevice> dev = DynamicCast<QbbNetDevice>(sw->GetDevice(j));
-      uint64_t rate = dev->GetDataRate().GetBitRate();
-      NS_ABORT_MSG_IF(!kmin.count(rate) || !kmax.count(rate) || !pmax.count(rate),
-                      "KMIN_MAP / KMAX_MAP / PMAX_MAP need an entry for every link rate");
-      sw->m_mmu->ConfigEcn(j, uint32_t(kmin[rate]), uint32_t(kmax[rate]), pmax[rate]);
-      uint64_t delay = DynamicCast<QbbChannel>(dev->GetChannel())->GetDelay().GetTimeStep();
-      sw->m_mmu->ConfigHdrm(j, rate * delay / 8 / 1000000000 * 3);
-      sw->m_mmu->pfc_a_shift[j] = 3;
-      while (rate > nic_rate && sw->m_mmu->pfc_a_shift[j] > 0) {
-        sw->m_mmu->pfc_a_shift[j]--;
-        rate /= 2;
-      }
-    }
-    sw->m_mmu->ConfigNPort(sw->GetNDevices() - 1);
-    sw->m_mmu->ConfigBufferSize(U("BUFFER_SIZE", 32) * 1024 * 1024);
-    sw->m_mmu->node_id = sw->GetId();
-  }
-
-  FILE *fct_output = fopen(S("FCT_OUTPUT_FILE", "fct.txt").c_str(), "w");
-  for (uint32_t i = 0; i < node_num; i++) {
-    if (n.Get(i)->GetNodeType() != 0) continue;
-    Ptr<RdmaHw> hw = CreateObject<RdmaHw>();
-    hw->SetAttribute("ClampTargetRate", BooleanValue(U("CLAMP_TARGET_RATE", 0)));
-    hw->SetAttribute("AlphaResumInterval", DoubleValue(D("ALPHA_RESUME_INTERVAL", 55)));
-    hw->SetAttribute("RPTimer", DoubleValue(D("RP_TIMER", 300)));
-    hw->SetAttribute("FastRecoveryTimes", UintegerValue(U("FAST_RECOVERY_TIMES", 5)));
-    hw->SetAttribute("EwmaGain", DoubleValue(D("EWMA_GAIN", 1.0 / 16)));
-    hw->SetAttribute("RateAI", DataRateValue(DataRate(S("RATE_AI", "5Mb/s"))));
-    hw->SetAttribute("RateHAI", DataRateValue(DataRate(S("RATE_HAI", "50Mb/s"))));
-    hw->SetAttribute("L2BackToZero", BooleanValue(U("L2_BACK_TO_ZERO", 0)));
-    hw->SetAttribute("L2ChunkSize", UintegerValue(U("L2_CHUNK_SIZE", 0)));
-    hw->SetAttribute("L2AckInterval", UintegerValue(U("L2_ACK_INTERVAL", 0)));
-    hw->SetAttribute("CcMode", UintegerValue(cc_mode));
-    hw->SetAttribute("RateDecreaseInterval", DoubleValue(D("RATE_DECREASE_INTERVAL", 4)));
-    hw->SetAttribute("MinRate", DataRateValue(DataRate(S("MIN_RATE", "100Mb/s"))));
-    hw->SetAttribute("Mtu", UintegerValue(packet_payload_size));
-    hw->SetAttribute("MiThresh", UintegerValue(U("MI_THRESH", 5)));
-    hw->SetAttribute("VarWin", BooleanValue(U("VAR_WIN", 0)));
-    hw->SetAttribute("FastReact", BooleanValue(U("FAST_REACT", 1)));
-    hw->SetAttribute("MultiRate", BooleanValue(U("MULTI_RATE", 1)));
-    hw->SetAttribute("SampleFeedback", BooleanValue(U("SAMPLE_FEEDBACK", 0)));
-    hw->SetAttribute("TargetUtil", DoubleValue(D("U_TARGET", 0.95)));
-    hw->SetAttribute("RateBound", BooleanValue(U("RATE_BOUND", 1)));
-    hw->SetAttribute("DctcpRateAI", DataRateValue(DataRate(S("DCTCP_RATE_AI", "1000Mb/s"))));
-    hw->SetPintSmplThresh(D("PINT_PROB", 1.0));
-    Ptr<RdmaDriver> rdma = CreateObject<RdmaDriver>();
-    Ptr<Node> node = n.Get(i);
-    rdma->SetNode(node);
-    rdma->SetRdmaHw(hw);
-    node->AggregateObject(rdma);
-    rdma->Init();
-    rdma->TraceConnectWithoutContext("QpComplete", MakeBoundCallback(qp_finish, fct_output));
-  }
-  RdmaEgressQueue::ack_q_idx = ack_high_prio ? 0 : 3;
-
-  for (uint32_t i = 0; i < n.GetN(); i++)
-    if (n.Get(i)->GetNodeType() == 0) CalculateRoute(n.Get(i));
-  SetRoutingEntries();
-
-  for (uint32_t i = 0; i < node_num; i++) {
-    if (n.Get(i)->GetNodeType() != 0) continue;
-    for (uint32_t j = 0; j < node_num; j++) {
-      if (n.Get(j)->GetNodeType() != 0) continue;
-      uint64_t rtt = pairDelay[n.Get(i)][n.Get(j)] * 2 + pairTxDelay[n.Get(i)][n.Get(j)];
-      uint64_t bdp = rtt * pairBw[i][j] / 1000000000 / 8;
-      pairRtt[i][j] = rtt;
-      maxBdp = std::max(maxBdp, bdp);
-      maxRtt = std::max(maxRtt, rtt);
-    }
-  }
-  printf("maxRtt=%lu maxBdp=%lu\n", maxRtt, maxBdp);
-  for (uint32_t i = 0; i < node_num; i++)
-    if (n.Get(i)->GetNodeType() == 1) {
-      Ptr<SwitchNode> sw = DynamicCast<SwitchNode>(n.Get(i));
-      sw->SetAttribute("CcMode", UintegerValue(cc_mode));
-      sw->SetAttribute("MaxRtt", UintegerValue(maxRtt));
-    }
-  for (uint32_t i = 0; i < node_num; i++)
-    for (uint32_t j = 0; j < node_num; j++) portNumber[i][j] = 10000;
-
-  flowf >> flow_num;
-  uint32_t win = has_win ? uint32_t(maxBdp) : 0;  // GLOBAL_T 1: one network-wide window and T
-  for (uint32_t i = 0; i < flow_num; i++) {
-    FlowInput f;
-    flowf >> f.src >> f.dst >> f.pg >> f.dport >> f.size >> f.start_time;
-    NS_ABORT_MSG_IF(!flowf || f.src >= node_num || f.dst >= node_num || node_type[f.src] || node_type[f.dst],
-                    "bad flow line " << i + 1);
-    Simulator::Schedule(Seconds(f.start_time), &start_flow, f, win);
-  }
-
-  FILE *qf = fopen(S("QLEN_TRACE_FILE", "qlen_trace.txt").c_str(), "w");
-  FILE *ff = conf.count("FLOW_TRACE_FILE") ? fopen(S("FLOW_TRACE_FILE", "").c_str(), "w") : nullptr;
-  Simulator::Schedule(NanoSeconds(0), &monitor_queues, qf);
-  if (ff) Simulator::Schedule(NanoSeconds(0), &monitor_flows, ff);
-
-  Simulator::Stop(Seconds(stop_s));
-  Simulator::Run();
-  Simulator::Destroy();
-  fclose(qf);
-  if (ff) fclose(ff);
-  fclose(fct_output);
-  fclose(pfc_file);
-  return 0;
+  KeyValues config(argv[1]);
+  PeerRun run(config);
+  return run.Run();
 }
