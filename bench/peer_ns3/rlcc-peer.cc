@@ -431,7 +431,7 @@ class PeerRun {
       }
       sw->m_mmu->ConfigNPort(devices - 1);
       sw->m_mmu->ConfigBufferSize(sc_.bufferMiB * 1024 * 1024);
-      sw->m_mmu->node_id = sw->GetId();
+      sw->m_mmu->node_id = id;  // named in the MMU's drop messages
     }
   }
 
