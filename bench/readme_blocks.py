@@ -895,3 +895,56 @@ def compile_path() -> str:
 
 
 BLOCKS["compile-path"] = (compile_path, True)
+
+
+# --- packet-level peer (HPCC's ns-3) ---------------------------------------------------------------
+def _num(v: Any, fmt: str) -> str:
+    return "–" if v is None else format(v, fmt)
+
+
+def ns3_peer() -> str:
+    """rlcc-sim against the ns-3 RDMA models, per scenario x controller (bench/peer_ns3/compare.py)."""
+    doc = load(RESULTS / "ns3_peer.json")
+    mark = {True: "✓", False: "✗", None: "–"}
+    rows = []
+    for r in doc["rows"]:
+        a, b, ok = r["rlcc"], r["peer"] or dict.fromkeys(r["rlcc"]), r["pass"]
+        tree = {None: "–"}.get(r.get("peer_tree"), "H" if "High-Precision" in str(r.get("peer_tree")) else "A")
+        rows.append([r["scenario"], r["controller"], tree, f"{_num(a['goodput'], '.3f')} / {_num(b['goodput'], '.3f')}",
+                     f"{_num(a['jain'], '.3f')} / {_num(b['jain'], '.3f')}",
+                     f"{_num(a['queue_mean_us'], '.1f')} / {_num(b['queue_mean_us'], '.1f')}",
+                     f"{_num(a['queue_p99_us'], '.1f')} / {_num(b['queue_p99_us'], '.1f')}",
+                     f"{_num(a['converge_us'], '.0f')} / {_num(b['converge_us'], '.0f')}",
+                     f"{_num(a['drop_packets'], '.0f')} / {_num(b['pfc_pauses'], 'd')}",
+                     f"{mark[ok['goodput']]} {mark[ok['queue_mean']]} {mark[ok['converge']]}"])
+    g = doc["goals"]
+    passed = sum(all(r["pass"].values()) for r in doc["rows"])
+    build = doc.get("build") or {}
+    fb = doc.get("fallback_build")
+    fb_text = (f" Where it crashes (below), the row comes from the same driver in the HPCC repository's own tree "
+               f"(peer H: {fb['source']} at {str(fb['source_commit'])[:10]}, ns-3.17, waf, {fb['build_seconds']} s "
+               f"{'fresh ' if fb.get('fresh_build') else ''}build); peer A: ns-3-alibabacloud."
+               if fb else "")
+    head = para(f"Each cell is rlcc-sim / peer. Peer: {doc['peer']} at commit "
+                f"{str(build.get('source_commit', '?'))[:10]} ({'fresh ' if build.get('fresh_build') else 'incremental '}"
+                f"{build.get('build_type', '')} build of {build.get('modules', '?')}: {build.get('build_seconds', '?')} s "
+                f"on {cores(doc)} cores, -j{build.get('jobs', '?')}).{fb_text} "
+                f"Goals: goodput within {g['goodput_abs']:g}, mean queue within {g['queue_rel']:.0%} or "
+                f"{g['queue_abs_us']:g} µs, convergence within {g['converge_rel']:.0%} (✓ G Q C; – no value on a "
+                f"side). {passed} of {len(doc['rows'])} rows meet all three.")
+    tab = table(["scenario", "CC", "peer", "goodput", "Jain", "mean queue µs", "p99 queue µs", "converge µs",
+                 "drops / PFC pauses", "G Q C"], ["---", "---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---"],
+                rows)
+    lacks = "; ".join(f"{k}: {v}" for k, v in doc["rlcc_lacks"].items())
+    errors: dict[str, list[str]] = {}
+    for r in doc["rows"]:
+        if r.get("peer_error"):
+            filled = " (peer H)" if r.get("peer_tree") else ""
+            errors.setdefault(r["peer_error"], []).append(f"{r['scenario']} {r['controller']}{filled}")
+    out = [head, "", tab, "", para(f"Peer parameters rlcc-sim lacks (not emulated): {lacks}.")]
+    for err, where in errors.items():
+        out += ["", para(f"ns-3-alibabacloud failed ({', '.join(where)}): {err}.")]
+    return "\n".join(out)
+
+
+BLOCKS["ns3-peer"] = (ns3_peer, True)

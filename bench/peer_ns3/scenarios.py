@@ -1,0 +1,235 @@
+"""One description of the peer comparison's scenarios, written out for both simulators.
+
+Each ``PeerScenario`` (N->1 incast on one switch, or all-to-all on a 2-tier leaf-spine) becomes
+(a) the packet-level peer's three inputs in the formats of the HPCC repository's
+``simulation/scratch/third.cc`` (alibaba-edu/High-Precision-Congestion-Control @ 9f4be2a; our driver
+``rlcc-peer.cc`` reads them the same way): a topology file, a flow file and a ``KEY value`` config
+file; and (b) an rlcc-sim ``Scenario`` plus its controller.
+
+Shared parameters are the peer's own run settings at 100 Gb/s (``simulation/run.py --bw 100`` and
+``simulation/mix/config.txt``): 1 us links, 1000 B payload, 32 MB switch buffer, ECN at 100G
+Kmin 400 KB / Kmax 1600 KB / Pmax 0.2, DCQCN ``--cc dcqcn`` and HPCC ``--cc hp`` settings. The base
+RTT T both sides use is the peer's ``maxRtt`` (2 x propagation + one 1000 B serialization per hop,
+``third.cc``'s pairRtt): HPCC's T and DCQCN's fluid RTT probe are set to it in rlcc.
+
+Where rlcc-sim has no counterpart of a peer parameter it is listed in ``RLCC_LACKS`` (reported with
+the results), never faked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+
+from rlcc.simulator import AllToAll, Dcqcn, DcqcnParams, Hpcc, HpccParams, ManyToOne, Network, TopologyConfig
+from rlcc.simulator import topology as topo
+from rlcc.simulator.scenarios import Scenario
+
+LINE_GBPS = 100
+LINK_DELAY_NS = 1000
+PAYLOAD_BYTES = 1000  # PACKET_PAYLOAD_SIZE
+BUFFER_MB = 32  # BUFFER_SIZE (MB of 2^20 bytes, switch-mmu ConfigBufferSize)
+KMIN_KB, KMAX_KB, PMAX = 400, 1600, 0.2  # KMIN_MAP / KMAX_MAP / PMAX_MAP at 100G (KB of 1000 B, switch-mmu.cc)
+LONG_FLOW_BYTES = 10**12  # long-lived: never finishes within a run
+QLEN_SAMPLE_NS = 1000
+FLOW_SAMPLE_NS = 5000
+CONTROLLERS = ("dcqcn", "hpcc")
+
+# Per-controller peer settings: run.py at --bw 100 (mode 1 "dcqcn", mode 3 "hp" with --utgt 95, --mi 0).
+PEER_CC = {
+    "dcqcn": {"CC_MODE": 1, "ALPHA_RESUME_INTERVAL": 1, "RATE_DECREASE_INTERVAL": 4, "RP_TIMER": 300,
+              "EWMA_GAIN": 0.00390625, "FAST_RECOVERY_TIMES": 1, "RATE_AI": "20Mb/s", "RATE_HAI": "200Mb/s",
+              "MIN_RATE": "1000Mb/s", "HAS_WIN": 0, "VAR_WIN": 0, "FAST_REACT": 0, "U_TARGET": 0.95,
+              "MI_THRESH": 0, "INT_MULTI": 1, "ACK_HIGH_PRIO": 1},
+    "hpcc": {"CC_MODE": 3, "ALPHA_RESUME_INTERVAL": 1, "RATE_DECREASE_INTERVAL": 4, "RP_TIMER": 300,
+             "EWMA_GAIN": 0.00390625, "FAST_RECOVERY_TIMES": 1, "RATE_AI": "40Mb/s", "RATE_HAI": "40Mb/s",
+             "MIN_RATE": "1000Mb/s", "HAS_WIN": 1, "VAR_WIN": 1, "FAST_REACT": 1, "U_TARGET": 0.95,
+             "MI_THRESH": 0, "INT_MULTI": 4, "ACK_HIGH_PRIO": 0},
+}
+PEER_COMMON = {"ENABLE_QCN": 1, "USE_DYNAMIC_PFC_THRESHOLD": 1, "PACKET_PAYLOAD_SIZE": PAYLOAD_BYTES,
+               "CLAMP_TARGET_RATE": 0, "DCTCP_RATE_AI": "1000Mb/s", "L2_CHUNK_SIZE": 4000, "L2_ACK_INTERVAL": 1,
+               "L2_BACK_TO_ZERO": 0, "GLOBAL_T": 1, "MULTI_RATE": 0, "SAMPLE_FEEDBACK": 0, "RATE_BOUND": 1,
+               "BUFFER_SIZE": BUFFER_MB, "ENABLE_TRACE": 0}
+
+# Peer parameters rlcc-sim has no counterpart for (reported with every result).
+RLCC_LACKS = {
+    "PFC (USE_DYNAMIC_PFC_THRESHOLD, headroom 3 x link BDP, PAUSE_TIME)": "rlcc's buffer is lossy, no PFC",
+    "HAS_WIN / VAR_WIN (HPCC's inflight window bound = maxBdp x rate / line rate)": "rlcc paces at the rate only",
+    "FAST_REACT (HPCC per-ACK reaction between per-RTT updates)": "folded into rlcc's one update per RTT",
+    "INT_MULTI / INT quantization (128 B tx, 80 B qlen units)": "rlcc's telemetry is exact",
+    "packet headers (CustomHeader + INT on every 1000 B payload)": "rlcc's fluid carries payload only",
+    "L2_CHUNK_SIZE / L2_ACK_INTERVAL (ACK per packet, go-back-N on loss)": "no ACK path in rlcc",
+    "ECMP hash (switch-node.cc per-flow 5-tuple hash)": "rlcc hashes per (flow, switch) with its own seed",
+    "per-packet ECN marking at dequeue-time queue": "rlcc marks the fluid at the step-start queue",
+    "DCQCN hyper increase on the timer stage alone (rdma-hw.cc RateIncEventMlx: stage > F, +RATE_HAI)":
+        "rlcc's DCQCN hyper-increases only when timer and byte-counter stages both pass F (the paper); with "
+        "no byte counter (the peer has none) it stays at +RATE_AI",
+    "DCQCN CLAMP_TARGET_RATE 0 (target rate kept at a cut while the timer stage is 0)":
+        "rlcc sets the target to the current rate at every cut (the paper), so its recovery aims lower",
+    "DCQCN increase timers start at the first CNP (rdma-hw.cc: no CNP, no rate increase)":
+        "rlcc's timers run from the flow's start, so flows started at their fair share probe upward",
+    "DCQCN rate decrease on a 4 us timer when a CNP arrived (RATE_DECREASE_INTERVAL)":
+        "mapped to rlcc's NP CNP pacing (cnp_interval_us = 4) with an immediate cut",
+}
+
+# Known failures of the peer itself (diagnosed with gdb; attached to a failed run they explain).
+PEER_PFC_RESUME_ISSUE = (
+    "a device crashed on a PFC RESUME: qbb-net-device.cc QbbNetDevice::Resume(qIndex) looks up "
+    "m_rdmaEQ->GetQp(qIndex) (the SimAI fork's NVLS check), the priority (3) used as an index into the "
+    "device's QP group, out of range on a switch port (no QPs) or a host with fewer than 4 QPs: SIGSEGV "
+    "in RdmaQueuePairGroup::Get (gdb)")
+PEER_KNOWN_ISSUES = {
+    "hpcc": "ns-3-alibabacloud's HPCC (CC_MODE 3) corrupts its own data packets: switch-node.cc "
+            "SwitchNotifyDequeue writes the INT hop at PPP + IP + UDP + 6 bytes (the HPCC repo's 6-byte "
+            "SeqTs: 32-bit seq + pg), but this tree's SeqTs is 10 bytes (custom-header.cc: 64-bit seq + pg), "
+            "so PushHop overwrites seq and pg; the receiver echoes the garbage pg (136) in a NACK and the "
+            "switch indexes BEgressQueue::m_queues[136]: SIGSEGV in the first microseconds",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class PeerScenario:
+    """One comparison scenario. ``kind``: ``incast`` (``flows`` over ``hosts`` senders into one
+    receiver on one switch) or ``all-to-all`` (``hosts`` on a leaf-spine of ``leaves`` leaves and
+    ``spines`` spines, one flow per ordered pair). ``start``: ``line`` (flows start at line rate,
+    both simulators' default) or ``fair`` (at rlcc's fair share of the most loaded link)."""
+
+    kind: str
+    flows: int
+    hosts: int
+    start: str = "line"
+    duration_ms: float = 10.0
+    leaves: int = 4
+    spines: int = 2
+
+    @property
+    def name(self) -> str:
+        if self.kind == "incast":
+            return f"incast-{self.flows}x{self.hosts}h-{self.start}"
+        return f"a2a-{self.hosts}h-{self.leaves}l{self.spines}s-{self.start}"
+
+    def topology(self) -> topo.Topology:
+        """The network as an rlcc topology (used for the peer's file on both kinds)."""
+        buf = BUFFER_MB * 1024 * 1024
+        if self.kind == "incast":
+            return topo.star(self.hosts + 1, LINE_GBPS, LINK_DELAY_NS, buf)
+        return topo.fat_tree(self.hosts // self.leaves, self.leaves, self.spines, 1, LINE_GBPS, LINE_GBPS,
+                             LINK_DELAY_NS, buf)
+
+    @property
+    def hops(self) -> int:
+        """Links on the longest host-to-host path."""
+        return 2 if self.kind == "incast" else 4
+
+    @property
+    def base_rtt_ns(self) -> float:
+        """The peer's maxRtt: 2 x propagation + one payload serialization per hop."""
+        return 2 * self.hops * LINK_DELAY_NS + self.hops * PAYLOAD_BYTES * 8 / LINE_GBPS
+
+    def network(self) -> Network:
+        return Network(line_rate_gbps=float(LINE_GBPS), base_rtt_us=self.base_rtt_ns / 1e3,
+                       buffer_bytes=BUFFER_MB * 1024 * 1024, packet_bytes=PAYLOAD_BYTES,
+                       ecn_kmin_bytes=KMIN_KB * 1000, ecn_kmax_bytes=KMAX_KB * 1000, ecn_pmax=PMAX, dt_ns=500.0)
+
+    def rlcc_scenario(self) -> Scenario:
+        """The rlcc-sim scenario. Incast: the single switch as a star topology (rlcc's HPCC needs
+        per-hop telemetry, which only the topology fabric stamps; the star reproduces the single
+        switch, ``test_star_topology_reproduces_the_single_switch``); all-to-all: the fat-tree."""
+        net = self.network()
+        if self.kind == "incast":
+            star = TopologyConfig(kind="star", hosts=self.hosts + 1, link_delay_ns=float(LINK_DELAY_NS))
+            sc: Scenario = ManyToOne(flows=self.flows, hosts=self.hosts, duration_ms=self.duration_ms, network=net,
+                                     topology=star)
+        else:
+            cfg = TopologyConfig(kind="fat-tree", hosts_per_leaf=self.hosts // self.leaves, leaves=self.leaves,
+                                 spines=self.spines, links_per_pair=1, link_delay_ns=float(LINK_DELAY_NS))
+            sc = AllToAll(hosts=self.hosts, duration_ms=self.duration_ms, network=net, topology=cfg)
+        if self.start == "fair":
+            sc = dataclasses.replace(sc, initial_rate=sc.fair_rate())
+        return sc
+
+    def start_fraction(self) -> float:
+        """Initial rate as a fraction of line rate (0: line rate, the peer's default)."""
+        return 0.0 if self.start == "line" else float(self.rlcc_scenario().initial_rate)
+
+    def flow_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """(src, dst) peer node ids per flow, in rlcc's flow order (incast: receiver is node 0)."""
+        if self.kind == "incast":
+            src = 1 + np.arange(self.flows) % self.hosts
+            return src, np.zeros(self.flows, np.int64)
+        table = self.rlcc_scenario().placed_table()
+        return table.host.astype(np.int64), table.dst.astype(np.int64)
+
+    def receivers(self) -> int:
+        return 1 if self.kind == "incast" else self.hosts
+
+
+def controller(name: str, sc: PeerScenario):
+    """The rlcc controller with the peer's settings (what maps; the rest is in RLCC_LACKS)."""
+    cc = PEER_CC[name]
+    gbps = lambda s: float(s.removesuffix("Mb/s")) / 1000  # noqa: E731
+    min_rate = gbps(cc["MIN_RATE"]) / LINE_GBPS
+    if name == "dcqcn":
+        return Dcqcn(DcqcnParams(g=cc["EWMA_GAIN"], alpha_timer_us=cc["ALPHA_RESUME_INTERVAL"], timer_us=cc["RP_TIMER"],
+                                 byte_counter=float("inf"), fast_recovery_steps=cc["FAST_RECOVERY_TIMES"],
+                                 rate_ai_gbps=gbps(cc["RATE_AI"]), rate_hai_gbps=gbps(cc["RATE_HAI"]),
+                                 cnp_interval_us=cc["RATE_DECREASE_INTERVAL"], min_rate=min_rate, tick_us=1.0,
+                                 initial_alpha=1.0))
+    return Hpcc(HpccParams(eta=cc["U_TARGET"], max_stage=cc["MI_THRESH"], rate_ai_gbps=gbps(cc["RATE_AI"]),
+                           min_rate=min_rate))
+
+
+def topology_text(t: topo.Topology) -> str:
+    """third.cc's topology file: ``nodes switches links``, the switch ids, one line per cable."""
+    n_nodes = len(t.hosts) + len(t.switches)
+    pairs = [(int(a), int(b), float(g), float(d)) for a, b, g, d in
+             zip(t.link_src[0::2], t.link_dst[0::2], t.link_gbps[0::2], t.link_delay_ns[0::2])]
+    lines = [f"{n_nodes} {len(t.switches)} {len(pairs)}",
+             " ".join(str(len(t.hosts) + i) for i in range(len(t.switches)))]
+    lines += [f"{a} {b} {g:g}Gbps {d / 1e6:g}ms 0" for a, b, g, d in pairs]
+    return "\n".join(lines) + "\n"
+
+
+def flow_text(sc: PeerScenario) -> str:
+    """third.cc's flow file: count, then ``src dst pg dport size start_s`` (priority group 3, as the repo's)."""
+    src, dst = sc.flow_pairs()
+    lines = [str(len(src))] + [f"{s} {d} 3 100 {LONG_FLOW_BYTES} 0" for s, d in zip(src, dst)]
+    return "\n".join(lines) + "\n"
+
+
+def config_text(sc: PeerScenario, cc: str, files: dict[str, Path]) -> str:
+    """The peer's config: PEER_COMMON + PEER_CC[cc] + ECN maps + files + our driver's monitor keys."""
+    rate = LINE_GBPS * 10**9
+    kv: dict[str, object] = {**PEER_COMMON, **PEER_CC[cc]}
+    kv.update({"KMIN_MAP": f"1 {rate} {KMIN_KB}", "KMAX_MAP": f"1 {rate} {KMAX_KB}", "PMAX_MAP": f"1 {rate} {PMAX}",
+               "SIMULATOR_STOP_TIME": f"{sc.duration_ms / 1e3:g}", "INIT_RATE_FRACTION": f"{sc.start_fraction():.9g}",
+               "QLEN_MON_INTERVAL_NS": QLEN_SAMPLE_NS, "FLOW_MON_INTERVAL_NS": FLOW_SAMPLE_NS})
+    kv.update({k: str(v) for k, v in files.items()})
+    return "".join(f"{k} {v}\n" for k, v in kv.items())
+
+
+PEER_FILES = ("TOPOLOGY_FILE", "FLOW_FILE", "FCT_OUTPUT_FILE", "PFC_OUTPUT_FILE", "QLEN_TRACE_FILE", "FLOW_TRACE_FILE")
+
+
+def write_peer_inputs(sc: PeerScenario, cc: str, out_dir: Path) -> Path:
+    """Write the peer's topology, flow and config files under ``out_dir``; returns the config path."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = {k: out_dir / name for k, name in zip(PEER_FILES, ("topology.txt", "flow.txt", "fct.txt", "pfc.txt",
+                                                               "qlen.txt", "flows.txt"))}
+    files["TOPOLOGY_FILE"].write_text(topology_text(sc.topology()))
+    files["FLOW_FILE"].write_text(flow_text(sc))
+    cfg = out_dir / "config.txt"
+    cfg.write_text(config_text(sc, cc, files))
+    return cfg
+
+
+SCENARIOS = (
+    PeerScenario("incast", 8, 8, "line"), PeerScenario("incast", 8, 8, "fair"),
+    PeerScenario("incast", 64, 8, "line"), PeerScenario("incast", 64, 64, "fair"),
+    PeerScenario("incast", 64, 64, "line"),
+    PeerScenario("all-to-all", 240, 16, "line", duration_ms=5.0, leaves=4, spines=2),
+    PeerScenario("all-to-all", 240, 16, "fair", duration_ms=5.0, leaves=4, spines=2),
+)
+LARGE = (PeerScenario("incast", 512, 64, "line"),)

@@ -1,0 +1,225 @@
+"""bench/peer_ns3: one scenario description written for rlcc-sim and for HPCC's ns-3 (the peer),
+the peer-output parsers, and the comparison's metrics. Only the last test needs the built peer
+(``RLCC_NS3_PEER``: the rlcc-peer binary from bench/peer_ns3/build.py); it skips without it."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PEER_DIR = ROOT / "bench" / "peer_ns3"
+
+
+def _load(name: str):
+    for p in (str(PEER_DIR), str(ROOT / "bench")):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    spec = importlib.util.spec_from_file_location(f"peer_ns3_{name}", PEER_DIR / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    return mod
+
+
+S = _load("scenarios")
+PO = _load("peer_output")
+M = _load("metrics")
+C = _load("compare")
+
+
+# ---- scenario translation ---------------------------------------------------------------------
+
+def test_incast_topology_and_flows_in_third_cc_format():
+    sc = S.PeerScenario("incast", 8, 4)
+    topo = S.topology_text(sc.topology()).splitlines()
+    assert topo[0] == "6 1 5"  # 5 hosts (receiver + 4 senders), 1 switch, 5 cables
+    assert topo[1] == "5"
+    assert topo[2:] == [f"{h} 5 100Gbps 0.001ms 0" for h in range(5)]
+    flows = S.flow_text(sc).splitlines()
+    assert flows[0] == "8"
+    assert [tuple(map(int, f.split()[:2])) for f in flows[1:]] == [(1 + i % 4, 0) for i in range(8)]
+    assert all(f.split()[2:4] == ["3", "100"] and f.split()[5] == "0" for f in flows[1:])
+
+
+def test_incast_rlcc_side_uses_the_peers_parameters():
+    sc = S.PeerScenario("incast", 8, 8)
+    r = sc.rlcc_scenario()
+    net = r.network
+    assert net.base_rtt_us == pytest.approx(4.16)  # 4 x 1 us + 2 hops x 80 ns serialization (third.cc maxRtt)
+    assert (net.ecn_kmin_bytes, net.ecn_kmax_bytes, net.ecn_pmax) == (400_000, 1_600_000, 0.2)
+    assert net.buffer_bytes == 32 * 2**20 and net.packet_bytes == 1000 and net.line_rate_gbps == 100
+    assert r.topology.kind == "star" and r.topology.hosts == 9 and r.topology.link_delay_ns == 1000
+    table = r.placed_table()
+    src, dst = sc.flow_pairs()
+    assert list(table.host) == list(src) and list(table.dst) == list(dst)
+    assert r.initial_rate is None and sc.start_fraction() == 0.0
+    fair = dataclasses.replace(sc, start="fair")
+    assert fair.start_fraction() == pytest.approx(1 / 8)
+
+
+def test_controllers_carry_run_py_settings():
+    sc = S.PeerScenario("incast", 8, 8)
+    d = S.controller("dcqcn", sc).p
+    assert (d.g, d.alpha_timer_us, d.timer_us, d.fast_recovery_steps, d.cnp_interval_us) == (1 / 256, 1, 300, 1, 4)
+    assert (d.rate_ai_gbps, d.rate_hai_gbps, d.min_rate, d.byte_counter) == (0.02, 0.2, 0.01, float("inf"))
+    h = S.controller("hpcc", sc).p
+    assert (h.eta, h.max_stage, h.rate_ai_gbps, h.min_rate) == (0.95, 0, 0.04, 0.01)
+
+
+def test_config_file_holds_both_controllers_and_the_ecn_map(tmp_path):
+    sc = S.PeerScenario("incast", 8, 8, "fair", duration_ms=2.0)
+    for cc, mode in (("dcqcn", "1"), ("hpcc", "3")):
+        cfg = S.write_peer_inputs(sc, cc, tmp_path / cc)
+        kv = dict(line.split(" ", 1) for line in cfg.read_text().splitlines())
+        assert kv["CC_MODE"] == mode
+        assert kv["KMIN_MAP"] == "1 100000000000 400" and kv["KMAX_MAP"] == "1 100000000000 1600"
+        assert kv["PMAX_MAP"] == "1 100000000000 0.2" and kv["BUFFER_SIZE"] == "32"
+        assert kv["SIMULATOR_STOP_TIME"] == "0.002" and float(kv["INIT_RATE_FRACTION"]) == pytest.approx(0.125)
+        assert Path(kv["TOPOLOGY_FILE"]).read_text().startswith("10 1 9\n")
+        assert Path(kv["FLOW_FILE"]).read_text().startswith("8\n")
+    assert kv["RATE_AI"] == "40Mb/s" and kv["HAS_WIN"] == "1" and kv["INT_MULTI"] == "4"
+
+
+def test_leaf_spine_all_to_all_matches_rlcc_placement():
+    sc = S.PeerScenario("all-to-all", 240, 16)
+    lines = S.topology_text(sc.topology()).splitlines()
+    assert lines[0] == "22 6 24" and lines[1] == "16 17 18 19 20 21"
+    links = [tuple(x.split()[:2]) for x in lines[2:]]
+    assert links[:4] == [("0", "16"), ("1", "16"), ("2", "16"), ("3", "16")]
+    assert ("16", "20") in links and ("19", "21") in links
+    src, dst = sc.flow_pairs()
+    assert len(src) == 240 and len(set(zip(src.tolist(), dst.tolist()))) == 240 and not np.any(src == dst)
+    assert sc.base_rtt_ns == pytest.approx(8320)
+    assert sc.rlcc_scenario().n_flows == 240
+
+
+def test_peer_ports_number_flows_per_pair():
+    sc = S.PeerScenario("incast", 4, 2)
+    assert C.peer_keys(sc) == [(1, 0, 10000), (2, 0, 10000), (1, 0, 10001), (2, 0, 10001)]
+
+
+# ---- peer output parsers ------------------------------------------------------------------------
+
+def test_qlen_trace_parses_into_ports_by_time(tmp_path):
+    p = tmp_path / "qlen.txt"
+    p.write_text("0 9 1 0\n0 9 2 0\n1000 9 1 5000\n1000 9 2 2500\n2000 9 2 1000\n")
+    q = PO.read_qlen(p)
+    assert list(q.t_ns) == [0, 1000, 2000] and q.ports == [(9, 1), (9, 2)]
+    assert list(q.total()) == [0, 7500, 1000]
+
+
+def test_flow_trace_marks_absent_qps(tmp_path):
+    p = tmp_path / "flows.txt"
+    p.write_text("0 1 0 10000 0 100000000000\n5000 1 0 10000 62500 50000000000\n5000 2 0 10000 1000 1000000000\n")
+    f = PO.read_flows(p)
+    assert f.keys == [(1, 0, 10000), (2, 0, 10000)]
+    assert f.acked[1].tolist() == [62500, 1000] and np.isnan(f.acked[0, 1])
+    assert f.rate_bps[0, 0] == 1e11
+
+
+def test_pfc_and_fct_files(tmp_path):
+    pfc = tmp_path / "pfc.txt"
+    pfc.write_text("2000 9 1 3 1\n2500 9 1 3 0\n3000 4 0 1 1\n")
+    assert PO.pfc_pauses(pfc) == 2
+    fct = tmp_path / "fct.txt"
+    fct.write_text("0b000101 0b000001 10000 100 1000 0 12000 10500\n")
+    (row,) = PO.read_fct(fct)
+    assert (row["src"], row["dst"], row["sport"], row["size"], row["fct_ns"]) == (1, 0, 10000, 1000, 12000)
+
+
+def test_malformed_peer_output_names_file_and_line(tmp_path):
+    p = tmp_path / "qlen.txt"
+    p.write_text("0 9 1 0\n1000 9 1\n")
+    with pytest.raises(PO.PeerOutputError, match="qlen.txt: line 2: expected 4 fields, got 3"):
+        PO.read_qlen(p)
+    p.write_text("0 9 x 0\n")
+    with pytest.raises(PO.PeerOutputError, match="line 1: not a number"):
+        PO.read_qlen(p)
+
+
+# ---- metrics on hand-worked series --------------------------------------------------------------
+
+def test_goodput_fairness_and_queue_stats():
+    # two flows delivering 12.5 and 6.25 KB in 1 us on one 100 Gb/s receiver: 18.75 / 12.5 = 1.5 ...
+    assert M.steady_goodput(np.array([6250.0, 3125.0]), 1000.0, 1, 12.5) == pytest.approx(0.75)
+    assert M.fairness(np.array([1.0, 1.0, 1.0, 1.0])) == pytest.approx(1.0)
+    assert M.fairness(np.array([1.0, 0.0])) == pytest.approx(0.5)
+    t = np.arange(10.0)
+    q = np.array([9, 9, 9, 9, 9, 1, 2, 3, 4, 100.0])
+    mean, p99 = M.queue_stats(t, q, 5.0)
+    assert mean == pytest.approx(22.0) and p99 == pytest.approx(np.percentile([1, 2, 3, 4, 100], 99))
+
+
+def test_smoothing_is_a_trailing_mean():
+    t = np.arange(6.0)
+    out = M.smooth(t, np.array([0, 0, 3, 3, 3, 3.0]), 2.0)
+    assert out.tolist() == [0, 0, 1.5, 3, 3, 3]
+
+
+def test_convergence_time_is_the_last_exit_from_the_band():
+    t = np.arange(0.0, 100.0, 1.0)
+    rates = np.full((100, 2), 0.5)
+    rates[:20, 0] = 1.0  # flow 0 starts at line rate, settles at t = 20
+    rates[:35, 1] = 0.1  # flow 1 starts too low, settles at t = 35
+    assert M.convergence_time(t, rates, 50.0, band=0.5, width_us=1.0) == 35.0
+    assert M.convergence_time(t, np.full((100, 2), 0.5), 50.0, width_us=1.0) == 0.0
+    wobbly = np.full((100, 1), 0.5)
+    wobbly[80] = 2.0  # leaves the band inside the steady window: never converged
+    assert np.isnan(M.convergence_time(t, wobbly, 50.0, width_us=1.0))
+
+
+def test_verdict_applies_the_issues_goals():
+    peer = {"goodput": 0.95, "queue_mean_us": 20.0, "converge_us": 100.0}
+    ok = {"goodput": 0.965, "queue_mean_us": 22.9, "converge_us": 124.0}
+    assert M.verdict(ok, peer) == {"goodput": True, "queue_mean": True, "converge": True}
+    bad = {"goodput": 0.975, "queue_mean_us": 23.5, "converge_us": 126.0}
+    assert M.verdict(bad, peer) == {"goodput": False, "queue_mean": False, "converge": False}
+    small = {"goodput": 0.95, "queue_mean_us": 1.9, "converge_us": float("nan")}
+    v = M.verdict(small, {"goodput": 0.95, "queue_mean_us": 0.0, "converge_us": 3.0})
+    assert v == {"goodput": True, "queue_mean": True, "converge": None}  # 2 us floor; no convergence: no verdict
+
+
+# ---- with the built peer ------------------------------------------------------------------------
+
+PEER = os.environ.get("RLCC_NS3_PEER")
+
+
+@pytest.mark.skipif(not PEER or not Path(PEER).is_file(),
+                    reason="needs the built ns-3 peer: set RLCC_NS3_PEER to the rlcc-peer binary "
+                           "(python bench/peer_ns3/build.py SRC --build-dir DIR)")
+def test_peer_runs_a_short_incast_and_its_outputs_parse(tmp_path):
+    sc = S.PeerScenario("incast", 8, 8, "fair", duration_ms=0.4)
+    out, curve = C.run_peer(Path(PEER), sc, "dcqcn", tmp_path, np.arange(8))
+    assert 0.8 < out["goodput"] <= 1.0  # 8 flows at 1/8 of line rate keep the port busy
+    assert out["jain"] > 0.95 and out["pfc_pauses"] >= 0
+    assert len(curve["t_us"]) >= 400 and curve["queue_us"].min() >= 0
+
+
+def test_last_pfc_event_is_a_resume(tmp_path):
+    pfc = tmp_path / "pfc.txt"
+    pfc.write_text("2000 9 1 3 1\n2500 4 0 1 1\n3000 4 0 1 0\n")
+    assert PO.last_pfc_is_resume(pfc)
+    pfc.write_text("2000 9 1 3 0\n2500 9 1 3 1\n")
+    assert not PO.last_pfc_is_resume(pfc)
+    pfc.write_text("")
+    assert not PO.last_pfc_is_resume(pfc)
+
+
+FALLBACK = os.environ.get("RLCC_NS3_PEER_FALLBACK")
+
+
+@pytest.mark.skipif(not FALLBACK or not Path(FALLBACK).is_file(),
+                    reason="needs the driver built in the HPCC repository's ns-3.17 tree: set RLCC_NS3_PEER_FALLBACK "
+                           "(python bench/peer_ns3/build.py HPCC_SRC --build-dir DIR --python2 python2.7)")
+def test_fallback_peer_runs_hpcc(tmp_path):
+    sc = S.PeerScenario("incast", 8, 8, "fair", duration_ms=0.4)
+    out, curve = C.run_peer(Path(FALLBACK), sc, "hpcc", tmp_path, np.arange(8))
+    assert 0.8 < out["goodput"] <= 1.0 and out["jain"] > 0.95
+    assert curve["queue_us"].max() < 50  # HPCC at the fair share keeps the queue near empty
