@@ -51,13 +51,9 @@ def read_qlen(path: Path) -> QueueTrace:
     if not rows:
         raise PeerOutputError(f"{path}: no samples")
     a = np.asarray(rows, dtype=np.int64)
-    times = np.unique(a[:, 0])
-    ports = sorted({(int(s), int(p)) for s, p in a[:, 1:3]})
-    col = {k: j for j, k in enumerate(ports)}
+    times, ports, at = _pivot(a, 2)
     out = np.zeros((len(times), len(ports)))
-    ti = np.searchsorted(times, a[:, 0])
-    cj = np.array([col[(int(s), int(p))] for s, p in a[:, 1:3]])
-    out[ti, cj] = a[:, 3]
+    out[at] = a[:, 3]
     return QueueTrace(times, ports, out)
 
 
@@ -74,16 +70,22 @@ def read_flows(path: Path) -> FlowTrace:
     if not rows:
         raise PeerOutputError(f"{path}: no samples")
     a = np.asarray(rows, dtype=np.int64)
-    times = np.unique(a[:, 0])
-    keys = sorted({(int(s), int(d), int(p)) for s, d, p in a[:, 1:4]})
-    col = {k: j for j, k in enumerate(keys)}
+    times, keys, at = _pivot(a, 3)
     acked = np.full((len(times), len(keys)), np.nan)
     rate = np.full((len(times), len(keys)), np.nan)
-    ti = np.searchsorted(times, a[:, 0])
-    cj = np.array([col[(int(s), int(d), int(p))] for s, d, p in a[:, 1:4]])
-    acked[ti, cj] = a[:, 4]
-    rate[ti, cj] = a[:, 5]
+    acked[at] = a[:, 4]
+    rate[at] = a[:, 5]
     return FlowTrace(times, keys, acked, rate)
+
+
+def _pivot(a: np.ndarray, n_key: int) -> tuple[np.ndarray, list[tuple[int, ...]], tuple[np.ndarray, np.ndarray]]:
+    """Rows "t key... values..." as a time x key table: the sorted sample times, the sorted keys
+    (columns 1 .. n_key) and each row's (time index, key index)."""
+    times = np.unique(a[:, 0])
+    keys = sorted({tuple(int(v) for v in r) for r in a[:, 1:1 + n_key]})
+    col = {k: j for j, k in enumerate(keys)}
+    cj = np.array([col[tuple(int(v) for v in r)] for r in a[:, 1:1 + n_key]], dtype=np.int64)
+    return times, keys, (np.searchsorted(times, a[:, 0]), cj)
 
 
 def pfc_pauses(path: Path) -> int:
