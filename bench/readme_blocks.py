@@ -935,13 +935,13 @@ def ns3_peer() -> str:
     tab = table(["scenario", "CC", "peer", "goodput", "Jain", "mean queue µs", "p99 queue µs", "converge µs",
                  "drops / PFC pauses", "G Q C"], ["---", "---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---"],
                 rows)
-    lacks = "; ".join(f"{k}: {v}" for k, v in doc["rlcc_lacks"].items())
+    lacks = "; ".join(f"{k}: {v}" for k, v in doc.get("rlcc_differs", doc.get("rlcc_lacks", {})).items())
     errors: dict[str, list[str]] = {}
     for r in doc["rows"]:
         if r.get("peer_error"):
             filled = " (peer H)" if r.get("peer_tree") else ""
             errors.setdefault(r["peer_error"], []).append(f"{r['scenario']} {r['controller']}{filled}")
-    out = [head, "", tab, "", para(f"Peer parameters rlcc-sim lacks (not emulated): {lacks}.")]
+    out = [head, "", tab, "", para(f"Peer mechanisms rlcc-sim does not copy packet by packet, and what it does instead: {lacks}.")]
     for err, where in errors.items():
         out += ["", para(f"ns-3-alibabacloud failed ({', '.join(where)}): {err}.")]
     return "\n".join(out)

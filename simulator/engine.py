@@ -350,6 +350,8 @@ class _Run(BlockLoop):
             rate=self.flows.rate.copy(),
             active=self.flows.active.copy(),
             queue_delay_ns=self.port_delays(),
+            base_rtt_ns=self.base if self.flow_base is None else self.flow_base,
+            telemetry=self._tick_telemetry(t) if self.telemetry else None,
         )
         new = self.ctl.on_tick(info)  # type: ignore[attr-defined]
         if new is not None:
@@ -363,6 +365,11 @@ class _Run(BlockLoop):
             elif n_changed:
                 changed = np.flatnonzero(change)
                 self.set_rates(changed, new[changed])
+
+    def _tick_telemetry(self, t: float) -> HopTelemetry:
+        """Every flow's per-hop INT now, stamped ``t``."""
+        hops, q, tx, cap = self._hop_state(np.arange(self.n))
+        return HopTelemetry(hops=hops, qlen_bytes=q, tx_bytes=tx, ts_ns=np.full(self.n, t), capacity=cap)
 
     def port_delays(self) -> np.ndarray:
         """(N,) current queueing delay (ns) along each flow's path: per port or path, then gathered."""

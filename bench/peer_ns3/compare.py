@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
            + (" --large" if args.large else ""),
            "peer": "github.com/aliyun/ns-3-alibabacloud + bench/peer_ns3/rlcc-peer.cc", "build": build,
            "fallback_build": fallback,
-           "rlcc_lacks": s.RLCC_LACKS, "goals": {"goodput_abs": m.GOODPUT_TOL, "queue_rel": m.QUEUE_REL_TOL,
+           "rlcc_differs": s.RLCC_DIFFERS, "goals": {"goodput_abs": m.GOODPUT_TOL, "queue_rel": m.QUEUE_REL_TOL,
                                                  "queue_abs_us": m.QUEUE_ABS_TOL_US, "converge_rel": m.CONVERGE_REL_TOL},
            "rows": sorted(rows.values(), key=lambda r: (r["kind"], r["flows"], r["hosts"], r["start"], r["controller"])),
            "machine": machine()}

@@ -12,8 +12,8 @@ Kmin 400 KB / Kmax 1600 KB / Pmax 0.2, DCQCN ``--cc dcqcn`` and HPCC ``--cc hp``
 RTT T both sides use is the peer's ``maxRtt`` (2 x propagation + one 1000 B serialization per hop,
 ``third.cc``'s pairRtt): HPCC's T and DCQCN's fluid RTT probe are set to it in rlcc.
 
-Where rlcc-sim has no counterpart of a peer parameter it is listed in ``RLCC_LACKS`` (reported with
-the results), never faked.
+Where rlcc-sim has no counterpart of a peer mechanism, or models it in fluid form rather than per
+packet, it is listed in ``RLCC_DIFFERS`` with what rlcc does instead (reported with the results).
 """
 
 from __future__ import annotations
@@ -53,11 +53,13 @@ PEER_COMMON = {"ENABLE_QCN": 1, "USE_DYNAMIC_PFC_THRESHOLD": 1, "PACKET_PAYLOAD_
                "L2_BACK_TO_ZERO": 0, "GLOBAL_T": 1, "MULTI_RATE": 0, "SAMPLE_FEEDBACK": 0, "RATE_BOUND": 1,
                "BUFFER_SIZE": BUFFER_MB, "ENABLE_TRACE": 0}
 
-# Peer parameters rlcc-sim has no counterpart for (reported with every result).
-RLCC_LACKS = {
+# Peer mechanisms rlcc-sim lacks or models in fluid form, and what it does (reported with every result).
+RLCC_DIFFERS = {
     "PFC (USE_DYNAMIC_PFC_THRESHOLD, headroom 3 x link BDP, PAUSE_TIME)": "rlcc's buffer is lossy, no PFC",
-    "HAS_WIN / VAR_WIN (HPCC's inflight window bound = maxBdp x rate / line rate)": "rlcc paces at the rate only",
-    "FAST_REACT (HPCC per-ACK reaction between per-RTT updates)": "folded into rlcc's one update per RTT",
+    "HAS_WIN / VAR_WIN (HPCC's inflight window bound = maxBdp x rate / line rate)":
+        "fluid: rlcc sends at min(R, W / (base RTT + current path queueing)), re-evaluated every step",
+    "FAST_REACT (HPCC per-ACK reaction between per-RTT updates)":
+        "per step rather than per ACK: U from the INT of half a base RTT ago, W = Wc eta / U + W_AI",
     "INT_MULTI / INT quantization (128 B tx, 80 B qlen units)": "rlcc's telemetry is exact",
     "packet headers (CustomHeader + INT on every 1000 B payload)": "rlcc's fluid carries payload only",
     "L2_CHUNK_SIZE / L2_ACK_INTERVAL (ACK per packet, go-back-N on loss)": "no ACK path in rlcc",
@@ -167,7 +169,7 @@ class PeerScenario:
 
 
 def controller(name: str, sc: PeerScenario):
-    """The rlcc controller with the peer's settings (what maps; the rest is in RLCC_LACKS)."""
+    """The rlcc controller with the peer's settings (what maps; the rest is in RLCC_DIFFERS)."""
     cc = PEER_CC[name]
     gbps = lambda s: float(s.removesuffix("Mb/s")) / 1000  # noqa: E731
     min_rate = gbps(cc["MIN_RATE"]) / LINE_GBPS

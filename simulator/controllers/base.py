@@ -65,6 +65,8 @@ class TickInfo:
     rate: np.ndarray  # float64 (N,), current rates
     active: np.ndarray  # bool (N,)
     queue_delay_ns: np.ndarray  # float64 (N,), current queueing delay at each flow's egress port
+    base_rtt_ns: np.ndarray | float | None = None  # base RTT of each flow's path (ns; a float: all flows)
+    telemetry: HopTelemetry | None = None  # every flow's per-hop INT now (controllers with wants_telemetry)
 
 
 @runtime_checkable

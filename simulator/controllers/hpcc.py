@@ -12,6 +12,13 @@ probe's telemetry per hop and at every decision runs
 * ComputeWind with updateWc = True: if ``U >= eta`` or ``incStage >= maxStage``:
   ``W = Wc / (U/eta) + W_AI``, incStage = 0; else ``W = Wc + W_AI``, incStage += 1; then Wc = W;
 * NewAck: rate ``R = W / T``, as a fraction of the host line rate (``network.bytes_per_ns`` = 1.0).
+* The in-flight window (``window = True``; the repo's ``HAS_WIN 1`` / ``VAR_WIN 1``, the paper's
+  "HPCC is a window-based congestion control with pacing"): a flow has at most W = R x T bytes in
+  flight, so over a path of base RTT b whose queues add a delay q it sends at most W / (b + q).
+  The fluid form of that bound is the flow rate ``min(R, R T / (b + q))``, re-evaluated from the
+  current path delay on a timer (``window_tick_us``; default every engine step, ``Network.dt_ns``)
+  and at each decision from the probe's RTT. Without it a paced flow keeps sending at R while its
+  own queue delays the feedback (a 64-flow line-rate incast then holds ~1 ms of queue).
 
 One probe per RTT is the per-RTT update (the paper's ``ack.seq > lastUpdateSeq`` branch, which
 updates Wc once per RTT). The paper also reacts to every ACK in between (``updateWc = False``:
@@ -55,19 +62,19 @@ at commit 9f4be2a9ead8a90e8bf732c66bd758c00e58e5be (the authors' ns-3 simulator)
 
 Other deviations: the min() qlen filter compares two probes one RTT apart (the paper compares
 consecutive ACKs); W is clipped to [min_rate, 1] x BDP (the repo clips the rate to [MinRate, line
-rate]); no window bound on inflight bytes (the fluid engine paces at R; the repo also limits
-inflight to W, ``HAS_WIN 1`` / ``VAR_WIN 1``); INT fields are exact (the repo quantizes them,
+rate]); the window bound is fluid (a rate W / RTT, not a per-packet ACK clock); INT fields are exact (the repo quantizes them,
 ``src/network/utils/int-header.h``: 128 B tx units, 80 B qlen units).
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 
 import numpy as np
 
 from rlcc.errors import BadInputError
-from rlcc.simulator.controllers.base import DecisionBatch, HopTelemetry
+from rlcc.simulator.controllers.base import DecisionBatch, HopTelemetry, TickInfo
 from rlcc.simulator.params import Network
 
 MIN_RATE = 1.0 / 16384
@@ -79,6 +86,10 @@ class HpccParams:
     max_stage: int = 5  # additive stages before a multiplicative update (paper; repo runs 0)
     rate_ai_gbps: float = 0.04  # W_AI as a rate, W_AI = R_AI x T (repo run.py, 100G)
     min_rate: float = MIN_RATE  # rate floor, fraction of line rate (our choice)
+    fast_react: bool = True  # per-ACK W = Wc eta / U + W_AI between per-RTT Wc updates (paper; repo FAST_REACT 1)
+    ack_ewma: bool = True  # U's EWMA as the per-ACK updates of one probe interval compound (exp(-dt/T))
+    window: bool = True  # inflight <= W = R x T (paper; repo HAS_WIN 1, VAR_WIN 1)
+    window_tick_us: float | None = None  # how often the window bound is re-evaluated (None: every engine step)
 
 
 class Hpcc:
@@ -88,11 +99,19 @@ class Hpcc:
     initial_rate = 1.0
     name = "hpcc"
     wants_telemetry = True
+    tick_counters = False  # the window tick reads path delays, not counters
 
     def __init__(self, params: HpccParams | None = None) -> None:
         self.p = params or HpccParams()
 
     def reset(self, n_flows: int, network: Network, rng: np.random.Generator) -> None:
+        if self.p.window_tick_us is not None and not self.p.window_tick_us > 0:
+            raise BadInputError(f"invalid HPCC window_tick_us {self.p.window_tick_us!r}: must be > 0")
+        tick = network.dt_ns if self.p.window_tick_us is None else self.p.window_tick_us * 1e3
+        self.fast = self.p.fast_react
+        self.tick_ns = tick if self.p.window or self.fast else None
+        # INT reaches the sender with the ACK, about half a base RTT after the bottleneck stamped it.
+        self.hist: collections.deque = collections.deque(maxlen=2 + int(round(network.base_rtt_ns / 2 / tick)))
         self.t_ns = network.base_rtt_ns
         self.bdp = network.bytes_per_ns * self.t_ns  # W_init: line rate x T
         self.w_ai = self.p.rate_ai_gbps / 8.0 * self.t_ns  # bytes
@@ -103,6 +122,7 @@ class Hpcc:
         self.prev_ts = np.zeros(n_flows)
         self.prev_q = np.zeros((n_flows, 0))
         self.prev_tx = np.zeros((n_flows, 0))
+        self.pace = np.full(n_flows, np.nan)  # R = W / T per flow (nan: not yet known, the start rate)
 
     def _ensure_width(self, width: int) -> None:
         have = self.prev_q.shape[1]
@@ -120,36 +140,80 @@ class Hpcc:
         width = tel.qlen_bytes.shape[1]
         self._ensure_width(width)
         start = batch.first | (self.prev_hops[ids] == 0)
+        pace = self.pace[ids]
+        unknown = np.isnan(pace)
+        pace[unknown] = batch.rate[unknown]  # no tick yet: the rate is still the start rate
         if start.any():
-            self.w_c[ids[start]] = batch.rate[start] * self.bdp
+            self.w_c[ids[start]] = pace[start] * self.bdp
         update = ~start & (tel.hops > 0) & (self.prev_hops[ids] == tel.hops) & (tel.ts_ns > self.prev_ts[ids])
         if update.any():
-            self._update(ids[update], _rows(tel, update))
+            up = ids[update]
+            if not self.fast:  # U from the probes; with per-ACK reaction the ticks keep U
+                t = _rows(tel, update)
+                dt = t.ts_ns - self.prev_ts[up]
+                width = t.qlen_bytes.shape[1]
+                self._measure(up, t.qlen_bytes, self.prev_q[up, :width], t.tx_bytes - self.prev_tx[up, :width],
+                              dt, t.hops, t.capacity)
+            self.w_c[up] = self._wind(up, update_wc=True)
         self._store(ids, tel)
-        rates = np.clip(self.w_c[ids] / self.bdp, self.p.min_rate, 1.0)
-        return np.where(start, batch.rate, rates)
+        pace = np.where(start, pace, np.clip(self.w_c[ids] / self.bdp, self.p.min_rate, 1.0))
+        self.pace[ids] = pace
+        if not self.p.window:
+            return pace
+        return pace * np.minimum(1.0, self.t_ns / batch.rtt_ns)
 
-    def _update(self, ids: np.ndarray, tel: HopTelemetry) -> None:
-        """MeasureInflight + ComputeWind(updateWc=True) for flows with a previous probe."""
-        p, t = self.p, self.t_ns
-        width = tel.qlen_bytes.shape[1]
-        dt = tel.ts_ns - self.prev_ts[ids]
-        tx_rate = (tel.tx_bytes - self.prev_tx[ids, :width]) / dt[:, None]
-        qlen = np.minimum(tel.qlen_bytes, self.prev_q[ids, :width])
-        u_hop = qlen / (tel.capacity * t) + tx_rate / tel.capacity
-        valid = np.arange(width) < tel.hops[:, None]
+    def on_tick(self, info: TickInfo) -> np.ndarray:
+        """Per-ACK reaction (``fast_react``) from the INT the ACKs arriving now carry, then the window
+        bound at the current path delays: rate min(R, R T / (base RTT + queueing))."""
+        unknown = np.isnan(self.pace)
+        self.pace[unknown] = info.rate[unknown]
+        if self.fast:
+            self._react(info)
+        if not self.p.window:
+            return self.pace.copy()
+        base = self.t_ns if info.base_rtt_ns is None else info.base_rtt_ns
+        return self.pace * np.minimum(1.0, self.t_ns / (base + info.queue_delay_ns))
+
+    def _react(self, info: TickInfo) -> None:
+        """MeasureInflight on the INT of ``ack_delay`` ago, then ComputeWind(updateWc=False)."""
+        tel = info.telemetry
+        if tel is None:
+            raise BadInputError("HPCC fast_react needs per-hop telemetry at ticks (TickInfo.telemetry); "
+                                "the engine did not provide it")
+        hist = self.hist
+        hist.append((tel.qlen_bytes, tel.tx_bytes))
+        if len(hist) < hist.maxlen:
+            return
+        (q0, tx0), (q1, tx1) = hist[0], hist[1]  # one tick apart, ack_delay old
+        every = np.arange(len(self.u))
+        self._measure(every, q1, q0, tx1 - tx0, np.full(len(every), self.tick_ns), tel.hops, tel.capacity)
+        ready = np.flatnonzero(self.prev_hops > 0)  # Wc set by a first decision
+        if len(ready):
+            w = self._wind(ready, update_wc=False)
+            self.pace[ready] = np.clip(w / self.bdp, self.p.min_rate, 1.0)
+
+    def _measure(self, ids: np.ndarray, qlen: np.ndarray, prev_qlen: np.ndarray, d_tx: np.ndarray,
+                 dt: np.ndarray, hops: np.ndarray, cap: np.ndarray) -> None:
+        """MeasureInflight: U of flows ``ids`` from two INT samples ``dt`` apart, (B, H) per hop."""
+        t = self.t_ns
+        width = qlen.shape[1]
+        u_hop = np.minimum(qlen, prev_qlen) / (cap * t) + d_tx / dt[:, None] / cap
+        valid = np.arange(width) < hops[:, None]
         u_max = np.where(valid, u_hop, -np.inf).max(axis=1)
-        tau = np.minimum(dt, t)  # one stamp per probe: every hop's delta ts is dt
-        u = (1.0 - tau / t) * self.u[ids] + tau / t * u_max
-        self.u[ids] = u
+        keep = np.exp(-dt / t) if self.p.ack_ewma else 1.0 - np.minimum(dt, t) / t
+        self.u[ids] = keep * self.u[ids] + (1.0 - keep) * u_max
 
-        w_c, stage = self.w_c[ids], self.inc_stage[ids]
+    def _wind(self, ids: np.ndarray, update_wc: bool) -> np.ndarray:
+        """ComputeWind: the window of flows ``ids`` from their U (Wc and incStage kept unless ``update_wc``)."""
+        p = self.p
+        u, w_c, stage = self.u[ids], self.w_c[ids], self.inc_stage[ids]
         multiplicative = (u >= p.eta) | (stage >= p.max_stage)
         with np.errstate(divide="ignore"):
             w_mi = w_c * (p.eta / u) + self.w_ai  # u = 0 (idle path): inf, clipped to one BDP
-        w = np.where(multiplicative, w_mi, w_c + self.w_ai)
-        self.w_c[ids] = np.clip(w, p.min_rate * self.bdp, self.bdp)
-        self.inc_stage[ids] = np.where(multiplicative, 0, stage + 1)
+        w = np.clip(np.where(multiplicative, w_mi, w_c + self.w_ai), p.min_rate * self.bdp, self.bdp)
+        if update_wc:
+            self.inc_stage[ids] = np.where(multiplicative, 0, stage + 1)
+        return w
 
     def _store(self, ids: np.ndarray, tel: HopTelemetry) -> None:
         width = tel.qlen_bytes.shape[1]

@@ -7,13 +7,14 @@ W = Wc / (U / eta) + W_AI if U >= eta or incStage >= maxStage else Wc + W_AI, R 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 
 from rlcc.errors import BadInputError
-from rlcc.simulator import DecisionBatch, HopTelemetry, Hpcc, HpccParams, Network, make_controller
+from rlcc.simulator import DecisionBatch, HopTelemetry, Hpcc, HpccParams, Network, TickInfo, make_controller
 
 NET = Network()  # 100 Gb/s, 8 us base RTT
 T = NET.base_rtt_ns
@@ -41,6 +42,8 @@ def _batch(ids, ts, rate, first, qlen, tx, hops=None, cap=None) -> DecisionBatch
 
 
 def _controller(n_flows: int = 1, **params) -> Hpcc:
+    """The per-probe algorithm alone (no per-ACK reaction, window or compounded EWMA unless asked)."""
+    params = {"fast_react": False, "window": False, "ack_ewma": False, **params}
     ctl = Hpcc(HpccParams(**params))
     ctl.reset(n_flows, NET, RNG)
     return ctl
@@ -209,3 +212,88 @@ def test_needs_telemetry_and_is_registered():
     assert plain.telemetry is None  # positional construction still works
     with pytest.raises(BadInputError, match="telemetry"):
         ctl.decide(plain)
+
+
+def _tick(ctl: Hpcc, t: float, qlen, tx, rate, queue_delay=0.0) -> np.ndarray:
+    """One window/per-ACK tick with every flow's INT now (one hop each)."""
+    n = len(ctl.u)
+    tel = HopTelemetry(hops=np.ones(n, np.int64), qlen_bytes=np.asarray(qlen, np.float64).reshape(n, 1),
+                       tx_bytes=np.asarray(tx, np.float64).reshape(n, 1), ts_ns=np.full(n, t),
+                       capacity=np.full((n, 1), C))
+    return ctl.on_tick(TickInfo(t, None, None, np.broadcast_to(np.asarray(rate, np.float64), (n,)).copy(),
+                                np.ones(n, bool), np.full(n, float(queue_delay)), T, tel))
+
+
+def test_window_bounds_the_rate_by_w_over_the_current_rtt():
+    # W = R T in flight over an RTT of T + q sends at R T / (T + q): q = T halves the rate, q = 0 keeps R.
+    ctl = _controller(window=True)
+    assert ctl.tick_ns == NET.dt_ns  # re-evaluated every engine step by default
+    assert _tick(ctl, 1000.0, [0.0], [0.0], 0.6, queue_delay=0.0)[0] == 0.6
+    assert _tick(ctl, 2000.0, [0.0], [0.0], 0.6, queue_delay=T)[0] == pytest.approx(0.3, rel=1e-12)
+    assert _tick(ctl, 3000.0, [0.0], [0.0], 0.6, queue_delay=3 * T)[0] == pytest.approx(0.15, rel=1e-12)
+    # at a decision the bound uses the probe's RTT: 2T halves the new pace
+    out = ctl.decide(_batch([0], 0.0, 0.6, True, [0.0], [0.0]))
+    assert out[0] == 0.6  # (the batch's RTT is T)
+    rtt2 = dataclasses.replace(_batch([0], T, 0.6, False, [0.0], [0.5 * C * T]), rtt_ns=np.full(1, 2 * int(T)))
+    out = ctl.decide(rtt2)
+    assert out[0] == pytest.approx(ctl.pace[0] / 2, rel=1e-12)
+
+
+def test_probe_ewma_compounds_the_per_ack_updates():
+    # ack_ewma: over a probe interval dt the per-ACK updates U <- (1 - tau/T) U + tau/T u with
+    # sum(tau) = dt compound to U <- exp(-dt/T) U + (1 - exp(-dt/T)) u (u constant over the interval).
+    ctl = _controller(ack_ewma=True)
+    ctl.decide(_batch([0], 0.0, 0.5, True, [0.0], [0.0]))
+    u = 0.7
+    ctl.decide(_batch([0], T, 0.5, False, [0.0], [u * C * T]))
+    keep = math.exp(-1.0)
+    assert ctl.u[0] == pytest.approx(keep * 1.0 + (1 - keep) * u, rel=1e-12)
+    # the limit of many small per-ACK steps is the same number
+    u_acks = 1.0
+    for _ in range(100_000):
+        u_acks = (1 - 1e-5) * u_acks + 1e-5 * u
+    assert ctl.u[0] == pytest.approx(u_acks, rel=1e-4)
+
+
+def test_fast_react_updates_u_per_tick_from_delayed_int_and_keeps_wc():
+    # Per ACK: U from the INT the ACK carries (stamped half a base RTT earlier), W = Wc eta / U + W_AI
+    # with Wc unchanged; the next probe then updates Wc with the U the ticks kept.
+    tick = 1000.0
+    ctl = _controller(fast_react=True, ack_ewma=True, max_stage=0, window_tick_us=tick / 1e3)
+    delay_ticks = int(round(T / 2 / tick))
+    assert ctl.hist.maxlen == delay_ticks + 2
+    r0 = 0.5
+    ctl.decide(_batch([0], 0.0, r0, True, [0.0], [0.0]))
+    w_c = r0 * BDP
+    u_link = 1.2  # the hop transmits at line rate with a 0.2 BDP queue: u' = 0.2 + 1.0
+    q = 0.2 * C * T
+    keep = math.exp(-tick / T)
+    expect_u, tx = 1.0, 0.0
+    for k in range(1, delay_ticks + 6):
+        out = _tick(ctl, k * tick, [q], [tx], r0)
+        if k >= delay_ticks + 2:  # the INT pair of (delay_ticks + 1) and delay_ticks ticks ago
+            expect_u = keep * expect_u + (1 - keep) * u_link
+            assert ctl.u[0] == pytest.approx(expect_u, rel=1e-12)
+            assert out[0] == pytest.approx((w_c * ETA / expect_u + W_AI) / BDP, rel=1e-12)
+            assert ctl.w_c[0] == w_c  # only probes update Wc
+        else:
+            assert ctl.u[0] == 1.0 and out[0] == r0  # no ACK INT yet
+        tx += C * tick
+    out = ctl.decide(_batch([0], T, out, False, [q], [tx]))  # the probe's own INT is not re-measured
+    assert ctl.u[0] == pytest.approx(expect_u, rel=1e-12)
+    assert ctl.w_c[0] == pytest.approx(w_c * ETA / expect_u + W_AI, rel=1e-12)
+
+
+def test_engine_hpcc_holds_a_small_queue_on_an_incast():
+    # 64 line-rate flows into one 100G port (star, 4 us RTT): without the window and the per-ACK
+    # reaction the per-RTT loop holds ~1 ms of queue; with them HPCC keeps about eta of the link
+    # with a queue under one base RTT (the HPCC paper's near-zero queue).
+    from rlcc.simulator import ManyToOne, TopologyConfig, simulate
+
+    net = Network(base_rtt_us=4.0, dt_ns=500.0)
+    star = TopologyConfig(kind="star", hosts=9, link_delay_ns=1000.0)
+    sc = ManyToOne(flows=64, hosts=8, duration_ms=2.0, network=net, topology=star)
+    full = simulate(sc, Hpcc(HpccParams(max_stage=0))).metrics
+    plain = simulate(sc, Hpcc(HpccParams(max_stage=0, fast_react=False, window=False, ack_ewma=False))).metrics
+    assert full["queue_delay_mean_us"] < 4.0 < 100.0 < plain["queue_delay_mean_us"]
+    assert full["goodput"] == pytest.approx(ETA, abs=0.03)
