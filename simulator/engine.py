@@ -83,7 +83,8 @@ class _Run(BlockLoop):
         self.dt = float(self.net.dt_ns)
         self.n_steps = int(round(scenario.duration_ns / self.dt))
         self.C = self.net.bytes_per_ns
-        self.pkt = float(self.net.packet_bytes)
+        self.pkt = float(self.net.wire_packet_bytes)  # marks and drops count wire packets
+        self.payload = self.net.payload_fraction  # payload bytes per wire byte (1.0 without headers)
         self.base = self.net.base_rtt_ns
         self.flow_base = self.fabric.flow_base_rtt if self.multi else None  # per-path base RTTs (ns)
         latency = scenario.decision_latency_us
@@ -382,7 +383,7 @@ class _Run(BlockLoop):
     def finish_flows(self, t: float) -> None:
         idx = self.finite_active
         self.settle(idx)
-        done = self.acc_sent[idx] - self.acc_drop[idx] >= self.table.size_bytes[idx]
+        done = (self.acc_sent[idx] - self.acc_drop[idx]) * self.payload >= self.table.size_bytes[idx]
         if not done.any():
             return
         fin = idx[done]
@@ -509,7 +510,7 @@ def simulate(
     a, b = run.snap_window, run.snap_end
     span = max(b.time_ns - a.time_ns, 1e-9)
     flows = {
-        "window_rate": ((b.sent - b.dropped) - (a.sent - a.dropped)) / (run.C * span),
+        "window_rate": ((b.sent - b.dropped) - (a.sent - a.dropped)) * run.payload / (run.C * span),
         "sent_bytes": run.acc_sent.copy(),
         "dropped_bytes": run.acc_drop.copy(),
         "fct_ns": run.flows.fct,

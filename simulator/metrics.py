@@ -1,13 +1,14 @@
 """Run metrics over a time window, from two snapshots of the cumulative counters.
 
-Keys (all floats): ``goodput`` (delivered bytes / (ports x line rate x window), drops excluded),
+Keys (all floats): ``goodput`` (delivered payload bytes / (ports x line rate x window), drops
+excluded; ``network.header_bytes`` make the wire carry more than the payload),
 ``queue_delay_mean_us`` / ``queue_delay_p99_us`` (time-sampled port queues / line rate),
 ``mean_rtt_inflation`` (mean RTT over decisions / the nominal ``network.base_rtt_us``; a shorter
-fat-tree path can bring it below 1), ``drops_per_flow`` (packets),
+fat-tree path can bring it below 1), ``drops_per_flow`` (wire packets),
 ``drop_fraction`` (dropped / offered bytes), ``jain`` and ``min_max`` (fairness of the per-flow
 goodput of long-lived flows active over the whole window), ``decisions``, and for scenarios with
 short flows ``long_flow_bw`` (flow 0's goodput / line rate), ``short_fct_slowdown_mean`` /
-``_p99`` (FCT / (size / line rate + base RTT)) and ``short_completed`` (fraction finished).
+``_p99`` (FCT / (size / line rate's payload throughput + base RTT)) and ``short_completed`` (fraction finished).
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def compute_metrics(run: RunCounters, a: Snapshot, b: Snapshot, rtt_stats: np.nd
     net, n = run.net, run.n
     out: dict[str, float] = {"window_start_ms": a.time_ns / 1e6, "window_ms": span / 1e6}
     cap_bytes = run.fabric.n_sinks * net.bytes_per_ns * span
-    out["goodput"] = (b.delivered - a.delivered) / cap_bytes if span > 0 else float("nan")
+    out["goodput"] = (b.delivered - a.delivered) * net.payload_fraction / cap_bytes if span > 0 else float("nan")
     rows = run.q_samples[from_step // run.q_every : run.n_steps // run.q_every + 1]
     if run.q_weights is None:  # single switch: every port alike
         delay_us = rows.ravel() / net.bytes_per_ns / 1e3
@@ -88,9 +89,9 @@ def compute_metrics(run: RunCounters, a: Snapshot, b: Snapshot, rtt_stats: np.nd
     out["mean_rtt_inflation"] = float(rtt_stats[0] / rtt_stats[1]) if rtt_stats[1] else float("nan")
     out["decisions"] = float(rtt_stats[1])
     dropped = b.fabric_dropped - a.fabric_dropped
-    out["drops_per_flow"] = dropped / net.packet_bytes / n
+    out["drops_per_flow"] = dropped / net.wire_packet_bytes / n
     out["drop_fraction"] = dropped / (b.offered - a.offered) if b.offered > a.offered else 0.0
-    good = (b.sent - b.dropped) - (a.sent - a.dropped)
+    good = ((b.sent - b.dropped) - (a.sent - a.dropped)) * net.payload_fraction
     long_lived = ~run.finite & (run.table.start_ns <= a.time_ns)
     if long_lived.sum() >= 1:
         g = good[long_lived]
@@ -101,7 +102,7 @@ def compute_metrics(run: RunCounters, a: Snapshot, b: Snapshot, rtt_stats: np.nd
             out["long_flow_bw"] = float(good[0] / (net.bytes_per_ns * span)) if span > 0 else float("nan")
         short = run.finite
         fct = run.flows.fct[short]
-        slow = fct_slowdown(fct, run.table.size_bytes[short], run.base_rtt(np.flatnonzero(short)), net.bytes_per_ns)
+        slow = fct_slowdown(fct, run.table.size_bytes[short], run.base_rtt(np.flatnonzero(short)), net.payload_bytes_per_ns)
         slow = slow[np.isfinite(slow)]
         out["short_completed"] = float(np.isfinite(fct).mean())
         out["short_fct_slowdown_mean"] = float(slow.mean()) if len(slow) else float("nan")
@@ -116,7 +117,8 @@ def compute_metrics(run: RunCounters, a: Snapshot, b: Snapshot, rtt_stats: np.nd
 
 def fct_slowdown(fct_ns: np.ndarray, size_bytes: np.ndarray, base_rtt_ns: np.ndarray | float,
                  bytes_per_ns: float) -> np.ndarray:
-    """Per flow: FCT / ideal FCT, the ideal being size at line rate + the flow's base RTT (NaN: unfinished)."""
+    """Per flow: FCT / ideal FCT, the ideal being size at ``bytes_per_ns`` (callers: the line rate's
+    payload throughput) + the flow's base RTT (NaN: unfinished)."""
     return fct_ns / (size_bytes / bytes_per_ns + base_rtt_ns)
 
 

@@ -25,7 +25,16 @@ MAX_BYTES = 1 << 40  # buffer, ECN thresholds and short-flow sizes
 
 @dataclasses.dataclass(frozen=True)
 class Network:
-    """Link, buffer, ECN and time-step parameters (defaults: 100G RoCE fabric, see README)."""
+    """Link, buffer, ECN and time-step parameters (defaults: 100G RoCE fabric, see README).
+
+    ``header_bytes``: bytes of headers each ``packet_bytes`` payload carries on the wire (0: the
+    fluid is payload only). Rates, link capacities, queues, buffers, ECN thresholds and telemetry
+    are wire bytes (what a NIC pacer, a switch MMU and INT count); only payload accounting scales
+    by ``payload_fraction`` = P / (P + H): a flow of ``size_bytes`` payload finishes after
+    size / fraction wire bytes, goodput and per-flow delivered rates report payload, and a
+    saturated link delivers capacity x P / (P + H) payload. Packet counts (CNPs, drops) are of
+    wire packets of P + H bytes.
+    """
 
     line_rate_gbps: float = 100.0
     base_rtt_us: float = 8.0
@@ -36,10 +45,26 @@ class Network:
     ecn_pmax: float = 0.2
     host_rate_gbps: float | None = None
     dt_ns: float = 1000.0
+    header_bytes: int = 0
 
     @property
     def bytes_per_ns(self) -> float:
         return self.line_rate_gbps / 8.0
+
+    @property
+    def wire_packet_bytes(self) -> int:
+        """One packet on the wire: payload + headers."""
+        return self.packet_bytes + self.header_bytes
+
+    @property
+    def payload_fraction(self) -> float:
+        """Payload bytes per wire byte, P / (P + H): exactly 1.0 without headers."""
+        return self.packet_bytes / self.wire_packet_bytes
+
+    @property
+    def payload_bytes_per_ns(self) -> float:
+        """A line rate's payload throughput."""
+        return self.bytes_per_ns * self.payload_fraction
 
     @property
     def base_rtt_ns(self) -> float:
@@ -57,6 +82,7 @@ class Network:
         check_range(self.buffer_bytes, self.packet_bytes, MAX_BYTES, "network.buffer_bytes",
                   "(it must hold at least one packet of network.packet_bytes)")
         check_positive(self.dt_ns, "network.dt_ns")
+        check_range(self.header_bytes, 0, PACKET_BYTES[1], "network.header_bytes")
         if self.host_rate_gbps is not None:
             check_range(self.host_rate_gbps, *LINE_RATE_GBPS, "network.host_rate_gbps")
         check_range(self.ecn_kmax_bytes, 0, MAX_BYTES, "network.ecn_kmax_bytes")

@@ -34,7 +34,7 @@ def switch_metrics(result) -> dict[str, float]:
     if not finite.any():
         raise BadInputError("switch_metrics: the run has no finite flows")
     slow = fct_slowdown(fl["fct_ns"][finite], size[finite], fl["base_rtt_ns"][finite],
-                        result.scenario.network.bytes_per_ns)
+                        result.scenario.network.payload_bytes_per_ns)
     done = np.isfinite(slow)
     s, sz = slow[done], size[finite][done]
     out = {"flows": float(finite.sum()), "unfinished": float((~done).sum()),

@@ -69,8 +69,29 @@ def test_controllers_carry_run_py_settings():
     d = S.controller("dcqcn", sc).p
     assert (d.g, d.alpha_timer_us, d.timer_us, d.fast_recovery_steps, d.cnp_interval_us) == (1 / 256, 1, 300, 1, 4)
     assert (d.rate_ai_gbps, d.rate_hai_gbps, d.min_rate, d.byte_counter) == (0.02, 0.2, 0.01, float("inf"))
+    assert d.hyper_on_timer_alone and not d.clamp_target and d.timers_from_first_cnp and d.decrease_on_timer
     h = S.controller("hpcc", sc).p
     assert (h.eta, h.max_stage, h.rate_ai_gbps, h.min_rate) == (0.95, 0, 0.04, 0.01)
+
+
+def test_header_bytes_per_controller_and_tree():
+    """PPP 14 + IPv4 20 + UDP 8 + SeqTs (10 in ns-3-alibabacloud, 6 in the HPCC repo) + INT (42 for HPCC)."""
+    assert (S.header_bytes("dcqcn"), S.header_bytes("hpcc")) == (52, 90)  # the trees their rows come from
+    assert (S.header_bytes("dcqcn", "hpcc-repo"), S.header_bytes("hpcc", "ns-3-alibabacloud")) == (48, 94)
+    sc = S.PeerScenario("incast", 8, 8)
+    assert sc.rlcc_scenario().network.header_bytes == 0
+    assert [sc.rlcc_scenario(cc).network.header_bytes for cc in S.CONTROLLERS] == [52, 90]
+
+
+def test_fair_start_dcqcn_incast_delivers_the_peers_payload_share():
+    """Flows at the fair share see no marks, so DCQCN (no CNP, no change) holds them: goodput is the
+    wire's payload share 1000 / 1052 = 0.9506 (the peer measured 0.951)."""
+    from rlcc.simulator import simulate
+
+    sc = S.PeerScenario("incast", 8, 8, start="fair", duration_ms=2.0)
+    r = simulate(sc.rlcc_scenario("dcqcn"), S.controller("dcqcn", sc))
+    assert r.metrics["goodput"] == pytest.approx(1000 / 1052, rel=1e-9)
+    assert np.all(r.series["rates"] == 1 / 8)
 
 
 def test_config_file_holds_both_controllers_and_the_ecn_map(tmp_path):

@@ -56,7 +56,7 @@ def side_metrics(t_us: np.ndarray, queue_us: np.ndarray, rates: np.ndarray, deli
 
 def run_rlcc(sc: s.PeerScenario, cc: str) -> tuple[dict, dict]:
     t0 = time.perf_counter()
-    r = simulate(sc.rlcc_scenario(), s.controller(cc, sc))
+    r = simulate(sc.rlcc_scenario(cc), s.controller(cc, sc))
     wall = time.perf_counter() - t0
     span = r.metrics["window_ms"] * 1e6
     delivered = r.flows["window_rate"] * BYTES_PER_NS * span

@@ -61,20 +61,33 @@ RLCC_DIFFERS = {
     "FAST_REACT (HPCC per-ACK reaction between per-RTT updates)":
         "per step rather than per ACK: U from the INT of half a base RTT ago, W = Wc eta / U + W_AI",
     "INT_MULTI / INT quantization (128 B tx, 80 B qlen units)": "rlcc's telemetry is exact",
-    "packet headers (CustomHeader + INT on every 1000 B payload)": "rlcc's fluid carries payload only",
-    "L2_CHUNK_SIZE / L2_ACK_INTERVAL (ACK per packet, go-back-N on loss)": "no ACK path in rlcc",
+    "L2_CHUNK_SIZE / L2_ACK_INTERVAL (ACK per packet, go-back-N on loss)":
+        "no ACK path in rlcc: a DCQCN CNP (an ACK's flag in the peer) reaches the sender at its next tick, "
+        "without the ACK's return delay",
     "ECMP hash (switch-node.cc per-flow 5-tuple hash)": "rlcc hashes per (flow, switch) with its own seed",
     "per-packet ECN marking at dequeue-time queue": "rlcc marks the fluid at the step-start queue",
-    "DCQCN hyper increase on the timer stage alone (rdma-hw.cc RateIncEventMlx: stage > F, +RATE_HAI)":
-        "rlcc's DCQCN hyper-increases only when timer and byte-counter stages both pass F (the paper); with "
-        "no byte counter (the peer has none) it stays at +RATE_AI",
-    "DCQCN CLAMP_TARGET_RATE 0 (target rate kept at a cut while the timer stage is 0)":
-        "rlcc sets the target to the current rate at every cut (the paper), so its recovery aims lower",
-    "DCQCN increase timers start at the first CNP (rdma-hw.cc: no CNP, no rate increase)":
-        "rlcc's timers run from the flow's start, so flows started at their fair share probe upward",
-    "DCQCN rate decrease on a 4 us timer when a CNP arrived (RATE_DECREASE_INTERVAL)":
-        "mapped to rlcc's NP CNP pacing (cnp_interval_us = 4) with an immediate cut",
 }
+
+# Wire bytes of a data packet beyond its payload (rdma-hw.cc GetNxtPacket: payload, SeqTs header,
+# UdpHeader, Ipv4Header, PppHeader; qbb-net-device.cc TransmitStart serializes p->GetSize()): PPP
+# 14 (ppp-header.cc PppHeader::GetStaticSize, an Ethernet-sized header), IPv4 20 (ipv4-header.cc
+# m_headerSize 5 x 4), UDP 8 (udp-header.cc), the SeqTs header's seq + pg (ns-3-alibabacloud's
+# SimpleSeqTsHeader: uint64 + uint16; the HPCC repo's SeqTsHeader: 6) and its embedded IntHeader
+# (int-header.cc GetStaticSize: HPCC's NORMAL mode maxHop 5 x 8-byte IntHop + 2-byte nhop = 42,
+# whatever the path's hop count; NONE for DCQCN, rlcc-peer.cc SetModelDefaults).
+PPP_BYTES, IPV4_BYTES, UDP_BYTES = 14, 20, 8
+SEQ_TS_BYTES = {"ns-3-alibabacloud": 8 + 2, "hpcc-repo": 4 + 2}
+INT_BYTES = {"dcqcn": 0, "hpcc": 5 * 8 + 2}
+# The tree each controller's peer rows come from: ns-3-alibabacloud's HPCC crashes (PEER_KNOWN_ISSUES),
+# so HPCC rows are the fallback's (the HPCC repository's tree).
+ROWS_TREE = {"dcqcn": "ns-3-alibabacloud", "hpcc": "hpcc-repo"}
+
+
+def header_bytes(cc: str, tree: str | None = None) -> int:
+    """Per-packet header bytes of ``cc``'s data packets in ``tree`` (default: the tree its rows come
+    from): 52 for DCQCN in ns-3-alibabacloud, 90 for HPCC in the HPCC repository."""
+    return PPP_BYTES + IPV4_BYTES + UDP_BYTES + SEQ_TS_BYTES[tree or ROWS_TREE[cc]] + INT_BYTES[cc]
+
 
 # Known failures of the peer itself (diagnosed with gdb; attached to a failed run they explain).
 PEER_PFC_RESUME_ISSUE = (
@@ -130,16 +143,19 @@ class PeerScenario:
         """The peer's maxRtt: 2 x propagation + one payload serialization per hop."""
         return 2 * self.hops * LINK_DELAY_NS + self.hops * PAYLOAD_BYTES * 8 / LINE_GBPS
 
-    def network(self) -> Network:
+    def network(self, cc: str | None = None) -> Network:
+        """The shared network; with a controller, its data packets' header bytes (``header_bytes``)."""
         return Network(line_rate_gbps=float(LINE_GBPS), base_rtt_us=self.base_rtt_ns / 1e3,
                        buffer_bytes=BUFFER_MB * 1024 * 1024, packet_bytes=PAYLOAD_BYTES,
-                       ecn_kmin_bytes=KMIN_KB * 1000, ecn_kmax_bytes=KMAX_KB * 1000, ecn_pmax=PMAX, dt_ns=500.0)
+                       ecn_kmin_bytes=KMIN_KB * 1000, ecn_kmax_bytes=KMAX_KB * 1000, ecn_pmax=PMAX, dt_ns=500.0,
+                       header_bytes=header_bytes(cc) if cc else 0)
 
-    def rlcc_scenario(self) -> Scenario:
-        """The rlcc-sim scenario. Incast: the single switch as a star topology (rlcc's HPCC needs
-        per-hop telemetry, which only the topology fabric stamps; the star reproduces the single
-        switch, ``test_star_topology_reproduces_the_single_switch``); all-to-all: the fat-tree."""
-        net = self.network()
+    def rlcc_scenario(self, cc: str | None = None) -> Scenario:
+        """The rlcc-sim scenario (``cc``: the controller, whose packets' headers the network carries).
+        Incast: the single switch as a star topology (rlcc's HPCC needs per-hop telemetry, which only
+        the topology fabric stamps; the star reproduces the single switch,
+        ``test_star_topology_reproduces_the_single_switch``); all-to-all: the fat-tree."""
+        net = self.network(cc)
         if self.kind == "incast":
             star = TopologyConfig(kind="star", hosts=self.hosts + 1, link_delay_ns=float(LINK_DELAY_NS))
             sc: Scenario = ManyToOne(flows=self.flows, hosts=self.hosts, duration_ms=self.duration_ms, network=net,
@@ -169,7 +185,9 @@ class PeerScenario:
 
 
 def controller(name: str, sc: PeerScenario):
-    """The rlcc controller with the peer's settings (what maps; the rest is in RLCC_DIFFERS)."""
+    """The rlcc controller with the peer's settings (what maps; the rest is in RLCC_DIFFERS). DCQCN runs
+    the peer's Mellanox rules (rdma-hw.cc, see ``DcqcnParams``): hyper increase on the timer stage
+    alone, CLAMP_TARGET_RATE, timers from the first CNP, alpha and cuts on their own timers."""
     cc = PEER_CC[name]
     gbps = lambda s: float(s.removesuffix("Mb/s")) / 1000  # noqa: E731
     min_rate = gbps(cc["MIN_RATE"]) / LINE_GBPS
@@ -178,7 +196,9 @@ def controller(name: str, sc: PeerScenario):
                                  byte_counter=float("inf"), fast_recovery_steps=cc["FAST_RECOVERY_TIMES"],
                                  rate_ai_gbps=gbps(cc["RATE_AI"]), rate_hai_gbps=gbps(cc["RATE_HAI"]),
                                  cnp_interval_us=cc["RATE_DECREASE_INTERVAL"], min_rate=min_rate, tick_us=1.0,
-                                 initial_alpha=1.0))
+                                 initial_alpha=1.0, hyper_on_timer_alone=True,
+                                 clamp_target=bool(PEER_COMMON["CLAMP_TARGET_RATE"]), timers_from_first_cnp=True,
+                                 decrease_on_timer=True))
     return Hpcc(HpccParams(eta=cc["U_TARGET"], max_stage=cc["MI_THRESH"], rate_ai_gbps=gbps(cc["RATE_AI"]),
                            min_rate=min_rate))
 

@@ -17,6 +17,9 @@ decision, so a 1/N start is not undone by a jump to line rate at the first tick.
   bytes); each event advances its stage counter. While both stages < F: fast recovery
   RC = (RT + RC)/2; once either exceeds F: additive increase RT += R_AI; once both exceed F: hyper
   increase RT += i * R_HAI (i = min stage - F); then RC = (RT + RC)/2.
+* Mellanox variants (``DcqcnParams`` flags, HPCC-ns3's ``rdma-hw.cc``; off by default): hyper
+  increase on the timer stage alone, RT kept at a cut before any timer event, timers from the
+  first CNP, and CNP per marked packet with alpha and cuts on their own timers.
 
 Defaults and sources (all are parameters). Paper = Zhu et al., SIGCOMM 2015: its algorithm section
 (3) gives N = 50 us (CNP interval), K = 55 us (alpha timer), g = 1/256, F = 5, R_AI = 40 Mb/s; its
@@ -72,6 +75,21 @@ class DcqcnParams:
     min_rate: float = 1.0 / 16384  # our choice (~6 Mb/s at 100G); both ns-3 codes floor at 100 Mb/s or 1 Gb/s
     tick_us: float = 5.0  # our choice (timers are checked on the engine's tick)
     initial_alpha: float = 1.0  # HPCC-ns3 (alpha = 1 at the first CNP); DCQCN-ns3 starts at 0.5
+    # Mellanox variants (HPCC-ns3 rdma-hw.cc, CC_MODE 1); the defaults are the paper's rules.
+    hyper_on_timer_alone: bool = False
+    """RdmaHw::RateIncEventMlx: an increase event's phase follows the timer stage s before the event
+    alone: s < F fast recovery, s = F additive (+R_AI), s > F hyper (+R_HAI, one step per event)."""
+    clamp_target: bool = True
+    """False: RdmaHw::CheckRateDecreaseMlx with ClampTargetRate off: a cut sets RT = RC only if a timer
+    increase event happened since the last cut (timer stage > 0), else RT is kept."""
+    timers_from_first_cnp: bool = False
+    """RdmaHw::cnp_received_mlx: a flow's alpha and increase timers start at its first CNP (before it,
+    alpha stays ``initial_alpha`` and RT = RC: no CNP, no rate change)."""
+    decrease_on_timer: bool = False
+    """RdmaHw::CheckRateDecreaseMlx / UpdateAlphaMlx: every marked packet's ACK is a CNP (no NP pacing);
+    from a flow's first CNP (alpha = ``initial_alpha``), alpha updates every ``alpha_timer_us`` (+g if a
+    CNP arrived since the last update, else decays) and a cut happens every ``cnp_interval_us`` if a
+    CNP arrived since the last check (cuts leave alpha alone)."""
 
 
 class Dcqcn:
@@ -100,6 +118,10 @@ class Dcqcn:
         self.mark_acc = np.zeros(n_flows)
         self.last_cnp_ns = np.full(n_flows, -np.inf)
         self.started = np.zeros(n_flows, bool)
+        self.cnp_seen = np.zeros(n_flows, bool)
+        self.dec_clock = np.zeros(n_flows)  # decrease_on_timer: time since the last decrease check
+        self.alpha_cnp = np.zeros(n_flows, bool)  # a CNP arrived since the last alpha update
+        self.dec_cnp = np.zeros(n_flows, bool)  # a CNP arrived since the last decrease check
         self.last_tick_ns = 0.0
         self.cnps = 0
 
@@ -123,11 +145,45 @@ class Dcqcn:
         active = np.flatnonzero(info.active)
         self._adopt(active, info.rate[active])
         self.rc = np.where(info.active, self.rc, info.rate)
-        cnp = self._notification_point(info, now)
-        self.cnps += int(cnp.sum())
-        self._cut(cnp)
-        self._timers(~cnp & info.active, elapsed, info.sent_bytes)
+        if self.p.decrease_on_timer:
+            cut = self._timed_decrease(info, elapsed)
+        else:
+            cut = self._notification_point(info, now)
+            self.cnps += int(cut.sum())
+            self.cnp_seen |= cut
+            self._cut(cut)
+        live = ~cut & info.active
+        if self.p.timers_from_first_cnp:
+            live &= self.cnp_seen
+        self._timers(live, elapsed, info.sent_bytes, alpha=not self.p.decrease_on_timer)
         return self.rc.copy()
+
+    def _timed_decrease(self, info: TickInfo, elapsed: float) -> np.ndarray:
+        """``decrease_on_timer``: CNP arrivals (>= 1 marked packet this tick, drawn as in
+        ``_notification_point``), the alpha timer, then the decrease check; returns the flows cut."""
+        p = self.p
+        m = info.marked_packets
+        arrived = info.active & (self.rng.random(len(m)) < -np.expm1(-m))
+        self.cnps += int(arrived.sum())
+        first = arrived & ~self.cnp_seen
+        self.cnp_seen |= arrived
+        self.alpha[first] = p.initial_alpha
+        self.alpha_clock[first] = self.dec_clock[first] = 0.0
+        self.alpha_cnp |= arrived & ~first
+        self.dec_cnp |= arrived
+        live = info.active & self.cnp_seen & ~first
+        self.alpha_clock[live] += elapsed
+        update = live & (self.alpha_clock >= p.alpha_timer_us * 1e3)
+        self.alpha_clock[update] -= p.alpha_timer_us * 1e3
+        self.alpha[update] = (1.0 - p.g) * self.alpha[update] + p.g * self.alpha_cnp[update]
+        self.alpha_cnp[update] = False
+        self.dec_clock[live] += elapsed
+        check = live & (self.dec_clock >= p.cnp_interval_us * 1e3)
+        self.dec_clock[check] -= p.cnp_interval_us * 1e3
+        cut = check & self.dec_cnp
+        self.dec_cnp[check] = False
+        self._cut(cut, alpha=False)
+        return cut
 
     def _notification_point(self, info: TickInfo, now: float) -> np.ndarray:
         self.mark_acc += info.marked_packets
@@ -138,20 +194,26 @@ class Dcqcn:
         self.last_cnp_ns[cnp] = now
         return cnp
 
-    def _cut(self, cnp: np.ndarray) -> None:
+    def _cut(self, cnp: np.ndarray, alpha: bool = True) -> None:
+        """Cut the flows ``cnp`` and reset their increase stages (``alpha``: also update alpha)."""
         g = self.p.g
-        self.rt[cnp] = self.rc[cnp]
+        clamp = cnp if self.p.clamp_target else cnp & (self.t_stage > 0)
+        self.rt[clamp] = self.rc[clamp]
         self.rc[cnp] = np.maximum(self.rc[cnp] * (1.0 - self.alpha[cnp] / 2.0), self.p.min_rate)
-        self.alpha[cnp] = (1.0 - g) * self.alpha[cnp] + g
-        for arr in (self.t_stage, self.b_stage, self.byte_acc, self.alpha_clock, self.inc_clock):
+        if alpha:
+            self.alpha[cnp] = (1.0 - g) * self.alpha[cnp] + g
+            self.alpha_clock[cnp] = 0
+        for arr in (self.t_stage, self.b_stage, self.byte_acc, self.inc_clock):
             arr[cnp] = 0
 
-    def _timers(self, live: np.ndarray, elapsed: float, sent: np.ndarray) -> None:
+    def _timers(self, live: np.ndarray, elapsed: float, sent: np.ndarray, alpha: bool = True) -> None:
+        """Advance the ``live`` flows' increase timer and byte counter (``alpha``: and the alpha decay timer)."""
         p = self.p
-        self.alpha_clock[live] += elapsed
-        decay = live & (self.alpha_clock >= p.alpha_timer_us * 1e3)
-        self.alpha[decay] *= 1.0 - p.g
-        self.alpha_clock[decay] -= p.alpha_timer_us * 1e3
+        if alpha:
+            self.alpha_clock[live] += elapsed
+            decay = live & (self.alpha_clock >= p.alpha_timer_us * 1e3)
+            self.alpha[decay] *= 1.0 - p.g
+            self.alpha_clock[decay] -= p.alpha_timer_us * 1e3
 
         self.inc_clock[live] += elapsed
         timer_fire = live & (self.inc_clock >= p.timer_us * 1e3)
@@ -166,11 +228,17 @@ class Dcqcn:
         if not inc.any():
             return
         f = p.fast_recovery_steps
-        hi = np.maximum(self.t_stage, self.b_stage)
-        lo = np.minimum(self.t_stage, self.b_stage)
-        hyper = inc & (lo > f)
-        additive = inc & (hi > f) & ~hyper
-        self.rt[additive] += self.r_ai
-        self.rt[hyper] += (lo[hyper] - f) * self.r_hai
+        if p.hyper_on_timer_alone:
+            before = self.t_stage - timer_fire
+            additive = inc & (before == f)
+            self.rt[additive] += self.r_ai
+            self.rt[inc & (before > f)] += self.r_hai
+        else:
+            hi = np.maximum(self.t_stage, self.b_stage)
+            lo = np.minimum(self.t_stage, self.b_stage)
+            hyper = inc & (lo > f)
+            additive = inc & (hi > f) & ~hyper
+            self.rt[additive] += self.r_ai
+            self.rt[hyper] += (lo[hyper] - f) * self.r_hai
         np.minimum(self.rt, 1.0, out=self.rt)
         self.rc[inc] = (self.rt[inc] + self.rc[inc]) / 2.0
