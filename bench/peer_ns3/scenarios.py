@@ -62,8 +62,8 @@ RLCC_DIFFERS = {
         "per step rather than per ACK: U from the INT of half a base RTT ago, W = Wc eta / U + W_AI",
     "INT_MULTI / INT quantization (128 B tx, 80 B qlen units)": "rlcc's telemetry is exact",
     "L2_CHUNK_SIZE / L2_ACK_INTERVAL (ACK per packet, go-back-N on loss)":
-        "no ACK path in rlcc: a DCQCN CNP (an ACK's flag in the peer) reaches the sender at its next tick, "
-        "without the ACK's return delay",
+        "no ACK path in rlcc: a DCQCN CNP (an ACK's flag in the peer) reaches the sender one base RTT after "
+        "the sending that caused it (DcqcnParams.feedback_delay_us), not per packet",
     "ECMP hash (switch-node.cc per-flow 5-tuple hash)": "rlcc hashes per (flow, switch) with its own seed",
     "per-packet ECN marking at dequeue-time queue": "rlcc marks the fluid at the step-start queue",
 }
@@ -187,7 +187,8 @@ class PeerScenario:
 def controller(name: str, sc: PeerScenario):
     """The rlcc controller with the peer's settings (what maps; the rest is in RLCC_DIFFERS). DCQCN runs
     the peer's Mellanox rules (rdma-hw.cc, see ``DcqcnParams``): hyper increase on the timer stage
-    alone, CLAMP_TARGET_RATE, timers from the first CNP, alpha and cuts on their own timers."""
+    alone, CLAMP_TARGET_RATE, timers from the first CNP, alpha and cuts on their own timers; its CNPs
+    come back one base RTT after the sending that caused them (the peer's mark-to-ACK loop)."""
     cc = PEER_CC[name]
     gbps = lambda s: float(s.removesuffix("Mb/s")) / 1000  # noqa: E731
     min_rate = gbps(cc["MIN_RATE"]) / LINE_GBPS
@@ -198,7 +199,7 @@ def controller(name: str, sc: PeerScenario):
                                  cnp_interval_us=cc["RATE_DECREASE_INTERVAL"], min_rate=min_rate, tick_us=1.0,
                                  initial_alpha=1.0, hyper_on_timer_alone=True,
                                  clamp_target=bool(PEER_COMMON["CLAMP_TARGET_RATE"]), timers_from_first_cnp=True,
-                                 decrease_on_timer=True))
+                                 decrease_on_timer=True, feedback_delay_us=sc.base_rtt_ns / 1e3))
     return Hpcc(HpccParams(eta=cc["U_TARGET"], max_stage=cc["MI_THRESH"], rate_ai_gbps=gbps(cc["RATE_AI"]),
                            min_rate=min_rate))
 

@@ -54,10 +54,12 @@ the paper's, HPCC-ns3 runs F = 1; HPCC-ns3 runs timer 300 us / alpha 1 us (Mella
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 
 import numpy as np
 
+from rlcc.errors import BadInputError
 from rlcc.simulator.controllers.base import DecisionBatch, TickInfo
 from rlcc.simulator.params import Network
 
@@ -90,6 +92,10 @@ class DcqcnParams:
     from a flow's first CNP (alpha = ``initial_alpha``), alpha updates every ``alpha_timer_us`` (+g if a
     CNP arrived since the last update, else decays) and a cut happens every ``cnp_interval_us`` if a
     CNP arrived since the last check (cuts leave alpha alone)."""
+    feedback_delay_us: float = 0.0
+    """Delay from the marks a flow's sending causes to their CNPs at its sender. The fluid queue sees a
+    rate change at once, the wire only after the forward path, and a CNP (the peer: an ACK's flag)
+    returns over the reverse path: about one base RTT in all. 0: at the next tick (the default)."""
 
 
 class Dcqcn:
@@ -124,6 +130,10 @@ class Dcqcn:
         self.dec_cnp = np.zeros(n_flows, bool)  # a CNP arrived since the last decrease check
         self.last_tick_ns = 0.0
         self.cnps = 0
+        if not self.p.feedback_delay_us >= 0:
+            raise BadInputError(f"invalid DCQCN feedback_delay_us {self.p.feedback_delay_us!r}: must be >= 0")
+        lag = int(round(self.p.feedback_delay_us / self.p.tick_us))
+        self.marks_in_flight: collections.deque = collections.deque(maxlen=lag + 1)
 
     def _adopt(self, ids: np.ndarray, rates: np.ndarray) -> None:
         """Seed RC = RT with the engine's start rate for flows seen for the first time."""
@@ -137,6 +147,14 @@ class Dcqcn:
     def decide(self, batch: DecisionBatch) -> np.ndarray:
         self._adopt(batch.flow_ids, batch.rate)
         return self.rc[batch.flow_ids].copy()
+
+    def _arrived_marks(self, marked: np.ndarray) -> np.ndarray:
+        """The marked packets whose feedback reaches the senders now (``feedback_delay_us`` ticks late)."""
+        line = self.marks_in_flight
+        if line.maxlen == 1:
+            return marked
+        line.append(marked)
+        return line[0] if len(line) == line.maxlen else np.zeros_like(marked)
 
     def on_tick(self, info: TickInfo) -> np.ndarray:
         now = info.time_ns
@@ -162,7 +180,7 @@ class Dcqcn:
         """``decrease_on_timer``: CNP arrivals (>= 1 marked packet this tick, drawn as in
         ``_notification_point``), the alpha timer, then the decrease check; returns the flows cut."""
         p = self.p
-        m = info.marked_packets
+        m = self._arrived_marks(info.marked_packets)
         arrived = info.active & (self.rng.random(len(m)) < -np.expm1(-m))
         self.cnps += int(arrived.sum())
         first = arrived & ~self.cnp_seen
@@ -186,7 +204,7 @@ class Dcqcn:
         return cut
 
     def _notification_point(self, info: TickInfo, now: float) -> np.ndarray:
-        self.mark_acc += info.marked_packets
+        self.mark_acc += self._arrived_marks(info.marked_packets)
         window_over = (now - self.last_cnp_ns >= self.p.cnp_interval_us * 1e3) & (self.mark_acc > 0)
         draw = self.rng.random(len(self.mark_acc))
         cnp = window_over & (draw < -np.expm1(-self.mark_acc))

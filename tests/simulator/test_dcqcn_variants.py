@@ -8,6 +8,7 @@ import hashlib
 import numpy as np
 import pytest
 
+from rlcc.errors import BadInputError
 from rlcc.simulator import AllToAll, Dcqcn, DcqcnParams, LongShort, ManyToOne, Network, TickInfo, TopologyConfig, simulate
 
 R_AI, R_HAI = 0.02 / 100, 0.2 / 100  # 20 / 200 Mb/s at 100 Gb/s, as fractions of line rate
@@ -124,6 +125,23 @@ def test_decrease_and_alpha_on_their_own_timers():
     assert dc.alpha[0] == pytest.approx(a, abs=EXACT) and dc.rt[0] == pytest.approx(rc, abs=EXACT)
     assert _tick(dc, 13.0) == pytest.approx(rc * (1 - a / 2), abs=EXACT)  # no CNP since 9 us: no cut
     assert dc.cnps == 2
+
+
+@pytest.mark.parametrize("decrease_on_timer", [False, True])
+def test_feedback_delay_holds_the_cut_back_by_whole_ticks(decrease_on_timer):
+    """Marks seen at tick 1 come back as a CNP 3 ticks later (3 us at a 1 us tick): no cut before."""
+    dc = _dcqcn(feedback_delay_us=3.0, decrease_on_timer=decrease_on_timer, cnp_interval_us=1.0)
+    assert _tick(dc, 1.0, marks=50.0) == 0.5
+    assert _tick(dc, 2.0) == 0.5 and _tick(dc, 3.0) == 0.5 and dc.cnps == 0
+    # tick 4: the CNP of tick 1's marks arrives; the paper's RP cuts at once, the timed decrease at its
+    # first check one interval (1 us) after the first CNP: RC = 0.5 (1 - alpha / 2) with alpha 1
+    assert _tick(dc, 4.0) == (0.5 if decrease_on_timer else 0.25) and dc.cnps == 1
+    assert _tick(dc, 5.0) == 0.25 and dc.cnps == 1
+
+
+def test_negative_feedback_delay_is_rejected():
+    with pytest.raises(BadInputError, match="feedback_delay_us"):
+        _dcqcn(feedback_delay_us=-1.0)
 
 
 def test_paper_rule_cuts_at_the_cnp():
