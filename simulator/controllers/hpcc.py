@@ -165,14 +165,15 @@ class Hpcc:
     def on_tick(self, info: TickInfo) -> np.ndarray:
         """Per-ACK reaction (``fast_react``) from the INT the ACKs arriving now carry, then the window
         bound at the current path delays: rate min(R, R T / (base RTT + queueing))."""
-        unknown = np.isnan(self.pace)
+        unknown = np.isnan(self.pace) & info.active  # a flow's rate is its start rate until it is known
         self.pace[unknown] = info.rate[unknown]
         if self.fast:
             self._react(info)
+        pace = np.where(np.isnan(self.pace), info.rate, self.pace)  # flows not started: left alone
         if not self.p.window:
-            return self.pace.copy()
+            return pace
         base = self.t_ns if info.base_rtt_ns is None else info.base_rtt_ns
-        return self.pace * np.minimum(1.0, self.t_ns / (base + info.queue_delay_ns))
+        return pace * np.minimum(1.0, self.t_ns / (base + info.queue_delay_ns))
 
     def _react(self, info: TickInfo) -> None:
         """MeasureInflight on the INT of ``ack_delay`` ago, then ComputeWind(updateWc=False)."""
@@ -187,7 +188,7 @@ class Hpcc:
         (q0, tx0), (q1, tx1) = hist[0], hist[1]  # one tick apart, ack_delay old
         every = np.arange(len(self.u))
         self._measure(every, q1, q0, tx1 - tx0, np.full(len(every), self.tick_ns), tel.hops, tel.capacity)
-        ready = np.flatnonzero(self.prev_hops > 0)  # Wc set by a first decision
+        ready = np.flatnonzero((self.prev_hops > 0) & info.active)  # Wc set by a first decision
         if len(ready):
             w = self._wind(ready, update_wc=False)
             self.pace[ready] = np.clip(w / self.bdp, self.p.min_rate, 1.0)

@@ -297,3 +297,17 @@ def test_engine_hpcc_holds_a_small_queue_on_an_incast():
     plain = simulate(sc, Hpcc(HpccParams(max_stage=0, fast_react=False, window=False, ack_ewma=False))).metrics
     assert full["queue_delay_mean_us"] < 4.0 < 100.0 < plain["queue_delay_mean_us"]
     assert full["goodput"] == pytest.approx(ETA, abs=0.03)
+
+
+def test_flows_not_yet_started_keep_their_start_rate():
+    # A tick before a flow starts must not fix its pace (its engine rate is not its start rate yet):
+    # once active, its first tick adopts the rate the engine started it at.
+    ctl = _controller(n_flows=2, window=True)
+    n = 2
+    tel = HopTelemetry(hops=np.ones(n, np.int64), qlen_bytes=np.zeros((n, 1)), tx_bytes=np.zeros((n, 1)),
+                       ts_ns=np.zeros(n), capacity=np.full((n, 1), C))
+    idle = TickInfo(500.0, None, None, np.array([0.7, 0.0]), np.array([True, False]), np.zeros(n), T, tel)
+    out = ctl.on_tick(idle)
+    assert out[0] == 0.7 and np.isnan(ctl.pace[1])
+    started = TickInfo(1000.0, None, None, np.array([0.7, 1.0]), np.ones(n, bool), np.zeros(n), T, tel)
+    assert list(ctl.on_tick(started)) == [0.7, 1.0]
