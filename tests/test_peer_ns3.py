@@ -357,7 +357,8 @@ def test_peer_runs_the_firmware_on_a_short_incast(tmp_path, firmware_library):
     assert 0.5 < out["goodput"] <= 1.0 and len(curve["t_us"]) >= 400
     d = np.loadtxt(tmp_path / sc.name / S.RL / "decisions.txt", dtype=np.int64, ndmin=2)
     assert set(d[:, 1]) == set(range(8))
-    assert d[:, 2].min() >= 8000 and d[:, 2].min() <= 8100  # the fair start leaves the queue near empty at first
+    first = d[np.unique(d[:, 1], return_index=True)[1]]
+    assert d[:, 2].min() >= 8000 and first[:, 2].max() < 10_000  # fair start: under 2 us of queue at first
     for flow in range(8):
         mine = d[d[:, 1] == flow]
         assert np.all(np.diff(mine[:, 0]) == mine[1:, 2])  # one probe in flight: each RTT ends the next decision
