@@ -44,7 +44,6 @@ import peer_output as po  # noqa: E402
 import scenarios as s  # noqa: E402
 from benchlib import machine  # noqa: E402
 
-from rlcc import formats as fmt  # noqa: E402
 from rlcc.simulator import simulate  # noqa: E402
 from rlcc.simulator.controllers.base import DecisionBatch  # noqa: E402
 from rlcc.simulator.engine import _Run  # noqa: E402
@@ -301,11 +300,14 @@ def main(argv: list[str] | None = None) -> int:
     build = build_info(Path(args.peer)) or old.get("build")
     fallback = (build_info(Path(args.fallback_peer)) if args.fallback_peer else None) or old.get("fallback_build")
     doc = {"command": "python bench/peer_ns3/compare.py --peer BIN" + (" --fallback-peer BIN" if args.fallback_peer else "")
-           + (" --large" if args.large else ""),
+           + (" --large" if args.large else "")
+           + (f" --controllers {','.join(args.controllers)}" if args.controllers != list(s.CONTROLLERS) else ""),
            "peer": "github.com/aliyun/ns-3-alibabacloud + bench/peer_ns3/rlcc-peer.cc", "build": build,
            "fallback_build": fallback,
-           "rlcc_differs": s.RLCC_DIFFERS, "goals": {"goodput_abs": m.GOODPUT_TOL, "queue_rel": m.QUEUE_REL_TOL,
-                                                 "queue_abs_us": m.QUEUE_ABS_TOL_US, "converge_rel": m.CONVERGE_REL_TOL},
+           "rlcc_differs": s.RLCC_DIFFERS,
+           **({"rl_differs": s.RL_DIFFERS} if any(r["controller"] == s.RL for r in rows.values()) else {}),
+           "goals": {"goodput_abs": m.GOODPUT_TOL, "queue_rel": m.QUEUE_REL_TOL,
+                     "queue_abs_us": m.QUEUE_ABS_TOL_US, "converge_rel": m.CONVERGE_REL_TOL},
            "rows": sorted(rows.values(), key=lambda r: (r["kind"], r["flows"], r["hosts"], r["start"], r["controller"])),
            "machine": machine()}
     out_path.write_text(json.dumps(doc, indent=2) + "\n")

@@ -246,6 +246,18 @@ RL_CC_MODE = 11  # no rdma-hw.cc code path reacts to it: only the firmware chang
 PEER_CC[RL] = {"CC_MODE": RL_CC_MODE, "HAS_WIN": 0, "VAR_WIN": 0, "INT_MULTI": 1, "ACK_HIGH_PRIO": 1}
 
 
+# How the RL rows' two sides differ beyond RLCC_DIFFERS (reported with the results when they run).
+RL_DIFFERS = {
+    "RTT probe (peer: walked hop by hop, each egress queue read when the probe reaches it)":
+        "rlcc's probe returns after base RTT + the path's queueing delay at its send time",
+    "decision latency (peer: the firmware's verified worst case, 361 ns for the bundled one, exact)":
+        "rlcc applies a decision whole steps later (dt 500 ns: 361 ns -> 500 ns); the teacher row uses "
+        "rlcc's default 1 us",
+    "pacing (peer: RdmaHw paces whole packets at the QP rate; 8 synchronised flows queue ~8 packets)":
+        "rlcc's fluid sends smoothly at the rate",
+}
+
+
 def rl_scenario(sc: PeerScenario, base_rtt_ns: float) -> PeerScenario:
     """``sc`` with the link delay that makes its base RTT (``base_rtt_ns``: 2 x hops x delay + one payload
     serialization per hop) equal a policy's reward base RTT, e.g. 8000 ns on the 2-hop incast: 1960 ns links."""
