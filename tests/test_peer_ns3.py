@@ -1,6 +1,7 @@
 """bench/peer_ns3: one scenario description written for rlcc-sim and for HPCC's ns-3 (the peer),
-the peer-output parsers, and the comparison's metrics. Only the last test needs the built peer
-(``RLCC_NS3_PEER``: the rlcc-peer binary from bench/peer_ns3/build.py); it skips without it."""
+the peer-output parsers, the comparison's metrics, and the RL firmware's shared library (checked
+against the golden model with a host C compiler only). The tests that run a peer skip without it
+(``RLCC_NS3_PEER`` / ``RLCC_NS3_PEER_FALLBACK``: rlcc-peer binaries from bench/peer_ns3/build.py)."""
 
 from __future__ import annotations
 
