@@ -1,6 +1,7 @@
 """bench/peer_ns3: one scenario description written for rlcc-sim and for HPCC's ns-3 (the peer),
-the peer-output parsers, and the comparison's metrics. Only the last test needs the built peer
-(``RLCC_NS3_PEER``: the rlcc-peer binary from bench/peer_ns3/build.py); it skips without it."""
+the peer-output parsers, the comparison's metrics, and the RL firmware's shared library (checked
+against the golden model with a host C compiler only). The tests that run a peer skip without it
+(``RLCC_NS3_PEER`` / ``RLCC_NS3_PEER_FALLBACK``: rlcc-peer binaries from bench/peer_ns3/build.py)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,9 @@ S = _load("scenarios")
 PO = _load("peer_output")
 M = _load("metrics")
 C = _load("compare")
+FL = _load("firmware_lib")
+FIRMWARE = ROOT / "examples" / "firmware" / "firmware.rlcc.json"
+TEACHER = ROOT / "examples" / "rlcc_mlp.onnx"
 
 
 # ---- scenario translation ---------------------------------------------------------------------
@@ -241,3 +245,151 @@ def test_last_pfc_event_is_a_resume(tmp_path):
     assert not PO.last_pfc_is_resume(pfc)
     pfc.write_text("")
     assert not PO.last_pfc_is_resume(pfc)
+
+
+# ---- the RL firmware in the peer (CC_MODE 11) ---------------------------------------------------
+
+def _golden_model():
+    import json
+
+    from rlcc.fxp.int8_net import load_model_dict
+
+    return load_model_dict(json.loads(FIRMWARE.read_text())["model"])
+
+
+@pytest.fixture(scope="module")
+def firmware_library(tmp_path_factory):
+    try:
+        return FL.build_library(FIRMWARE, tmp_path_factory.mktemp("fwlib"))
+    except FL.FirmwareLibError as exc:
+        pytest.skip(f"no C compiler for the firmware library: {exc}")
+
+
+def test_firmware_library_decides_as_the_golden_model(firmware_library):
+    """The shared library the peer loads (firmware.c + host runtime + shim) against rlcc.fxp.golden:
+    300 RTT events over 12 flows (fresh and seeded contexts, RTTs from below base to 40 x base, the
+    device clock wrapping mid-run) plus TX events: same rate, rtt_req and context after every event."""
+    import ctypes
+
+    from rlcc import formats as fmt
+    from rlcc.fxp import golden
+
+    lib = ctypes.CDLL(str(firmware_library))
+    u32p = ctypes.POINTER(ctypes.c_uint32)
+    lib.rlcc_peer_rtt_event.restype = lib.rlcc_peer_event.restype = ctypes.c_uint32
+    assert lib.rlcc_peer_abi() == 1 and lib.rlcc_peer_ctx_words() == fmt.CTX_WORDS
+    lib.rlcc_peer_init()
+    model = _golden_model()
+    rng = np.random.default_rng(7)
+    n = 12
+    ctx = np.zeros((n, fmt.CTX_WORDS), np.uint32)
+    ctx[6:, fmt.CTX_RATE] = rng.integers(fmt.RATE_MIN_DEFAULT, fmt.RATE_ONE, n - 6)
+    ctx[6:, fmt.CTX_PREV_FACTOR] = fmt.FACTOR_ONE  # GoldenController's seeded start
+    ours = ctx.copy()
+    now = np.full(n, 2**32 - 50_000, np.int64) + rng.integers(0, 8000, n)
+    decided = 0
+    for step in range(25):
+        rtt = rng.integers(6000, 320_000, n)
+        now = now + rtt
+        tx = step % 5 == 4
+        etype = np.full(n, fmt.EVENT_TX if tx else fmt.EVENT_RTT)
+        ev = golden.make_events(etype, now, u0=None if tx else now - rtt)
+        want = golden.step(model, ctx, ev)
+        ctx = want.ctx
+        for i in range(n):
+            req = ctypes.c_uint32(7)
+            if tx:
+                rate = lib.rlcc_peer_event(ours[i].ctypes.data_as(u32p), ev[i].ctypes.data_as(u32p), ctypes.byref(req))
+            else:
+                rate = lib.rlcc_peer_rtt_event(ours[i].ctypes.data_as(u32p), ctypes.c_uint32(int(ev[i, fmt.EV_TIMESTAMP])),
+                                               ctypes.c_uint32(int(ev[i, fmt.EV_RTT_REQ_SEND_TS])), ctypes.c_uint32(0),
+                                               ctypes.c_uint32(0), ctypes.byref(req))
+                decided += 1
+            assert (rate, req.value) == (int(want.rate[i]), int(want.rtt_req[i])), (step, i)
+        assert (ours == ctx).all(), step
+    assert decided == 240 and len(np.unique(ctx[:, fmt.CTX_RATE])) > 6  # the rates did move
+
+
+def test_firmware_library_rejects_a_changed_source(tmp_path):
+    import json
+    import shutil
+
+    for name in ("firmware.rlcc.json", "firmware.c", "firmware.h"):
+        shutil.copy(FIRMWARE.parent / name, tmp_path / name)
+    (tmp_path / "firmware.c").write_text((tmp_path / "firmware.c").read_text() + "\n")
+    with pytest.raises(FL.FirmwareLibError, match="firmware.c: sha256 differs"):
+        FL.build_library(tmp_path / "firmware.rlcc.json", tmp_path / "out")
+    (tmp_path / "bad.json").write_text(json.dumps({"files": {}}))
+    with pytest.raises(FL.FirmwareLibError, match="not a readable firmware manifest"):
+        FL.build_library(tmp_path / "bad.json", tmp_path / "out")
+
+
+def test_rl_scenario_stretches_links_to_the_policys_base_rtt():
+    sc = S.rl_scenario(S.PeerScenario("incast", 8, 8), 8000)
+    assert sc.link_delay_ns == 1960 and sc.base_rtt_ns == 8000  # 4 x 1960 + 2 x 80
+    assert sc.rlcc_scenario().network.base_rtt_us == pytest.approx(8.0)
+    assert sc.rlcc_scenario().topology.link_delay_ns == 1960
+    assert S.topology_text(sc.topology()).splitlines()[2] == "0 9 100Gbps 0.00196ms 0"
+    with pytest.raises(ValueError, match="no whole-ns link delay"):
+        S.rl_scenario(S.PeerScenario("incast", 8, 8), 8001)
+
+
+def test_rl_peer_settings_follow_the_golden_controller(tmp_path):
+    """Phases are the engine's (in [0, base RTT)), clock offset and decision latency the golden
+    controller's (verify.json's worst case), a fair start seeds the context at round(1/8 x 2^20)."""
+    from rlcc import formats as fmt
+    from rlcc.simulator.controllers.compiled import DEFAULT_CLOCK_OFFSET_NS
+
+    teacher, golden = C.rl_controllers(FIRMWARE, TEACHER)
+    sc = S.rl_scenario(S.PeerScenario("incast", 8, 8, "fair", duration_ms=1.0), 8000)
+    rl = C.rl_peer_settings(sc, golden, tmp_path / "lib.so")
+    assert len(rl.phases_ns) == 8 and 0 <= rl.phases_ns.min() and rl.phases_ns.max() < 8000
+    assert len(np.unique(rl.phases_ns)) == 8
+    assert rl.clock_offset_ns == DEFAULT_CLOCK_OFFSET_NS and rl.decision_latency_ns == 361
+    assert rl.seed_ctx[fmt.CTX_RATE] == fmt.RATE_ONE // 8 and rl.seed_ctx[fmt.CTX_PREV_FACTOR] == fmt.FACTOR_ONE
+    assert not any(rl.seed_ctx[2:]) and rl.init_rate_fraction is None
+    line = C.rl_peer_settings(dataclasses.replace(sc, start="line"), golden, tmp_path / "lib.so")
+    assert line.seed_ctx is None and line.init_rate_fraction is None  # the model starts at line rate itself
+    cfg = S.write_rl_peer_inputs(sc, rl, tmp_path / "run")
+    kv = {}
+    for row in cfg.read_text().splitlines():
+        k, v = row.split(" ", 1)
+        kv[k] = v  # later lines win, as in rlcc-peer.cc
+    assert kv["CC_MODE"] == "11" and kv["HAS_WIN"] == "0" and kv["RL_FIRMWARE_LIB"].endswith("lib.so")
+    assert kv["RL_DECISION_LATENCY_NS"] == "361" and kv["RL_CLOCK_OFFSET_NS"] == str(DEFAULT_CLOCK_OFFSET_NS)
+    assert kv["RL_SEED_CTX"].split()[:2] == [str(fmt.RATE_ONE // 8), str(fmt.FACTOR_ONE)]
+    assert [float(x) for x in Path(kv["RL_PHASE_FILE"]).read_text().split()] == pytest.approx(rl.phases_ns, abs=1e-3)
+    assert teacher.spec.reward.base_rtt_ns == golden.model.spec.reward.base_rtt_ns == 8000
+
+
+def test_peer_runs_the_firmware_on_a_short_incast(tmp_path, firmware_library):
+    """The firmware in the peer (CC_MODE 11): the run completes, every flow decides once per probe
+    RTT (>= the 8 us base RTT the unloaded probe measures), each decision changes the rate by a factor
+    inside the model's clamp (or hits the rate bounds), and the QPs run at the decided rates."""
+    peer = os.environ.get("RLCC_NS3_PEER")
+    if not peer or not Path(peer).is_file():
+        pytest.skip("needs the built ns-3 peer (python bench/peer_ns3/build.py SRC --build-dir DIR): set RLCC_NS3_PEER")
+    from rlcc import formats as fmt
+
+    _, golden = C.rl_controllers(FIRMWARE, TEACHER)
+    k = golden.model.constants
+    sc = S.rl_scenario(S.PeerScenario("incast", 8, 8, "fair", duration_ms=0.4), 8000)
+    rl = C.rl_peer_settings(sc, golden, firmware_library)
+    out, curve = C.run_peer(Path(peer), sc, S.RL, tmp_path, np.arange(8), rl)
+    assert 0.5 < out["goodput"] <= 1.0 and len(curve["t_us"]) >= 400
+    d = np.loadtxt(tmp_path / sc.name / S.RL / "decisions.txt", dtype=np.int64, ndmin=2)
+    assert set(d[:, 1]) == set(range(8))
+    first = d[np.unique(d[:, 1], return_index=True)[1]]
+    assert d[:, 2].min() >= 8000 and first[:, 2].max() < 10_000  # fair start: under 2 us of queue at first
+    for flow in range(8):
+        mine = d[d[:, 1] == flow]
+        assert np.all(np.diff(mine[:, 0]) == mine[1:, 2])  # one probe in flight: each RTT ends the next decision
+        rates = np.concatenate([[rl.seed_ctx[fmt.CTX_RATE]], mine[:, 3]]).astype(np.float64)
+        ratio = rates[1:] / rates[:-1]
+        at_bound = (rates[1:] <= k.rate_min) | (rates[1:] >= fmt.RATE_ONE)
+        lo, hi = k.clamp_min_q16 / fmt.FACTOR_ONE, k.clamp_max_q16 / fmt.FACTOR_ONE
+        assert np.all(at_bound | ((ratio >= lo - 1e-4) & (ratio <= hi + 1e-4))), flow
+    trace = PO.read_flows(tmp_path / sc.name / S.RL / "flows.txt")
+    decided = set((d[:, 3] * 100_000_000_000) >> 20)
+    seen = set(trace.rate_bps[-1][np.isfinite(trace.rate_bps[-1])].astype(np.int64).tolist())
+    assert seen <= decided

@@ -11,6 +11,12 @@ queue-over-time plot per scenario under bench/results/ns3_peer/. Not in CI.
         [--fallback-peer /work/hpcc-build/out/scratch/rlcc-peer] [--work-dir /tmp/ns3-peer-runs]
         [--only NAME,...] [--duration-ms 10] [--large]
 
+``--controllers rl`` adds the bundled RL policy's rows (incast scenarios; ``--firmware`` manifest,
+``--model`` its teacher ONNX policy): rlcc-sim runs the teacher (``rlcc``) and the firmware's golden
+model (``rlcc_firmware``), the peer runs the firmware itself (CC_MODE 11 of rlcc-peer.cc, the
+firmware built as a shared library by ``firmware_lib.py``), all with links lengthened so the base
+RTT is the policy's (``scenarios.rl_scenario``).
+
 Where the primary peer (ns-3-alibabacloud) crashes, its error is recorded with the row and, given
 ``--fallback-peer`` (the same driver built in the HPCC repository's ns-3.17 tree), that peer's run
 fills the row (``peer_tree`` names the tree that produced each row's numbers).
@@ -32,12 +38,17 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
+import firmware_lib as fl  # noqa: E402
 import metrics as m  # noqa: E402
 import peer_output as po  # noqa: E402
 import scenarios as s  # noqa: E402
 from benchlib import machine  # noqa: E402
 
 from rlcc.simulator import simulate  # noqa: E402
+from rlcc.simulator.controllers.base import DecisionBatch  # noqa: E402
+from rlcc.simulator.engine import _Run  # noqa: E402
+from rlcc.simulator.registry import make_controller  # noqa: E402
+from rlcc.simulator.suite import load_firmware  # noqa: E402
 
 ROOT = HERE.parents[1]
 OUT = ROOT / "bench" / "results" / "ns3_peer.json"
@@ -55,8 +66,13 @@ def side_metrics(t_us: np.ndarray, queue_us: np.ndarray, rates: np.ndarray, deli
 
 
 def run_rlcc(sc: s.PeerScenario, cc: str) -> tuple[dict, dict]:
+    return run_rlcc_with(sc, s.controller(cc, sc), cc)
+
+
+def run_rlcc_with(sc: s.PeerScenario, ctl, cc: str) -> tuple[dict, dict]:
+    """rlcc-sim's side of a row under controller ``ctl`` (``cc``: whose packet headers the network carries)."""
     t0 = time.perf_counter()
-    r = simulate(sc.rlcc_scenario(cc), s.controller(cc, sc))
+    r = simulate(sc.rlcc_scenario(cc), ctl)
     wall = time.perf_counter() - t0
     span = r.metrics["window_ms"] * 1e6
     delivered = r.flows["window_rate"] * BYTES_PER_NS * span
@@ -84,9 +100,11 @@ def build_info(binary: Path) -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
-def run_peer(binary: Path, sc: s.PeerScenario, cc: str, work: Path, flow_ids: np.ndarray) -> tuple[dict, dict]:
+def run_peer(binary: Path, sc: s.PeerScenario, cc: str, work: Path, flow_ids: np.ndarray,
+             rl: s.RlPeer | None = None) -> tuple[dict, dict]:
+    """The peer's side of a row (``rl``: the firmware mode's settings, for ``cc`` = rl)."""
     run_dir = work / sc.name / cc
-    cfg = s.write_peer_inputs(sc, cc, run_dir)
+    cfg = s.write_rl_peer_inputs(sc, rl, run_dir) if rl is not None else s.write_peer_inputs(sc, cc, run_dir)
     info = build_info(binary) or {}
     env = {**os.environ, "LD_LIBRARY_PATH": info["lib_dir"]} if "lib_dir" in info else None  # waf builds: no rpath
     t0 = time.perf_counter()
@@ -120,6 +138,64 @@ def run_peer(binary: Path, sc: s.PeerScenario, cc: str, work: Path, flow_ids: np
     return out, {"t_us": t_q, "queue_us": q_us}
 
 
+def rl_controllers(firmware: Path, model: Path):
+    """(teacher, golden): the ONNX policy and the firmware's fixed-point model as rlcc-sim controllers."""
+    return make_controller("policy", str(model)), load_firmware(str(firmware))
+
+
+def rl_peer_settings(sc: s.PeerScenario, golden, library: Path) -> s.RlPeer:
+    """The peer's firmware settings that reproduce rlcc's golden-controller run of ``sc``: the engine's
+    probe phases, the controller's clock offset and decision latency, the context it seeds a flow
+    started at the scenario's initial rate with, and the model's initial rate on a line-rate start."""
+    scenario = sc.rlcc_scenario()
+    phases = _Run(scenario, golden, None).flows.phase.copy()
+    seed = None
+    if scenario.initial_rate is not None:
+        golden.reset(1, scenario.network, np.random.default_rng(0))
+        one = np.zeros(1, np.int64)
+        golden._seed_initial_rates(one, DecisionBatch(one, np.zeros(1), one, np.array([float(scenario.initial_rate)]),
+                                                      None, None, np.ones(1, bool), None))
+        if golden.ctx[0].any():
+            seed = tuple(int(w) for w in golden.ctx[0])
+    init = golden.initial_rate if sc.start == "line" and golden.initial_rate < 1.0 else None
+    return s.RlPeer(library=library, phases_ns=phases, clock_offset_ns=int(golden.clock_offset_ns),
+                    decision_latency_ns=int(round(golden.decision_latency_us * 1e3)), seed_ctx=seed,
+                    init_rate_fraction=init)
+
+
+def rl_row(sc: s.PeerScenario, args, curves: dict) -> dict:
+    """One RL row: teacher and firmware golden model in rlcc-sim, the firmware in the peer."""
+    teacher, golden = rl_controllers(args.firmware, args.model)
+    rsc = s.rl_scenario(sc, golden.model.spec.reward.base_rtt_ns)
+    ours, oc = run_rlcc_with(rsc, teacher, "rl")
+    fw, fc = run_rlcc_with(rsc, golden, "rl")
+    curves[f"rlcc-sim / {s.RL}"], curves[f"rlcc-sim (firmware) / {s.RL}"] = oc, fc
+    library = fl.build_library(args.firmware, args.work_dir / "firmware-libs")
+    settings = rl_peer_settings(rsc, golden, library)
+    peer_error, peer, tree = None, None, None
+    for which, binary in (("primary", args.peer), ("fallback", args.fallback_peer)):
+        if binary is None or peer is not None:
+            continue
+        work = args.work_dir / which
+        try:
+            peer, pc = run_peer(Path(binary), rsc, s.RL, work, oc["flow_ids"], settings)
+            curves[f"ns-3 peer / {s.RL}"] = pc
+            tree = (build_info(Path(binary)) or {}).get("source", which)
+        except subprocess.CalledProcessError as e:
+            how = f"signal {-e.returncode}" if e.returncode < 0 else f"exit code {e.returncode}"
+            known = s.PEER_PFC_RESUME_ISSUE if po.last_pfc_is_resume(work / rsc.name / s.RL / "pfc.txt") else None
+            peer_error = f"the peer failed ({how})" + (f": {known}" if known else "")
+    none = {"goodput": None, "queue_mean": None, "converge": None}
+    return {"scenario": sc.name, "controller": s.RL, "kind": sc.kind, "flows": sc.flows, "hosts": sc.hosts,
+            "start": sc.start, "duration_ms": sc.duration_ms, "base_rtt_us": rsc.base_rtt_ns / 1e3,
+            "link_delay_ns": rsc.link_delay_ns, "start_fraction": rsc.start_fraction(),
+            "firmware": str(args.firmware), "model": str(args.model),
+            "rlcc": _round(ours), "rlcc_firmware": _round(fw), "peer": _round(peer) if peer else None,
+            "peer_tree": tree, "peer_error": peer_error,
+            "pass": m.verdict(ours, peer) if peer is not None else none,
+            "pass_firmware": m.verdict(fw, peer) if peer is not None else none}
+
+
 def _resample(t: np.ndarray, x: np.ndarray, at: np.ndarray) -> np.ndarray:
     return np.interp(at, t, x)
 
@@ -131,8 +207,8 @@ def plot(sc: s.PeerScenario, curves: dict[str, dict], folder: Path, failed: list
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(9, 4))
-    styles = {"rlcc-sim": "-", "ns-3 peer": "--"}
-    colors = {"dcqcn": "tab:blue", "hpcc": "tab:red"}
+    styles = {"rlcc-sim": "-", "rlcc-sim (firmware)": ":", "ns-3 peer": "--"}
+    colors = {"dcqcn": "tab:blue", "hpcc": "tab:red", s.RL: "tab:green"}
     for label, c in curves.items():
         sim, cc = label.split(" / ")
         ax.plot(np.asarray(c["t_us"]) / 1e3, c["queue_us"], styles[sim], color=colors[cc], lw=1, label=label)
@@ -165,7 +241,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", type=lambda x: x.split(","), default=None, help="scenario names")
     ap.add_argument("--duration-ms", type=float, default=None)
     ap.add_argument("--large", action="store_true", help="add the 512-flow incast")
-    ap.add_argument("--controllers", type=lambda x: x.split(","), default=list(s.CONTROLLERS))
+    ap.add_argument("--controllers", type=lambda x: x.split(","), default=list(s.CONTROLLERS),
+                    help=f"{', '.join(s.CONTROLLERS)} and/or {s.RL} (the firmware in the peer; incast scenarios only)")
+    ap.add_argument("--firmware", type=Path, default=ROOT / "examples" / "firmware" / "firmware.rlcc.json",
+                    help="controller rl: the firmware's .rlcc.json manifest (default: the bundled one)")
+    ap.add_argument("--model", type=Path, default=ROOT / "examples" / "rlcc_mlp.onnx",
+                    help="controller rl: the firmware's teacher, an ONNX policy (default: the bundled one)")
     ap.add_argument("--out", type=Path, default=OUT, help="results file (default: bench/results/ns3_peer.json)")
     args = ap.parse_args(argv)
     if args.peer is None or not Path(args.peer).is_file():
@@ -181,6 +262,11 @@ def main(argv: list[str] | None = None) -> int:
     for sc in todo:
         curves = {}
         for cc in args.controllers:
+            if cc == s.RL:
+                if sc.kind == "incast":  # the probe follows the first next hop: unique paths only
+                    rows[(sc.name, cc)] = row = rl_row(sc, args, curves)
+                    print(json.dumps(row), flush=True)
+                continue
             ours, oc = run_rlcc(sc, cc)
             curves[f"rlcc-sim / {cc}"] = oc
             peer_error, peer, tree = None, None, None
@@ -210,15 +296,18 @@ def main(argv: list[str] | None = None) -> int:
             rows[(sc.name, cc)] = row
             print(json.dumps(row), flush=True)
         plot(sc, curves, out_path.parent / out_path.stem,
-             [cc for cc in args.controllers if f"ns-3 peer / {cc}" not in curves])
+             [cc for cc in args.controllers if f"ns-3 peer / {cc}" not in curves and (cc != s.RL or sc.kind == "incast")])
     build = build_info(Path(args.peer)) or old.get("build")
     fallback = (build_info(Path(args.fallback_peer)) if args.fallback_peer else None) or old.get("fallback_build")
     doc = {"command": "python bench/peer_ns3/compare.py --peer BIN" + (" --fallback-peer BIN" if args.fallback_peer else "")
-           + (" --large" if args.large else ""),
+           + (" --large" if args.large else "")
+           + (f" --controllers {','.join(args.controllers)}" if args.controllers != list(s.CONTROLLERS) else ""),
            "peer": "github.com/aliyun/ns-3-alibabacloud + bench/peer_ns3/rlcc-peer.cc", "build": build,
            "fallback_build": fallback,
-           "rlcc_differs": s.RLCC_DIFFERS, "goals": {"goodput_abs": m.GOODPUT_TOL, "queue_rel": m.QUEUE_REL_TOL,
-                                                 "queue_abs_us": m.QUEUE_ABS_TOL_US, "converge_rel": m.CONVERGE_REL_TOL},
+           "rlcc_differs": s.RLCC_DIFFERS,
+           **({"rl_differs": s.RL_DIFFERS} if any(r["controller"] == s.RL for r in rows.values()) else {}),
+           "goals": {"goodput_abs": m.GOODPUT_TOL, "queue_rel": m.QUEUE_REL_TOL,
+                     "queue_abs_us": m.QUEUE_ABS_TOL_US, "converge_rel": m.CONVERGE_REL_TOL},
            "rows": sorted(rows.values(), key=lambda r: (r["kind"], r["flows"], r["hosts"], r["start"], r["controller"])),
            "machine": machine()}
     out_path.write_text(json.dumps(doc, indent=2) + "\n")

@@ -19,17 +19,42 @@
  *                    sender QP (only written when the key is given).
  * INIT_RATE_FRACTION f (default 0 = line rate): each new QP starts at f x its line rate (also its
  * DCQCN target rate, or its HPCC current rate), set right after the QP is created.
+ *
+ * CC_MODE 11, an rlcc-generated firmware as the congestion control (no rdma-hw.cc code path reacts
+ * to mode 11, so the QPs' rates change only here, through RdmaHw::ChangeRate):
+ *   RL_FIRMWARE_LIB        the firmware as a shared library (bench/peer_ns3/firmware_lib.py), dlopen'd;
+ *   RL_PHASE_FILE          per flow (flow-file order) the ns after its start at which its first probe leaves
+ *                          (rlcc's engine phases, uniform in [0, base RTT));
+ *   RL_CLOCK_OFFSET_NS     the device clock = simulation ns + this offset, mod 2^32 (rlcc's GoldenController);
+ *   RL_SEED_CTX            optional: the 12 context words every flow starts with (rlcc's seeded context of a
+ *                          flow started at a rate other than the model's initial one); default all zero;
+ *   RL_DECISION_LATENCY_NS the firmware's decision time: a result's rate is applied this long after the event;
+ *   RL_DECISION_FILE       optional output: per decision "t_ns flow rtt_ns rate_q20".
+ * One 48-byte context and one RTT probe in flight per flow, as the firmware's rtt_req asks. The probe's
+ * RTT is measured packet-level by walking it hop by hop with scheduled events along the flow's path
+ * (first next hop at each node; the incast paths are unique) and back: on reaching a node it waits the
+ * egress port's queue at that moment (switch: the port's egress bytes, all priorities, from the MMU; host
+ * NIC: its ACK/high-priority FIFO, data QPs being paced sources rather than a queue) at the port's rate,
+ * then, going out, one data packet's serialization (PACKET_PAYLOAD_SIZE), then the link's propagation; the
+ * response crosses back with propagation and queueing only. Unloaded, the probe's RTT is thus the path's
+ * third.cc pairRtt (2 x propagation + one payload serialization per hop), the base RTT both sides use.
+ * On its return the firmware gets the RTT event {timestamp: return, request sent: departure, request
+ * received and response sent: arrival at the receiver} (device clock); results.rate (Q20 fraction of
+ * line rate) becomes the QP's rate RL_DECISION_LATENCY_NS later, and the next probe leaves at once.
  */
 
 #include <algorithm>
+#include <cmath>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <dlfcn.h>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -153,6 +178,10 @@ struct Scenario {
   uint64_t bufferMiB = 32, qlenEveryNs = 1000, flowEveryNs = 5000;
   std::map<uint64_t, double> kmin, kmax, pmax;
   std::string fctPath, pfcPath, qlenPath, flowTracePath;
+  // CC_MODE 11 (the RL firmware): see the file comment
+  std::string rlLib, rlPhasePath, rlDecisionPath;
+  uint64_t rlClockOffsetNs = 0, rlLatencyNs = 0;
+  std::vector<uint32_t> rlSeedCtx;
   std::vector<bool> isSwitch;
   std::vector<Cable> cables;
   std::vector<FlowSpec> flows;
@@ -179,6 +208,13 @@ struct Scenario {
     pfcPath = kv.Text("PFC_OUTPUT_FILE", "pfc.txt");
     qlenPath = kv.Text("QLEN_TRACE_FILE", "qlen_trace.txt");
     flowTracePath = kv.Text("FLOW_TRACE_FILE", "");
+    rlLib = kv.Text("RL_FIRMWARE_LIB", "");
+    rlPhasePath = kv.Text("RL_PHASE_FILE", "");
+    rlDecisionPath = kv.Text("RL_DECISION_FILE", "");
+    rlClockOffsetNs = kv.Count("RL_CLOCK_OFFSET_NS", 0);
+    rlLatencyNs = kv.Count("RL_DECISION_LATENCY_NS", 0);
+    std::istringstream seed(kv.Text("RL_SEED_CTX", ""));
+    for (uint64_t word; seed >> word;) rlSeedCtx.push_back(uint32_t(word));
     if (!kv.Has("TOPOLOGY_FILE") || !kv.Has("FLOW_FILE")) Fail("the config needs TOPOLOGY_FILE and FLOW_FILE", 3);
     LoadTopology(kv.Text("TOPOLOGY_FILE", ""));
     LoadFlows(kv.Text("FLOW_FILE", ""));
@@ -275,6 +311,59 @@ void ApplyKnob(Ptr<ns3::RdmaHw> hw, const HwKnob &knob, const KeyValues &kv) {
   }
 }
 
+// ---------------------------------------------------------------- the RL firmware (CC_MODE 11)
+
+const uint32_t kRlCcMode = 11;  // no rdma-hw.cc code path reacts to it: the QP rates are the firmware's
+const uint32_t kShimAbi = 1;     // rlcc_peer_shim.c RLCC_PEER_ABI
+
+/* An rlcc-generated firmware built as a shared library by firmware_lib.py (firmware.c + the SDK
+ * stub's host runtime + rlcc_peer_shim.c), loaded at run time: one peer binary runs any firmware. */
+class FirmwareLib {
+ public:
+  explicit FirmwareLib(const std::string &path) {
+    handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle_) Fail("RL_FIRMWARE_LIB: cannot load " + path + ": " + dlerror(), 3);
+    if (Symbol<uint32_t (*)()>("rlcc_peer_abi")() != kShimAbi)
+      Fail("RL_FIRMWARE_LIB: " + path + " was built from another rlcc_peer_shim.c ABI", 3);
+    ctxWords_ = Symbol<uint32_t (*)()>("rlcc_peer_ctx_words")();
+    rtt_ = Symbol<RttEventFn>("rlcc_peer_rtt_event");
+    Symbol<uint32_t (*)()>("rlcc_peer_init")();
+  }
+  uint32_t CtxWords() const { return ctxWords_; }
+  /* results.rate (Q20) of the RTT event; *rttReq: the firmware asks for the next probe. */
+  uint32_t RttEvent(uint32_t *ctx, uint32_t now, uint32_t sent, uint32_t received, uint32_t responded,
+                    uint32_t *rttReq) const {
+    return rtt_(ctx, now, sent, received, responded, rttReq);
+  }
+
+ private:
+  typedef uint32_t (*RttEventFn)(uint32_t *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t *);
+  template <typename F>
+  F Symbol(const char *name) {
+    void *s = dlsym(handle_, name);
+    if (!s) Fail(std::string("RL_FIRMWARE_LIB: no symbol ") + name, 3);
+    return reinterpret_cast<F>(s);
+  }
+  void *handle_ = nullptr;
+  uint32_t ctxWords_ = 0;
+  RttEventFn rtt_ = nullptr;
+};
+
+/* One egress port a probe crosses. */
+struct ProbeHop {
+  uint32_t node, ifIndex;
+  uint64_t bps, delayNs;
+};
+
+/* A flow under the firmware: its context, its probe's way there and back, the probe in flight. */
+struct RlFlow {
+  uint32_t src = 0, dst = 0, pg = 0;
+  uint64_t startNs = 0;
+  std::vector<uint32_t> ctx;
+  std::vector<ProbeHop> out, back;
+  uint64_t sentNs = 0, reachedNs = 0;
+};
+
 // ---------------------------------------------------------------- the network
 
 /* Host addresses are 11.hi.lo.1 with hi.lo the node id; peer_output.py decodes them the same way. */
@@ -315,11 +404,12 @@ class PeerRun {
     InstallRouting();
     MeasurePaths();
     StartFlows();
+    StartFirmware();
     StartMonitors();
     ns3::Simulator::Stop(ns3::Seconds(sc_.stopSeconds));
     ns3::Simulator::Run();
     ns3::Simulator::Destroy();
-    for (FILE *f : {qlenOut_, flowOut_, fctOut_, pfcOut_})
+    for (FILE *f : {qlenOut_, flowOut_, fctOut_, pfcOut_, rlOut_})
       if (f) std::fclose(f);
     return 0;
   }
@@ -491,6 +581,7 @@ class PeerRun {
       for (uint32_t v = 0; v < count; ++v) {
         if (hops[v] >= 0) paths_[std::make_pair(v, root)] = facts[v];
         for (uint32_t next : via[v]) AddRoute(v, root, next);
+        if (!via[v].empty()) firstHop_[std::make_pair(v, root)] = via[v].front();
       }
     }
   }
@@ -534,14 +625,17 @@ class PeerRun {
   }
 
   void StartFlows() {
-    for (const FlowSpec &f : sc_.flows)
-      ns3::Simulator::Schedule(ns3::Seconds(f.startSeconds), &PeerRun::LaunchFlow, this, f);
+    flowSport_.assign(sc_.flows.size(), 0);
+    for (size_t i = 0; i < sc_.flows.size(); ++i)
+      ns3::Simulator::Schedule(ns3::Seconds(sc_.flows[i].startSeconds), &PeerRun::LaunchFlow, this, i);
   }
 
-  void LaunchFlow(FlowSpec f) {
+  void LaunchFlow(size_t index) {
+    const FlowSpec &f = sc_.flows[index];
     std::map<std::pair<uint32_t, uint32_t>, uint16_t>::iterator slot =
         nextSport_.insert(std::make_pair(std::make_pair(f.src, f.dst), uint16_t(10000))).first;
     const uint16_t sport = slot->second++;
+    flowSport_[index] = sport;
     const uint32_t window = sc_.window ? uint32_t(bdpBytes_) : 0;
 #if RLCC_PEER_NS336
     ns3::RdmaClientHelper client(f.pg, HostAddress(f.src), HostAddress(f.dst), sport, f.dport, f.bytes, window,
@@ -572,6 +666,120 @@ class PeerRun {
     qp->m_rate = start;
     if (sc_.ccMode == 1) qp->mlx.m_targetRate = start;  // DCQCN recovers towards its target
     if (sc_.ccMode == 3) qp->hp.m_curRate = start;      // HPCC's reference rate
+  }
+
+  // ---- CC_MODE 11: the firmware, fed by packet-level RTT probes (file comment)
+
+  void StartFirmware() {
+    if (sc_.ccMode != kRlCcMode) return;
+    if (sc_.rlLib.empty()) Fail("CC_MODE 11 needs RL_FIRMWARE_LIB (bench/peer_ns3/firmware_lib.py)", 3);
+    if (sc_.rlPhasePath.empty()) Fail("CC_MODE 11 needs RL_PHASE_FILE", 3);
+    firmware_.reset(new FirmwareLib(sc_.rlLib));
+    if (!sc_.rlSeedCtx.empty() && sc_.rlSeedCtx.size() != firmware_->CtxWords())
+      Fail("RL_SEED_CTX has " + std::to_string(sc_.rlSeedCtx.size()) + " words, the firmware's context " +
+               std::to_string(firmware_->CtxWords()), 3);
+    if (!sc_.rlDecisionPath.empty()) rlOut_ = OpenOutput(sc_.rlDecisionPath);
+    Tokens phases(sc_.rlPhasePath);
+    rl_.resize(sc_.flows.size());
+    for (size_t i = 0; i < sc_.flows.size(); ++i) {
+      const FlowSpec &spec = sc_.flows[i];
+      RlFlow &f = rl_[i];
+      f.src = spec.src;
+      f.dst = spec.dst;
+      f.pg = spec.pg;
+      f.ctx = sc_.rlSeedCtx.empty() ? std::vector<uint32_t>(firmware_->CtxWords(), 0u) : sc_.rlSeedCtx;
+      f.out = ProbePath(spec.src, spec.dst);
+      f.back = ProbePath(spec.dst, spec.src);
+      const double phase = phases.Next<double>("a probe phase (ns) per flow");
+      if (phase < 0) Fail(sc_.rlPhasePath + ": a negative phase", 3);
+      const uint64_t at = uint64_t(std::llround(spec.startSeconds * 1e9 + phase));
+      ns3::Simulator::Schedule(ns3::NanoSeconds(at), &PeerRun::SendProbe, this, i);
+    }
+  }
+
+  /* The egress ports from host a to host b, along the first next hop at each node. */
+  std::vector<ProbeHop> ProbePath(uint32_t a, uint32_t b) const {
+    std::vector<ProbeHop> hops;
+    for (uint32_t node = a; node != b;) {
+      std::map<std::pair<uint32_t, uint32_t>, uint32_t>::const_iterator next = firstHop_.find(std::make_pair(node, b));
+      if (next == firstHop_.end()) Fail("RL probe: no route between flow ends", 3);
+      for (const Port &p : ports_[node])
+        if (p.peer == next->second) {
+          hops.push_back(ProbeHop{node, p.ifIndex, p.bps, p.delayNs});
+          break;
+        }
+      node = next->second;
+    }
+    return hops;
+  }
+
+  /* Bytes waiting at an egress port now: a switch port's MMU egress bytes (all priorities), or a host
+   * NIC's ACK/high-priority FIFO (the data QPs are paced sources, not a FIFO). */
+  uint64_t QueuedBytes(uint32_t node, uint32_t ifIndex) const {
+    if (!IsHost(node)) {
+      uint64_t queued = 0;
+      for (uint32_t prio = 0; prio < ns3::SwitchMmu::qCnt; ++prio) queued += Switch(node)->m_mmu->egress_bytes[ifIndex][prio];
+      return queued;
+    }
+    Ptr<ns3::QbbNetDevice> dev = ns3::DynamicCast<ns3::QbbNetDevice>(nodes_.Get(node)->GetDevice(ifIndex));
+    return dev->m_rdmaEQ->m_ackQ->GetNBytes();
+  }
+
+  uint32_t DeviceClock(uint64_t ns) const { return uint32_t((ns + sc_.rlClockOffsetNs) & 0xffffffffu); }
+
+  void SendProbe(size_t i) {
+    rl_[i].sentNs = ns3::Simulator::Now().GetTimeStep();
+    ProbeAt(i, false, 0);
+  }
+
+  /* The probe of flow i reached hop h of its way out (back = false) or back; h == hops: the end. */
+  void ProbeAt(size_t i, bool back, size_t h) {
+    RlFlow &f = rl_[i];
+    const std::vector<ProbeHop> &path = back ? f.back : f.out;
+    if (h == path.size()) {
+      if (back) {
+        OnProbeReturn(i);
+      } else {
+        f.reachedNs = ns3::Simulator::Now().GetTimeStep();  // the receiver responds at once
+        ProbeAt(i, true, 0);
+      }
+      return;
+    }
+    const ProbeHop &hop = path[h];
+    double ns = double(QueuedBytes(hop.node, hop.ifIndex)) * 8e9 / double(hop.bps) + double(hop.delayNs);
+    if (!back) ns += double(sc_.payload) * 8e9 / double(hop.bps);
+    ns3::Simulator::Schedule(ns3::NanoSeconds(std::llround(ns)), &PeerRun::ProbeAt, this, i, back, h + 1);
+  }
+
+  Ptr<ns3::RdmaQueuePair> FlowQp(size_t i) const {
+    const RlFlow &f = rl_[i];
+    Ptr<ns3::RdmaHw> hw = Nic(f.src);
+    const uint64_t key = ns3::RdmaHw::GetQpKey(HostAddress(f.dst).Get(), flowSport_[i], uint16_t(f.pg));
+    std::unordered_map<uint64_t, Ptr<ns3::RdmaQueuePair>>::iterator found = hw->m_qpMap.find(key);
+    if (found == hw->m_qpMap.end()) return Ptr<ns3::RdmaQueuePair>();
+    return found->second;
+  }
+
+  void OnProbeReturn(size_t i) {
+    RlFlow &f = rl_[i];
+    if (!FlowQp(i)) return;  // the flow finished: no more probes
+    const uint64_t now = ns3::Simulator::Now().GetTimeStep();
+    uint32_t rttReq = 0;
+    const uint32_t rate = firmware_->RttEvent(f.ctx.data(), DeviceClock(now), DeviceClock(f.sentNs),
+                                              DeviceClock(f.reachedNs), DeviceClock(f.reachedNs), &rttReq);
+    if (rlOut_)
+      std::fprintf(rlOut_, "%" PRIu64 " %zu %" PRIu64 " %u\n", now, i, now - f.sentNs, unsigned(rate));
+    ns3::Simulator::Schedule(ns3::NanoSeconds(sc_.rlLatencyNs), &PeerRun::ApplyRate, this, i, rate);
+    if (rttReq) SendProbe(i);
+  }
+
+  /* results.rate (Q20 fraction of line rate) as the QP's rate, via RdmaHw::ChangeRate (which also
+   * moves the QP's next send time by the change of one packet's transmission time). */
+  void ApplyRate(size_t i, uint32_t rateQ20) {
+    Ptr<ns3::RdmaQueuePair> qp = FlowQp(i);
+    if (!qp) return;
+    const uint64_t bps = std::max<uint64_t>(1, (qp->m_max_rate.GetBitRate() * uint64_t(rateQ20)) >> 20);
+    Nic(rl_[i].src)->ChangeRate(qp, ns3::DataRate(bps));
   }
 
   void OnQpFinished(Ptr<ns3::RdmaQueuePair> qp) {
@@ -638,8 +846,12 @@ class PeerRun {
   std::map<std::pair<uint32_t, uint32_t>, PathFacts> paths_;  // (node, destination host)
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> pathRtt_;  // (source host, destination host)
   std::map<std::pair<uint32_t, uint32_t>, uint16_t> nextSport_;
+  std::vector<uint16_t> flowSport_;  // per flow (flow-file order), set at its launch
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> firstHop_;  // (node, destination host) -> first next hop
+  std::unique_ptr<FirmwareLib> firmware_;
+  std::vector<RlFlow> rl_;
   uint64_t baseRttNs_ = 0, bdpBytes_ = 0, stopNs_ = 0;
-  FILE *qlenOut_ = nullptr, *flowOut_ = nullptr, *fctOut_ = nullptr, *pfcOut_ = nullptr;
+  FILE *qlenOut_ = nullptr, *flowOut_ = nullptr, *fctOut_ = nullptr, *pfcOut_ = nullptr, *rlOut_ = nullptr;
 };
 
 }  // namespace

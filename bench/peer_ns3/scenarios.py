@@ -77,10 +77,10 @@ RLCC_DIFFERS = {
 # whatever the path's hop count; NONE for DCQCN, rlcc-peer.cc SetModelDefaults).
 PPP_BYTES, IPV4_BYTES, UDP_BYTES = 14, 20, 8
 SEQ_TS_BYTES = {"ns-3-alibabacloud": 8 + 2, "hpcc-repo": 4 + 2}
-INT_BYTES = {"dcqcn": 0, "hpcc": 5 * 8 + 2}
+INT_BYTES = {"dcqcn": 0, "hpcc": 5 * 8 + 2, "rl": 0}
 # The tree each controller's peer rows come from: ns-3-alibabacloud's HPCC crashes (PEER_KNOWN_ISSUES),
 # so HPCC rows are the fallback's (the HPCC repository's tree).
-ROWS_TREE = {"dcqcn": "ns-3-alibabacloud", "hpcc": "hpcc-repo"}
+ROWS_TREE = {"dcqcn": "ns-3-alibabacloud", "hpcc": "hpcc-repo", "rl": "ns-3-alibabacloud"}
 
 
 def header_bytes(cc: str, tree: str | None = None) -> int:
@@ -118,6 +118,7 @@ class PeerScenario:
     duration_ms: float = 10.0
     leaves: int = 4
     spines: int = 2
+    link_delay_ns: int = LINK_DELAY_NS  # every cable's propagation delay (``rl_scenario`` sets the policy's base RTT)
 
     @property
     def name(self) -> str:
@@ -129,9 +130,9 @@ class PeerScenario:
         """The network as an rlcc topology (used for the peer's file on both kinds)."""
         buf = BUFFER_MB * 1024 * 1024
         if self.kind == "incast":
-            return topo.star(self.hosts + 1, LINE_GBPS, LINK_DELAY_NS, buf)
+            return topo.star(self.hosts + 1, LINE_GBPS, self.link_delay_ns, buf)
         return topo.fat_tree(self.hosts // self.leaves, self.leaves, self.spines, 1, LINE_GBPS, LINE_GBPS,
-                             LINK_DELAY_NS, buf)
+                             self.link_delay_ns, buf)
 
     @property
     def hops(self) -> int:
@@ -141,7 +142,7 @@ class PeerScenario:
     @property
     def base_rtt_ns(self) -> float:
         """The peer's maxRtt: 2 x propagation + one payload serialization per hop."""
-        return 2 * self.hops * LINK_DELAY_NS + self.hops * PAYLOAD_BYTES * 8 / LINE_GBPS
+        return 2 * self.hops * self.link_delay_ns + self.hops * PAYLOAD_BYTES * 8 / LINE_GBPS
 
     def network(self, cc: str | None = None) -> Network:
         """The shared network; with a controller, its data packets' header bytes (``header_bytes``)."""
@@ -157,12 +158,12 @@ class PeerScenario:
         ``test_star_topology_reproduces_the_single_switch``); all-to-all: the fat-tree."""
         net = self.network(cc)
         if self.kind == "incast":
-            star = TopologyConfig(kind="star", hosts=self.hosts + 1, link_delay_ns=float(LINK_DELAY_NS))
+            star = TopologyConfig(kind="star", hosts=self.hosts + 1, link_delay_ns=float(self.link_delay_ns))
             sc: Scenario = ManyToOne(flows=self.flows, hosts=self.hosts, duration_ms=self.duration_ms, network=net,
                                      topology=star)
         else:
             cfg = TopologyConfig(kind="fat-tree", hosts_per_leaf=self.hosts // self.leaves, leaves=self.leaves,
-                                 spines=self.spines, links_per_pair=1, link_delay_ns=float(LINK_DELAY_NS))
+                                 spines=self.spines, links_per_pair=1, link_delay_ns=float(self.link_delay_ns))
             sc = AllToAll(hosts=self.hosts, duration_ms=self.duration_ms, network=net, topology=cfg)
         if self.start == "fair":
             sc = dataclasses.replace(sc, initial_rate=sc.fair_rate())
@@ -256,3 +257,74 @@ SCENARIOS = (
     PeerScenario("all-to-all", 240, 16, "fair", duration_ms=5.0, leaves=4, spines=2),
 )
 LARGE = (PeerScenario("incast", 512, 64, "line"),)
+
+
+# ---- the RL firmware in the peer (rlcc-peer.cc CC_MODE 11; compare.py --controllers rl) -------------
+
+RL = "rl"
+RL_CC_MODE = 11  # no rdma-hw.cc code path reacts to it: only the firmware changes the QPs' rates
+# Paced at the firmware's rate alone (no HPCC window), no INT, ACKs ahead of data as for DCQCN.
+PEER_CC[RL] = {"CC_MODE": RL_CC_MODE, "HAS_WIN": 0, "VAR_WIN": 0, "INT_MULTI": 1, "ACK_HIGH_PRIO": 1}
+
+
+# How the RL rows' two sides differ beyond RLCC_DIFFERS (reported with the results when they run).
+RL_DIFFERS = {
+    "RTT probe (peer: walked hop by hop, each egress queue read when the probe reaches it)":
+        "rlcc's probe returns after base RTT + the path's queueing delay at its send time",
+    "decision latency (peer: the firmware's verified worst case, 361 ns for the bundled one, exact)":
+        "rlcc applies a decision whole steps later (dt 500 ns: 361 ns -> 500 ns); the teacher row uses "
+        "rlcc's default 1 us",
+    "pacing (peer: RdmaHw paces whole packets at the QP rate; 8 synchronised flows queue ~8 packets)":
+        "rlcc's fluid sends smoothly at the rate",
+}
+
+
+def rl_scenario(sc: PeerScenario, base_rtt_ns: float) -> PeerScenario:
+    """``sc`` with the link delay that makes its base RTT (``base_rtt_ns``: 2 x hops x delay + one payload
+    serialization per hop) equal a policy's reward base RTT, e.g. 8000 ns on the 2-hop incast: 1960 ns links."""
+    serialization = sc.hops * PAYLOAD_BYTES * 8 / LINE_GBPS
+    delay = (base_rtt_ns - serialization) / (2 * sc.hops)
+    if delay <= 0 or delay != int(delay):
+        raise ValueError(f"{sc.name}: no whole-ns link delay gives a {base_rtt_ns:g} ns base RTT "
+                         f"({sc.hops} hops, {serialization:g} ns serialization)")
+    return dataclasses.replace(sc, link_delay_ns=int(delay))
+
+
+@dataclasses.dataclass(frozen=True)
+class RlPeer:
+    """What the peer's firmware mode needs beyond the scenario: the firmware's shared library
+    (firmware_lib.py), each flow's first-probe phase (ns after its start; rlcc's engine phases), the
+    device clock offset and the decision latency (those of rlcc's golden controller), the context
+    words every flow starts with (None: zeroed, the firmware starts the flow itself) and the QPs'
+    rate before the first decision (None: the scenario's ``start_fraction``)."""
+
+    library: Path
+    phases_ns: np.ndarray
+    clock_offset_ns: int
+    decision_latency_ns: int
+    seed_ctx: tuple[int, ...] | None = None
+    init_rate_fraction: float | None = None
+
+
+def rl_config_lines(rl: RlPeer, phase_file: Path, decision_file: Path) -> str:
+    """The firmware mode's keys (rlcc-peer.cc file comment); a repeated key (INIT_RATE_FRACTION) overrides."""
+    kv: dict[str, object] = {"RL_FIRMWARE_LIB": rl.library, "RL_PHASE_FILE": phase_file,
+                             "RL_CLOCK_OFFSET_NS": rl.clock_offset_ns, "RL_DECISION_LATENCY_NS": rl.decision_latency_ns,
+                             "RL_DECISION_FILE": decision_file}
+    if rl.seed_ctx is not None:
+        kv["RL_SEED_CTX"] = " ".join(str(int(w)) for w in rl.seed_ctx)
+    if rl.init_rate_fraction is not None:
+        kv["INIT_RATE_FRACTION"] = f"{rl.init_rate_fraction:.9g}"
+    return "".join(f"{k} {v}\n" for k, v in kv.items())
+
+
+def write_rl_peer_inputs(sc: PeerScenario, rl: RlPeer, out_dir: Path) -> Path:
+    """``write_peer_inputs`` for the firmware mode, plus the phase file and the firmware keys."""
+    if len(rl.phases_ns) != sc.flows:
+        raise ValueError(f"{sc.name}: {len(rl.phases_ns)} probe phases for {sc.flows} flows")
+    cfg = write_peer_inputs(sc, RL, out_dir)
+    phases = out_dir / "phases.txt"
+    phases.write_text("".join(f"{p:.3f}\n" for p in np.asarray(rl.phases_ns, dtype=np.float64)))
+    with cfg.open("a") as f:
+        f.write(rl_config_lines(rl, phases, out_dir / "decisions.txt"))
+    return cfg
