@@ -902,12 +902,21 @@ def _num(v: Any, fmt: str) -> str:
     return "–" if v is None else format(v, fmt)
 
 
+def _build_time(info: dict) -> str:
+    """A peer build's wall time: the fresh build's, and the driver rebuild's when the last build was one."""
+    if info.get("fresh_build"):
+        return f"{info['build_seconds']} s fresh build"
+    fresh = info.get("fresh_build_seconds")
+    return (f"{fresh} s fresh build, " if fresh else "") + f"{info['build_seconds']} s driver rebuild"
+
+
 def ns3_peer() -> str:
     """rlcc-sim against the ns-3 RDMA models, per scenario x controller (bench/peer_ns3/compare.py)."""
     doc = load(RESULTS / "ns3_peer.json")
     mark = {True: "✓", False: "✗", None: "–"}
     rows = []
-    for r in doc["rows"]:
+    baseline = [r for r in doc["rows"] if r["controller"] != "rl"]
+    for r in baseline:
         a, b, ok = r["rlcc"], r["peer"] or dict.fromkeys(r["rlcc"]), r["pass"]
         tree = {None: "–"}.get(r.get("peer_tree"), "H" if "High-Precision" in str(r.get("peer_tree")) else "A")
         rows.append([r["scenario"], r["controller"], tree, f"{_num(a['goodput'], '.3f')} / {_num(b['goodput'], '.3f')}",
@@ -918,20 +927,21 @@ def ns3_peer() -> str:
                      f"{_num(a['drop_packets'], '.0f')} / {_num(b['pfc_pauses'], 'd')}",
                      f"{mark[ok['goodput']]} {mark[ok['queue_mean']]} {mark[ok['converge']]}"])
     g = doc["goals"]
-    passed = sum(all(r["pass"].values()) for r in doc["rows"])
+    passed = sum(all(r["pass"].values()) for r in baseline)
+    valued = sum(all(v is not False for v in r["pass"].values()) and any(r["pass"].values()) for r in baseline) - passed
     build = doc.get("build") or {}
     fb = doc.get("fallback_build")
     fb_text = (f" Where it crashes (below), the row comes from the same driver in the HPCC repository's own tree "
-               f"(peer H: {fb['source']} at {str(fb['source_commit'])[:10]}, ns-3.17, waf, {fb['build_seconds']} s "
-               f"{'fresh ' if fb.get('fresh_build') else ''}build); peer A: ns-3-alibabacloud."
-               if fb else "")
+               f"(peer H: {fb['source']} at {str(fb['source_commit'])[:10]}, ns-3.17, waf, {_build_time(fb)}); "
+               f"peer A: ns-3-alibabacloud." if fb else "")
     head = para(f"Each cell is rlcc-sim / peer. Peer: {doc['peer']} at commit "
-                f"{str(build.get('source_commit', '?'))[:10]} ({'fresh ' if build.get('fresh_build') else 'incremental '}"
-                f"{build.get('build_type', '')} build of {build.get('modules', '?')}: {build.get('build_seconds', '?')} s "
-                f"on {cores(doc)} cores, -j{build.get('jobs', '?')}).{fb_text} "
+                f"{str(build.get('source_commit', '?'))[:10]} ({build.get('build_type', '')} build of "
+                f"{build.get('modules', '?')} on {cores(doc)} cores, -j{build.get('jobs', '?')}: {_build_time(build)})."
+                f"{fb_text} "
                 f"Goals: goodput within {g['goodput_abs']:g}, mean queue within {g['queue_rel']:.0%} or "
                 f"{g['queue_abs_us']:g} µs, convergence within {g['converge_rel']:.0%} (✓ G Q C; – no value on a "
-                f"side). {passed} of {len(doc['rows'])} rows meet all three.")
+                f"side). {passed} of {len(baseline)} rows meet all three; {valued} more meet every goal with a value on both "
+                f"sides.")
     tab = table(["scenario", "CC", "peer", "goodput", "Jain", "mean queue µs", "p99 queue µs", "converge µs",
                  "drops / PFC pauses", "G Q C"], ["---", "---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---"],
                 rows)
@@ -942,9 +952,37 @@ def ns3_peer() -> str:
             filled = " (peer H)" if r.get("peer_tree") else ""
             errors.setdefault(r["peer_error"], []).append(f"{r['scenario']} {r['controller']}{filled}")
     out = [head, "", tab, "", para(f"Peer mechanisms rlcc-sim does not copy packet by packet, and what it does instead: {lacks}.")]
+    rl = [r for r in doc["rows"] if r["controller"] == "rl"]
+    if rl:
+        out += ["", _ns3_peer_rl(rl, mark)]
     for err, where in errors.items():
         out += ["", para(f"ns-3-alibabacloud failed ({', '.join(where)}): {err}.")]
     return "\n".join(out)
+
+
+def _ns3_peer_rl(rows: list[dict], mark: dict) -> str:
+    """The RL policy's rows: teacher in rlcc-sim / its firmware in rlcc-sim / its firmware in the peer."""
+    cells = []
+    for r in rows:
+        t, f, p = r["rlcc"], r["rlcc_firmware"], r["peer"] or dict.fromkeys(r["rlcc"])
+        tree = "H" if "High-Precision" in str(r.get("peer_tree")) else "A"
+
+        def three(k: str, fmt: str) -> str:
+            return " / ".join(_num(x[k], fmt) for x in (t, f, p))
+        ok = r["pass"]
+        cells.append([r["scenario"], tree, three("goodput", ".3f"), three("queue_mean_us", ".1f"),
+                      three("queue_p99_us", ".1f"), three("converge_us", ".0f"),
+                      f"{_num(t['drop_packets'], '.0f')} / {_num(f['drop_packets'], '.0f')} / {_num(p['pfc_pauses'], 'd')}",
+                      f"{mark[ok['goodput']]} {mark[ok['queue_mean']]} {mark[ok['converge']]}"])
+    first = rows[0]
+    head = para(f"The bundled RL policy end to end: each cell is the teacher ({first['model']}) in rlcc-sim / its "
+                f"firmware's golden model in rlcc-sim / the firmware itself ({first['firmware']}, the generated C "
+                f"loaded into the peer) at the RTT events of a hop-by-hop probe in the packet-level peer; links set "
+                f"so the base RTT is the policy's ({first['base_rtt_us']:g} µs). G Q C compares the peer's firmware "
+                f"with the teacher. {sum(all(r['pass'].values()) for r in rows)} of {len(rows)} rows meet all three.")
+    return "\n".join([head, "", table(["scenario", "peer", "goodput", "mean queue µs", "p99 queue µs", "converge µs",
+                                        "drops / drops / PFC pauses", "G Q C"],
+                                       ["---", "---", "---:", "---:", "---:", "---:", "---:", "---"], cells)])
 
 
 BLOCKS["ns3-peer"] = (ns3_peer, True)

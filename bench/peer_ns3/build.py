@@ -110,9 +110,7 @@ def build(src: Path, build_dir: Path, jobs: int, commit: str | None, build_type:
         raise SystemExit(f"build.py: error: {src} is neither ns-3-alibabacloud nor the HPCC repository "
                          "(no simulation/src/point-to-point/model/rdma-hw.cc)")
     if not (sim / "CMakeLists.txt").is_file():
-        info = build_waf(src, build_dir, jobs, commit, python2)
-        (build_dir / "build-info.json").write_text(json.dumps(info, indent=2) + "\n")
-        return info
+        return record(build_dir, build_waf(src, build_dir, jobs, commit, python2))
     shutil.copyfile(DRIVER, sim / "scratch" / DRIVER.name)
     (build_dir / "out").mkdir(parents=True, exist_ok=True)
     nice = ["nice", "-n", "15"]
@@ -132,7 +130,26 @@ def build(src: Path, build_dir: Path, jobs: int, commit: str | None, build_type:
             "source_commit": commit or source_commit(src), "build_seconds": round(wall, 1),
             "fresh_build": fresh, "binary": str(binary),
             "modules": MODULES, "jobs": jobs, "build_type": build_type}
-    (build_dir / "build-info.json").write_text(json.dumps(info, indent=2) + "\n")
+    return record(build_dir, info)
+
+
+def record(build_dir: Path, info: dict) -> dict:
+    """Write BUILD_DIR/build-info.json. An incremental rebuild of the same source keeps what the
+    earlier record knew: the source commit (when this run could not read it) and the fresh build's
+    wall time (``fresh_build_seconds``)."""
+    path = build_dir / "build-info.json"
+    try:
+        before = json.loads(path.read_text())
+    except (OSError, ValueError):
+        before = {}
+    if before.get("source_path") == info["source_path"]:
+        if info["source_commit"] is None:
+            info["source_commit"] = before.get("source_commit")
+        if not info["fresh_build"]:
+            fresh = before.get("fresh_build_seconds") or (before["build_seconds"] if before.get("fresh_build") else None)
+            if fresh is not None:
+                info["fresh_build_seconds"] = fresh
+    path.write_text(json.dumps(info, indent=2) + "\n")
     return info
 
 

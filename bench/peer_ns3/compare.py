@@ -77,6 +77,15 @@ def run_rlcc_with(sc: s.PeerScenario, ctl, cc: str) -> tuple[dict, dict]:
     span = r.metrics["window_ms"] * 1e6
     delivered = r.flows["window_rate"] * BYTES_PER_NS * span
     t_us, q_us = r.series["t_us"], r.series["queue_us"]
+    # rlcc's window_rate counts a flow's bytes once sent (minus drops); bytes still queued at the
+    # window's end were not delivered: take the queue's growth over the window off the total
+    # (payload share of wire bytes), spread over the flows in proportion (Jain is unchanged).
+    net = r.scenario.network
+    queued_us = q_us[-1] - np.interp(r.metrics["window_start_ms"] * 1e3, t_us, q_us)
+    queued = queued_us * 1e3 * BYTES_PER_NS * net.packet_bytes / (net.packet_bytes + net.header_bytes)
+    total = float(delivered.sum())
+    if total > 0:
+        delivered = delivered * max(total - queued, 0.0) / total
     out = side_metrics(t_us, q_us, r.series["rates"], delivered, span, sc)
     out.update({"drop_packets": float(r.metrics["drops_per_flow"] * sc.flows), "pfc_pauses": None,
                 "wall_s": round(wall, 2)})
@@ -92,6 +101,12 @@ def peer_keys(sc: s.PeerScenario) -> list[tuple[int, int, int]]:
         seen[(int(a), int(b))] = k + 1
         keys.append((int(a), int(b), 10000 + k))
     return keys
+
+
+def _rel(path: Path) -> str:
+    """A path as recorded in the results: relative to the repository when inside it."""
+    p = Path(path).resolve()
+    return str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p)
 
 
 def build_info(binary: Path) -> dict | None:
@@ -189,7 +204,7 @@ def rl_row(sc: s.PeerScenario, args, curves: dict) -> dict:
     return {"scenario": sc.name, "controller": s.RL, "kind": sc.kind, "flows": sc.flows, "hosts": sc.hosts,
             "start": sc.start, "duration_ms": sc.duration_ms, "base_rtt_us": rsc.base_rtt_ns / 1e3,
             "link_delay_ns": rsc.link_delay_ns, "start_fraction": rsc.start_fraction(),
-            "firmware": str(args.firmware), "model": str(args.model),
+            "firmware": _rel(args.firmware), "model": _rel(args.model),
             "rlcc": _round(ours), "rlcc_firmware": _round(fw), "peer": _round(peer) if peer else None,
             "peer_tree": tree, "peer_error": peer_error,
             "pass": m.verdict(ours, peer) if peer is not None else none,
