@@ -15,7 +15,9 @@ probe's telemetry per hop and at every decision runs
 * The in-flight window (``window = True``; the repo's ``HAS_WIN 1`` / ``VAR_WIN 1``, the paper's
   "HPCC is a window-based congestion control with pacing"): a flow has at most W = R x T bytes in
   flight, so over a path of base RTT b whose queues add a delay q it sends at most W / (b + q).
-  The fluid form of that bound is the flow rate ``min(R, R T / (b + q))``, re-evaluated from the
+  The fluid form of that bound is the flow rate ``min(R, max(R T, one packet) / (b + q))`` (a QP
+  may send while less than W is in flight, so a window below one packet still lets one out: at
+  512 flows on the 1 Gb/s rate floor that sets the queue), re-evaluated from the
   current path delay on a timer (``window_tick_us``; default every engine step, ``Network.dt_ns``)
   and at each decision from the probe's RTT. Without it a paced flow keeps sending at R while its
   own queue delays the feedback (a 64-flow line-rate incast then holds ~1 ms of queue).
@@ -114,6 +116,9 @@ class Hpcc:
         self.hist: collections.deque = collections.deque(maxlen=2 + int(round(network.base_rtt_ns / 2 / tick)))
         self.t_ns = network.base_rtt_ns
         self.bdp = network.bytes_per_ns * self.t_ns  # W_init: line rate x T
+        self.line = network.bytes_per_ns
+        # A QP may send while less than W is in flight, so one whole packet always may be.
+        self.packet = float(network.packet_bytes + network.header_bytes)
         self.w_ai = self.p.rate_ai_gbps / 8.0 * self.t_ns  # bytes
         self.w_c = np.full(n_flows, self.initial_rate * self.bdp)
         self.inc_stage = np.zeros(n_flows, np.int64)
@@ -160,7 +165,7 @@ class Hpcc:
         self.pace[ids] = pace
         if not self.p.window:
             return pace
-        return pace * np.minimum(1.0, self.t_ns / batch.rtt_ns)
+        return self._bounded(pace, batch.rtt_ns)
 
     def on_tick(self, info: TickInfo) -> np.ndarray:
         """Per-ACK reaction (``fast_react``) from the INT the ACKs arriving now carry, then the window
@@ -173,7 +178,12 @@ class Hpcc:
         if not self.p.window:
             return pace
         base = self.t_ns if info.base_rtt_ns is None else info.base_rtt_ns
-        return pace * np.minimum(1.0, self.t_ns / (base + info.queue_delay_ns))
+        return self._bounded(pace, base + info.queue_delay_ns)
+
+    def _bounded(self, pace: np.ndarray, rtt_ns: np.ndarray | float) -> np.ndarray:
+        """The window bound: rate min(R, max(W, one packet) / RTT) with W = R T."""
+        window = np.maximum(pace * self.bdp, self.packet)
+        return np.minimum(pace, window / (self.line * rtt_ns))
 
     def _react(self, info: TickInfo) -> None:
         """MeasureInflight on the INT of ``ack_delay`` ago, then ComputeWind(updateWc=False)."""

@@ -311,3 +311,13 @@ def test_flows_not_yet_started_keep_their_start_rate():
     assert out[0] == 0.7 and np.isnan(ctl.pace[1])
     started = TickInfo(1000.0, None, None, np.array([0.7, 1.0]), np.ones(n, bool), np.zeros(n), T, tel)
     assert list(ctl.on_tick(started)) == [0.7, 1.0]
+
+
+def test_a_window_below_one_packet_still_lets_one_packet_out():
+    # R = 0.001: W = R T = 100 B, below a 1024 B packet; a QP may send while less than W is in flight,
+    # so one packet is: over an RTT of 20 T the flow sends 1024 B / 20 T = 0.000512 of line rate, not
+    # W / 20 T = 0.00005 (the 512-flow incast on the 1 Gb/s rate floor: its queue is one packet a flow).
+    ctl = _controller(window=True)
+    assert NET.packet_bytes == 1024 and NET.header_bytes == 0 and BDP == 100_000
+    assert _tick(ctl, 1000.0, [0.0], [0.0], 0.001, queue_delay=19 * T)[0] == pytest.approx(0.000512, rel=1e-12)
+    assert _tick(ctl, 2000.0, [0.0], [0.0], 0.001, queue_delay=4 * T)[0] == 0.001  # the pacing rate binds
