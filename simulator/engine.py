@@ -518,6 +518,7 @@ def simulate(
         "final_rate": run.flows.rate,
         "size_bytes": run.table.size_bytes.copy(),
         "base_rtt_ns": np.broadcast_to(run.base_rtt(np.arange(run.n)), (run.n,)).astype(np.float64),
+        "probe_phase_ns": run.flows.phase.copy(),  # first probe time of a flow starting at t = 0
     }
     name = getattr(controller, "name", type(controller).__name__)
     tr = run.recorder.finish() if run.recorder else None

@@ -342,13 +342,14 @@ def test_rl_peer_settings_follow_the_golden_controller(tmp_path):
 
     teacher, golden = C.rl_controllers(FIRMWARE, TEACHER)
     sc = S.rl_scenario(S.PeerScenario("incast", 8, 8, "fair", duration_ms=1.0), 8000)
-    rl = C.rl_peer_settings(sc, golden, tmp_path / "lib.so")
+    phases = C.run_rlcc_with(sc, golden, S.RL)[1]["probe_phase_ns"]  # the golden controller's fluid run
+    rl = C.rl_peer_settings(sc, golden, tmp_path / "lib.so", phases)
     assert len(rl.phases_ns) == 8 and 0 <= rl.phases_ns.min() and rl.phases_ns.max() < 8000
     assert len(np.unique(rl.phases_ns)) == 8
     assert rl.clock_offset_ns == DEFAULT_CLOCK_OFFSET_NS and rl.decision_latency_ns == 361
     assert rl.seed_ctx[fmt.CTX_RATE] == fmt.RATE_ONE // 8 and rl.seed_ctx[fmt.CTX_PREV_FACTOR] == fmt.FACTOR_ONE
     assert not any(rl.seed_ctx[2:]) and rl.init_rate_fraction is None
-    line = C.rl_peer_settings(dataclasses.replace(sc, start="line"), golden, tmp_path / "lib.so")
+    line = C.rl_peer_settings(dataclasses.replace(sc, start="line"), golden, tmp_path / "lib.so", phases)
     assert line.seed_ctx is None and line.init_rate_fraction is None  # the model starts at line rate itself
     cfg = S.write_rl_peer_inputs(sc, rl, tmp_path / "run")
     kv = {}
@@ -374,7 +375,7 @@ def test_peer_runs_the_firmware_on_a_short_incast(tmp_path, firmware_library):
     _, golden = C.rl_controllers(FIRMWARE, TEACHER)
     k = golden.model.constants
     sc = S.rl_scenario(S.PeerScenario("incast", 8, 8, "fair", duration_ms=0.4), 8000)
-    rl = C.rl_peer_settings(sc, golden, firmware_library)
+    rl = C.rl_peer_settings(sc, golden, firmware_library, C.run_rlcc_with(sc, golden, S.RL)[1]["probe_phase_ns"])
     out, curve = C.run_peer(Path(peer), sc, S.RL, tmp_path, np.arange(8), rl)
     assert 0.5 < out["goodput"] <= 1.0 and len(curve["t_us"]) >= 400
     d = np.loadtxt(tmp_path / sc.name / S.RL / "decisions.txt", dtype=np.int64, ndmin=2)

@@ -45,8 +45,6 @@ import scenarios as s  # noqa: E402
 from benchlib import machine  # noqa: E402
 
 from rlcc.simulator import simulate  # noqa: E402
-from rlcc.simulator.controllers.base import DecisionBatch  # noqa: E402
-from rlcc.simulator.engine import _Run  # noqa: E402
 from rlcc.simulator.registry import make_controller  # noqa: E402
 from rlcc.simulator.suite import load_firmware  # noqa: E402
 
@@ -89,7 +87,8 @@ def run_rlcc_with(sc: s.PeerScenario, ctl, cc: str) -> tuple[dict, dict]:
     out = side_metrics(t_us, q_us, r.series["rates"], delivered, span, sc)
     out.update({"drop_packets": float(r.metrics["drops_per_flow"] * sc.flows), "pfc_pauses": None,
                 "wall_s": round(wall, 2)})
-    return out, {"t_us": t_us, "queue_us": q_us, "flow_ids": r.series["flow_ids"]}
+    return out, {"t_us": t_us, "queue_us": q_us, "flow_ids": r.series["flow_ids"],
+                 "probe_phase_ns": r.flows["probe_phase_ns"]}
 
 
 def peer_keys(sc: s.PeerScenario) -> list[tuple[int, int, int]]:
@@ -158,22 +157,17 @@ def rl_controllers(firmware: Path, model: Path):
     return make_controller("policy", str(model)), load_firmware(str(firmware))
 
 
-def rl_peer_settings(sc: s.PeerScenario, golden, library: Path) -> s.RlPeer:
-    """The peer's firmware settings that reproduce rlcc's golden-controller run of ``sc``: the engine's
+def rl_peer_settings(sc: s.PeerScenario, golden, library: Path, phases_ns: np.ndarray) -> s.RlPeer:
+    """The peer's firmware settings that reproduce rlcc's golden-controller run of ``sc``: that run's
     probe phases, the controller's clock offset and decision latency, the context it seeds a flow
     started at the scenario's initial rate with, and the model's initial rate on a line-rate start."""
     scenario = sc.rlcc_scenario()
-    phases = _Run(scenario, golden, None).flows.phase.copy()
     seed = None
     if scenario.initial_rate is not None:
-        golden.reset(1, scenario.network, np.random.default_rng(0))
-        one = np.zeros(1, np.int64)
-        golden._seed_initial_rates(one, DecisionBatch(one, np.zeros(1), one, np.array([float(scenario.initial_rate)]),
-                                                      None, None, np.ones(1, bool), None))
-        if golden.ctx[0].any():
-            seed = tuple(int(w) for w in golden.ctx[0])
+        ctx = golden.seeded_context(float(scenario.initial_rate))
+        seed = None if ctx is None else tuple(int(w) for w in ctx)
     init = golden.initial_rate if sc.start == "line" and golden.initial_rate < 1.0 else None
-    return s.RlPeer(library=library, phases_ns=phases, clock_offset_ns=int(golden.clock_offset_ns),
+    return s.RlPeer(library=library, phases_ns=phases_ns, clock_offset_ns=int(golden.clock_offset_ns),
                     decision_latency_ns=int(round(golden.decision_latency_us * 1e3)), seed_ctx=seed,
                     init_rate_fraction=init)
 
@@ -186,7 +180,7 @@ def rl_row(sc: s.PeerScenario, args, curves: dict) -> dict:
     fw, fc = run_rlcc_with(rsc, golden, "rl")
     curves[f"rlcc-sim / {s.RL}"], curves[f"rlcc-sim (firmware) / {s.RL}"] = oc, fc
     library = fl.build_library(args.firmware, args.work_dir / "firmware-libs")
-    settings = rl_peer_settings(rsc, golden, library)
+    settings = rl_peer_settings(rsc, golden, library, fc["probe_phase_ns"])
     peer_error, peer, tree = None, None, None
     for which, binary in (("primary", args.peer), ("fallback", args.fallback_peer)):
         if binary is None or peer is not None:

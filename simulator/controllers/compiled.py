@@ -68,17 +68,31 @@ class GoldenController:
             )
             self._apply(ids[hit], ev)
 
+    def seeded_context(self, rate: float) -> np.ndarray | None:
+        """The context a flow started at ``rate`` (fraction of line rate) begins from, or None when
+        that is the device's own start (zeroed context, the model's ``rate_initial``)."""
+        rate_q, seed = self._start_rates(np.array([rate]))
+        if not seed[0]:
+            return None
+        ctx = np.zeros((1, fmt.CTX_WORDS), dtype=np.uint32)
+        _write_seed(ctx, rate_q)
+        return ctx[0]
+
+    def _start_rates(self, rates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Q20 start rates and which of them need a seeded context (the default start stays the device's own path)."""
+        rate_q = np.clip(np.rint(np.asarray(rates, dtype=np.float64) * fmt.RATE_ONE), 1, fmt.RATE_MAX).astype(np.int64)
+        return rate_q, rate_q != self.model.constants.rate_initial
+
     def _seed_initial_rates(self, ids: np.ndarray, batch: DecisionBatch) -> None:
         first = np.asarray(batch.first, dtype=bool) & (self.ctx[ids, fmt.CTX_RATE] == 0)
         if not first.any():
             return
-        rate_q = np.clip(np.rint(np.asarray(batch.rate, dtype=np.float64)[first] * fmt.RATE_ONE), 1, fmt.RATE_MAX).astype(np.int64)
-        seed = rate_q != self.model.constants.rate_initial  # the default start stays the device's own path
+        rate_q, seed = self._start_rates(np.asarray(batch.rate, dtype=np.float64)[first])
         if seed.any():
             rows = ids[first][seed]
-            self.ctx[rows] = 0
-            self.ctx[rows, fmt.CTX_RATE] = rate_q[seed]
-            self.ctx[rows, fmt.CTX_PREV_FACTOR] = fmt.FACTOR_ONE
+            ctx = np.zeros((len(rows), fmt.CTX_WORDS), dtype=np.uint32)
+            _write_seed(ctx, rate_q[seed])
+            self.ctx[rows] = ctx
 
     def decide(self, batch: DecisionBatch) -> Decision:
         ids = np.asarray(batch.flow_ids, dtype=np.int64)
@@ -134,3 +148,10 @@ class Int8NetController(GoldenController):
 
 # The controller that runs each device model (``model.backend``) in closed loop.
 CONTROLLERS = {"trees": GoldenController, "int8": Int8NetController}
+
+
+def _write_seed(ctx: np.ndarray, rate_q: np.ndarray) -> None:
+    """Zeroed contexts (rows of ``ctx``) of flows handed to the NIC already paced at ``rate_q``."""
+    ctx[:] = 0
+    ctx[:, fmt.CTX_RATE] = rate_q
+    ctx[:, fmt.CTX_PREV_FACTOR] = fmt.FACTOR_ONE

@@ -175,3 +175,20 @@ def test_block_mode_samples_and_decides_like_step_by_step(teacher, visited, driv
     assert a.raw[..., sampling.NACK].any()
     np.testing.assert_array_equal(blocked.flows["decisions"], stepped.flows["decisions"])
     assert blocked.metrics_full["mean_rtt_inflation"] == pytest.approx(stepped.metrics_full["mean_rtt_inflation"], rel=1e-9)
+
+
+def test_seeded_context_is_the_context_a_started_flow_gets(teacher, visited):
+    """``seeded_context(rate)`` (what the packet-level peer hands the firmware) is the context the
+    controller itself writes at a flow's first decision at that start rate; the device's own start
+    rate needs no seed."""
+    ensemble = fit_student(visited.obs, visited.label).ensemble
+    model, _ = quantize(ensemble, teacher.spec)
+    ctl = GoldenController(model)
+    ctl.reset(3, ManyToOne(flows=3).network, np.random.default_rng(0))
+    ids = np.arange(3, dtype=np.int64)
+    rates = np.array([1 / 8, 0.3, model.constants.rate_initial / fmt.RATE_ONE])
+    ctl._seed_initial_rates(ids, DecisionBatch(ids, np.zeros(3), np.full(3, 8000), rates, None, None,
+                                               np.ones(3, bool), None))
+    assert np.array_equal(ctl.seeded_context(1 / 8), ctl.ctx[0]) and ctl.ctx[0, fmt.CTX_RATE] == fmt.RATE_ONE // 8
+    assert np.array_equal(ctl.seeded_context(0.3), ctl.ctx[1])
+    assert ctl.seeded_context(float(rates[2])) is None and not ctl.ctx[2].any()
