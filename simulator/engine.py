@@ -72,7 +72,8 @@ class _Run(BlockLoop):
         if self.multi:
             self.table = scenario.placed_table()
             topo = scenario.topology.build(self.net)
-            self.fabric = PathFabric(self.net, self.table, topo, scenario.ecmp_seed, scenario.topology.buffer_alpha)
+            self.fabric = PathFabric(self.net, self.table, topo, scenario.ecmp_seed, scenario.topology.buffer_alpha,
+                                     scenario.paths)
             self.path = self.fabric.flow_path
         else:
             self.table = scenario.flow_table()

@@ -23,12 +23,14 @@ time integrals (``queue_counters``).
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from rlcc.errors import BadInputError
 from rlcc.simulator.network import queue_areas
 from rlcc.simulator.params import FlowTable, Network
-from rlcc.simulator.topology import Routing, Topology
+from rlcc.simulator.topology import Routing, Topology, pinned_links
 
 # The per-(host, queue) rate matrix (hosts x (switch egress links + 1) float64, a few copies per
 # step block): 2^24 cells = 128 MB each.
@@ -38,7 +40,8 @@ MAX_RATE_CELLS = 1 << 24
 class PathFabric:
     """Per-link queue state and per-(host, path) sending integrals for one run on a topology."""
 
-    def __init__(self, net: Network, table: FlowTable, topo: Topology, seed: int, alpha: float | None) -> None:
+    def __init__(self, net: Network, table: FlowTable, topo: Topology, seed: int, alpha: float | None,
+                 paths: Sequence[Sequence[str]] | None = None) -> None:
         self.net, self.topo, self.alpha = net, topo, alpha
         self.C = net.bytes_per_ns  # a host line rate, bytes/ns: rate 1.0
         cells = table.n_hosts * (int(np.count_nonzero(topo.link_src >= topo.n_hosts)) + 1)
@@ -46,9 +49,12 @@ class PathFabric:
             raise BadInputError(
                 f"invalid scenario: {topo.n_hosts} hosts x {cells // table.n_hosts} switch queues = {cells:.3g} rate "
                 f"cells on this topology, more than the limit {MAX_RATE_CELLS:.3g} (memory): use fewer hosts")
-        routing = Routing(topo)
         n = table.n_flows
-        links = routing.paths(table.host.astype(np.int64), table.dst.astype(np.int64), np.arange(n, dtype=np.int64), seed)
+        if paths is None:
+            links = Routing(topo).paths(table.host.astype(np.int64), table.dst.astype(np.int64),
+                                        np.arange(n, dtype=np.int64), seed)
+        else:  # pinned (``Scenario.paths``): validated here, where they are used
+            links = pinned_links(topo, table.host, table.dst, paths)
         valid = links >= 0
         delay = np.where(valid, topo.link_delay_ns[np.maximum(links, 0)], 0.0)
         # Queued links: every link out of a switch (a host's uplink is its NIC: no queue).

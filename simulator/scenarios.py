@@ -116,6 +116,9 @@ class Scenario:
     # whose decisions take longer than an RTT does. False (default): it leaves when the previous
     # probe returns and decisions slower than an RTT pipeline (every result still lands late).
     serial_decisions: bool = False
+    # Per flow (placed-table order), the node names of its path from its host to its destination:
+    # pins routing to another simulator's choices (topologies only). None: ECMP by ``ecmp_seed``.
+    paths: tuple[tuple[str, ...], ...] | None = None
 
     # Logical flow tables number ports by receiver: ``port_is_host`` scenarios (all-to-all) send
     # to logical host ``port``; the others (incasts) have one receiver, a host of its own.
@@ -142,6 +145,11 @@ class Scenario:
         if self.duration_ns < 2 * self.network.dt_ns:
             raise BadInputError("invalid scenario: duration must cover at least two time steps")
         self._validate_traffic()
+        if self.paths is not None:
+            if self.topology is None:
+                raise BadInputError("invalid scenario: paths need a topology")
+            table = self.placed_table()
+            topo.pinned_links(self.topology.build(self.network), table.host, table.dst, self.paths)
         steps = self.duration_ns / self.network.dt_ns
         if steps > MAX_STEPS:
             raise BadInputError(
@@ -165,7 +173,7 @@ class Scenario:
             from rlcc.simulator.fabric import PathFabric
 
             table = self.placed_table()
-            fab = PathFabric(self.network, table, self.topology.build(self.network), self.ecmp_seed, None)
+            fab = PathFabric(self.network, table, self.topology.build(self.network), self.ecmp_seed, None, self.paths)
             per_q = np.bincount(fab.group_queues[fab.flow_group].ravel(), minlength=fab.n_queues + 1)[:-1]
             share_q = (fab.cap[:-1] / self.network.bytes_per_ns / np.maximum(per_q, 1))[per_q > 0]
             per_host = int(np.bincount(table.host).max())
@@ -238,8 +246,10 @@ class Scenario:
             kwargs["network"] = _network_from_dict(kwargs["network"])
         if kwargs.get("topology") is not None:
             kwargs["topology"] = _topology_from_dict(kwargs["topology"])
+        if kwargs.get("paths") is not None:
+            kwargs["paths"] = _paths_from_json(kwargs["paths"])
         for name, value in kwargs.items():
-            if name not in ("network", "topology"):
+            if name not in ("network", "topology", "paths"):
                 check_type(value, fields[name].type, name)
         scenario = cls(**kwargs)
         scenario.validate()
@@ -490,6 +500,13 @@ class Incast(Scenario):
 SCENARIOS: dict[str, type[Scenario]] = {
     c.kind: c for c in (ManyToOne, AllToAll, LongShort, OsuAllToAll, PoissonTrace, Incast)
 }
+
+
+def _paths_from_json(data: Any) -> tuple[tuple[str, ...], ...]:
+    """``paths`` as hashable tuples (shape checked here; nodes and links in ``validate``)."""
+    if not isinstance(data, list) or not all(isinstance(p, list) and all(isinstance(n, str) for n in p) for p in data):
+        raise BadInputError("invalid scenario: paths must be a list of paths, each a list of node names")
+    return tuple(tuple(p) for p in data)
 
 
 def _topology_from_dict(data: Any) -> TopologyConfig:

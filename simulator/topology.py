@@ -421,6 +421,46 @@ class Routing:
         return np.ascontiguousarray(out[:, :width])
 
 
+def pinned_links(topo: Topology, src: np.ndarray, dst: np.ndarray, paths: Any) -> np.ndarray:
+    """(F, longest path) link ids of explicitly pinned paths (padded with -1), as ``Routing.paths``
+    returns them: ``paths[i]`` names flow i's nodes from its host ``src[i]`` to its host ``dst[i]``
+    (another simulator's routing, reproduced exactly). Between two nodes joined by parallel cables a
+    path takes the first. Every path is checked: cables, endpoints, no loops, no forwarding host."""
+    src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
+    if not isinstance(paths, (list, tuple)) or len(paths) != len(src):
+        n = len(paths) if isinstance(paths, (list, tuple)) else type(paths).__name__
+        raise BadInputError(f"invalid scenario: paths must list one path per flow ({len(src)}), got {n}")
+    index = {n: i for i, n in enumerate(topo.hosts + topo.switches)}
+    link: dict[tuple[int, int], int] = {}
+    for i in range(topo.n_links - 1, -1, -1):  # the first of parallel links wins
+        link[(int(topo.link_src[i]), int(topo.link_dst[i]))] = i
+    out = np.full((len(src), MAX_PATH_LINKS), -1, np.int64)
+    width = 1
+    for f, path in enumerate(paths):
+        where = f"invalid scenario: paths[{f}]"
+        if not isinstance(path, (list, tuple)) or not all(isinstance(n, str) for n in path):
+            raise BadInputError(f"{where} must be a list of node names")
+        if len(path) < 3 or len(path) > MAX_PATH_LINKS + 1:
+            raise BadInputError(f"{where} must name 3 to {MAX_PATH_LINKS + 1} nodes (host, switches, host), got {len(path)}")
+        unknown = [n for n in path if n not in index]
+        if unknown:
+            raise BadInputError(f"{where} names unknown node {unknown[0]!r}")
+        nodes = [index[n] for n in path]
+        if nodes[0] != src[f] or nodes[-1] != dst[f]:
+            raise BadInputError(f"{where} must run from the flow's host {topo.hosts[src[f]]} to its destination "
+                                f"{topo.hosts[dst[f]]}, got {path[0]} to {path[-1]}")
+        if len(set(nodes)) != len(nodes):
+            raise BadInputError(f"{where} visits a node twice (a loop)")
+        if any(topo.is_host(v) for v in nodes[1:-1]):
+            raise BadInputError(f"{where} passes through a host (hosts do not forward)")
+        for h, (a, b) in enumerate(zip(nodes, nodes[1:])):
+            if (a, b) not in link:
+                raise BadInputError(f"{where} steps {path[h]} -> {path[h + 1]}, which are not joined by a link")
+            out[f, h] = link[(a, b)]
+        width = max(width, len(nodes) - 1)
+    return np.ascontiguousarray(out[:, :width])
+
+
 def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """The concatenation of ``arange(lo[i], hi[i])`` over i."""
     n = hi - lo

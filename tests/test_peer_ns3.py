@@ -394,3 +394,43 @@ def test_peer_runs_the_firmware_on_a_short_incast(tmp_path, firmware_library):
     decided = set((d[:, 3] * 100_000_000_000) >> 20)
     seen = set(trace.rate_bps[-1][np.isfinite(trace.rate_bps[-1])].astype(np.int64).tolist())
     assert seen <= decided
+
+
+# ---- the peer's ECMP paths ---------------------------------------------------------------------
+
+E = _load("ecmp")
+
+
+@pytest.mark.parametrize("data, seed, expected", [
+    # MurmurHash3_x86_32 published vectors (SMHasher's; e.g. hlibc's test_murmurhash3_x86_32)
+    (b"", 0, 0), (b"", 1, 0x514E28B7), (b"", 0xFFFFFFFF, 0x81F16F39), (b"\xff\xff\xff\xff", 0, 0x76293B50),
+    (b"\x21\x43\x65\x87", 0, 0xF55B516B), (b"\x21\x43\x65\x87", 0x5082EDEE, 0x2362F9DE),
+    (b"\x21\x43\x65", 0, 0x7E4A8634), (b"\x21\x43", 0, 0xA0F7B07A), (b"\x21", 0, 0x72661CF4),
+    (b"Hello, world!", 1234, 0xFAF6CDB3),
+])
+def test_murmur3_x86_32_matches_published_vectors(data, seed, expected):
+    assert E.murmur3_32(data, seed) == expected
+
+
+def test_peer_next_hops_follow_the_drivers_bfs_order():
+    t = S.PeerScenario("all-to-all", 240, 16, leaves=4, spines=2).topology()
+    via = E.next_hops(t, 4)  # toward h4 (leaf1 = node 17); spines are nodes 20, 21
+    assert via[16] == [20, 21] and via[20] == [17] and via[17] == [4] and via[0] == [16]
+    assert E.host_address(4) == (11 << 24) | (4 << 8) | 1
+
+
+def test_all_to_all_rlcc_flows_take_the_peers_hashed_paths():
+    sc = S.PeerScenario("all-to-all", 240, 16, "fair", leaves=4, spines=2)
+    r = sc.rlcc_scenario("dcqcn")
+    src, dst = sc.flow_pairs()
+    assert r.paths == E.peer_paths(sc.topology(), src, dst, S.DPORT)
+    for (a, b), p in zip(zip(src, dst), r.paths):
+        assert p[0] == f"h{a}" and p[-1] == f"h{b}" and len(p) == (3 if a // 4 == b // 4 else 5)
+        if len(p) == 5:  # the leaf's choice is MurmurHash3 of the packed 5-tuple words, seeded with its node id
+            words = [k for k in C.peer_keys(sc) if (k[0], k[1]) == (a, b)][0]
+            key = np.array([E.host_address(a), E.host_address(b), words[2] | (S.DPORT << 16)], "<u4").tobytes()
+            leaf = 16 + a // 4
+            assert p[2] == f"spine{E.murmur3_32(key, leaf) % 2}"
+    spines = [p[2] for p in r.paths if len(p) == 5]
+    assert spines.count("spine0") != spines.count("spine1")  # the peer's hash is not balanced here
+    assert S.PeerScenario("incast", 8, 8).rlcc_scenario("dcqcn").paths is None

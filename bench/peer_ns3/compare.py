@@ -38,6 +38,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
+import ecmp  # noqa: E402
 import firmware_lib as fl  # noqa: E402
 import metrics as m  # noqa: E402
 import peer_output as po  # noqa: E402
@@ -93,13 +94,8 @@ def run_rlcc_with(sc: s.PeerScenario, ctl, cc: str) -> tuple[dict, dict]:
 
 def peer_keys(sc: s.PeerScenario) -> list[tuple[int, int, int]]:
     """(src, dst, sport) of every flow in flow-file order (rlcc-peer numbers ports from 10000 per pair)."""
-    seen: dict[tuple[int, int], int] = {}
-    keys = []
-    for a, b in zip(*sc.flow_pairs()):
-        k = seen.get((int(a), int(b)), 0)
-        seen[(int(a), int(b))] = k + 1
-        keys.append((int(a), int(b), 10000 + k))
-    return keys
+    src, dst = sc.flow_pairs()
+    return [(int(a), int(b), p) for a, b, p in zip(src, dst, ecmp.peer_sport(src, dst))]
 
 
 def _rel(path: Path) -> str:

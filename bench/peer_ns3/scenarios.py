@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+import ecmp
 from rlcc.simulator import AllToAll, Dcqcn, DcqcnParams, Hpcc, HpccParams, ManyToOne, Network, TopologyConfig
 from rlcc.simulator import topology as topo
 from rlcc.simulator.scenarios import Scenario
@@ -35,6 +36,7 @@ KMIN_KB, KMAX_KB, PMAX = 400, 1600, 0.2  # KMIN_MAP / KMAX_MAP / PMAX_MAP at 100
 LONG_FLOW_BYTES = 10**12  # long-lived: never finishes within a run
 QLEN_SAMPLE_NS = 1000
 FLOW_SAMPLE_NS = 5000
+DPORT = 100  # every flow's destination port in the flow file (the repo's)
 CONTROLLERS = ("dcqcn", "hpcc")
 
 # Per-controller peer settings: run.py at --bw 100 (mode 1 "dcqcn", mode 3 "hp" with --utgt 95, --mi 0).
@@ -57,14 +59,13 @@ PEER_COMMON = {"ENABLE_QCN": 1, "USE_DYNAMIC_PFC_THRESHOLD": 1, "PACKET_PAYLOAD_
 RLCC_DIFFERS = {
     "PFC (USE_DYNAMIC_PFC_THRESHOLD, headroom 3 x link BDP, PAUSE_TIME)": "rlcc's buffer is lossy, no PFC",
     "HAS_WIN / VAR_WIN (HPCC's inflight window bound = maxBdp x rate / line rate)":
-        "fluid: rlcc sends at min(R, W / (base RTT + current path queueing)), re-evaluated every step",
+        "fluid: rlcc sends at min(R, max(W, one packet) / (base RTT + current path queueing)), re-evaluated every step",
     "FAST_REACT (HPCC per-ACK reaction between per-RTT updates)":
         "per step rather than per ACK: U from the INT of half a base RTT ago, W = Wc eta / U + W_AI",
     "INT_MULTI / INT quantization (128 B tx, 80 B qlen units)": "rlcc's telemetry is exact",
     "L2_CHUNK_SIZE / L2_ACK_INTERVAL (ACK per packet, go-back-N on loss)":
         "no ACK path in rlcc: a DCQCN CNP (an ACK's flag in the peer) reaches the sender one base RTT after "
         "the sending that caused it (DcqcnParams.feedback_delay_us), not per packet",
-    "ECMP hash (switch-node.cc per-flow 5-tuple hash)": "rlcc hashes per (flow, switch) with its own seed",
     "per-packet ECN marking at dequeue-time queue": "rlcc marks the fluid at the step-start queue",
 }
 
@@ -155,19 +156,24 @@ class PeerScenario:
         """The rlcc-sim scenario (``cc``: the controller, whose packets' headers the network carries).
         Incast: the single switch as a star topology (rlcc's HPCC needs per-hop telemetry, which only
         the topology fabric stamps; the star reproduces the single switch,
-        ``test_star_topology_reproduces_the_single_switch``); all-to-all: the fat-tree."""
+        ``test_star_topology_reproduces_the_single_switch``); all-to-all: the fat-tree, each flow
+        pinned to the path the peer's ECMP hash gives it (``ecmp.peer_paths``)."""
         net = self.network(cc)
         if self.kind == "incast":
             star = TopologyConfig(kind="star", hosts=self.hosts + 1, link_delay_ns=float(self.link_delay_ns))
             sc: Scenario = ManyToOne(flows=self.flows, hosts=self.hosts, duration_ms=self.duration_ms, network=net,
                                      topology=star)
         else:
-            cfg = TopologyConfig(kind="fat-tree", hosts_per_leaf=self.hosts // self.leaves, leaves=self.leaves,
-                                 spines=self.spines, links_per_pair=1, link_delay_ns=float(self.link_delay_ns))
-            sc = AllToAll(hosts=self.hosts, duration_ms=self.duration_ms, network=net, topology=cfg)
+            sc = AllToAll(hosts=self.hosts, duration_ms=self.duration_ms, network=net, topology=self._fat_tree())
+            table = sc.placed_table()
+            sc = dataclasses.replace(sc, paths=ecmp.peer_paths(self.topology(), table.host, table.dst, DPORT))
         if self.start == "fair":
             sc = dataclasses.replace(sc, initial_rate=sc.fair_rate())
         return sc
+
+    def _fat_tree(self) -> TopologyConfig:
+        return TopologyConfig(kind="fat-tree", hosts_per_leaf=self.hosts // self.leaves, leaves=self.leaves,
+                              spines=self.spines, links_per_pair=1, link_delay_ns=float(self.link_delay_ns))
 
     def start_fraction(self) -> float:
         """Initial rate as a fraction of line rate (0: line rate, the peer's default)."""
@@ -178,7 +184,7 @@ class PeerScenario:
         if self.kind == "incast":
             src = 1 + np.arange(self.flows) % self.hosts
             return src, np.zeros(self.flows, np.int64)
-        table = self.rlcc_scenario().placed_table()
+        table = AllToAll(hosts=self.hosts, network=self.network(), topology=self._fat_tree()).placed_table()
         return table.host.astype(np.int64), table.dst.astype(np.int64)
 
     def receivers(self) -> int:
@@ -219,7 +225,7 @@ def topology_text(t: topo.Topology) -> str:
 def flow_text(sc: PeerScenario) -> str:
     """third.cc's flow file: count, then ``src dst pg dport size start_s`` (priority group 3, as the repo's)."""
     src, dst = sc.flow_pairs()
-    lines = [str(len(src))] + [f"{s} {d} 3 100 {LONG_FLOW_BYTES} 0" for s, d in zip(src, dst)]
+    lines = [str(len(src))] + [f"{s} {d} 3 {DPORT} {LONG_FLOW_BYTES} 0" for s, d in zip(src, dst)]
     return "\n".join(lines) + "\n"
 
 
