@@ -81,7 +81,7 @@ def run_rlcc_with(sc: s.PeerScenario, ctl, cc: str) -> tuple[dict, dict]:
     # (payload share of wire bytes), spread over the flows in proportion (Jain is unchanged).
     net = r.scenario.network
     queued_us = q_us[-1] - np.interp(r.metrics["window_start_ms"] * 1e3, t_us, q_us)
-    queued = queued_us * 1e3 * BYTES_PER_NS * net.packet_bytes / (net.packet_bytes + net.header_bytes)
+    queued = queued_us * 1e3 * BYTES_PER_NS * net.payload_fraction
     total = float(delivered.sum())
     if total > 0:
         delivered = delivered * max(total - queued, 0.0) / total

@@ -47,11 +47,7 @@ class QueueTrace:
 
 
 def read_qlen(path: Path) -> QueueTrace:
-    rows = _rows(path, 4)
-    if not rows:
-        raise PeerOutputError(f"{path}: no samples")
-    a = np.asarray(rows, dtype=np.int64)
-    times, ports, at = _pivot(a, 2)
+    a, times, ports, at = _pivot(path, 4, 2)
     out = np.zeros((len(times), len(ports)))
     out[at] = a[:, 3]
     return QueueTrace(times, ports, out)
@@ -66,11 +62,7 @@ class FlowTrace:
 
 
 def read_flows(path: Path) -> FlowTrace:
-    rows = _rows(path, 6)
-    if not rows:
-        raise PeerOutputError(f"{path}: no samples")
-    a = np.asarray(rows, dtype=np.int64)
-    times, keys, at = _pivot(a, 3)
+    a, times, keys, at = _pivot(path, 6, 3)
     acked = np.full((len(times), len(keys)), np.nan)
     rate = np.full((len(times), len(keys)), np.nan)
     acked[at] = a[:, 4]
@@ -78,14 +70,19 @@ def read_flows(path: Path) -> FlowTrace:
     return FlowTrace(times, keys, acked, rate)
 
 
-def _pivot(a: np.ndarray, n_key: int) -> tuple[np.ndarray, list[tuple[int, ...]], tuple[np.ndarray, np.ndarray]]:
-    """Rows "t key... values..." as a time x key table: the sorted sample times, the sorted keys
-    (columns 1 .. n_key) and each row's (time index, key index)."""
+def _pivot(path: Path, width: int, n_key: int) -> tuple[np.ndarray, np.ndarray, list[tuple[int, ...]],
+                                                        tuple[np.ndarray, np.ndarray]]:
+    """A file of rows "t key... values..." (``width`` integers) as a time x key table: the rows, the
+    sorted sample times, the sorted keys (columns 1 .. n_key) and each row's (time index, key index)."""
+    rows = _rows(path, width)
+    if not rows:
+        raise PeerOutputError(f"{path}: no samples")
+    a = np.asarray(rows, dtype=np.int64)
     times = np.unique(a[:, 0])
     keys = sorted({tuple(int(v) for v in r) for r in a[:, 1:1 + n_key]})
     col = {k: j for j, k in enumerate(keys)}
     cj = np.array([col[tuple(int(v) for v in r)] for r in a[:, 1:1 + n_key]], dtype=np.int64)
-    return times, keys, (np.searchsorted(times, a[:, 0]), cj)
+    return a, times, keys, (np.searchsorted(times, a[:, 0]), cj)
 
 
 def pfc_pauses(path: Path) -> int:

@@ -118,7 +118,7 @@ class Hpcc:
         self.bdp = network.bytes_per_ns * self.t_ns  # W_init: line rate x T
         self.line = network.bytes_per_ns
         # A QP may send while less than W is in flight, so one whole packet always may be.
-        self.packet = float(network.packet_bytes + network.header_bytes)
+        self.packet = float(network.wire_packet_bytes)
         self.w_ai = self.p.rate_ai_gbps / 8.0 * self.t_ns  # bytes
         self.w_c = np.full(n_flows, self.initial_rate * self.bdp)
         self.inc_stage = np.zeros(n_flows, np.int64)
