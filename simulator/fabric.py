@@ -311,6 +311,16 @@ class PathFabric:
         self._qsum, self._qmax = qsum, qmax
         self.time += dt
 
+    def ingress_names(self) -> list[str]:
+        """Lossless mode: each PFC ingress port as 'upstream->switch' (index order of ``pfc`` arrays;
+        links into hosts and the padding slot, which are no ports, named '-')."""
+        topo, name = self.topo, self.topo.node_name
+        up = topo.host_uplink()
+        links = np.concatenate([up, self.queue_links])
+        out = [f"{name(int(topo.link_src[k]))}->{name(int(topo.link_dst[k]))}"
+               if topo.link_dst[k] >= topo.n_hosts else "-" for k in links.tolist()]
+        return out + ["-"]
+
     def _step_lossless(self, dt: float) -> None:
         """One store-and-forward step with PFC (see the module docstring)."""
         pfc, nQ, nH = self.pfc, self.n_queues, self.n_hosts
