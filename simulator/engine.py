@@ -530,7 +530,7 @@ def simulate(
     if pfc is not None:
         for m in (full, window):
             m["pfc_pauses"] = float(pfc["pauses"].sum())
-            m["pfc_paused_frac"] = float(pfc["paused_ns"].mean() / max(run.n_steps * run.dt, 1e-9))
+            m["pfc_paused_frac"] = float(pfc["paused_ns"][pfc["port"]].mean() / max(run.n_steps * run.dt, 1e-9))
     return SimResult(scenario, name, window, full, series, flows, tr, wall, switch, pfc)
 
 

@@ -26,6 +26,7 @@ class PauseControl:
     def __init__(self, params: PfcParams, ingress_switch: np.ndarray, buffers: np.ndarray, delay_ns: np.ndarray) -> None:
         self.p = params
         into = np.asarray(ingress_switch, np.int64)
+        self.is_port = into >= 0
         self.switch = np.maximum(into, 0)
         self.n = len(self.switch)
         self.buffers = np.asarray(buffers, np.float64)
@@ -88,8 +89,9 @@ class PauseControl:
         return np.asarray(changed, np.int64)
 
     def record(self, t_end: float) -> dict[str, np.ndarray]:
-        """Per ingress port: pauses sent, paused time (ns, an open pause counted to ``t_end``),
-        peak buffered bytes; and the log (decision time ns, port, 1 pause / 0 resume)."""
+        """Per ingress slot: pauses sent, paused time (ns, an open pause counted to ``t_end``), peak
+        buffered bytes, whether it is a port; and the log (decision time ns, slot, 1 pause / 0 resume)."""
         paused = self.paused_ns + np.where(self.paused, t_end - self.since, 0.0)
         log = np.array(self.log, dtype=np.float64).reshape(-1, 3)
-        return {"pauses": self.pauses.copy(), "paused_ns": paused, "max_bytes": self.max_bytes.copy(), "log": log}
+        return {"pauses": self.pauses.copy(), "paused_ns": paused, "max_bytes": self.max_bytes.copy(),
+                "port": self.is_port.copy(), "log": log}

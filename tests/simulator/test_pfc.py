@@ -158,3 +158,32 @@ def test_pfc_json_round_trip():
     sc = _incast(STATIC, 20)
     assert Scenario.from_json(sc.to_json()) == sc
     assert Scenario.from_dict({"kind": "many-to-one"}).network.pfc is None
+
+
+def test_rlcc_sim_pfc_option():
+    from click.testing import CliRunner
+
+    from rlcc.cli.simulate import simulate_command
+
+    args = ["many-to-one", "--flows", "2", "--hosts", "2", "--controller", "swift", "--duration-ms", "0.05",
+            "--initial-rate", "1", "--full", "--json"]
+    r = CliRunner().invoke(simulate_command, args + ["--pfc", "20000,10000"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["scenario"]["network"]["pfc"]["xoff_bytes"] == 20_000 and out["metrics"]["pfc_pauses"] >= 2
+    off = json.loads(CliRunner().invoke(simulate_command, args + ["--pfc", "off"]).output)
+    assert off["scenario"]["network"]["pfc"] is None and "pfc_pauses" not in off["metrics"]
+    bad = CliRunner().invoke(simulate_command, args + ["--pfc", "lots"])
+    assert bad.exit_code == 2 and bad.output.count("\n") == 1 and "--pfc must be off, dynamic or XOFF,XON" in bad.output
+
+
+def test_suite_job_in_lossless_mode():
+    from rlcc.simulator.suite import ControllerSpec, Job, Point, run_job, run_suite
+
+    pt = Point("many-to-one", "single-switch", "8 flows", 8, ManyToOne(flows=8, duration_ms=0.2, initial_rate=1.0), False)
+    lossy = run_job(Job(pt, ControllerSpec.parse("dcqcn")))
+    lossless = run_job(Job(pt, ControllerSpec.parse("dcqcn"), "lossless"))
+    assert "loss_mode" not in lossy and "pfc_pauses" not in lossy["metrics"]
+    assert lossless["loss_mode"] == "lossless" and lossless["metrics"]["pfc_paused_frac"] >= 0.0
+    with pytest.raises(BadInputError, match="loss modes must be distinct"):
+        run_suite([ControllerSpec.parse("dcqcn")], "reduced", loss_modes=("lossy", "pfc"))
