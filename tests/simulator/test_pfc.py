@@ -187,3 +187,15 @@ def test_suite_job_in_lossless_mode():
     assert lossless["loss_mode"] == "lossless" and lossless["metrics"]["pfc_paused_frac"] >= 0.0
     with pytest.raises(BadInputError, match="loss modes must be distinct"):
         run_suite([ControllerSpec.parse("dcqcn")], "reduced", loss_modes=("lossy", "pfc"))
+
+
+def test_pfc_that_never_pauses_changes_nothing_on_one_switch():
+    """Thresholds above anything the run reaches: the lossless path gives the lossy results."""
+    sc = ManyToOne(flows=16, duration_ms=0.3, initial_rate=1.0)
+    lossy = simulate(sc, make_controller("dcqcn"))
+    high = dataclasses.replace(sc, network=Network(pfc=PfcParams(xoff_bytes=1 << 40, xon_bytes=1 << 39)))
+    lossless = simulate(high, make_controller("dcqcn"))
+    assert lossless.metrics_full["pfc_pauses"] == 0
+    for key in ("goodput", "queue_delay_mean_us", "drops_per_flow", "jain"):
+        assert lossless.metrics_full[key] == pytest.approx(lossy.metrics_full[key], rel=1e-9, abs=1e-12), key
+    np.testing.assert_allclose(lossless.flows["sent_bytes"], lossy.flows["sent_bytes"], rtol=1e-9)
