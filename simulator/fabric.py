@@ -169,8 +169,10 @@ class PathFabric:
         up = topo.host_uplink()
         dst = np.append(topo.link_dst[self.queue_links], -1)  # padding: no port
         into = np.concatenate([topo.link_dst[up], dst]) - topo.n_hosts  # < 0: into a host, or padding
-        delay = np.concatenate([topo.link_delay_ns[up], topo.link_delay_ns[self.queue_links], [0.0]])
-        self.pfc = PauseControl(net.pfc, np.where(into >= 0, into, -1), self.buffers, delay)
+        links = np.concatenate([up, self.queue_links])
+        delay = np.append(topo.link_delay_ns[links], 0.0)
+        rate = np.append(topo.link_gbps[links] / 8.0, 0.0)
+        self.pfc = PauseControl(net.pfc, np.where(into >= 0, into, -1), self.buffers, delay, rate)
         self.q_paused = np.zeros(nQ + 1, bool)
 
     # ---- switch agents -----------------------------------------------------------------------

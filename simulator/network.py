@@ -64,7 +64,7 @@ class Fabric:
         self.pfc: PauseControl | None = None
         if net.pfc is not None:  # one switch; ingress port = host link (base RTT / 4 one way)
             self.pfc = PauseControl(net.pfc, np.zeros(self.n_hosts, np.int64), np.array([self.buffer]),
-                                    np.full(self.n_hosts, net.base_rtt_ns / 4))
+                                    np.full(self.n_hosts, net.base_rtt_ns / 4), np.full(self.n_hosts, self.C))
             self.group_bytes = np.zeros(self.n_groups)  # each group's bytes in its port's queue
         self.host_on = np.ones(self.n_hosts)  # 0 while PFC pauses the host
         self._single = self.n_ports == 1 and self.pfc is None

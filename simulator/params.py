@@ -31,8 +31,9 @@ class PfcParams:
     still wait in any egress queue) at or above XOFF make the switch send PAUSE upstream; at or
     below XON it sends RESUME. Static: ``xoff_bytes`` and ``xon_bytes`` (both set). Dynamic (both
     None), as the HPCC ns-3 switch MMU with USE_DYNAMIC_PFC_THRESHOLD: XOFF = ``alpha`` x (switch
-    buffer - ingress ports x ``headroom_bytes`` - bytes the switch holds), XON = XOFF -
-    ``resume_offset_bytes``. The upstream stops (and restarts) 2 x the link's propagation delay
+    buffer - its ingress ports' headroom - bytes the switch holds), XON = XOFF -
+    ``resume_offset_bytes``; ``headroom_bytes`` per port, None: 3 x the port's link BDP (rate x
+    one-way delay), as the peer configures it. The upstream stops (and restarts) 2 x the link's propagation delay
     after the crossing: the frame's trip up plus the last bytes' trip down; what arrives meanwhile
     is the headroom. The buffer still drops what overflows it (headroom too small).
     """
@@ -40,7 +41,7 @@ class PfcParams:
     xoff_bytes: int | None = None
     xon_bytes: int | None = None
     alpha: float = 0.125  # the peer's pfc_a_shift 3: 1/8
-    headroom_bytes: int = 0
+    headroom_bytes: int | None = None
     resume_offset_bytes: int = 3090  # the peer's 3 x 1030-byte packets
 
     @property
@@ -54,7 +55,8 @@ class PfcParams:
             check_range(self.xoff_bytes, 1, MAX_BYTES, "network.pfc.xoff_bytes")
             check_range(self.xon_bytes, 0, self.xoff_bytes - 1, "network.pfc.xon_bytes", "(below xoff_bytes)")
         check_range(self.alpha, 0, 1e3, "network.pfc.alpha", low_open=True)
-        check_range(self.headroom_bytes, 0, MAX_BYTES, "network.pfc.headroom_bytes")
+        if self.headroom_bytes is not None:
+            check_range(self.headroom_bytes, 0, MAX_BYTES, "network.pfc.headroom_bytes")
         check_range(self.resume_offset_bytes, 0, MAX_BYTES, "network.pfc.resume_offset_bytes")
 
 

@@ -17,22 +17,26 @@ import numpy as np
 from rlcc.simulator.params import PfcParams
 
 MAX_EVENTS = 100_000  # kept in the record's event log (counters are always complete)
+HEADROOM_BDPS = 3  # the peer's per-port headroom (rlcc-peer.cc ConfigHdrm): 3 x link rate x one-way delay
 
 
 class PauseControl:
     """Pause state of ``n`` ingress ports, each entering switch ``ingress_switch[i]`` (-1: a slot
     that is no port, e.g. a link into a host: it never holds bytes)."""
 
-    def __init__(self, params: PfcParams, ingress_switch: np.ndarray, buffers: np.ndarray, delay_ns: np.ndarray) -> None:
+    def __init__(self, params: PfcParams, ingress_switch: np.ndarray, buffers: np.ndarray, delay_ns: np.ndarray,
+                 rate_bytes_per_ns: np.ndarray) -> None:
         self.p = params
         into = np.asarray(ingress_switch, np.int64)
         self.is_port = into >= 0
         self.switch = np.maximum(into, 0)
         self.n = len(self.switch)
         self.buffers = np.asarray(buffers, np.float64)
-        ports = np.bincount(into[into >= 0], minlength=len(self.buffers))
+        headroom = (HEADROOM_BDPS * np.asarray(rate_bytes_per_ns, np.float64) * np.asarray(delay_ns, np.float64)
+                    if params.headroom_bytes is None else np.full(self.n, float(params.headroom_bytes)))
         # The shared pool the dynamic threshold divides: buffer minus every port's headroom.
-        self.pool = self.buffers - ports * float(params.headroom_bytes)
+        self.pool = self.buffers - np.bincount(self.switch[self.is_port], weights=headroom[self.is_port],
+                                               minlength=len(self.buffers))
         self.delay = 2.0 * np.asarray(delay_ns, np.float64)
         self.requested = np.zeros(self.n, bool)  # the switch's view: PAUSE sent, no RESUME yet
         self.paused = np.zeros(self.n, bool)  # in effect at the upstream

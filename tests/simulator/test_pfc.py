@@ -73,6 +73,10 @@ def test_dynamic_threshold_as_the_peer():
     # Headroom reserved for 2 ports: pool 900,000, x >= 90,000: 93,750 at 15 us.
     with_headroom = dataclasses.replace(pfc, headroom_bytes=45_000)
     assert simulate(_incast(with_headroom, 20, buffer_bytes=990_000), ConstantRate(1.0)).pfc["log"][0, 0] == 15_000
+    # The default headroom is the peer's, 3 x link BDP: 3 x 12.5 B/ns x 2,000 ns = 75,000 per host port,
+    # so a 1,140,000-byte buffer leaves the same 990,000 pool as above: the same pauses.
+    peer = simulate(_incast(PfcParams(), 40, buffer_bytes=1_140_000), ConstantRate(1.0))
+    assert peer.pfc["log"].tolist() == r.pfc["log"].tolist()
 
 
 def test_head_of_line_blocking():
