@@ -179,6 +179,8 @@ def test_rlcc_sim_pfc_option():
     assert off["scenario"]["network"]["pfc"] is None and "pfc_pauses" not in off["metrics"]
     bad = CliRunner().invoke(simulate_command, args + ["--pfc", "lots"])
     assert bad.exit_code == 2 and bad.output.count("\n") == 1 and "--pfc must be off, dynamic or XOFF,XON" in bad.output
+    inverted = CliRunner().invoke(simulate_command, args + ["--pfc", "1000,2000"])
+    assert inverted.exit_code == 3 and inverted.output.count("\n") == 1 and "network.pfc.xon_bytes" in inverted.output
 
 
 def test_suite_job_in_lossless_mode():
