@@ -4,7 +4,8 @@ Runs ``rlcc-sim suite`` (``rlcc.simulator.suite``, the full suite: many-to-one a
 the 64-host fat-tree, OSU all-to-all, long-short on the single switch, web-search FCT) for the
 teacher (``examples/rlcc_mlp.onnx``), its compiled firmware (``examples/firmware``: the golden
 model at the decision time rlcc-verify measured), DCQCN, Swift and HPCC, on a local Ray (both
-cores), in both loss modes by default (lossy buffers, and lossless with PFC: Table V per mode). Writes bench/results/suite/ (suite.md, suite.json, PNGs: the report) and
+cores), in both loss modes by default (lossy buffers, and lossless with PFC: Table V per
+mode). Writes bench/results/suite/ (suite.md, suite.json, PNGs: the report) and
 bench/results/suite_meta.json (wall time, machine); the README's Table IV and Table V are
 generated from suite.json.
 
@@ -48,7 +49,8 @@ def main() -> None:
         shutil.rmtree(OUT)
     OUT.mkdir(parents=True)
     write_report(results, OUT)
-    meta = {"command": f"python bench/bench_suite.py --backend {args.backend} --seeds {args.seeds} --loss-mode {args.loss_mode}",
+    meta = {"command": (f"python bench/bench_suite.py --backend {args.backend} --seeds {args.seeds} "
+                        f"--loss-mode {args.loss_mode}"),
             "wall_s": round(wall, 1), "runs": len(results["runs"]), "backend": args.backend, "machine": machine()}
     (OUT.parent / "suite_meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     print(f"{len(results['runs'])} runs in {wall:.0f} s ({args.backend}); wrote {OUT.relative_to(ROOT)}")
