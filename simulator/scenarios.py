@@ -223,6 +223,8 @@ class Scenario:
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["kind"] = self.kind
+        if data["network"]["pfc"] is None:  # lossy: the dict (and every file written from it) as before PFC existed
+            del data["network"]["pfc"]
         return data
 
     def to_json(self) -> str:

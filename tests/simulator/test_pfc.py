@@ -161,7 +161,9 @@ def test_bad_pfc_json(pfc, message):
 def test_pfc_json_round_trip():
     sc = _incast(STATIC, 20)
     assert Scenario.from_json(sc.to_json()) == sc
-    assert Scenario.from_dict({"kind": "many-to-one"}).network.pfc is None
+    lossy = Scenario.from_dict({"kind": "many-to-one"})
+    assert lossy.network.pfc is None and "pfc" not in lossy.to_dict()["network"]
+    assert Scenario.from_json(lossy.to_json()) == lossy
 
 
 def test_rlcc_sim_pfc_option():
@@ -176,7 +178,7 @@ def test_rlcc_sim_pfc_option():
     out = json.loads(r.output)
     assert out["scenario"]["network"]["pfc"]["xoff_bytes"] == 20_000 and out["metrics"]["pfc_pauses"] >= 2
     off = json.loads(CliRunner().invoke(simulate_command, args + ["--pfc", "off"]).output)
-    assert off["scenario"]["network"]["pfc"] is None and "pfc_pauses" not in off["metrics"]
+    assert "pfc" not in off["scenario"]["network"] and "pfc_pauses" not in off["metrics"]
     bad = CliRunner().invoke(simulate_command, args + ["--pfc", "lots"])
     assert bad.exit_code == 2 and bad.output.count("\n") == 1 and "--pfc must be off, dynamic or XOFF,XON" in bad.output
     inverted = CliRunner().invoke(simulate_command, args + ["--pfc", "1000,2000"])
