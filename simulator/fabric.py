@@ -373,8 +373,7 @@ class PathFabric:
         self.queue = q_new
         self._qsum, self._qmax = float(q_new.sum()), float(q_new.max())
         self.time += dt
-        occupancy = np.bincount(self.cell_ingress.ravel(), weights=self.cell_bytes.ravel(), minlength=pfc.n)
-        pfc.observe(self.time, occupancy, np.bincount(self.switch[:nQ], weights=q_new[:nQ], minlength=self.n_switches))
+        pfc.observe(self.time, np.bincount(self.cell_ingress.ravel(), weights=self.cell_bytes.ravel(), minlength=pfc.n))
 
     @property
     def tx(self) -> np.ndarray:

@@ -232,7 +232,7 @@ class Fabric:
         keep = np.divide(q_new, held, out=np.zeros_like(held), where=held > 0)
         self.group_bytes = (self.group_bytes + self.group_scale * self.group_rate * (self.C * dt)) * keep[port]
         host = np.bincount(self.group_host, weights=self.group_bytes, minlength=self.n_hosts)
-        self.pfc.observe(self.time + dt, host, np.array([float(q_new.sum())]))
+        self.pfc.observe(self.time + dt, host)
 
     # ---- observation -------------------------------------------------------------------------
     def queue_bytes(self) -> np.ndarray:

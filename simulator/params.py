@@ -29,20 +29,23 @@ class PfcParams:
 
     An ingress port's bytes in its switch's shared buffer (the bytes that entered through it and
     still wait in any egress queue) at or above XOFF make the switch send PAUSE upstream; at or
-    below XON it sends RESUME. Static: ``xoff_bytes`` and ``xon_bytes`` (both set). Dynamic (both
-    None), as the HPCC ns-3 switch MMU with USE_DYNAMIC_PFC_THRESHOLD: XOFF = ``alpha`` x (switch
-    buffer - its ingress ports' headroom - bytes the switch holds), XON = XOFF -
-    ``resume_offset_bytes``; ``headroom_bytes`` per port, None: 3 x the port's link BDP (rate x
-    one-way delay), as the peer configures it. The upstream stops (and restarts) 2 x the link's propagation delay
-    after the crossing: the frame's trip up plus the last bytes' trip down; what arrives meanwhile
-    is the headroom. The buffer still drops what overflows it (headroom too small).
+    below XON it sends RESUME. Static: ``xoff_bytes`` and ``xon_bytes`` (both set) on those bytes.
+    Dynamic (both None), as the HPCC ns-3 switch MMU (switch-mmu.cc) with
+    USE_DYNAMIC_PFC_THRESHOLD: a port's shared bytes are its bytes above ``reserve_bytes``; it
+    pauses when they reach XOFF = ``alpha`` x (buffer - every port's headroom and reserve - the
+    switch's shared bytes) and resumes when they are 0 or ``resume_offset_bytes`` below XOFF.
+    ``headroom_bytes`` per port, None: 3 x the port's link BDP (rate x one-way delay), as the peer
+    configures it. The upstream stops (and restarts) 2 x the link's propagation delay after the
+    crossing: the frame's trip up plus the last bytes' trip down; what arrives meanwhile is the
+    headroom. The buffer still drops what overflows it (headroom too small).
     """
 
     xoff_bytes: int | None = None
     xon_bytes: int | None = None
     alpha: float = 0.125  # the peer's pfc_a_shift 3: 1/8
     headroom_bytes: int | None = None
-    resume_offset_bytes: int = 3090  # the peer's 3 x 1030-byte packets
+    reserve_bytes: int = 4096  # switch-mmu.cc: reserve = 4 x 1024 per port
+    resume_offset_bytes: int = 3072  # switch-mmu.cc: resume_offset = 3 x 1024
 
     @property
     def dynamic(self) -> bool:
@@ -57,6 +60,7 @@ class PfcParams:
         check_range(self.alpha, 0, 1e3, "network.pfc.alpha", low_open=True)
         if self.headroom_bytes is not None:
             check_range(self.headroom_bytes, 0, MAX_BYTES, "network.pfc.headroom_bytes")
+        check_range(self.reserve_bytes, 0, MAX_BYTES, "network.pfc.reserve_bytes")
         check_range(self.resume_offset_bytes, 0, MAX_BYTES, "network.pfc.resume_offset_bytes")
 
 

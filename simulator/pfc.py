@@ -34,8 +34,9 @@ class PauseControl:
         self.buffers = np.asarray(buffers, np.float64)
         headroom = (HEADROOM_BDPS * np.asarray(rate_bytes_per_ns, np.float64) * np.asarray(delay_ns, np.float64)
                     if params.headroom_bytes is None else np.full(self.n, float(params.headroom_bytes)))
-        # The shared pool the dynamic threshold divides: buffer minus every port's headroom.
-        self.pool = self.buffers - np.bincount(self.switch[self.is_port], weights=headroom[self.is_port],
+        # The shared pool the dynamic threshold divides: buffer minus every port's headroom and reserve.
+        held_back = headroom + float(params.reserve_bytes)
+        self.pool = self.buffers - np.bincount(self.switch[self.is_port], weights=held_back[self.is_port],
                                                minlength=len(self.buffers))
         self.delay = 2.0 * np.asarray(delay_ns, np.float64)
         self.requested = np.zeros(self.n, bool)  # the switch's view: PAUSE sent, no RESUME yet
@@ -48,20 +49,23 @@ class PauseControl:
         self._seq = 0
         self.log: list[tuple[float, int, bool]] = []  # (time the switch decided, port, pause)
 
-    def thresholds(self, used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per port (XOFF, XON) bytes, given each switch's occupied bytes."""
+    def thresholds(self, occupancy: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per port: (the bytes compared, XOFF, XON). Static: the port's bytes; dynamic: its bytes
+        above the reserve, against alpha x what the switch's shared pool has left."""
         p = self.p
         if not p.dynamic:
-            return np.full(self.n, float(p.xoff_bytes)), np.full(self.n, float(p.xon_bytes))
+            return occupancy, np.full(self.n, float(p.xoff_bytes)), np.full(self.n, float(p.xon_bytes))
+        shared = np.where(self.is_port, np.maximum(occupancy - p.reserve_bytes, 0.0), 0.0)
+        used = np.bincount(self.switch, weights=shared, minlength=len(self.buffers))
         xoff = p.alpha * np.maximum(self.pool - used, 0.0)[self.switch]
-        return xoff, xoff - p.resume_offset_bytes
+        return shared, xoff, xoff - p.resume_offset_bytes
 
-    def observe(self, t: float, occupancy: np.ndarray, used: np.ndarray) -> None:
+    def observe(self, t: float, occupancy: np.ndarray) -> None:
         """Compare each port's bytes at time ``t`` with its thresholds; schedule PAUSE / RESUME."""
         np.maximum(self.max_bytes, occupancy, out=self.max_bytes)
-        xoff, xon = self.thresholds(used)
-        on = np.flatnonzero(~self.requested & (occupancy > 0) & (occupancy >= xoff))
-        off = np.flatnonzero(self.requested & ((occupancy <= xon) | (occupancy <= 0)))
+        level, xoff, xon = self.thresholds(occupancy)
+        on = np.flatnonzero(~self.requested & (level > 0) & (level >= xoff))
+        off = np.flatnonzero(self.requested & ((level <= xon) | (level <= 0)))
         for ports, pause in ((on, True), (off, False)):
             if len(ports) == 0:
                 continue

@@ -62,8 +62,8 @@ def test_no_drops_while_headroom_suffices_and_drops_when_it_does_not():
 
 
 def test_dynamic_threshold_as_the_peer():
-    """XOFF = alpha x (buffer - headroom x ports - used), XON = XOFF - resume offset."""
-    pfc = PfcParams(alpha=0.125, headroom_bytes=0, resume_offset_bytes=3090)
+    """XOFF = alpha x (buffer - headroom and reserve x ports - shared bytes), XON = XOFF - resume offset."""
+    pfc = PfcParams(alpha=0.125, headroom_bytes=0, reserve_bytes=0, resume_offset_bytes=3090)
     r = simulate(_incast(pfc, 40, buffer_bytes=990_000), ConstantRate(1.0))
     # Each host holds x, used 2x: pause when x >= (990,000 - 2x) / 8, i.e. x >= 99,000: 100,000 at 16 us.
     # Resume when x <= (990,000 - 2x) / 8 - 3,090, i.e. x <= 96,528: from 125,000 at 20 us, 93,750 at 25 us.
@@ -73,10 +73,17 @@ def test_dynamic_threshold_as_the_peer():
     # Headroom reserved for 2 ports: pool 900,000, x >= 90,000: 93,750 at 15 us.
     with_headroom = dataclasses.replace(pfc, headroom_bytes=45_000)
     assert simulate(_incast(with_headroom, 20, buffer_bytes=990_000), ConstantRate(1.0)).pfc["log"][0, 0] == 15_000
-    # The default headroom is the peer's, 3 x link BDP: 3 x 12.5 B/ns x 2,000 ns = 75,000 per host port,
-    # so a 1,140,000-byte buffer leaves the same 990,000 pool as above: the same pauses.
-    peer = simulate(_incast(PfcParams(), 40, buffer_bytes=1_140_000), ConstantRate(1.0))
-    assert peer.pfc["log"].tolist() == r.pfc["log"].tolist()
+
+
+def test_the_peers_defaults():
+    """PfcParams(): headroom 3 x link BDP = 3 x 12.5 B/ns x 2,000 ns = 75,000 per host port, reserve
+    4,096 per port, resume offset 3,072, alpha 1/8. Buffer 1,148,192: pool 990,000 for the shared
+    bytes s = x - 4,096 of each host. Pause when s >= (990,000 - 2s) / 8: s >= 99,000, x >= 103,096:
+    106,250 at 17 us (paused from 21 us with 131,250). Resume when s + 3,072 <= (990,000 - 2s) / 8:
+    s <= 96,542.4, x <= 100,638.4: 100,000 at 26 us (resumed at 30 us with 75,000); 106,250 at 35 us."""
+    r = simulate(_incast(PfcParams(), 40, buffer_bytes=1_148_192), ConstantRate(1.0))
+    assert r.pfc["log"][:, 0].tolist() == [17_000, 17_000, 26_000, 26_000, 35_000, 35_000]
+    assert r.pfc["max_bytes"] == pytest.approx([131_250, 131_250])
 
 
 def test_head_of_line_blocking():
