@@ -54,7 +54,7 @@ class SimResult:
     trace: Trace | None
     wall_s: float
     switch: dict[str, np.ndarray] | None = None  # switch-agent record (``switch_run.SwitchAgentRun.result``)
-    pfc: dict[str, np.ndarray] | None = None  # lossless mode: per ingress port (``pfc.PauseControl.record``)
+    pfc: dict[str, np.ndarray] | None = None  # lossless mode: per ingress port (``pfc.PauseControl.record``, "names")
 
 
 class _Run(BlockLoop):
@@ -528,6 +528,8 @@ def simulate(
     switch = run.agent.result() if run.agent is not None else None
     pfc = run.fabric.pfc.record(run.n_steps * run.dt) if run.fabric.pfc is not None else None
     if pfc is not None:
+        names = run.fabric.ingress_names() if run.multi else [f"host{h}" for h in range(run.fabric.n_hosts)]
+        pfc["names"] = np.array(names)
         for m in (full, window):
             m["pfc_pauses"] = float(pfc["pauses"].sum())
             m["pfc_paused_frac"] = float(pfc["paused_ns"][pfc["port"]].mean() / max(run.n_steps * run.dt, 1e-9))

@@ -37,7 +37,7 @@ def test_single_switch_pauses_at_xoff_and_resumes_at_xon():
     # 31 us, 50,000 <= XON at 32 us -> resumed at 36 us; 25,000 + 6,250 x 12 = 100,000 at 48 us again.
     log = r.pfc["log"]
     assert log.tolist() == [[16_000, 0, 1], [16_000, 1, 1], [32_000, 0, 0], [32_000, 1, 0], [48_000, 0, 1], [48_000, 1, 1]]
-    assert r.pfc["pauses"].tolist() == [2, 2]
+    assert r.pfc["pauses"].tolist() == [2, 2] and r.pfc["names"].tolist() == ["host0", "host1"]
     assert r.pfc["paused_ns"].tolist() == [16_000, 16_000]  # 20 -> 36 us; the second pause starts at 52 > 50
     assert r.pfc["max_bytes"] == pytest.approx([125_000, 125_000])
     # Sent: 20 us + 14 us (36..50) at 12,500 B/us each.
