@@ -4,11 +4,12 @@ Runs ``rlcc-sim suite`` (``rlcc.simulator.suite``, the full suite: many-to-one a
 the 64-host fat-tree, OSU all-to-all, long-short on the single switch, web-search FCT) for the
 teacher (``examples/rlcc_mlp.onnx``), its compiled firmware (``examples/firmware``: the golden
 model at the decision time rlcc-verify measured), DCQCN, Swift and HPCC, on a local Ray (both
-cores). Writes bench/results/suite/ (suite.md, suite.json, PNGs: the report) and
+cores), in both loss modes by default (lossy buffers, and lossless with PFC: Table V per
+mode). Writes bench/results/suite/ (suite.md, suite.json, PNGs: the report) and
 bench/results/suite_meta.json (wall time, machine); the README's Table IV and Table V are
 generated from suite.json.
 
-    python bench/bench_suite.py [--backend ray|serial] [--seeds 0]
+    python bench/bench_suite.py [--backend ray|serial] [--seeds 0] [--loss-mode lossy|lossless|both]
 """
 
 from __future__ import annotations
@@ -34,11 +35,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backend", choices=("ray", "serial"), default="ray")
     ap.add_argument("--seeds", default="0")
+    ap.add_argument("--loss-mode", choices=("lossy", "lossless", "both"), default="both")
     args = ap.parse_args()
+    modes = ("lossy", "lossless") if args.loss_mode == "both" else (args.loss_mode,)
     seeds = [int(s) for s in args.seeds.split(",")]
     specs = [ControllerSpec.parse(c) for c in CONTROLLERS]
     t = time.perf_counter()
-    results = run_suite(specs, "full", seeds, backend=args.backend, progress=False)
+    results = run_suite(specs, "full", seeds, backend=args.backend, progress=False, loss_modes=modes)
     wall = time.perf_counter() - t
     # Paths in the settings would differ per checkout: keep the file names only.
     results["settings"]["controllers"] = {c.name: c.kind + (f" ({Path(c.path).name})" if c.path else "") for c in specs}
@@ -46,7 +49,8 @@ def main() -> None:
         shutil.rmtree(OUT)
     OUT.mkdir(parents=True)
     write_report(results, OUT)
-    meta = {"command": f"python bench/bench_suite.py --backend {args.backend} --seeds {args.seeds}",
+    meta = {"command": (f"python bench/bench_suite.py --backend {args.backend} --seeds {args.seeds} "
+                        f"--loss-mode {args.loss_mode}"),
             "wall_s": round(wall, 1), "runs": len(results["runs"]), "backend": args.backend, "machine": machine()}
     (OUT.parent / "suite_meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     print(f"{len(results['runs'])} runs in {wall:.0f} s ({args.backend}); wrote {OUT.relative_to(ROOT)}")

@@ -470,16 +470,22 @@ def _suite_summary() -> Any:
 
 def suite_tables() -> str:
     """The paper's Table IV and Table V for the example, from bench/bench_suite.py's suite.json."""
-    from rlcc.simulator.suite_report import SuccessCriteria, table_iv, table_v
+    from rlcc.simulator.suite_report import SuccessCriteria, Summary, paper_table_v, table_iv, table_v
 
     summary = _suite_summary()
     meta = load(RESULTS / "suite_meta.json")
     out = ["Table IV, packets lost per flow (the whole run; bold: best per column):", ""]
     out += table_iv(summary)
-    grid, notes = table_v(summary)
-    out += ["", "Table V, success per task (✓: the criterion below held at every scale):", ""] + grid
-    if notes:
-        out += [""] + notes
+    both = len(summary.loss_modes) > 1
+    for mode in summary.loss_modes:
+        part = summary if mode == summary.loss_mode else Summary(summary.results, mode)
+        grid, notes = table_v(part)
+        label = {"lossy": " (lossy buffers)", "lossless": " (lossless, PFC)"}[mode] if both else ""
+        out += ["", f"Table V{label}, success per task (✓: the criterion below held at every scale; (paper ✓/✗): the "
+                "paper's Table V differs):", ""] + grid
+        if notes:
+            out += [""] + notes
+    out += ["", "The paper's Table V:", ""] + paper_table_v()
     crit = SuccessCriteria.from_dict(summary.results.get("criteria")).describe()
     out += ["", para("Criteria: " + "; ".join(f"{k}: {v.rstrip('.')}" for k, v in crit.items()) + "."), "",
             para(f"{meta['runs']} simulations in {meta['wall_s']:.0f} s on {cores(meta)} cores ({meta['backend']}); "

@@ -106,6 +106,9 @@ def _common(fn: Callable) -> Callable:
         click.option("--buffer-bytes", type=int, default=None,
                      help=f"switch buffer in bytes, shared by its ports [default {NET.buffer_bytes}]"),
         click.option("--dt-ns", type=POSITIVE_FLOAT, default=None, help=f"time step in ns [default {NET.dt_ns:g}]"),
+        click.option("--pfc", default=None, metavar="off|dynamic|XOFF,XON",
+                     help="lossless mode: PFC per switch ingress port with the peer's dynamic thresholds, or static "
+                          "XOFF,XON bytes; off: the lossy buffer [default: the scenario's network.pfc, else off]"),
         click.option("--plot", type=click.Path(), help="save rates/queue over time to a PNG (.png added without a suffix; .pdf/.svg also work)"),
         click.option("--trace", "trace_file", type=click.Path(), help="record decisions to an .npz"),
         click.option("--trace-capacity", type=int, default=TraceConfig.capacity, show_default=True,
@@ -143,6 +146,18 @@ def _topology(opts: dict[str, Any], base: Any) -> Any:
     return {"kind": "file", "path": name, **extra}
 
 
+def _pfc_option(value: str) -> dict[str, int] | None:
+    """``--pfc``: off (None), dynamic ({}: PfcParams' defaults) or XOFF,XON (static thresholds, bytes)."""
+    if value == "off":
+        return None
+    if value == "dynamic":
+        return {}
+    parts = value.split(",")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        raise OptionValueError(f"--pfc must be off, dynamic or XOFF,XON (bytes), got {value!r}", PROG, ExitCode.USAGE)
+    return {"xoff_bytes": int(parts[0]), "xon_bytes": int(parts[1])}
+
+
 def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any], start: str | None) -> None:
     """Run the scenario ``base`` + options; ``start``: the command's default --initial-rate
     (None: the scenario's own ``initial_rate``)."""
@@ -151,6 +166,8 @@ def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any], start: str |
     data.setdefault("kind", kind)
     net_opts = {k: opts[k] for k in NETWORK_OPTS if opts.get(k) is not None}
     net = data.get("network", {})
+    if opts.get("pfc") is not None:
+        net_opts["pfc"] = _pfc_option(opts["pfc"])
     if net_opts and isinstance(net, Mapping):  # anything else: from_dict names what network must be
         data["network"] = {**net, **net_opts}
     data.update({k: opts[k] for k in SCENARIO_OPTS if opts.get(k) is not None})
@@ -306,11 +323,13 @@ def trace(hosts: int, cdf: str, load: float, **opts: Any) -> None:
                    "or in this process; results are identical")
 @click.option("--address", default=None, help="Ray cluster address, e.g. ray://head:10001 or auto (implies --backend ray)")
 @click.option("--num-cpus", type=int, default=None, help="local Ray CPUs [all]")
+@click.option("--loss-mode", type=click.Choice(["lossy", "lossless", "both"]), default="lossy", show_default=True,
+              help="lossy shared buffers, lossless (PFC, the ns-3 peer's dynamic thresholds), or both (Table V per mode)")
 @click.option("--force", is_flag=True, help="replace an existing output directory")
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
 @guarded(PROG)
 def suite(controllers: tuple[str, ...], out: str, suite_name: str, seeds: str, backend: str, address: str | None,
-          num_cpus: int | None, force: bool, quiet: bool) -> None:
+          num_cpus: int | None, loss_mode: str, force: bool, quiet: bool) -> None:
     """The RL-CC paper's evaluation (Tables IV and V, goodput and latency per scale, OSU, long-short,
     FCT) for every controller: Markdown, JSON and PNG plots in OUT."""
 
@@ -326,8 +345,9 @@ def suite(controllers: tuple[str, ...], out: str, suite_name: str, seeds: str, b
             backend = "ray"
         elif backend == "auto":
             backend = "ray" if importlib.util.find_spec("ray") else "serial"
+        modes = ("lossy", "lossless") if loss_mode == "both" else (loss_mode,)
         results = run_suite(specs, suite_name, seed_list, backend=backend, address=address, num_cpus=num_cpus,
-                            progress=False if quiet else None)
+                            progress=False if quiet else None, loss_modes=modes)
         with atomic_output_dir(Path(out), overwrite=force, marker="suite.json") as staging:
             written = write_report(results, staging)
         for path in written:

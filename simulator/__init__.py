@@ -30,6 +30,7 @@ from rlcc.simulator.controllers import (
 )
 from rlcc.simulator.engine import SimResult, simulate
 from rlcc.simulator.metrics import jain
+from rlcc.simulator.params import PfcParams
 from rlcc.simulator.registry import make_controller
 from rlcc.simulator.scenarios import (
     SCENARIOS, AllToAll, FlowTable, Incast, LongShort, ManyToOne, Network, OsuAllToAll, PoissonTrace, Scenario, TopologyConfig,
@@ -38,7 +39,7 @@ from rlcc.simulator.trace import Trace, TraceConfig, TraceRecorder
 
 __all__ = [
     "AllToAll", "ConstantRate", "Controller", "Dcqcn", "DcqcnParams", "Decision", "DecisionBatch", "FactorController",
-    "FlowTable", "HopTelemetry", "Hpcc", "HpccParams", "Incast", "LongShort", "ManyToOne", "Network", "OsuAllToAll", "PoissonTrace", "TopologyConfig", "PolicyController",
+    "FlowTable", "HopTelemetry", "Hpcc", "HpccParams", "Incast", "LongShort", "ManyToOne", "Network", "OsuAllToAll", "PfcParams", "PoissonTrace", "TopologyConfig", "PolicyController",
     "SCENARIOS", "Scenario", "SimResult", "Swift", "SwiftParams", "TickController", "TickInfo", "Trace", "TraceConfig",
     "TraceRecorder", "callable_controller", "jain", "make_controller", "simulate",
 ]

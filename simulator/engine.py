@@ -54,6 +54,7 @@ class SimResult:
     trace: Trace | None
     wall_s: float
     switch: dict[str, np.ndarray] | None = None  # switch-agent record (``switch_run.SwitchAgentRun.result``)
+    pfc: dict[str, np.ndarray] | None = None  # lossless mode: per ingress port (``pfc.PauseControl.record``, "names")
 
 
 class _Run(BlockLoop):
@@ -182,6 +183,7 @@ class _Run(BlockLoop):
             and not self.telemetry
             and not scenario.serial_decisions
             and self.agent is None
+            and self.net.pfc is None  # pauses change NIC scales mid-block: the step loop
         )
 
     # ---- per-flow accounting -------------------------------------------------------------------
@@ -524,7 +526,14 @@ def simulate(
     name = getattr(controller, "name", type(controller).__name__)
     tr = run.recorder.finish() if run.recorder else None
     switch = run.agent.result() if run.agent is not None else None
-    return SimResult(scenario, name, window, full, series, flows, tr, wall, switch)
+    pfc = run.fabric.pfc.record(run.n_steps * run.dt) if run.fabric.pfc is not None else None
+    if pfc is not None:
+        names = run.fabric.ingress_names() if run.multi else [f"host{h}" for h in range(run.fabric.n_hosts)]
+        pfc["names"] = np.array(names)
+        for m in (full, window):
+            m["pfc_pauses"] = float(pfc["pauses"].sum())
+            m["pfc_paused_frac"] = float(pfc["paused_ns"][pfc["port"]].mean() / max(run.n_steps * run.dt, 1e-9))
+    return SimResult(scenario, name, window, full, series, flows, tr, wall, switch, pfc)
 
 
 def _check_controller(controller: object) -> None:

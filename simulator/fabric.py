@@ -19,6 +19,18 @@ exceeds the switch's buffer is dropped in proportion to the ports' arrivals (the
 rule). ``alpha = None``: no per-port threshold. RED parameters are per queue (``set_ecn``: a
 switch agent retunes them); ``track_queues`` adds per-queue cumulative marked bytes and queue
 time integrals (``queue_counters``).
+
+Lossless mode (``Network.pfc``, ``_step_lossless``): queues are store-and-forward. The fabric keeps
+each (group, hop) cell's bytes in its hop's queue; a queue serves at most its capacity x dt
+(nothing while its link is paused) from backlog and arrivals in proportion (fluid FIFO mixing), and
+what a hop serves arrives at the next hop in the next step (one dt per hop of store-and-forward
+lag). An ingress port is a host's uplink or a switch-to-switch link; its bytes in the downstream
+switch are the cells that entered through it. ``pfc.PauseControl`` pauses the upstream above XOFF:
+a host's NIC (scale 0: all its flows, head-of-line blocking) or the upstream switch's egress queue
+(service 0: it fills and may pause its own ingress ports: hop-by-hop propagation). No per-port
+dynamic drop threshold in this mode (the peer's lossless queues have none); the switch buffer
+still drops what overflows it. ECN marks and drops are attributed at the flows' sending rates
+(the lossy model's rule), not at the rate a paused hop reshapes them to.
 """
 
 from __future__ import annotations
@@ -30,6 +42,7 @@ import numpy as np
 from rlcc.errors import BadInputError
 from rlcc.simulator.network import queue_areas
 from rlcc.simulator.params import FlowTable, Network
+from rlcc.simulator.pfc import PauseControl
 from rlcc.simulator.topology import Routing, Topology, pinned_links
 
 # The per-(host, queue) rate matrix (hosts x (switch egress links + 1) float64, a few copies per
@@ -137,6 +150,30 @@ class PathFabric:
         self._dirty = False
         self._dt, self._capdt, self._inflow = None, None, None  # per-step constants at the current rates
         self._delay, self._delay_at = np.zeros(nQ + 1), 0.0  # per-queue delay (ns), cached per step
+        self.host_on = np.ones(self.n_hosts)  # 0 while PFC pauses the host's NIC
+        self.pfc: PauseControl | None = None
+        if net.pfc is not None:
+            self._init_lossless(net, topo)
+
+    def _init_lossless(self, net: Network, topo: Topology) -> None:
+        """Cells, ingress ports and the pause control of lossless mode (``_step_lossless``)."""
+        nQ, nH = self.n_queues, self.n_hosts
+        self.group_rate = np.zeros(self.n_groups)
+        self.cell_bytes = np.zeros(self.group_queues.shape)  # (groups, hops): bytes in the hop's queue
+        self.cell_out = np.zeros(self.group_queues.shape)  # what each cell's hop served last step
+        # Ingress ports: host uplinks (0..hosts-1), then every queued link (hosts + queue id), then padding.
+        ingress = np.empty(self.group_queues.shape, np.int64)
+        ingress[:, 0] = self.group_host
+        ingress[:, 1:] = nH + self.group_queues[:, :-1]
+        self.cell_ingress = np.where(self.group_queues < nQ, ingress, nH + nQ)
+        up = topo.host_uplink()
+        dst = np.append(topo.link_dst[self.queue_links], -1)  # padding: no port
+        into = np.concatenate([topo.link_dst[up], dst]) - topo.n_hosts  # < 0: into a host, or padding
+        links = np.concatenate([up, self.queue_links])
+        delay = np.append(topo.link_delay_ns[links], 0.0)
+        rate = np.append(topo.link_gbps[links] / 8.0, 0.0)
+        self.pfc = PauseControl(net.pfc, np.where(into >= 0, into, -1), self.buffers, delay, rate)
+        self.q_paused = np.zeros(nQ + 1, bool)
 
     # ---- switch agents -----------------------------------------------------------------------
     def set_ecn(self, queues: np.ndarray, kmin: np.ndarray, kmax: np.ndarray, pmax: np.ndarray) -> None:
@@ -164,12 +201,16 @@ class PathFabric:
         self.host_queue_rate += np.bincount(cells, weights=np.repeat(delta, q.shape[1]),
                                             minlength=self.n_hosts * nQ1).reshape(self.n_hosts, nQ1)
         self.host_sum += np.bincount(hosts, weights=delta, minlength=self.n_hosts)
+        if self.pfc is not None:
+            self.group_rate += np.bincount(groups, weights=delta, minlength=self.n_groups)
         self._dirty = True
 
     def _refresh(self) -> None:
         """NIC scales and link loads from the per-host rates; a changed scale rebases the host integrals."""
         cap = self.host_cap
         scale = cap / np.maximum(self.host_sum, cap)  # cap / sum when oversubscribed, else exactly 1
+        if self.pfc is not None:
+            scale = scale * self.host_on
         if (scale != self.host_scale).any():
             self.host_base = self.host_base + self.host_scale * (self.time - self.host_ref)
             self.host_ref = self.time
@@ -215,6 +256,9 @@ class PathFabric:
     # ---- time step ---------------------------------------------------------------------------
     def step(self, dt: float) -> None:
         """Advance every queue by dt ns at the current rates."""
+        if self.pfc is not None:
+            self._step_lossless(dt)
+            return
         if self._dirty:
             self._refresh()
         if dt != self._dt:
@@ -268,6 +312,68 @@ class PathFabric:
         self.queue = q_new
         self._qsum, self._qmax = qsum, qmax
         self.time += dt
+
+    def ingress_names(self) -> list[str]:
+        """Lossless mode: each PFC ingress port as 'upstream->switch' (index order of ``pfc`` arrays;
+        links into hosts and the padding slot, which are no ports, named '-')."""
+        topo, name = self.topo, self.topo.node_name
+        up = topo.host_uplink()
+        links = np.concatenate([up, self.queue_links])
+        out = [f"{name(int(topo.link_src[k]))}->{name(int(topo.link_dst[k]))}"
+               if topo.link_dst[k] >= topo.n_hosts else "-" for k in links.tolist()]
+        return out + ["-"]
+
+    def _step_lossless(self, dt: float) -> None:
+        """One store-and-forward step with PFC (see the module docstring)."""
+        pfc, nQ, nH = self.pfc, self.n_queues, self.n_hosts
+        if pfc.due(self.time):
+            changed = pfc.apply(self.time)
+            hosts, links = changed[changed < nH], changed[changed >= nH] - nH
+            self.host_on[hosts] = np.where(pfc.paused[hosts], 0.0, 1.0)
+            self.q_paused[links] = pfc.paused[links + nH]
+            self._dirty = self._dirty or len(hosts) > 0
+        if self._dirty:
+            self._refresh()
+        qc = self.group_queues
+        arriving = np.empty_like(self.cell_bytes)
+        arriving[:, 0] = self.group_rate * self.host_scale[self.group_host] * (self.C * dt)
+        arriving[:, 1:] = self.cell_out[:, :-1]
+        inflow = np.bincount(qc.ravel(), weights=arriving.ravel(), minlength=nQ + 1)
+        inflow[nQ] = 0.0  # past a path's last hop: delivered
+        q = self.queue
+        held = q + inflow
+        serve = np.where(self.q_paused, 0.0, np.minimum(held, self.cap * dt))
+        q_new = held - serve
+        drop = np.zeros(nQ + 1)
+        excess = np.bincount(self.switch, weights=q_new, minlength=self.n_switches) - self.buffers
+        if (excess > 0).any():  # headroom exhausted: the lossy rule, arrivals dropped in proportion
+            per_switch = np.bincount(self.switch, weights=inflow, minlength=self.n_switches)
+            share = np.where(per_switch > 0, np.maximum(excess, 0.0) / np.maximum(per_switch, 1e-300), 0.0)
+            drop = np.minimum(share[self.switch] * inflow, q_new)
+            q_new -= drop
+            self.lost += drop
+            self.dropped += float(drop.sum())
+        keep = np.divide(q_new, held, out=np.zeros_like(held), where=held > 0)
+        sent = np.divide(serve, held, out=np.ones_like(held), where=held > 0)
+        keep[nQ], sent[nQ] = 0.0, 1.0
+        total = self.cell_bytes + arriving
+        self.cell_bytes = total * keep[qc]
+        self.cell_out = total * sent[qc]
+        ramp = self.pmax * (q - self.kmin) / np.maximum(self.kmax - self.kmin, 1e-300)
+        mark = np.where(q > self.kmin, np.where(q >= self.kmax, 1.0, ramp), 0.0)
+        mark[nQ] = 0.0
+        frac = drop / np.maximum(inflow, 1e-300)
+        accepted = mark * (1.0 - frac)
+        self._accrue(frac, accepted, dt)
+        if self._track:
+            self.marked += accepted * inflow
+            self.q_area += (q + q_new) * (0.5 * dt)
+        self.arrived += inflow
+        self.offered += self.send_rate * self.C * dt
+        self.queue = q_new
+        self._qsum, self._qmax = float(q_new.sum()), float(q_new.max())
+        self.time += dt
+        pfc.observe(self.time, np.bincount(self.cell_ingress.ravel(), weights=self.cell_bytes.ravel(), minlength=pfc.n))
 
     @property
     def tx(self) -> np.ndarray:

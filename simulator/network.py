@@ -13,6 +13,13 @@ the queue at the start of the step; drops are shared by the ports' flows in prop
 arrival rates. ECN parameters are per port (``set_ecn``: a switch agent retunes them); with
 ``track_queues`` the fabric also keeps per-port cumulative marked bytes and queue time integrals
 (the interval statistics a switch agent reads).
+
+Lossless mode (``Network.pfc``): an ingress port is a host's link. The fabric keeps each group's
+bytes in its port's queue: a step serves a queue's backlog and arrivals in proportion (fluid FIFO
+mixing), so a group keeps (its bytes + its arrivals) x (queue after / (queue + arrivals)); a
+host's bytes in the buffer are its groups' sum. ``pfc.PauseControl`` pauses a host above XOFF: its
+NIC scale becomes 0 (every flow of the host, to any port: head-of-line blocking) until the resume
+takes effect. PFC runs on the general (numpy) path, never the one-port fast path.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from rlcc.simulator.params import FlowTable, Network
+from rlcc.simulator.pfc import PauseControl
 
 
 class Fabric:
@@ -53,7 +61,13 @@ class Fabric:
         self.dropped = 0.0
         self.offered = 0.0
         self._dirty = True
-        self._single = self.n_ports == 1
+        self.pfc: PauseControl | None = None
+        if net.pfc is not None:  # one switch; ingress port = host link (base RTT / 4 one way)
+            self.pfc = PauseControl(net.pfc, np.zeros(self.n_hosts, np.int64), np.array([self.buffer]),
+                                    np.full(self.n_hosts, net.base_rtt_ns / 4), np.full(self.n_hosts, self.C))
+            self.group_bytes = np.zeros(self.n_groups)  # each group's bytes in its port's queue
+        self.host_on = np.ones(self.n_hosts)  # 0 while PFC pauses the host
+        self._single = self.n_ports == 1 and self.pfc is None
         self._q = 0.0  # the single-port fast path keeps its state in Python floats
         self._d = 0.0
         self._m = 0.0
@@ -116,6 +130,8 @@ class Fabric:
         host_sum = np.bincount(self.group_host, weights=self.group_rate, minlength=self.n_hosts)
         cap = self.net.host_cap
         scale = np.where(host_sum > cap, cap / np.maximum(host_sum, 1e-300), 1.0)
+        if self.pfc is not None:
+            scale = scale * self.host_on
         self.group_scale = scale[self.group_host]
         load = self.group_scale * self.group_rate
         self.port_load = np.bincount(self.group_port, weights=load, minlength=self.n_ports)
@@ -136,6 +152,11 @@ class Fabric:
 
     def step(self, dt: float) -> None:
         """Advance queues by dt ns at the current rates."""
+        if self.pfc is not None and self.pfc.due(self.time):
+            changed = self.pfc.apply(self.time)
+            if len(changed):
+                self.host_on[changed] = np.where(self.pfc.paused[changed], 0.0, 1.0)
+                self._dirty = True
         if self._dirty:
             self._refresh()
         if self._single:
@@ -200,7 +221,18 @@ class Fabric:
             self.q_area += queue_areas(q, q_raw, q_new, dt)
         self.delivered += float(q.sum()) + off - float(q_new.sum()) - dropped
         self.tx += q + inflow - q_new - (drop if dropped else 0.0)
+        if self.pfc is not None:
+            self._pfc_observe(q, inflow, q_new, dt)
         self.queue = q_new
+
+    def _pfc_observe(self, q: np.ndarray, inflow: np.ndarray, q_new: np.ndarray, dt: float) -> None:
+        """Each group keeps its proportional share of its queue; hosts' bytes go to the pause control."""
+        port = self.group_port
+        held = q + inflow
+        keep = np.divide(q_new, held, out=np.zeros_like(held), where=held > 0)
+        self.group_bytes = (self.group_bytes + self.group_scale * self.group_rate * (self.C * dt)) * keep[port]
+        host = np.bincount(self.group_host, weights=self.group_bytes, minlength=self.n_hosts)
+        self.pfc.observe(self.time + dt, host)
 
     # ---- observation -------------------------------------------------------------------------
     def queue_bytes(self) -> np.ndarray:

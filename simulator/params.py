@@ -24,6 +24,47 @@ MAX_BYTES = 1 << 40  # buffer, ECN thresholds and short-flow sizes
 
 
 @dataclasses.dataclass(frozen=True)
+class PfcParams:
+    """Lossless mode: one PFC priority class, pause thresholds per switch ingress port.
+
+    An ingress port's bytes in its switch's shared buffer (the bytes that entered through it and
+    still wait in any egress queue) at or above XOFF make the switch send PAUSE upstream; at or
+    below XON it sends RESUME. Static: ``xoff_bytes`` and ``xon_bytes`` (both set) on those bytes.
+    Dynamic (both None), as the HPCC ns-3 switch MMU (switch-mmu.cc) with
+    USE_DYNAMIC_PFC_THRESHOLD: a port's shared bytes are its bytes above ``reserve_bytes``; it
+    pauses when they reach XOFF = ``alpha`` x (buffer - every port's headroom and reserve - the
+    switch's shared bytes) and resumes when they are 0 or ``resume_offset_bytes`` below XOFF.
+    ``headroom_bytes`` per port, None: 3 x the port's link BDP (rate x one-way delay), as the peer
+    configures it. The upstream stops (and restarts) 2 x the link's propagation delay after the
+    crossing: the frame's trip up plus the last bytes' trip down; what arrives meanwhile is the
+    headroom. The buffer still drops what overflows it (headroom too small).
+    """
+
+    xoff_bytes: int | None = None
+    xon_bytes: int | None = None
+    alpha: float = 0.125  # the peer's pfc_a_shift 3: 1/8
+    headroom_bytes: int | None = None
+    reserve_bytes: int = 4096  # switch-mmu.cc: reserve = 4 x 1024 per port
+    resume_offset_bytes: int = 3072  # switch-mmu.cc: resume_offset = 3 x 1024
+
+    @property
+    def dynamic(self) -> bool:
+        return self.xoff_bytes is None
+
+    def validate(self) -> None:
+        if (self.xoff_bytes is None) != (self.xon_bytes is None):
+            raise BadInputError("invalid scenario: network.pfc needs both xoff_bytes and xon_bytes, or neither (dynamic)")
+        if self.xoff_bytes is not None:
+            check_range(self.xoff_bytes, 1, MAX_BYTES, "network.pfc.xoff_bytes")
+            check_range(self.xon_bytes, 0, self.xoff_bytes - 1, "network.pfc.xon_bytes", "(below xoff_bytes)")
+        check_range(self.alpha, 0, 1e3, "network.pfc.alpha", low_open=True)
+        if self.headroom_bytes is not None:
+            check_range(self.headroom_bytes, 0, MAX_BYTES, "network.pfc.headroom_bytes")
+        check_range(self.reserve_bytes, 0, MAX_BYTES, "network.pfc.reserve_bytes")
+        check_range(self.resume_offset_bytes, 0, MAX_BYTES, "network.pfc.resume_offset_bytes")
+
+
+@dataclasses.dataclass(frozen=True)
 class Network:
     """Link, buffer, ECN and time-step parameters (defaults: 100G RoCE fabric, see README).
 
@@ -34,6 +75,8 @@ class Network:
     size / fraction wire bytes, goodput and per-flow delivered rates report payload, and a
     saturated link delivers capacity x P / (P + H) payload. Packet counts (CNPs, drops) are of
     wire packets of P + H bytes.
+
+    ``pfc``: lossless mode (``PfcParams``); None: the lossy shared buffer.
     """
 
     line_rate_gbps: float = 100.0
@@ -46,6 +89,7 @@ class Network:
     host_rate_gbps: float | None = None
     dt_ns: float = 1000.0
     header_bytes: int = 0
+    pfc: PfcParams | None = None
 
     @property
     def bytes_per_ns(self) -> float:
@@ -90,6 +134,8 @@ class Network:
             raise BadInputError("invalid scenario: need 0 <= network.ecn_kmin_bytes <= network.ecn_kmax_bytes")
         if not 0 <= self.ecn_pmax <= 1:
             raise BadInputError("invalid scenario: network.ecn_pmax must be in [0, 1]")
+        if self.pfc is not None:
+            self.pfc.validate()
         if self.dt_ns > self.base_rtt_ns / 2:
             raise BadInputError("invalid scenario: network.dt_ns must be at most half the base RTT")
 

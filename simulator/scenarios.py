@@ -20,7 +20,7 @@ from rlcc.errors import BadInputError
 from rlcc.simulator import topology as topo
 from rlcc.simulator.flowsize import FlowSizeCdf, poisson_flows
 from rlcc.simulator.params import (
-    LINE_RATE_GBPS, MAX_BYTES, MAX_FLOWS, FlowTable, Network, check_count, check_positive, check_range, check_type,
+    LINE_RATE_GBPS, MAX_BYTES, MAX_FLOWS, FlowTable, Network, PfcParams, check_count, check_positive, check_range, check_type,
 )
 
 MAX_DECISION_LATENCY_US = 1e6
@@ -223,6 +223,8 @@ class Scenario:
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["kind"] = self.kind
+        if data["network"]["pfc"] is None:  # lossy: the dict (and every file written from it) as before PFC existed
+            del data["network"]["pfc"]
         return data
 
     def to_json(self) -> str:
@@ -537,6 +539,20 @@ def _network_from_dict(data: Any) -> Network:
     unknown = sorted(set(data) - set(fields))
     if unknown:
         raise BadInputError(f"invalid scenario: unknown key(s) in network: {', '.join(unknown)}")
+    data = dict(data)
+    pfc = data.pop("pfc", None)
     for name, value in data.items():
         check_type(value, fields[name].type, f"network.{name}")
-    return Network(**data)
+    return Network(**data, pfc=None if pfc is None else _pfc_from_dict(pfc))
+
+
+def _pfc_from_dict(data: Any) -> PfcParams:
+    fields = {f.name: f for f in dataclasses.fields(PfcParams)}
+    if not isinstance(data, Mapping):
+        raise BadInputError(f"invalid scenario: network.pfc must be null or an object with keys among {', '.join(fields)}")
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise BadInputError(f"invalid scenario: unknown key(s) in network.pfc: {', '.join(unknown)}")
+    for name, value in data.items():
+        check_type(value, fields[name].type, f"network.pfc.{name}")
+    return PfcParams(**data)

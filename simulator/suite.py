@@ -14,6 +14,10 @@ Suites (``SUITES``):
 * ``reduced``: what ``rlcc-compile`` runs as its closed-loop check: many-to-one at 64 flows on both
   the single switch and the fat-tree, all-to-all on 16 fat-tree hosts; seconds, not minutes.
 
+Loss modes (``LOSS_MODES``): ``lossy`` runs the scenarios as defined (a lossy shared buffer);
+``lossless`` runs the same ones with PFC (``PfcParams()``: the ns-3 peer's dynamic thresholds), and
+adds each run's PFC pause counters to its metrics; both give Table V twice.
+
 Steady families (many-to-one, all-to-all) start every flow at its fair share and report the
 second half of the run (the equilibrium); drops per flow count the whole run. Long-short, OSU and
 trace flows start at the controller's own rate (their transient is the test).
@@ -34,6 +38,7 @@ import numpy as np
 
 from rlcc import textio
 from rlcc.errors import BadInputError
+from rlcc.simulator.params import PfcParams
 from rlcc.simulator.scenarios import (
     DEFAULT_DECISION_LATENCY_US, AllToAll, LongShort, ManyToOne, OsuAllToAll, PoissonTrace, Scenario, TopologyConfig,
 )
@@ -41,6 +46,7 @@ from rlcc.simulator.scenarios import (
 BUILTIN = ("swift", "dcqcn", "hpcc")
 REDUCED_MS = 4.0  # every reduced-suite run: steady state measured over its second half
 FAT_TREE, SINGLE = "fat-tree", "single-switch"
+LOSS_MODES = ("lossy", "lossless")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -178,6 +184,7 @@ def _bytes(n: int) -> str:
 class Job:
     point: Point
     controller: ControllerSpec
+    loss_mode: str = "lossy"
 
 
 def run_job(job: Job) -> dict[str, Any]:
@@ -188,6 +195,8 @@ def run_job(job: Job) -> dict[str, Any]:
     pt, sc = job.point, job.point.scenario
     if pt.steady:
         sc = dataclasses.replace(sc, initial_rate=sc.fair_rate())
+    if job.loss_mode == "lossless":
+        sc = dataclasses.replace(sc, network=dataclasses.replace(sc.network, pfc=PfcParams()))
     ctl = job.controller.build()
     res = simulate(sc, ctl)
     window, full = res.metrics, res.metrics_full
@@ -197,6 +206,8 @@ def run_job(job: Job) -> dict[str, Any]:
     m["drops_per_flow"] = full["drops_per_flow"]
     m["drop_fraction"] = full["drop_fraction"]
     m["decision_latency_us"] = float(getattr(ctl, "decision_latency_us", None) or DEFAULT_DECISION_LATENCY_US)
+    if res.pfc is not None:
+        m["pfc_pauses"], m["pfc_paused_frac"] = full["pfc_pauses"], full["pfc_paused_frac"]
     if pt.family == "long-short":
         for k in ("long_flow_bw", "short_fct_slowdown_mean", "short_fct_slowdown_p99", "short_completed"):
             m[k] = full[k]
@@ -210,8 +221,11 @@ def run_job(job: Job) -> dict[str, Any]:
         ideal = sizes / sc.network.bytes_per_ns + res.flows["base_rtt_ns"]
         m["buckets"] = fct_slowdown_buckets(sizes, res.flows["fct_ns"], ideal)
         m["load"] = sc.load
-    return {"family": pt.family, "topology": pt.topology, "scale": pt.scale, "scale_value": pt.scale_value,
-            "seed": sc.seed, "controller": job.controller.name, "metrics": m}
+    out = {"family": pt.family, "topology": pt.topology, "scale": pt.scale, "scale_value": pt.scale_value,
+           "seed": sc.seed, "controller": job.controller.name, "metrics": m}
+    if job.loss_mode != "lossy":
+        out["loss_mode"] = job.loss_mode
+    return out
 
 
 def _after_burst_bw(res: Any) -> float:
@@ -237,8 +251,8 @@ def _recovery_us(res: Any, level: float = 0.9) -> float:
 
 def run_suite(controllers: Sequence[ControllerSpec], suite: str = "full", seeds: Sequence[int] = (0,),
               backend: str = "serial", address: str | None = None, num_cpus: int | None = None,
-              progress: bool | None = None) -> dict[str, Any]:
-    """Every case of ``suite`` for every controller and seed; results in ``suite_report``'s schema."""
+              progress: bool | None = None, loss_modes: Sequence[str] = ("lossy",)) -> dict[str, Any]:
+    """Every case of ``suite`` for every controller, seed and loss mode; results in ``suite_report``'s schema."""
     from rlcc.simulator.sweep import run_jobs
 
     if suite not in SUITES:
@@ -246,8 +260,12 @@ def run_suite(controllers: Sequence[ControllerSpec], suite: str = "full", seeds:
     names = [c.name for c in controllers]
     if len(set(names)) != len(names) or not names:
         raise BadInputError("controller names must be unique and at least one controller is needed")
-    jobs = [Job(pt, c) for seed in seeds for pt in SUITES[suite](seed) for c in controllers]
+    if not loss_modes or any(m not in LOSS_MODES for m in loss_modes) or len(set(loss_modes)) != len(loss_modes):
+        raise BadInputError(f"loss modes must be distinct among {', '.join(LOSS_MODES)}, got {list(loss_modes)}")
+    jobs = [Job(pt, c, mode) for mode in loss_modes for seed in seeds for pt in SUITES[suite](seed) for c in controllers]
     runs = run_jobs(run_job, jobs, backend=backend, address=address, num_cpus=num_cpus, progress=progress, desc=f"suite {suite}")
     settings = {"suite": suite, "seeds": list(seeds),
                 "controllers": {c.name: c.kind + (f" ({Path(c.path).name})" if c.path else "") for c in controllers}}
+    if list(loss_modes) != ["lossy"]:
+        settings["loss_modes"] = list(loss_modes)
     return {"controllers": names, "settings": settings, "runs": runs}

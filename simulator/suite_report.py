@@ -16,6 +16,7 @@ Results schema (what ``suite.json`` holds; ``load_results`` reads it back)::
                "scale": "128 flows",          # label of the point (osu: the message size, fct: the load)
                "scale_value": 128,            # its x value (osu: message bytes); one per label
                "seed": 0, "controller": "swift",
+               "loss_mode": "lossless",       # optional: lossless (PFC) runs; absent: lossy
                "metrics": {name: number or null, ..., "buckets": [...] (fct)}}, ...]}
 
 Metrics used: ``goodput``, ``queue_delay_mean_us``, ``queue_delay_p99_us``,
@@ -31,6 +32,11 @@ Runs of several seeds of one (family, topology, scale, controller) are reported 
 those seeds of every metric (a NaN in any seed gives NaN; FCT buckets: per bucket label, the mean
 of count, unfinished, median and p99). A (family, topology) pair is one "case"; it is named by
 its family, with the topology added when the family ran on both topologies.
+
+Loss modes: the tables and figures show the lossy runs (the lossless ones when there are only
+those); Table V is repeated for the lossless runs (PFC, ``Network.pfc``) with their PFC pause
+table. The paper's Table V is shown beside: dcqcn and swift are its DCQCN and Swift rows, policy
+and firmware controllers its RL-CC row; a cell that differs from the paper says so.
 """
 
 from __future__ import annotations
@@ -58,6 +64,13 @@ STEADY = ("many-to-one", "all-to-all")  # steady-state families: Figs. 6-7
 TABLE_IV_FAMILIES = ("many-to-one", "all-to-all", "long-short")  # the paper's Table IV columns
 TOP_KEYS = {"controllers", "criteria", "settings", "runs"}
 RUN_KEYS = {"family", "topology", "scale", "scale_value", "seed", "controller", "metrics"}
+LOSS_MODES = ("lossy", "lossless")  # a run's optional "loss_mode"; absent: lossy
+# The RL-CC paper's Table V (section V): row -> family -> success.
+PAPER_TABLE_V = {
+    "DCQCN": {"many-to-one": True, "all-to-all": False, "osu": True, "long-short": False},
+    "Swift": {"many-to-one": False, "all-to-all": True, "osu": False, "long-short": True},
+    "RL-CC": {"many-to-one": True, "all-to-all": True, "osu": True, "long-short": True},
+}
 BUCKET_KEYS = ("label", "lo", "hi", "count", "unfinished", "median", "p99")
 REQUIRED_METRICS = {
     "many-to-one": ("goodput", "drops_per_flow", "queue_delay_p99_us"),
@@ -160,7 +173,7 @@ def _check_run(i: int, run: Any, controllers: Sequence[str]) -> dict[str, Any]:
     missing = sorted(RUN_KEYS - set(run))
     if missing:
         raise BadInputError(f"suite results: {where} lacks {', '.join(missing)}")
-    extra = sorted(set(run) - RUN_KEYS)
+    extra = sorted(set(run) - RUN_KEYS - {"loss_mode"})
     if extra:
         raise BadInputError(f"suite results: {where} has unknown keys {', '.join(extra)}")
     fam, topo, ctrl = run["family"], run["topology"], run["controller"]
@@ -170,6 +183,9 @@ def _check_run(i: int, run: Any, controllers: Sequence[str]) -> dict[str, Any]:
         raise BadInputError(f"suite results: {where}: unknown topology {topo!r} (use one of: {', '.join(TOPOLOGIES)})")
     if ctrl not in controllers:
         raise BadInputError(f"suite results: {where}: controller {ctrl!r} is not in controllers")
+    mode = run.get("loss_mode", "lossy")
+    if mode not in LOSS_MODES:
+        raise BadInputError(f"suite results: {where}: unknown loss_mode {mode!r} (use one of: {', '.join(LOSS_MODES)})")
     if not isinstance(run["scale"], str) or not run["scale"]:
         raise BadInputError(f"suite results: {where}.scale must be a non-empty string")
     value = _num(run["scale_value"], f"{where}.scale_value")
@@ -187,8 +203,11 @@ def _check_run(i: int, run: Any, controllers: Sequence[str]) -> dict[str, Any]:
     for k, v in m.items():
         metrics[k] = _check_buckets(v, where) if k == "buckets" else _num(v, f"{where}.metrics.{k}")
     scale_value = int(value) if float(value).is_integer() and isinstance(run["scale_value"], (int, np.integer)) else value
-    return {"family": fam, "topology": topo, "scale": run["scale"], "scale_value": scale_value,
-            "seed": int(run["seed"]), "controller": ctrl, "metrics": metrics}
+    out = {"family": fam, "topology": topo, "scale": run["scale"], "scale_value": scale_value,
+           "seed": int(run["seed"]), "controller": ctrl, "metrics": metrics}
+    if mode != "lossy":
+        out["loss_mode"] = mode
+    return out
 
 
 def normalize(results: Mapping[str, Any]) -> dict[str, Any]:
@@ -212,7 +231,7 @@ def normalize(results: Mapping[str, Any]) -> dict[str, Any]:
     labels: dict[tuple, dict[str, float]] = {}
     seen: set[tuple] = set()
     for i, r in enumerate(runs):
-        key = (r["family"], r["topology"], r["scale"], r["controller"], r["seed"])
+        key = (r["family"], r["topology"], r["scale"], r["controller"], r["seed"], r.get("loss_mode", "lossy"))
         if key in seen:
             raise BadInputError(f"suite results: runs[{i}] repeats {key} (one run per seed)")
         seen.add(key)
@@ -263,18 +282,24 @@ class Case:
 
 
 class Summary:
-    """Seed means per (case, scale, controller), the cases in family order and each case's
-    scales in increasing ``scale_value``."""
+    """Seed means per (case, scale, controller) of one loss mode's runs (default: lossy if any
+    ran, else lossless), the cases in family order and each case's scales in increasing
+    ``scale_value``. ``results`` keeps every run."""
 
-    def __init__(self, results: Mapping[str, Any]) -> None:
+    def __init__(self, results: Mapping[str, Any], loss_mode: str | None = None) -> None:
         norm = normalize(results)
         self.results = norm
         self.controllers: list[str] = norm["controllers"]
         self.criteria = SuccessCriteria(**norm["criteria"])
+        present = {r.get("loss_mode", "lossy") for r in norm["runs"]}
+        self.loss_modes = [m for m in LOSS_MODES if m in present] or ["lossy"]
+        self.loss_mode = loss_mode or self.loss_modes[0]
         groups: dict[tuple[Case, str, str], list[dict[str, Any]]] = {}
         values: dict[Case, dict[str, float]] = {}
         self.seeds: dict[tuple[Case, str, str], list[int]] = {}
         for r in norm["runs"]:
+            if r.get("loss_mode", "lossy") != self.loss_mode:
+                continue
             case = Case(r["family"], r["topology"])
             key = (case, r["scale"], r["controller"])
             groups.setdefault(key, []).append(r["metrics"])
@@ -435,23 +460,62 @@ def table_iv(summary: Summary) -> list[str]:
     return _table(header, [[_esc(c)] + cells[c] for c in summary.controllers])
 
 
+def paper_row(summary: Summary, controller: str) -> str | None:
+    """The paper's Table V row a controller corresponds to: built-in dcqcn / swift by name, a
+    policy or firmware controller (per the results' settings) RL-CC; None otherwise."""
+    kinds = summary.results.get("settings", {}).get("controllers", {})
+    kind = kinds.get(controller, controller) if isinstance(kinds, Mapping) else controller
+    kind = kind.split(" ")[0] if isinstance(kind, str) else ""
+    return {"dcqcn": "DCQCN", "swift": "Swift", "policy": "RL-CC", "firmware": "RL-CC"}.get(kind)
+
+
 def table_v(summary: Summary) -> tuple[list[str], list[str]]:
-    """The success matrix and its footnotes (one per failed cell)."""
+    """The success matrix and its footnotes (one per failed cell, and one per cell that differs
+    from the paper's Table V, saying why)."""
     header = ["controller"] + [summary.label(case) for case in summary.cases]
     rows, notes = [], []
     for c in summary.controllers:
         row = [_esc(c)]
+        paper = PAPER_TABLE_V.get(paper_row(summary, c) or "", {})
         for case in summary.cases:
             why = failures(summary, case, c)
+            theirs = paper.get(case.family)
+            differs = why is not None and theirs is not None and theirs != (not why)
             if why is None:
                 row.append(MISSING)
-            elif why:
-                notes.append(f"{len(notes) + 1}. {c}, {summary.label(case)}: " + "; ".join(why) + ".")
-                row.append(f"✗<sup>{len(notes)}</sup>")
+                continue
+            if why:
+                text = "; ".join(why)
+                if differs:
+                    text = f"the paper reports a success; here {text}"
+                notes.append(f"{len(notes) + 1}. {c}, {summary.label(case)}: {text}.")
+                cell = "✗"
             else:
-                row.append("✓")
+                if differs:
+                    notes.append(f"{len(notes) + 1}. {c}, {summary.label(case)}: the paper reports a failure; here every "
+                                 f"criterion holds at every scale (the criteria are our reading of the paper's figures).")
+                cell = "✓"
+            mark = f"<sup>{len(notes)}</sup>" if why or differs else ""
+            row.append(f"{cell} (paper {'✓' if theirs else '✗'}){mark}" if differs else f"{cell}{mark}")
         rows.append(row)
     return _table(header, rows, center=True), notes
+
+
+def paper_table_v() -> list[str]:
+    """The paper's Table V as printed."""
+    fams = ["many-to-one", "all-to-all", "osu", "long-short"]
+    rows = [[name] + ["✓" if ok[f] else "✗" for f in fams] for name, ok in PAPER_TABLE_V.items()]
+    return _table(["paper"] + fams, rows, center=True)
+
+
+def pfc_table(summary: Summary) -> list[str]:
+    """Lossless runs: mean fraction of the run each ingress port was paused, controllers x (case: scale)."""
+    cols = [(case, s) for case in summary.cases for s in summary.scales[case]]
+    if not any(summary.get(case, s, c, "pfc_paused_frac") is not None for case, s in cols for c in summary.controllers):
+        return []
+    rows = [[_esc(c)] + [_fmt(summary.get(case, s, c, "pfc_paused_frac"), 3) for case, s in cols]
+            for c in summary.controllers]
+    return _table(["controller"] + [f"{summary.label(case)}: {s}" for case, s in cols], rows)
 
 
 def _seed_note(summary: Summary) -> str:
@@ -573,13 +637,21 @@ def markdown(summary: Summary, figures: Mapping[Case, str]) -> str:
         out += ["## Table IV: packets lost per flow", "",
                 "Average packets dropped per flow (packets, lower is better; paper Table IV). Bold: the best "
                 "per column (all controllers that tie at one decimal).", ""] + iv + [""]
-    v, notes = table_v(summary)
     words = summary.criteria.describe()
-    out += ["## Table V: success per task", "",
-            "✓: the controller met the task's criterion at every scale; ✗: it did not (footnotes say where); "
-            f"{MISSING}: not run (paper Table V).", ""] + v + [""]
-    if notes:
-        out += notes + [""]
+    both = len(summary.loss_modes) > 1
+    for mode in summary.loss_modes:
+        part = summary if mode == summary.loss_mode else Summary(summary.results, mode)
+        v, notes = table_v(part)
+        title = {"lossy": "lossy buffer", "lossless": "lossless, PFC"}[mode] if both or mode != "lossy" else ""
+        out += [f"## Table V: success per task{f' ({title})' if title else ''}", "",
+                "✓: the controller met the task's criterion at every scale; ✗: it did not (footnotes say where); "
+                f"{MISSING}: not run; (paper ✓/✗): the paper's Table V differs.", ""] + v + [""]
+        if notes:
+            out += notes + [""]
+        pfc = pfc_table(part) if mode == "lossless" else []
+        if pfc:
+            out += ["Fraction of the run each switch ingress port was paused by PFC (mean over ports):", ""] + pfc + [""]
+    out += ["The paper's Table V (section V):", ""] + paper_table_v() + [""]
     out += ["Criteria:", ""] + [f"- {f}: {words[f]}." for f in FAMILIES if any(c.family == f for c in summary.cases)]
     out += [""]
     for case in summary.cases:

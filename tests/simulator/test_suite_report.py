@@ -282,3 +282,52 @@ def test_rtt_inflation_header_names_its_base(tmp_path):
     assert t[""][3] == "RTT / nominal base RTT (8 us)"
     assert "| 240 flows | b | 1.000 | 6.6 | 0.82 |" in md  # below 1: a path within one leaf is shorter than the nominal 8 us
     assert "not each path's own: a path within one leaf has a shorter base RTT, so values below 1 occur" in md
+
+
+def _two_modes() -> dict:
+    """The lossy results, plus lossless runs where b's many-to-one at 128 flows loses nothing."""
+    results = make_results()
+    lossless = []
+    for r in copy.deepcopy(results["runs"]):
+        r["loss_mode"] = "lossless"
+        r["metrics"]["pfc_paused_frac"] = 0.25 if r["controller"] == "a" else 0.5
+        if r["controller"] == "b" and r["scale"] == "128 flows":
+            r["metrics"].update(drops_per_flow=0.0, queue_delay_p99_us=50.0)
+        lossless.append(r)
+    results["runs"] += lossless
+    results["settings"]["controllers"] = {"a": "policy (rl.onnx)", "b": "dcqcn", "c": "swift"}
+    return results
+
+
+def test_table_v_per_loss_mode_beside_the_paper(tmp_path):
+    write_report(_two_modes(), tmp_path)
+    md = (tmp_path / "suite.md").read_text(encoding="utf-8")
+    lossy = md_table(md, "## Table V: success per task (lossy buffer)")
+    # a is RL-CC (paper: ✓ both), b DCQCN (paper: many-to-one ✓, long-short ✗), c Swift (✗, ✓).
+    assert lossy["a"] == ["✓", "✓"]
+    assert lossy["b"] == ["✗ (paper ✓)<sup>1</sup>", "✗<sup>2</sup>"]
+    assert lossy["c"] == ["✗<sup>3</sup>", "✗ (paper ✓)<sup>4</sup>"]
+    assert "1. b, many-to-one: the paper reports a success; here 128 flows: drops per flow 2.5 > 1" in md
+    lossless_md = md.split("## Table V: success per task (lossless, PFC)", 1)[1]
+    lossless = md_table(lossless_md, "✓: the controller met")
+    assert lossless["b"] == ["✓", "✗<sup>1</sup>"]  # PFC: no drops at 128 flows, as the paper's DCQCN
+    pfc = md_table(lossless_md, "paused by PFC")
+    assert pfc["a"] == ["0.250"] * 4 and pfc["b"] == ["0.500"] * 4
+    assert md_table(md, "The paper's Table V")["Swift"] == ["✗", "✓", "✗", "✓"]
+    # Table IV and the family tables are the lossy runs'.
+    assert "| 128 flows | b | 0.970 | 1.50 | 55.0 | 110.0 | 2.5 | 1.000 |" in md
+    saved = load_results(tmp_path / "suite.json")
+    assert sum(r.get("loss_mode") == "lossless" for r in saved["runs"]) == len(saved["runs"]) // 2
+
+
+def test_lossy_only_results_have_no_loss_mode_and_one_table_v(report):
+    _, _, md = report
+    assert "## Table V: success per task\n" in md and "lossless" not in md
+    assert "The paper's Table V" in md
+
+
+def test_bad_loss_mode_is_refused():
+    results = make_results()
+    results["runs"][0]["loss_mode"] = "pfc"
+    with pytest.raises(BadInputError, match=r"runs\[0\]: unknown loss_mode 'pfc'"):
+        Summary(results)
