@@ -930,7 +930,8 @@ def ns3_peer() -> str:
                      f"{_num(a['queue_mean_us'], '.1f')} / {_num(b['queue_mean_us'], '.1f')}",
                      f"{_num(a['queue_p99_us'], '.1f')} / {_num(b['queue_p99_us'], '.1f')}",
                      f"{_num(a['converge_us'], '.0f')} / {_num(b['converge_us'], '.0f')}",
-                     f"{_num(a['drop_packets'], '.0f')} / {_num(b['pfc_pauses'], 'd')}",
+                     f"{_num(a['drop_packets'], '.0f')} / {_num(b['drop_packets'], '.0f')}",
+                     f"{_num(a['pfc_pauses'], '.0f')} / {_num(b['pfc_pauses'], '.0f')}",
                      f"{mark[ok['goodput']]} {mark[ok['queue_mean']]} {mark[ok['converge']]}"])
     g = doc["goals"]
     passed = sum(all(r["pass"].values()) for r in baseline)
@@ -949,7 +950,8 @@ def ns3_peer() -> str:
                 f"side). {passed} of {len(baseline)} rows meet all three; {valued} more meet every goal with a value on both "
                 f"sides.")
     tab = table(["scenario", "CC", "peer", "goodput", "Jain", "mean queue µs", "p99 queue µs", "converge µs",
-                 "drops / PFC pauses", "G Q C"], ["---", "---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---"],
+                 "drops", "PFC pauses", "G Q C"],
+                ["---", "---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---"],
                 rows)
     lacks = "; ".join(f"{k}: {v}" for k, v in doc.get("rlcc_differs", doc.get("rlcc_lacks", {})).items())
     errors: dict[str, list[str]] = {}
@@ -978,7 +980,7 @@ def _ns3_peer_rl(rows: list[dict], mark: dict) -> str:
         ok = r["pass"]
         cells.append([r["scenario"], tree, three("goodput", ".3f"), three("queue_mean_us", ".1f"),
                       three("queue_p99_us", ".1f"), three("converge_us", ".0f"),
-                      f"{_num(t['drop_packets'], '.0f')} / {_num(f['drop_packets'], '.0f')} / {_num(p['pfc_pauses'], 'd')}",
+                      three("drop_packets", ".0f"), three("pfc_pauses", ".0f"),
                       f"{mark[ok['goodput']]} {mark[ok['queue_mean']]} {mark[ok['converge']]}"])
     first = rows[0]
     head = para(f"The bundled RL policy end to end: each cell is the teacher ({first['model']}) in rlcc-sim / its "
@@ -987,8 +989,8 @@ def _ns3_peer_rl(rows: list[dict], mark: dict) -> str:
                 f"so the base RTT is the policy's ({first['base_rtt_us']:g} µs). G Q C compares the peer's firmware "
                 f"with the teacher. {sum(all(r['pass'].values()) for r in rows)} of {len(rows)} rows meet all three.")
     return "\n".join([head, "", table(["scenario", "peer", "goodput", "mean queue µs", "p99 queue µs", "converge µs",
-                                        "drops / drops / PFC pauses", "G Q C"],
-                                       ["---", "---", "---:", "---:", "---:", "---:", "---:", "---"], cells)])
+                                        "drops", "PFC pauses", "G Q C"],
+                                       ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---"], cells)])
 
 
 BLOCKS["ns3-peer"] = (ns3_peer, True)

@@ -86,7 +86,7 @@ def run_rlcc_with(sc: s.PeerScenario, ctl, cc: str) -> tuple[dict, dict]:
     if total > 0:
         delivered = delivered * max(total - queued, 0.0) / total
     out = side_metrics(t_us, q_us, r.series["rates"], delivered, span, sc)
-    out.update({"drop_packets": float(r.metrics["drops_per_flow"] * sc.flows), "pfc_pauses": None,
+    out.update({"drop_packets": float(r.metrics["drops_per_flow"] * sc.flows), "pfc_pauses": r.metrics_full.get("pfc_pauses"),
                 "wall_s": round(wall, 2)})
     return out, {"t_us": t_us, "queue_us": q_us, "flow_ids": r.series["flow_ids"],
                  "probe_phase_ns": r.flows["probe_phase_ns"]}

@@ -25,6 +25,7 @@ import numpy as np
 
 import ecmp
 from rlcc.simulator import AllToAll, Dcqcn, DcqcnParams, Hpcc, HpccParams, ManyToOne, Network, TopologyConfig
+from rlcc.simulator.params import PfcParams
 from rlcc.simulator import topology as topo
 from rlcc.simulator.scenarios import Scenario
 
@@ -57,7 +58,10 @@ PEER_COMMON = {"ENABLE_QCN": 1, "USE_DYNAMIC_PFC_THRESHOLD": 1, "PACKET_PAYLOAD_
 
 # Peer mechanisms rlcc-sim lacks or models in fluid form, and what it does (reported with every result).
 RLCC_DIFFERS = {
-    "PFC (USE_DYNAMIC_PFC_THRESHOLD, headroom 3 x link BDP, PAUSE_TIME)": "rlcc's buffer is lossy, no PFC",
+    "PFC (USE_DYNAMIC_PFC_THRESHOLD, headroom 3 x link BDP, PAUSE_TIME)":
+        "rlcc's lossless mode with the same dynamic thresholds (PfcParams defaults, from switch-mmu.cc); a pause "
+        "reaches the upstream 2 x the link delay after the crossing and holds until RESUME (no PAUSE_TIME expiry); "
+        "store-and-forward one time step per hop",
     "HAS_WIN / VAR_WIN (HPCC's inflight window bound = maxBdp x rate / line rate)":
         "fluid: rlcc sends at min(R, max(W, one packet) / (base RTT + current path queueing)), re-evaluated every step",
     "FAST_REACT (HPCC per-ACK reaction between per-RTT updates)":
@@ -150,7 +154,7 @@ class PeerScenario:
         return Network(line_rate_gbps=float(LINE_GBPS), base_rtt_us=self.base_rtt_ns / 1e3,
                        buffer_bytes=BUFFER_MB * 1024 * 1024, packet_bytes=PAYLOAD_BYTES,
                        ecn_kmin_bytes=KMIN_KB * 1000, ecn_kmax_bytes=KMAX_KB * 1000, ecn_pmax=PMAX, dt_ns=500.0,
-                       header_bytes=header_bytes(cc) if cc else 0)
+                       header_bytes=header_bytes(cc) if cc else 0, pfc=PfcParams())
 
     def rlcc_scenario(self, cc: str | None = None) -> Scenario:
         """The rlcc-sim scenario (``cc``: the controller, whose packets' headers the network carries).
