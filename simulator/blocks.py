@@ -17,7 +17,8 @@ Why this is exact (same results as deciding step by step, bit for bit for row-wi
   up by its application step). CNP/NACK counts are not inputs of a batchable controller; they
   are still computed at each decision's exact step for the trace, and handed after the block
   to a controller that records them (``block_counts(cnp, nack)``, rows in the decide call's
-  order; e.g. the distillation sampler, which stores them with each sampled window).
+  order; e.g. the distillation sampler, which stores them with each sampled window), and to
+  go-back-N's accounting (``engine._Run.go_back_at``: the decision's NACKs, rate and RTT).
 * What does depend on the block's evolution is applied at the exact step: each decision's new
   rate takes effect ``decision_latency`` steps after its probe's step; the next probe samples
   the queue of the decision's step; per-flow byte accounting is settled with the fabric
@@ -175,7 +176,7 @@ class BlockLoop:
                     a, b = int(ends[j] - counts[j]), int(ends[j])
                     entry = (s + j + L, due[a:b], new[a:b])
                     (inblock if s + j + L < e else self.pending).append(entry)
-            counted = self.recorder is not None or self.block_counts is not None
+            counted = self.recorder is not None or self.block_counts is not None or self.go_back
             txd = fl.tx[due] if counted else None
         return due, nd, ret, jd, rtt, rate, obs, new, factors, pend, inblock, counted, txd
 
@@ -356,6 +357,8 @@ class BlockLoop:
                     txd[early] = chg_new[ce]
             acc_now = accd + (txd * C)[:, None] * (Gd - lastd)
             cnp, nack = fl.take_counts(due, acc_now[:, 1:], self.pkt)
+            if self.go_back:
+                self.go_back_at(due, nack, rate, rtt)
             if self.block_counts is not None:
                 self.block_counts(cnp, nack)
             if self.recorder is not None:
@@ -392,7 +395,7 @@ class BlockLoop:
                 fac[:] = factors  # the assignment ``FlowState.record_decision`` does (casts, broadcasts)
         else:
             rates = fac = kr.no_rows
-        counted = bool(nd) and (self.recorder is not None or self.block_counts is not None)
+        counted = bool(nd) and (self.recorder is not None or self.block_counts is not None or self.go_back)
         state = (fab._q, fab._d, fab._m, fab.time, fab.offered, fab.dropped, fab.delivered)
         state, self._unscaled, load1 = kr.core.post(rates, fac, state, MIN_RATE, fab._dirty, self._unscaled, counted)
         fab._q, fab._d, fab._m, fab.time, fab.offered, fab.dropped, fab.delivered = state
@@ -411,6 +414,8 @@ class BlockLoop:
                 self._progress(PROGRESS_EVERY)
         if counted:
             cnp, nack = kr.cnp[:nd].copy(), kr.nack[:nd].copy()
+            if self.go_back:
+                self.go_back_at(due, nack, rate, rtt)
             if self.block_counts is not None:
                 self.block_counts(cnp, nack)
             if self.recorder is not None:
@@ -569,6 +574,8 @@ class BlockLoop:
         if counts:
             cnp = np.concatenate([c[0] for c in counts])
             nack = np.concatenate([c[1] for c in counts])
+            if self.go_back:
+                self.go_back_at(due, nack, rate, rtt)
             if self.block_counts is not None:
                 self.block_counts(cnp, nack)
             if self.recorder is not None:

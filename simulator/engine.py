@@ -25,7 +25,7 @@ from rlcc.simulator.blocks import BlockLoop
 from rlcc.simulator.controllers.base import Controller, Decision, DecisionBatch, HopTelemetry, TickInfo
 from rlcc.simulator.fabric import PathFabric
 from rlcc.simulator.flows import FlowState
-from rlcc.simulator.metrics import Snapshot, compute_metrics
+from rlcc.simulator.metrics import Snapshot, compute_metrics, in_order
 from rlcc.simulator.network import Fabric
 from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US, Scenario
 from rlcc.simulator.switch_agent import WindowAgent
@@ -138,7 +138,7 @@ class _Run(BlockLoop):
         self.next_tick = self.tick_ns if self.tick_ns else np.inf
 
         self.window_step = int(np.ceil(scenario.converged_from * self.n_steps))
-        self.snap_start = Snapshot.zero(n)
+        self.snap_start = Snapshot.zero(n, self.net.go_back_n)
         self.snap_window: Snapshot | None = None
         self.rtt_stats = np.zeros(4)  # whole-run RTT sum (ns, exact integer), count; window sum, count
         # Queue samples, one row per q_every steps: per port as bytes at a host's line rate
@@ -174,6 +174,11 @@ class _Run(BlockLoop):
         # Block mode: CNP/NACK counts of each decision are known after its block; a controller
         # that records them takes them through ``block_counts(cnp, nack)`` (see blocks.py).
         self.block_counts = getattr(controller, "block_counts", None)
+        # Go-back-N (``Network.loss_recovery``): accounted at each decision from its NACK count,
+        # rate and RTT, which every loop has; the block loops take it when each host sends one
+        # flow (its sending rate is then min(rate, host cap), no fabric state needed).
+        self.go_back = self.net.go_back_n
+        self.one_flow_hosts = bool(np.bincount(self.table.host).max(initial=0) <= 1)
         self.blocked = (
             self.block_steps >= 1
             and bool(getattr(controller, "batchable", False))
@@ -182,6 +187,7 @@ class _Run(BlockLoop):
             and not self.telemetry
             and not scenario.serial_decisions
             and self.agent is None
+            and (self.one_flow_hosts or not self.go_back)
         )
 
     # ---- per-flow accounting -------------------------------------------------------------------
@@ -288,6 +294,8 @@ class _Run(BlockLoop):
         self.settle(due)
         cnp, nack = fl.take_counts(due, fl.acc[due, 1:], self.pkt)
         rate = fl.rate[due]
+        if self.go_back:
+            self.go_back_at(due, nack, rate, rtt)
         first = fl.n_dec[due] == 0
         obs = self._observe(due, rtt, rate, cnp, nack, first) if self.spec is not None else None
         tele = self._telemetry(due) if self.telemetry else None
@@ -312,6 +320,17 @@ class _Run(BlockLoop):
             self.rtt_stats[2:4] += (rsum, len(due))
         if self.recorder is not None:
             self._record(due, obs, ret, rtt, rate, cnp, nack, factors, new)
+
+    def go_back_at(self, due: np.ndarray, nack: np.ndarray, rate: np.ndarray, rtt: np.ndarray) -> None:
+        """Go-back-N accounting of decisions (``FlowState.go_back``): the window is the flow's sending
+        rate (its rate x its host's NIC scale) x line rate x the decision's measured RTT."""
+        if self.one_flow_hosts:
+            send = np.minimum(rate, self.net.host_cap)
+        elif self.multi:
+            send = rate * self.fabric.host_scale[self.fabric.group_host[self.group[due]]]
+        else:
+            send = rate * self.fabric.group_scale[self.group[due]]
+        self.flows.go_back(due, nack, send * self.C * rtt, self.pkt)
 
     def _record(self, due, obs, ret, rtt, rate, cnp, nack, factors, new) -> None:
         """Trace the decisions (after ``record_decision``: ``delta`` uses the new factor)."""
@@ -384,7 +403,10 @@ class _Run(BlockLoop):
     def finish_flows(self, t: float) -> None:
         idx = self.finite_active
         self.settle(idx)
-        done = (self.acc_sent[idx] - self.acc_drop[idx]) * self.payload >= self.table.size_bytes[idx]
+        fl = self.flows
+        done = (self.acc_sent[idx] - self.acc_drop[idx] - fl.discarded[idx]) * self.payload >= self.table.size_bytes[idx]
+        if self.go_back:  # a lost packet awaiting its NACK is not delivered yet
+            done &= np.floor(self.acc_drop[idx] / self.pkt).astype(np.int64) == fl.nack_seen[idx]
         if not done.any():
             return
         fin = idx[done]
@@ -416,7 +438,10 @@ class _Run(BlockLoop):
     def snapshot(self, k: int) -> Snapshot:
         self.settle(np.arange(self.n))
         f = self.fabric
-        return Snapshot(k * self.dt, self.acc_sent.copy(), self.acc_drop.copy(), f.delivered, f.dropped, f.offered, f.total_queue())
+        fl = self.flows
+        gbn = (fl.discarded.copy(), fl.resent.copy()) if self.go_back else (None, None)
+        return Snapshot(k * self.dt, self.acc_sent.copy(), self.acc_drop.copy(), f.delivered, f.dropped, f.offered,
+                        f.total_queue(), *gbn)
 
     def sample(self, k: int) -> None:
         if k % self.q_every == 0:
@@ -511,7 +536,7 @@ def simulate(
     a, b = run.snap_window, run.snap_end
     span = max(b.time_ns - a.time_ns, 1e-9)
     flows = {
-        "window_rate": ((b.sent - b.dropped) - (a.sent - a.dropped)) * run.payload / (run.C * span),
+        "window_rate": (in_order(b) - in_order(a)) * run.payload / (run.C * span),
         "sent_bytes": run.acc_sent.copy(),
         "dropped_bytes": run.acc_drop.copy(),
         "fct_ns": run.flows.fct,
@@ -522,6 +547,9 @@ def simulate(
         "probe_phase_ns": run.flows.phase.copy(),  # first probe time of a flow starting at t = 0
     }
     name = getattr(controller, "name", type(controller).__name__)
+    if run.go_back:
+        flows["resent_bytes"] = run.flows.resent.copy()
+        flows["discarded_bytes"] = run.flows.discarded.copy()
     tr = run.recorder.finish() if run.recorder else None
     switch = run.agent.result() if run.agent is not None else None
     return SimResult(scenario, name, window, full, series, flows, tr, wall, switch)
