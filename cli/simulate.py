@@ -32,6 +32,7 @@ from rlcc.errors import BadInputError, ExitCode
 from rlcc.kinds.switch_agent.agents import ecn_agent
 from rlcc.pipeline.outdir import atomic_output_dir, check_writable_file, claimed_output_dir
 from rlcc.simulator import make_controller, simulate
+from rlcc.simulator.params import LOSS_RECOVERY
 from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US, Network, Scenario
 from rlcc.simulator.suite import SUITES, ControllerSpec, load_firmware, run_suite
 from rlcc.simulator.suite_report import write_report
@@ -106,6 +107,9 @@ def _common(fn: Callable) -> Callable:
         click.option("--buffer-bytes", type=int, default=None,
                      help=f"switch buffer in bytes, shared by its ports [default {NET.buffer_bytes}]"),
         click.option("--dt-ns", type=POSITIVE_FLOAT, default=None, help=f"time step in ns [default {NET.dt_ns:g}]"),
+        click.option("--loss-recovery", type=click.Choice(LOSS_RECOVERY), default=None,
+                     help="what a drop costs: go-back-n (RoCE NICs resend from the lost packet; discarded bytes "
+                          f"excluded from goodput) or none (only the dropped bytes) [default {NET.loss_recovery}]"),
         click.option("--plot", type=click.Path(), help="save rates/queue over time to a PNG (.png added without a suffix; .pdf/.svg also work)"),
         click.option("--trace", "trace_file", type=click.Path(), help="record decisions to an .npz"),
         click.option("--trace-capacity", type=int, default=TraceConfig.capacity, show_default=True,
@@ -121,7 +125,7 @@ def _common(fn: Callable) -> Callable:
     return fn
 
 
-NETWORK_OPTS = ("line_rate_gbps", "base_rtt_us", "buffer_bytes", "dt_ns")
+NETWORK_OPTS = ("line_rate_gbps", "base_rtt_us", "buffer_bytes", "dt_ns", "loss_recovery")
 SCENARIO_OPTS = ("duration_ms", "seed", "decision_latency_us", "serial_decisions")
 TOPOLOGY_OPTS = ("hosts_per_leaf", "leaves", "spines", "links_per_pair", "fabric_gbps", "buffer_alpha")
 

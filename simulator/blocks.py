@@ -18,7 +18,7 @@ Why this is exact (same results as deciding step by step, bit for bit for row-wi
   are still computed at each decision's exact step for the trace, and handed after the block
   to a controller that records them (``block_counts(cnp, nack)``, rows in the decide call's
   order; e.g. the distillation sampler, which stores them with each sampled window), and to
-  go-back-N's accounting (``engine._Run.go_back_at``: the decision's NACKs, rate and RTT).
+  go-back-N's accounting (``engine._Run.go_back_at``: the decision's NACKs, rate, RTT, NIC scale).
 * What does depend on the block's evolution is applied at the exact step: each decision's new
   rate takes effect ``decision_latency`` steps after its probe's step; the next probe samples
   the queue of the decision's step; per-flow byte accounting is settled with the fabric
@@ -527,8 +527,11 @@ class BlockLoop:
             hint = hints.ravel().take(js * nH + host)
             fl.settle_cols(idx_all, [hint, *gd], old_all * C)
         elif entries or counting:
+            scale = None
+            if counting and self.go_back and not self.one_flow_hosts:  # the NIC scales at the decisions' steps
+                scale = np.stack([sn[1] for sn in snaps])[jd, fab.group_host[self.group[due]]]
             self._replay_paths(s, B, entries, olds, snaps, hints, tx0, due, jd if counting else None, obs, ret,
-                               rtt, rate, factors, new)
+                               rtt, rate, factors, new, scale)
         if nd:
             fl.send_probes(due, ret, self.base_rtt(due), qd)
 
@@ -540,7 +543,8 @@ class BlockLoop:
         slot[idx] = -1
         return ok
 
-    def _replay_paths(self, s, B, entries, olds, snaps, hints, tx0, due, jd, obs, ret, rtt, rate, factors, new) -> None:
+    def _replay_paths(self, s, B, entries, olds, snaps, hints, tx0, due, jd, obs, ret, rtt, rate, factors, new,
+                      scale=None) -> None:
         """Replay the per-flow accounting in step order, as the step loop does it: at each step the
         changes decided at earlier steps, then the counts of the step's decisions (``jd`` not
         None: someone records them), then (zero decision latency) the step's own changes."""
@@ -575,7 +579,7 @@ class BlockLoop:
             cnp = np.concatenate([c[0] for c in counts])
             nack = np.concatenate([c[1] for c in counts])
             if self.go_back:
-                self.go_back_at(due, nack, rate, rtt)
+                self.go_back_at(due, nack, rate, rtt, scale)
             if self.block_counts is not None:
                 self.block_counts(cnp, nack)
             if self.recorder is not None:

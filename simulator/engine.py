@@ -175,8 +175,9 @@ class _Run(BlockLoop):
         # that records them takes them through ``block_counts(cnp, nack)`` (see blocks.py).
         self.block_counts = getattr(controller, "block_counts", None)
         # Go-back-N (``Network.loss_recovery``): accounted at each decision from its NACK count,
-        # rate and RTT, which every loop has; the block loops take it when each host sends one
-        # flow (its sending rate is then min(rate, host cap), no fabric state needed).
+        # rate, RTT and host NIC scale. Every loop has the first three; the topology block loop
+        # records the scales of its steps; the one-port block loops (Python and C) have none and
+        # keep go-back-N only when each host sends one flow (its scale is then min(1, cap / rate)).
         self.go_back = self.net.go_back_n
         self.one_flow_hosts = bool(np.bincount(self.table.host).max(initial=0) <= 1)
         self.blocked = (
@@ -187,7 +188,7 @@ class _Run(BlockLoop):
             and not self.telemetry
             and not scenario.serial_decisions
             and self.agent is None
-            and (self.one_flow_hosts or not self.go_back)
+            and (self.one_flow_hosts or not self.go_back or self.multi)
         )
 
     # ---- per-flow accounting -------------------------------------------------------------------
@@ -321,11 +322,15 @@ class _Run(BlockLoop):
         if self.recorder is not None:
             self._record(due, obs, ret, rtt, rate, cnp, nack, factors, new)
 
-    def go_back_at(self, due: np.ndarray, nack: np.ndarray, rate: np.ndarray, rtt: np.ndarray) -> None:
+    def go_back_at(self, due: np.ndarray, nack: np.ndarray, rate: np.ndarray, rtt: np.ndarray,
+                   scale: np.ndarray | None = None) -> None:
         """Go-back-N accounting of decisions (``FlowState.go_back``): the window is the flow's sending
-        rate (its rate x its host's NIC scale) x line rate x the decision's measured RTT."""
+        rate (its rate x its host's NIC scale over the step before the decision; ``scale``: those
+        scales, else the fabric's now) x line rate x the decision's measured RTT."""
         if self.one_flow_hosts:
             send = np.minimum(rate, self.net.host_cap)
+        elif scale is not None:
+            send = rate * scale
         elif self.multi:
             send = rate * self.fabric.host_scale[self.fabric.group_host[self.group[due]]]
         else:

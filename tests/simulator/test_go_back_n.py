@@ -119,7 +119,22 @@ def test_topology_block_loop_equals_the_step_loop_under_go_back_n():
     _same_gbn(a, b)
 
 
-def test_hosts_with_several_flows_fall_back_to_the_step_loop():
+def test_topology_hosts_with_several_flows_take_the_nic_scale_of_the_decision_step():
+    """All-to-all on a fat-tree, NICs oversubscribed at the line-rate start (scales < 1): the block
+    loop records each step's NIC scales and accounts go-back-N as the step loop does, bit for bit."""
+    net = Network(buffer_bytes=400_000, ecn_kmin_bytes=20_000, ecn_kmax_bytes=100_000, host_rate_gbps=150,
+                  loss_recovery=GBN)
+    sc = AllToAll(hosts=16, flows_per_pair=2, duration_ms=0.4, initial_rate=1.0, network=net,
+                  topology=TopologyConfig(hosts_per_leaf=4, leaves=4, fabric_gbps=25))
+    ctl = make_controller("policy", ZOO)
+    run = engine._Run(sc, ctl, None)
+    assert run.blocked and not run.one_flow_hosts
+    a, b = simulate(sc, ctl, block_steps=0), simulate(sc, ctl)
+    assert a.flows["resent_bytes"].sum() > 0
+    _same_gbn(a, b)
+
+
+def test_one_port_hosts_with_several_flows_fall_back_to_the_step_loop():
     net = Network(buffer_bytes=100_000, host_rate_gbps=300, loss_recovery=GBN)  # NICs at 3x: ports overloaded
     sc = AllToAll(hosts=4, flows_per_pair=2, duration_ms=0.3, initial_rate=1.0, network=net)
     ctl = make_controller("policy", ZOO)
@@ -152,3 +167,24 @@ def test_bad_loss_recovery_is_one_line():
         Scenario.from_dict({"kind": "many-to-one", "network": {"loss_recovery": 3}})
     sc = Scenario.from_dict({"kind": "many-to-one", "flows": 4, "network": {"loss_recovery": "go-back-n"}})
     assert sc.network.go_back_n
+
+
+def test_cli_loss_recovery_flag_and_json_scenario(tmp_path):
+    """``rlcc-sim --loss-recovery`` and a scenario file's ``network.loss_recovery`` give the same run."""
+    import json
+    import subprocess
+
+    args = ["--flows", "8", "--controller", "dcqcn", "--buffer-bytes", "150000", "--initial-rate", "1",
+            "--duration-ms", "0.3", "--full", "--json", "-q"]
+    flag = subprocess.run(["rlcc-sim", "many-to-one", *args, "--loss-recovery", GBN], capture_output=True, text=True)
+    assert flag.returncode == 0, flag.stderr
+    metrics = json.loads(flag.stdout)
+    metrics = metrics.get("metrics", metrics)
+    assert metrics["resent_per_flow"] >= metrics["drops_per_flow"] > 0
+    bad = subprocess.run(["rlcc-sim", "many-to-one", *args, "--loss-recovery", "gbn"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "go-back-n" in bad.stderr
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"kind": "many-to-one", "flows": 8, "duration_ms": 0.3, "initial_rate": 1,
+                                "network": {"buffer_bytes": 150000, "loss_recovery": "go-bak-n"}}))
+    run = subprocess.run(["rlcc-sim", "run", str(path), "--controller", "dcqcn", "-q"], capture_output=True, text=True)
+    assert run.returncode == 3 and run.stderr.count("\n") == 1 and "network.loss_recovery must be one of" in run.stderr
