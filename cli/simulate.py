@@ -34,7 +34,7 @@ from rlcc.pipeline.outdir import atomic_output_dir, check_writable_file, claimed
 from rlcc.simulator import make_controller, simulate
 from rlcc.simulator.params import LOSS_RECOVERY
 from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US, Network, Scenario
-from rlcc.simulator.suite import SUITES, ControllerSpec, load_firmware, run_suite
+from rlcc.simulator.suite import STARTS, SUITES, ControllerSpec, load_firmware, run_suite
 from rlcc.simulator.suite_report import write_report
 from rlcc.simulator.switch_metrics import switch_metrics
 from rlcc.simulator.trace import TraceConfig
@@ -305,6 +305,11 @@ def trace(hosts: int, cdf: str, load: float, **opts: Any) -> None:
 @click.option("--suite", "suite_name", type=click.Choice(list(SUITES)), default="full", show_default=True,
               help="full: the paper's evaluation; reduced: the few runs rlcc-compile checks (seconds, not minutes)")
 @click.option("--seeds", default="0", show_default=True, help="comma-separated seeds")
+@click.option("--start", type=click.Choice(STARTS), default=None,
+              help="many-to-one and all-to-all flows start at line rate (the paper's; Table IV splits bring-up and "
+                   "steady losses) or at their fair share [default: full line-rate, reduced fair-share]")
+@click.option("--loss-recovery", type=click.Choice(LOSS_RECOVERY), default=None,
+              help="go-back-n (RoCE NICs) or none, for every run [default: full go-back-n, reduced none]")
 @click.option("--backend", type=click.Choice(["auto", "ray", "serial"]), default="auto", show_default=True,
               help="where the simulations run: Ray (local unless --address; auto: when installed, pip install 'rlcc[ray]') "
                    "or in this process; results are identical")
@@ -313,8 +318,9 @@ def trace(hosts: int, cdf: str, load: float, **opts: Any) -> None:
 @click.option("--force", is_flag=True, help="replace an existing output directory")
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
 @guarded(PROG)
-def suite(controllers: tuple[str, ...], out: str, suite_name: str, seeds: str, backend: str, address: str | None,
-          num_cpus: int | None, force: bool, quiet: bool) -> None:
+def suite(controllers: tuple[str, ...], out: str, suite_name: str, seeds: str, start: str | None,
+          loss_recovery: str | None, backend: str, address: str | None, num_cpus: int | None, force: bool,
+          quiet: bool) -> None:
     """The RL-CC paper's evaluation (Tables IV and V, goodput and latency per scale, OSU, long-short,
     FCT) for every controller: Markdown, JSON and PNG plots in OUT."""
 
@@ -331,7 +337,7 @@ def suite(controllers: tuple[str, ...], out: str, suite_name: str, seeds: str, b
         elif backend == "auto":
             backend = "ray" if importlib.util.find_spec("ray") else "serial"
         results = run_suite(specs, suite_name, seed_list, backend=backend, address=address, num_cpus=num_cpus,
-                            progress=False if quiet else None)
+                            progress=False if quiet else None, start=start, loss_recovery=loss_recovery)
         with atomic_output_dir(Path(out), overwrite=force, marker="suite.json") as staging:
             written = write_report(results, staging)
         for path in written:
