@@ -18,7 +18,8 @@ Why this is exact (same results as deciding step by step, bit for bit for row-wi
   are still computed at each decision's exact step for the trace, and handed after the block
   to a controller that records them (``block_counts(cnp, nack)``, rows in the decide call's
   order; e.g. the distillation sampler, which stores them with each sampled window), and to
-  go-back-N's accounting (``engine._Run.go_back_at``: the decision's NACKs, rate, RTT, NIC scale).
+  go-back-N's accounting (``FlowState.go_back``: the decision's NACKs and the flow's sent bytes;
+  one-port go-back-N runs take the Python blocks, the C kernel has no go-back-N).
 * What does depend on the block's evolution is applied at the exact step: each decision's new
   rate takes effect ``decision_latency`` steps after its probe's step; the next probe samples
   the queue of the decision's step; per-flow byte accounting is settled with the fabric
@@ -59,7 +60,7 @@ class BlockLoop:
             self._offH = (np.arange(B)[:, None] * fab.n_hosts + fab.group_host[None, :]).ravel()
             self._offP = (np.arange(B)[:, None] * fab.n_ports + fab.group_port[None, :]).ravel()
             self._unscaled = bool((fab.group_scale == 1.0).all())
-            if fab._single and self.use_kernel:
+            if fab._single and self.use_kernel and not self.go_back:  # the kernel has no go-back-N
                 self._kernel = BlockKernel(self)
                 block = self._block_kernel
         k, dt = 0, self.dt
@@ -358,7 +359,7 @@ class BlockLoop:
             acc_now = accd + (txd * C)[:, None] * (Gd - lastd)
             cnp, nack = fl.take_counts(due, acc_now[:, 1:], self.pkt)
             if self.go_back:
-                self.go_back_at(due, nack, rate, rtt)
+                fl.go_back(due, nack, acc_now[:, 0], self.pkt)
             if self.block_counts is not None:
                 self.block_counts(cnp, nack)
             if self.recorder is not None:
@@ -395,7 +396,7 @@ class BlockLoop:
                 fac[:] = factors  # the assignment ``FlowState.record_decision`` does (casts, broadcasts)
         else:
             rates = fac = kr.no_rows
-        counted = bool(nd) and (self.recorder is not None or self.block_counts is not None or self.go_back)
+        counted = bool(nd) and (self.recorder is not None or self.block_counts is not None)
         state = (fab._q, fab._d, fab._m, fab.time, fab.offered, fab.dropped, fab.delivered)
         state, self._unscaled, load1 = kr.core.post(rates, fac, state, MIN_RATE, fab._dirty, self._unscaled, counted)
         fab._q, fab._d, fab._m, fab.time, fab.offered, fab.dropped, fab.delivered = state
@@ -414,8 +415,6 @@ class BlockLoop:
                 self._progress(PROGRESS_EVERY)
         if counted:
             cnp, nack = kr.cnp[:nd].copy(), kr.nack[:nd].copy()
-            if self.go_back:
-                self.go_back_at(due, nack, rate, rtt)
             if self.block_counts is not None:
                 self.block_counts(cnp, nack)
             if self.recorder is not None:
@@ -527,11 +526,8 @@ class BlockLoop:
             hint = hints.ravel().take(js * nH + host)
             fl.settle_cols(idx_all, [hint, *gd], old_all * C)
         elif entries or counting:
-            scale = None
-            if counting and self.go_back and not self.one_flow_hosts:  # the NIC scales at the decisions' steps
-                scale = np.stack([sn[1] for sn in snaps])[jd, fab.group_host[self.group[due]]]
             self._replay_paths(s, B, entries, olds, snaps, hints, tx0, due, jd if counting else None, obs, ret,
-                               rtt, rate, factors, new, scale)
+                               rtt, rate, factors, new)
         if nd:
             fl.send_probes(due, ret, self.base_rtt(due), qd)
 
@@ -543,8 +539,7 @@ class BlockLoop:
         slot[idx] = -1
         return ok
 
-    def _replay_paths(self, s, B, entries, olds, snaps, hints, tx0, due, jd, obs, ret, rtt, rate, factors, new,
-                      scale=None) -> None:
+    def _replay_paths(self, s, B, entries, olds, snaps, hints, tx0, due, jd, obs, ret, rtt, rate, factors, new) -> None:
         """Replay the per-flow accounting in step order, as the step loop does it: at each step the
         changes decided at earlier steps, then the counts of the step's decisions (``jd`` not
         None: someone records them), then (zero decision latency) the step's own changes."""
@@ -570,7 +565,10 @@ class BlockLoop:
             if cuts is not None and cuts[j] < cuts[j + 1]:
                 ids = due[cuts[j]:cuts[j + 1]]
                 settle(ids, tx0[ids])
-                counts.append(fl.take_counts(ids, fl.acc[ids, 1:], self.pkt))
+                cnp, nack = fl.take_counts(ids, fl.acc[ids, 1:], self.pkt)
+                counts.append((cnp, nack))
+                if self.go_back:
+                    fl.go_back(ids, nack, fl.acc[ids, 0], self.pkt)
             if late:
                 for i in mine:
                     settle(entries[i][1], olds[i])
@@ -578,8 +576,6 @@ class BlockLoop:
         if counts:
             cnp = np.concatenate([c[0] for c in counts])
             nack = np.concatenate([c[1] for c in counts])
-            if self.go_back:
-                self.go_back_at(due, nack, rate, rtt, scale)
             if self.block_counts is not None:
                 self.block_counts(cnp, nack)
             if self.recorder is not None:

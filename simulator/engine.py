@@ -174,12 +174,10 @@ class _Run(BlockLoop):
         # Block mode: CNP/NACK counts of each decision are known after its block; a controller
         # that records them takes them through ``block_counts(cnp, nack)`` (see blocks.py).
         self.block_counts = getattr(controller, "block_counts", None)
-        # Go-back-N (``Network.loss_recovery``): accounted at each decision from its NACK count,
-        # rate, RTT and host NIC scale. Every loop has the first three; the topology block loop
-        # records the scales of its steps; the one-port block loops (Python and C) have none and
-        # keep go-back-N only when each host sends one flow (its scale is then min(1, cap / rate)).
+        # Go-back-N (``Network.loss_recovery``): accounted at each decision from its NACK count and
+        # the flow's sent bytes, which the step loop and the Python block loops have at every
+        # decision (the C kernel does not: one-port go-back-N runs take the Python blocks).
         self.go_back = self.net.go_back_n
-        self.one_flow_hosts = bool(np.bincount(self.table.host).max(initial=0) <= 1)
         self.blocked = (
             self.block_steps >= 1
             and bool(getattr(controller, "batchable", False))
@@ -188,7 +186,6 @@ class _Run(BlockLoop):
             and not self.telemetry
             and not scenario.serial_decisions
             and self.agent is None
-            and (self.one_flow_hosts or not self.go_back or self.multi)
         )
 
     # ---- per-flow accounting -------------------------------------------------------------------
@@ -296,7 +293,7 @@ class _Run(BlockLoop):
         cnp, nack = fl.take_counts(due, fl.acc[due, 1:], self.pkt)
         rate = fl.rate[due]
         if self.go_back:
-            self.go_back_at(due, nack, rate, rtt)
+            fl.go_back(due, nack, fl.acc[due, 0], self.pkt)
         first = fl.n_dec[due] == 0
         obs = self._observe(due, rtt, rate, cnp, nack, first) if self.spec is not None else None
         tele = self._telemetry(due) if self.telemetry else None
@@ -321,21 +318,6 @@ class _Run(BlockLoop):
             self.rtt_stats[2:4] += (rsum, len(due))
         if self.recorder is not None:
             self._record(due, obs, ret, rtt, rate, cnp, nack, factors, new)
-
-    def go_back_at(self, due: np.ndarray, nack: np.ndarray, rate: np.ndarray, rtt: np.ndarray,
-                   scale: np.ndarray | None = None) -> None:
-        """Go-back-N accounting of decisions (``FlowState.go_back``): the window is the flow's sending
-        rate (its rate x its host's NIC scale over the step before the decision; ``scale``: those
-        scales, else the fabric's now) x line rate x the decision's measured RTT."""
-        if self.one_flow_hosts:
-            send = np.minimum(rate, self.net.host_cap)
-        elif scale is not None:
-            send = rate * scale
-        elif self.multi:
-            send = rate * self.fabric.host_scale[self.fabric.group_host[self.group[due]]]
-        else:
-            send = rate * self.fabric.group_scale[self.group[due]]
-        self.flows.go_back(due, nack, send * self.C * rtt, self.pkt)
 
     def _record(self, due, obs, ret, rtt, rate, cnp, nack, factors, new) -> None:
         """Trace the decisions (after ``record_decision``: ``delta`` uses the new factor)."""
