@@ -104,8 +104,7 @@ def compute_metrics(run: RunCounters, a: Snapshot, b: Snapshot, rtt_stats: np.nd
         resent = float(b.resent.sum() - a.resent.sum())
         out["resent_per_flow"] = resent / net.wire_packet_bytes / n
         out["resent_fraction"] = resent / (b.offered - a.offered) if b.offered > a.offered else 0.0
-    good = in_order(b) - in_order(a) if b.discarded is not None else (b.sent - b.dropped) - (a.sent - a.dropped)
-    good = good * net.payload_fraction
+    good = (in_order(b) - in_order(a)) * net.payload_fraction
     long_lived = ~run.finite & (run.table.start_ns <= a.time_ns)
     if long_lived.sum() >= 1:
         g = good[long_lived]
