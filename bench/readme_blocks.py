@@ -470,12 +470,20 @@ def _suite_summary() -> Any:
 
 def suite_tables() -> str:
     """The paper's Table IV and Table V for the example, from bench/bench_suite.py's suite.json."""
-    from rlcc.simulator.suite_report import SuccessCriteria, Summary, paper_table_v, table_iv, table_v
+    from rlcc.simulator.suite_report import (
+        TABLE_IV_INTRO, SuccessCriteria, Summary, paper_table_v, table_iv, table_iv_notes, table_v,
+    )
 
     summary = _suite_summary()
     meta = load(RESULTS / "suite_meta.json")
-    out = ["Table IV, packets lost per flow (the whole run; bold: best per column):", ""]
+    settings = summary.results.get("settings", {})
+    modes = f" Steady families start at {settings['start']}; loss recovery: {settings['loss_recovery']}." \
+        if "start" in settings else ""
+    out = [para("Table IV, packets lost per flow. " + TABLE_IV_INTRO + modes), ""]
     out += table_iv(summary)
+    why = table_iv_notes(summary)
+    if why:
+        out += ["", "Why different from the paper:", ""] + why
     both = len(summary.loss_modes) > 1
     for mode in summary.loss_modes:
         part = summary if mode == summary.loss_mode else Summary(summary.results, mode)

@@ -32,8 +32,9 @@ from rlcc.errors import BadInputError, ExitCode
 from rlcc.kinds.switch_agent.agents import ecn_agent
 from rlcc.pipeline.outdir import atomic_output_dir, check_writable_file, claimed_output_dir
 from rlcc.simulator import make_controller, simulate
+from rlcc.simulator.params import LOSS_RECOVERY
 from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US, Network, Scenario
-from rlcc.simulator.suite import SUITES, ControllerSpec, load_firmware, run_suite
+from rlcc.simulator.suite import STARTS, SUITES, ControllerSpec, load_firmware, run_suite
 from rlcc.simulator.suite_report import write_report
 from rlcc.simulator.switch_metrics import switch_metrics
 from rlcc.simulator.trace import TraceConfig
@@ -109,6 +110,9 @@ def _common(fn: Callable) -> Callable:
         click.option("--pfc", default=None, metavar="off|dynamic|XOFF,XON",
                      help="lossless mode: PFC per switch ingress port with the peer's dynamic thresholds, or static "
                           "XOFF,XON bytes; off: the lossy buffer [default: the scenario's network.pfc, else off]"),
+        click.option("--loss-recovery", type=click.Choice(LOSS_RECOVERY), default=None,
+                     help="what a drop costs: go-back-n (RoCE NICs resend from the lost packet; discarded bytes "
+                          f"excluded from goodput) or none (only the dropped bytes) [default {NET.loss_recovery}]"),
         click.option("--plot", type=click.Path(), help="save rates/queue over time to a PNG (.png added without a suffix; .pdf/.svg also work)"),
         click.option("--trace", "trace_file", type=click.Path(), help="record decisions to an .npz"),
         click.option("--trace-capacity", type=int, default=TraceConfig.capacity, show_default=True,
@@ -124,7 +128,7 @@ def _common(fn: Callable) -> Callable:
     return fn
 
 
-NETWORK_OPTS = ("line_rate_gbps", "base_rtt_us", "buffer_bytes", "dt_ns")
+NETWORK_OPTS = ("line_rate_gbps", "base_rtt_us", "buffer_bytes", "dt_ns", "loss_recovery")
 SCENARIO_OPTS = ("duration_ms", "seed", "decision_latency_us", "serial_decisions")
 TOPOLOGY_OPTS = ("hosts_per_leaf", "leaves", "spines", "links_per_pair", "fabric_gbps", "buffer_alpha")
 
@@ -318,6 +322,11 @@ def trace(hosts: int, cdf: str, load: float, **opts: Any) -> None:
 @click.option("--suite", "suite_name", type=click.Choice(list(SUITES)), default="full", show_default=True,
               help="full: the paper's evaluation; reduced: the few runs rlcc-compile checks (seconds, not minutes)")
 @click.option("--seeds", default="0", show_default=True, help="comma-separated seeds")
+@click.option("--start", type=click.Choice(STARTS), default=None,
+              help="many-to-one and all-to-all flows start at line rate (the paper's; Table IV splits bring-up and "
+                   "steady losses) or at their fair share [default: full line-rate, reduced fair-share]")
+@click.option("--loss-recovery", type=click.Choice(LOSS_RECOVERY), default=None,
+              help="go-back-n (RoCE NICs) or none, for every run [default: full go-back-n, reduced none]")
 @click.option("--backend", type=click.Choice(["auto", "ray", "serial"]), default="auto", show_default=True,
               help="where the simulations run: Ray (local unless --address; auto: when installed, pip install 'rlcc[ray]') "
                    "or in this process; results are identical")
@@ -328,8 +337,9 @@ def trace(hosts: int, cdf: str, load: float, **opts: Any) -> None:
 @click.option("--force", is_flag=True, help="replace an existing output directory")
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
 @guarded(PROG)
-def suite(controllers: tuple[str, ...], out: str, suite_name: str, seeds: str, backend: str, address: str | None,
-          num_cpus: int | None, loss_mode: str, force: bool, quiet: bool) -> None:
+def suite(controllers: tuple[str, ...], out: str, suite_name: str, seeds: str, start: str | None,
+          loss_recovery: str | None, backend: str, address: str | None, num_cpus: int | None, loss_mode: str,
+          force: bool, quiet: bool) -> None:
     """The RL-CC paper's evaluation (Tables IV and V, goodput and latency per scale, OSU, long-short,
     FCT) for every controller: Markdown, JSON and PNG plots in OUT."""
 
@@ -347,7 +357,8 @@ def suite(controllers: tuple[str, ...], out: str, suite_name: str, seeds: str, b
             backend = "ray" if importlib.util.find_spec("ray") else "serial"
         modes = ("lossy", "lossless") if loss_mode == "both" else (loss_mode,)
         results = run_suite(specs, suite_name, seed_list, backend=backend, address=address, num_cpus=num_cpus,
-                            progress=False if quiet else None, loss_modes=modes)
+                            progress=False if quiet else None, loss_modes=modes, start=start,
+                            loss_recovery=loss_recovery)
         with atomic_output_dir(Path(out), overwrite=force, marker="suite.json") as staging:
             written = write_report(results, staging)
         for path in written:

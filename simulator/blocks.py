@@ -17,7 +17,9 @@ Why this is exact (same results as deciding step by step, bit for bit for row-wi
   up by its application step). CNP/NACK counts are not inputs of a batchable controller; they
   are still computed at each decision's exact step for the trace, and handed after the block
   to a controller that records them (``block_counts(cnp, nack)``, rows in the decide call's
-  order; e.g. the distillation sampler, which stores them with each sampled window).
+  order; e.g. the distillation sampler, which stores them with each sampled window), and to
+  go-back-N's accounting (``FlowState.go_back``: the decision's NACKs and the flow's sent bytes;
+  one-port go-back-N runs take the Python blocks, the C kernel has no go-back-N).
 * What does depend on the block's evolution is applied at the exact step: each decision's new
   rate takes effect ``decision_latency`` steps after its probe's step; the next probe samples
   the queue of the decision's step; per-flow byte accounting is settled with the fabric
@@ -58,7 +60,7 @@ class BlockLoop:
             self._offH = (np.arange(B)[:, None] * fab.n_hosts + fab.group_host[None, :]).ravel()
             self._offP = (np.arange(B)[:, None] * fab.n_ports + fab.group_port[None, :]).ravel()
             self._unscaled = bool((fab.group_scale == 1.0).all())
-            if fab._single and self.use_kernel:
+            if fab._single and self.use_kernel and not self.go_back:  # the kernel has no go-back-N
                 self._kernel = BlockKernel(self)
                 block = self._block_kernel
         k, dt = 0, self.dt
@@ -175,7 +177,7 @@ class BlockLoop:
                     a, b = int(ends[j] - counts[j]), int(ends[j])
                     entry = (s + j + L, due[a:b], new[a:b])
                     (inblock if s + j + L < e else self.pending).append(entry)
-            counted = self.recorder is not None or self.block_counts is not None
+            counted = self.recorder is not None or self.block_counts is not None or self.go_back
             txd = fl.tx[due] if counted else None
         return due, nd, ret, jd, rtt, rate, obs, new, factors, pend, inblock, counted, txd
 
@@ -356,6 +358,8 @@ class BlockLoop:
                     txd[early] = chg_new[ce]
             acc_now = accd + (txd * C)[:, None] * (Gd - lastd)
             cnp, nack = fl.take_counts(due, acc_now[:, 1:], self.pkt)
+            if self.go_back:
+                fl.go_back(due, nack, acc_now[:, 0], self.pkt)
             if self.block_counts is not None:
                 self.block_counts(cnp, nack)
             if self.recorder is not None:
@@ -561,7 +565,10 @@ class BlockLoop:
             if cuts is not None and cuts[j] < cuts[j + 1]:
                 ids = due[cuts[j]:cuts[j + 1]]
                 settle(ids, tx0[ids])
-                counts.append(fl.take_counts(ids, fl.acc[ids, 1:], self.pkt))
+                cnp, nack = fl.take_counts(ids, fl.acc[ids, 1:], self.pkt)
+                counts.append((cnp, nack))
+                if self.go_back:
+                    fl.go_back(ids, nack, fl.acc[ids, 0], self.pkt)
             if late:
                 for i in mine:
                     settle(entries[i][1], olds[i])

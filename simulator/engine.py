@@ -25,7 +25,7 @@ from rlcc.simulator.blocks import BlockLoop
 from rlcc.simulator.controllers.base import Controller, Decision, DecisionBatch, HopTelemetry, TickInfo
 from rlcc.simulator.fabric import PathFabric
 from rlcc.simulator.flows import FlowState
-from rlcc.simulator.metrics import Snapshot, compute_metrics
+from rlcc.simulator.metrics import Snapshot, compute_metrics, in_order
 from rlcc.simulator.network import Fabric
 from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US, Scenario
 from rlcc.simulator.switch_agent import WindowAgent
@@ -139,7 +139,7 @@ class _Run(BlockLoop):
         self.next_tick = self.tick_ns if self.tick_ns else np.inf
 
         self.window_step = int(np.ceil(scenario.converged_from * self.n_steps))
-        self.snap_start = Snapshot.zero(n)
+        self.snap_start = Snapshot.zero(n, self.net.go_back_n)
         self.snap_window: Snapshot | None = None
         self.rtt_stats = np.zeros(4)  # whole-run RTT sum (ns, exact integer), count; window sum, count
         # Queue samples, one row per q_every steps: per port as bytes at a host's line rate
@@ -175,6 +175,10 @@ class _Run(BlockLoop):
         # Block mode: CNP/NACK counts of each decision are known after its block; a controller
         # that records them takes them through ``block_counts(cnp, nack)`` (see blocks.py).
         self.block_counts = getattr(controller, "block_counts", None)
+        # Go-back-N (``Network.loss_recovery``): accounted at each decision from its NACK count and
+        # the flow's sent bytes, which the step loop and the Python block loops have at every
+        # decision (the C kernel does not: one-port go-back-N runs take the Python blocks).
+        self.go_back = self.net.go_back_n
         self.blocked = (
             self.block_steps >= 1
             and bool(getattr(controller, "batchable", False))
@@ -290,6 +294,8 @@ class _Run(BlockLoop):
         self.settle(due)
         cnp, nack = fl.take_counts(due, fl.acc[due, 1:], self.pkt)
         rate = fl.rate[due]
+        if self.go_back:
+            fl.go_back(due, nack, fl.acc[due, 0], self.pkt)
         first = fl.n_dec[due] == 0
         obs = self._observe(due, rtt, rate, cnp, nack, first) if self.spec is not None else None
         tele = self._telemetry(due) if self.telemetry else None
@@ -386,7 +392,10 @@ class _Run(BlockLoop):
     def finish_flows(self, t: float) -> None:
         idx = self.finite_active
         self.settle(idx)
-        done = (self.acc_sent[idx] - self.acc_drop[idx]) * self.payload >= self.table.size_bytes[idx]
+        fl = self.flows
+        done = (self.acc_sent[idx] - self.acc_drop[idx] - fl.discarded[idx]) * self.payload >= self.table.size_bytes[idx]
+        if self.go_back:  # a lost packet awaiting its NACK is not delivered yet
+            done &= np.floor(self.acc_drop[idx] / self.pkt).astype(np.int64) == fl.nack_seen[idx]
         if not done.any():
             return
         fin = idx[done]
@@ -418,7 +427,10 @@ class _Run(BlockLoop):
     def snapshot(self, k: int) -> Snapshot:
         self.settle(np.arange(self.n))
         f = self.fabric
-        return Snapshot(k * self.dt, self.acc_sent.copy(), self.acc_drop.copy(), f.delivered, f.dropped, f.offered, f.total_queue())
+        fl = self.flows
+        gbn = (fl.discarded.copy(), fl.resent.copy()) if self.go_back else (None, None)
+        return Snapshot(k * self.dt, self.acc_sent.copy(), self.acc_drop.copy(), f.delivered, f.dropped, f.offered,
+                        f.total_queue(), *gbn)
 
     def sample(self, k: int) -> None:
         if k % self.q_every == 0:
@@ -513,7 +525,7 @@ def simulate(
     a, b = run.snap_window, run.snap_end
     span = max(b.time_ns - a.time_ns, 1e-9)
     flows = {
-        "window_rate": ((b.sent - b.dropped) - (a.sent - a.dropped)) * run.payload / (run.C * span),
+        "window_rate": (in_order(b) - in_order(a)) * run.payload / (run.C * span),
         "sent_bytes": run.acc_sent.copy(),
         "dropped_bytes": run.acc_drop.copy(),
         "fct_ns": run.flows.fct,
@@ -524,6 +536,9 @@ def simulate(
         "probe_phase_ns": run.flows.phase.copy(),  # first probe time of a flow starting at t = 0
     }
     name = getattr(controller, "name", type(controller).__name__)
+    if run.go_back:
+        flows["resent_bytes"] = run.flows.resent.copy()
+        flows["discarded_bytes"] = run.flows.discarded.copy()
     tr = run.recorder.finish() if run.recorder else None
     switch = run.agent.result() if run.agent is not None else None
     pfc = run.fabric.pfc.record(run.n_steps * run.dt) if run.fabric.pfc is not None else None

@@ -48,6 +48,9 @@ class FlowState:
     slot: np.ndarray = per_flow(-1, np.int64)  # scratch: row in the current batch, -1 outside
     int_q: np.ndarray = per_flow(0.0, width=HOPS)  # per-hop queue bytes stamped on the outstanding probe
     int_tx: np.ndarray = per_flow(0.0, width=HOPS)  # per-hop cumulative tx bytes stamped on it
+    sent_at_dec: np.ndarray = per_flow(0.0)  # go-back-N: cumulative bytes sent at the previous decision
+    resent: np.ndarray = per_flow(0.0)  # go-back-N: bytes sent again (wire)
+    discarded: np.ndarray = per_flow(0.0)  # go-back-N: bytes that arrived out of order, discarded (wire)
 
     @classmethod
     def new(cls, n: int, window: int = 0, hops: int = 0) -> FlowState:
@@ -104,6 +107,25 @@ class FlowState:
         self.cnp_seen[idx] += cnp
         self.nack_seen[idx] += nack
         return cnp, nack
+
+    def go_back(self, idx: np.ndarray, nack: np.ndarray, sent: np.ndarray, packet_bytes: float) -> None:
+        """Go-back-N at decisions ``idx`` (``sent``: their cumulative sent bytes now): one go-back per
+        decision whose NACK count is positive.
+
+        The NACKs arrive with the flow's RTT feedback, which covers what it sent since its previous
+        decision (one RTT: the probe left then); the fluid model takes the first lost packet to have
+        left at its start, so all of it is resent. The NACKed packets were dropped (already lost);
+        the rest reached the receiver out of order and is discarded. Later drops inside the window
+        add no go-back: the receiver was discarding anyway, and they are NACKed together.
+        """
+        window = sent - self.sent_at_dec[idx]
+        self.sent_at_dec[idx] = sent
+        ev = nack > 0
+        if not ev.any():
+            return
+        ids, lost, window = idx[ev], nack[ev] * packet_bytes, window[ev]
+        np.add.at(self.resent, ids, np.maximum(window, lost))
+        np.add.at(self.discarded, ids, np.maximum(window - lost, 0.0))
 
     # ---- decisions and probes ------------------------------------------------------------
     def record_decision(self, idx: np.ndarray, factors: np.ndarray) -> None:

@@ -9,6 +9,9 @@ fat-tree path can bring it below 1), ``drops_per_flow`` (wire packets),
 goodput of long-lived flows active over the whole window), ``decisions``, and for scenarios with
 short flows ``long_flow_bw`` (flow 0's goodput / line rate), ``short_fct_slowdown_mean`` /
 ``_p99`` (FCT / (size / line rate's payload throughput + base RTT)) and ``short_completed`` (fraction finished).
+Under go-back-N (``Network.loss_recovery``) goodput and per-flow goodput count in-order bytes only
+(the discarded ones excluded), and ``resent_per_flow`` (wire packets resent) and ``resent_fraction``
+(resent / offered bytes) are added.
 """
 
 from __future__ import annotations
@@ -36,10 +39,13 @@ class Snapshot:
     fabric_dropped: float
     offered: float
     queue: float
+    discarded: np.ndarray | None = None  # per flow, go-back-N (None: no go-back-N)
+    resent: np.ndarray | None = None
 
     @classmethod
-    def zero(cls, n: int) -> "Snapshot":
-        return cls(0.0, np.zeros(n), np.zeros(n), 0.0, 0.0, 0.0, 0.0)
+    def zero(cls, n: int, go_back: bool = False) -> "Snapshot":
+        gbn = np.zeros(n) if go_back else None
+        return cls(0.0, np.zeros(n), np.zeros(n), 0.0, 0.0, 0.0, 0.0, gbn, None if gbn is None else gbn.copy())
 
 
 class RunCounters(Protocol):
@@ -78,7 +84,10 @@ def compute_metrics(run: RunCounters, a: Snapshot, b: Snapshot, rtt_stats: np.nd
     net, n = run.net, run.n
     out: dict[str, float] = {"window_start_ms": a.time_ns / 1e6, "window_ms": span / 1e6}
     cap_bytes = run.fabric.n_sinks * net.bytes_per_ns * span
-    out["goodput"] = (b.delivered - a.delivered) * net.payload_fraction / cap_bytes if span > 0 else float("nan")
+    delivered = b.delivered - a.delivered
+    if b.discarded is not None:
+        delivered -= float(b.discarded.sum() - a.discarded.sum())
+    out["goodput"] = delivered * net.payload_fraction / cap_bytes if span > 0 else float("nan")
     rows = run.q_samples[from_step // run.q_every : run.n_steps // run.q_every + 1]
     if run.q_weights is None:  # single switch: every port alike
         delay_us = rows.ravel() / net.bytes_per_ns / 1e3
@@ -91,7 +100,11 @@ def compute_metrics(run: RunCounters, a: Snapshot, b: Snapshot, rtt_stats: np.nd
     dropped = b.fabric_dropped - a.fabric_dropped
     out["drops_per_flow"] = dropped / net.wire_packet_bytes / n
     out["drop_fraction"] = dropped / (b.offered - a.offered) if b.offered > a.offered else 0.0
-    good = ((b.sent - b.dropped) - (a.sent - a.dropped)) * net.payload_fraction
+    if b.resent is not None:
+        resent = float(b.resent.sum() - a.resent.sum())
+        out["resent_per_flow"] = resent / net.wire_packet_bytes / n
+        out["resent_fraction"] = resent / (b.offered - a.offered) if b.offered > a.offered else 0.0
+    good = (in_order(b) - in_order(a)) * net.payload_fraction
     long_lived = ~run.finite & (run.table.start_ns <= a.time_ns)
     if long_lived.sum() >= 1:
         g = good[long_lived]
@@ -113,6 +126,11 @@ def compute_metrics(run: RunCounters, a: Snapshot, b: Snapshot, rtt_stats: np.nd
         out["iterations_completed"] = float(done.sum())
         out["iteration_us"] = float(took[done].mean() / 1e3) if done.any() else float("nan")
     return {k: (float(v) if v is not None else math.nan) for k, v in out.items()}
+
+
+def in_order(s: Snapshot) -> np.ndarray:
+    """Per flow: wire bytes delivered in order up to ``s`` (sent, less dropped and go-back-N discarded)."""
+    return s.sent - s.dropped - s.discarded if s.discarded is not None else s.sent - s.dropped
 
 
 def fct_slowdown(fct_ns: np.ndarray, size_bytes: np.ndarray, base_rtt_ns: np.ndarray | float,

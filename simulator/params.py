@@ -21,6 +21,8 @@ LINE_RATE_GBPS = (1e-3, 1e5)  # 1 Mb/s .. 100 Tb/s (also host_rate_gbps)
 BASE_RTT_US = (0.1, 1e6)  # 100 ns .. 1 s, as the spec's reward.base_rtt_ns
 PACKET_BYTES = (64, 1 << 16)
 MAX_BYTES = 1 << 40  # buffer, ECN thresholds and short-flow sizes
+GO_BACK_N = "go-back-n"
+LOSS_RECOVERY = ("none", GO_BACK_N)  # ``Network.loss_recovery`` values
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,6 +79,13 @@ class Network:
     wire packets of P + H bytes.
 
     ``pfc``: lossless mode (``PfcParams``); None: the lossy shared buffer.
+    ``loss_recovery``: what a drop costs the sender. ``"none"``: only the dropped bytes are lost
+    (an ideal selective repeat). ``"go-back-n"``: RoCE's NIC loss recovery (the ns-3 peer does it
+    too): a NACK makes the sender resend from the lost PSN, so every byte it sent after the lost
+    packet until the NACK arrived is sent again and the receiver discards the ones that arrived
+    out of order. Accounting only (``FlowState.go_back``): the NIC keeps sending at its rate, so
+    queues and drops are unchanged; delivered bytes, goodput and FCTs exclude the discarded bytes.
+    Default ``"none"``: every recorded result stays as it was; the suite's loss tables turn it on.
     """
 
     line_rate_gbps: float = 100.0
@@ -90,6 +99,11 @@ class Network:
     dt_ns: float = 1000.0
     header_bytes: int = 0
     pfc: PfcParams | None = None
+    loss_recovery: str = "none"
+
+    @property
+    def go_back_n(self) -> bool:
+        return self.loss_recovery == GO_BACK_N
 
     @property
     def bytes_per_ns(self) -> float:
@@ -127,6 +141,9 @@ class Network:
                   "(it must hold at least one packet of network.packet_bytes)")
         check_positive(self.dt_ns, "network.dt_ns")
         check_range(self.header_bytes, 0, PACKET_BYTES[1], "network.header_bytes")
+        if self.loss_recovery not in LOSS_RECOVERY:
+            raise BadInputError(f"invalid scenario: network.loss_recovery must be one of {', '.join(LOSS_RECOVERY)}, "
+                                f"got {_shown(self.loss_recovery)}")
         if self.host_rate_gbps is not None:
             check_range(self.host_rate_gbps, *LINE_RATE_GBPS, "network.host_rate_gbps")
         check_range(self.ecn_kmax_bytes, 0, MAX_BYTES, "network.ecn_kmax_bytes")

@@ -18,9 +18,15 @@ Loss modes (``LOSS_MODES``): ``lossy`` runs the scenarios as defined (a lossy sh
 ``lossless`` runs the same ones with PFC (``PfcParams()``: the ns-3 peer's dynamic thresholds), and
 adds each run's PFC pause counters to its metrics; both give Table V twice.
 
-Steady families (many-to-one, all-to-all) start every flow at its fair share and report the
-second half of the run (the equilibrium); drops per flow count the whole run. Long-short, OSU and
-trace flows start at the controller's own rate (their transient is the test).
+Steady families (many-to-one, all-to-all) report the second half of the run (the equilibrium);
+drops per flow count the whole run, split into bring-up (before the measurement window) and
+steady (in it). Their flows start at line rate (``start="line-rate"``, as the paper ran them: its
+Table IV losses are mostly bring-up) or at their fair share (``"fair-share"``: the equilibrium
+alone). Long-short, OSU and trace flows start at the controller's own rate (their transient is the
+test). ``loss_recovery`` sets every scenario's ``Network.loss_recovery`` (go-back-N: RoCE NICs').
+Defaults per suite (``SUITE_DEFAULTS``): the full suite reproduces the paper (line rate,
+go-back-N); the reduced one is ``rlcc-compile``'s fidelity check against the teacher at
+equilibrium (fair share, no go-back-N), kept as it was so compiled examples do not change.
 
 A controller is ``name=path`` or a built-in name: ``swift``, ``dcqcn``, ``hpcc``; a path ending in
 ``.onnx`` is a policy (the teacher), a firmware directory or ``*.rlcc.json`` is compiled firmware
@@ -38,12 +44,14 @@ import numpy as np
 
 from rlcc import textio
 from rlcc.errors import BadInputError
-from rlcc.simulator.params import PfcParams
+from rlcc.simulator.params import GO_BACK_N, LOSS_RECOVERY, PfcParams
 from rlcc.simulator.scenarios import (
     DEFAULT_DECISION_LATENCY_US, AllToAll, LongShort, ManyToOne, OsuAllToAll, PoissonTrace, Scenario, TopologyConfig,
 )
 
 BUILTIN = ("swift", "dcqcn", "hpcc")
+LINE_RATE, FAIR_SHARE = "line-rate", "fair-share"
+STARTS = (LINE_RATE, FAIR_SHARE)  # how the steady families' flows start
 REDUCED_MS = 4.0  # every reduced-suite run: steady state measured over its second half
 FAT_TREE, SINGLE = "fat-tree", "single-switch"
 LOSS_MODES = ("lossy", "lossless")
@@ -132,7 +140,7 @@ class Point:
     scale: str
     scale_value: float
     scenario: Scenario
-    steady: bool  # start at the fair share
+    steady: bool  # a steady family: starts per the suite's start mode
 
 
 def _fat(**kw: Any) -> TopologyConfig:
@@ -171,6 +179,7 @@ def reduced_suite(seed: int) -> list[Point]:
 
 
 SUITES: dict[str, Callable[[int], list[Point]]] = {"full": full_suite, "reduced": reduced_suite}
+SUITE_DEFAULTS = {"full": (LINE_RATE, GO_BACK_N), "reduced": (FAIR_SHARE, "none")}  # (start, loss_recovery)
 
 
 def _bytes(n: int) -> str:
@@ -185,6 +194,8 @@ class Job:
     point: Point
     controller: ControllerSpec
     loss_mode: str = "lossy"
+    start: str = FAIR_SHARE
+    loss_recovery: str = "none"
 
 
 def run_job(job: Job) -> dict[str, Any]:
@@ -193,8 +204,10 @@ def run_job(job: Job) -> dict[str, Any]:
     from rlcc.simulator.flowsize import fct_slowdown_buckets
 
     pt, sc = job.point, job.point.scenario
+    if job.loss_recovery != sc.network.loss_recovery:
+        sc = dataclasses.replace(sc, network=dataclasses.replace(sc.network, loss_recovery=job.loss_recovery))
     if pt.steady:
-        sc = dataclasses.replace(sc, initial_rate=sc.fair_rate())
+        sc = dataclasses.replace(sc, initial_rate=1.0 if job.start == LINE_RATE else sc.fair_rate())
     if job.loss_mode == "lossless":
         sc = dataclasses.replace(sc, network=dataclasses.replace(sc.network, pfc=PfcParams()))
     ctl = job.controller.build()
@@ -205,6 +218,11 @@ def run_job(job: Job) -> dict[str, Any]:
     m["mean_rtt_us"] = window["mean_rtt_inflation"] * sc.network.base_rtt_us
     m["drops_per_flow"] = full["drops_per_flow"]
     m["drop_fraction"] = full["drop_fraction"]
+    if pt.steady:  # the whole run's drops = bring-up (before the window) + steady (the window)
+        m["drops_steady_per_flow"] = window["drops_per_flow"]
+        m["drops_bringup_per_flow"] = max(full["drops_per_flow"] - window["drops_per_flow"], 0.0)
+    if "resent_per_flow" in full:
+        m["resent_per_flow"] = full["resent_per_flow"]
     m["decision_latency_us"] = float(getattr(ctl, "decision_latency_us", None) or DEFAULT_DECISION_LATENCY_US)
     if res.pfc is not None:
         m["pfc_pauses"], m["pfc_paused_frac"] = full["pfc_pauses"], full["pfc_paused_frac"]
@@ -251,20 +269,30 @@ def _recovery_us(res: Any, level: float = 0.9) -> float:
 
 def run_suite(controllers: Sequence[ControllerSpec], suite: str = "full", seeds: Sequence[int] = (0,),
               backend: str = "serial", address: str | None = None, num_cpus: int | None = None,
-              progress: bool | None = None, loss_modes: Sequence[str] = ("lossy",)) -> dict[str, Any]:
-    """Every case of ``suite`` for every controller, seed and loss mode; results in ``suite_report``'s schema."""
+              progress: bool | None = None, loss_modes: Sequence[str] = ("lossy",), start: str | None = None,
+              loss_recovery: str | None = None) -> dict[str, Any]:
+    """Every case of ``suite`` for every controller, seed and loss mode; results in ``suite_report``'s schema.
+
+    ``start`` (``STARTS``) and ``loss_recovery`` (``params.LOSS_RECOVERY``): None takes the suite's
+    ``SUITE_DEFAULTS``."""
     from rlcc.simulator.sweep import run_jobs
 
     if suite not in SUITES:
         raise BadInputError(f"unknown suite {suite!r} (known: {', '.join(SUITES)})")
+    start = SUITE_DEFAULTS[suite][0] if start is None else start
+    loss_recovery = SUITE_DEFAULTS[suite][1] if loss_recovery is None else loss_recovery
+    if start not in STARTS:
+        raise BadInputError(f"unknown start {start!r} (known: {', '.join(STARTS)})")
+    if loss_recovery not in LOSS_RECOVERY:
+        raise BadInputError(f"unknown loss recovery {loss_recovery!r} (known: {', '.join(LOSS_RECOVERY)})")
     names = [c.name for c in controllers]
     if len(set(names)) != len(names) or not names:
         raise BadInputError("controller names must be unique and at least one controller is needed")
     if not loss_modes or any(m not in LOSS_MODES for m in loss_modes) or len(set(loss_modes)) != len(loss_modes):
         raise BadInputError(f"loss modes must be distinct among {', '.join(LOSS_MODES)}, got {list(loss_modes)}")
-    jobs = [Job(pt, c, mode) for mode in loss_modes for seed in seeds for pt in SUITES[suite](seed) for c in controllers]
+    jobs = [Job(pt, c, mode, start, loss_recovery) for mode in loss_modes for seed in seeds for pt in SUITES[suite](seed) for c in controllers]
     runs = run_jobs(run_job, jobs, backend=backend, address=address, num_cpus=num_cpus, progress=progress, desc=f"suite {suite}")
-    settings = {"suite": suite, "seeds": list(seeds),
+    settings = {"suite": suite, "seeds": list(seeds), "start": start, "loss_recovery": loss_recovery,
                 "controllers": {c.name: c.kind + (f" ({Path(c.path).name})" if c.path else "") for c in controllers}}
     if list(loss_modes) != ["lossy"]:
         settings["loss_modes"] = list(loss_modes)
