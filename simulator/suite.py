@@ -290,7 +290,8 @@ def run_suite(controllers: Sequence[ControllerSpec], suite: str = "full", seeds:
         raise BadInputError("controller names must be unique and at least one controller is needed")
     if not loss_modes or any(m not in LOSS_MODES for m in loss_modes) or len(set(loss_modes)) != len(loss_modes):
         raise BadInputError(f"loss modes must be distinct among {', '.join(LOSS_MODES)}, got {list(loss_modes)}")
-    jobs = [Job(pt, c, mode, start, loss_recovery) for mode in loss_modes for seed in seeds for pt in SUITES[suite](seed) for c in controllers]
+    jobs = [Job(pt, c, loss_mode=mode, start=start, loss_recovery=loss_recovery)
+            for mode in loss_modes for seed in seeds for pt in SUITES[suite](seed) for c in controllers]
     runs = run_jobs(run_job, jobs, backend=backend, address=address, num_cpus=num_cpus, progress=progress, desc=f"suite {suite}")
     settings = {"suite": suite, "seeds": list(seeds), "start": start, "loss_recovery": loss_recovery,
                 "controllers": {c.name: c.kind + (f" ({Path(c.path).name})" if c.path else "") for c in controllers}}

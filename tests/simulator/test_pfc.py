@@ -197,7 +197,7 @@ def test_suite_job_in_lossless_mode():
 
     pt = Point("many-to-one", "single-switch", "8 flows", 8, ManyToOne(flows=8, duration_ms=0.2, initial_rate=1.0), False)
     lossy = run_job(Job(pt, ControllerSpec.parse("dcqcn")))
-    lossless = run_job(Job(pt, ControllerSpec.parse("dcqcn"), "lossless"))
+    lossless = run_job(Job(pt, ControllerSpec.parse("dcqcn"), loss_mode="lossless"))
     assert "loss_mode" not in lossy and "pfc_pauses" not in lossy["metrics"]
     assert lossless["loss_mode"] == "lossless" and lossless["metrics"]["pfc_paused_frac"] >= 0.0
     with pytest.raises(BadInputError, match="loss modes must be distinct"):

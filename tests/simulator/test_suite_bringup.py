@@ -16,14 +16,14 @@ POINT = Point("many-to-one", FAT_TREE, "64 flows", 64, ManyToOne(flows=64, durat
 
 def test_line_rate_start_loses_at_bring_up_and_splits_the_count():
     ctl = ControllerSpec.parse("dcqcn")
-    line = run_job(Job(POINT, ctl, LINE_RATE, GO_BACK_N))["metrics"]
-    fair = run_job(Job(POINT, ctl, FAIR_SHARE, GO_BACK_N))["metrics"]
+    line = run_job(Job(POINT, ctl, start=LINE_RATE, loss_recovery=GO_BACK_N))["metrics"]
+    fair = run_job(Job(POINT, ctl, start=FAIR_SHARE, loss_recovery=GO_BACK_N))["metrics"]
     assert line["drops_bringup_per_flow"] + line["drops_steady_per_flow"] == pytest.approx(line["drops_per_flow"])
     assert line["drops_bringup_per_flow"] > 100 * max(fair["drops_per_flow"], 1.0)  # 64 x line rate overflows the buffer
     assert line["drops_steady_per_flow"] < line["drops_bringup_per_flow"]
     # go-back-N resends every NACKed packet (a flow's fluid remainder under one packet is never NACKed)
     assert line["resent_per_flow"] >= line["drops_per_flow"] - 1.0
-    none = run_job(Job(POINT, ctl, LINE_RATE, "none"))["metrics"]
+    none = run_job(Job(POINT, ctl, start=LINE_RATE, loss_recovery="none"))["metrics"]
     assert "resent_per_flow" not in none and none["drops_per_flow"] == line["drops_per_flow"]  # accounting only
     assert none["goodput"] >= line["goodput"]
 
