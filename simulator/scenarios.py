@@ -230,6 +230,8 @@ class Scenario:
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["kind"] = self.kind
+        if self.nic is None:  # off: the dict of a scenario without a processor is as before
+            del data["nic"]
         return data
 
     def to_json(self) -> str:

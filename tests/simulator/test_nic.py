@@ -138,3 +138,40 @@ class _Const:
 
     def decide(self, batch):
         return batch.rate
+
+
+def _sim(*args: str):
+    import subprocess
+
+    return subprocess.run(["rlcc-sim", "many-to-one", "--flows", "8", "--hosts", "1", "--duration-ms", "0.5",
+                           "--controller", "policy", "--policy", "examples/rlcc_mlp.onnx", "--json", "--full", "-q", *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_rlcc_sim_times_a_cycle_count_by_the_profile_clock(tmp_path):
+    """9000 cycles: 5 us at dpa's 1.8 GHz (the default NIC profile), at ibex's clock."""
+    from rlcc.emulator.cycle_model import load_profile
+
+    p = _sim("--nic-cores", "1", "--decision-cycles", "9000")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["metrics"]["nic_decision_us"] == pytest.approx(9000 / CLOCK * 1e6)
+    other = load_profile("ibex").clock_hz
+    q = _sim("--nic-threads", "2", "--decision-cycles", "9000", "--nic-profile", "ibex")
+    assert q.returncode == 0, q.stderr
+    assert json.loads(q.stdout)["metrics"]["nic_decision_us"] == pytest.approx(9000 / other * 1e6)
+    v = tmp_path / "verify.json"
+    v.write_text(json.dumps({"cycles": {"max": 700}, "clock_hz": 1_000_000_000, "budget": {"hw_threads_sharing": 2}}))
+    r = _sim("--nic-cores", "2", "--decision-cycles", str(v))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["metrics"]["nic_decision_us"] == pytest.approx(1.4)
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--decision-cycles", "100"), "--decision-cycles/--nic-profile need the decision processor"),
+    (("--nic-cores", "1"), "need --decision-cycles N or a verify.json"),
+    (("--nic-cores", "1", "--decision-cycles", "nope.json"), "neither a cycle count nor an existing verify.json"),
+    (("--nic-cores", "1", "--decision-cycles", "0"), "nic.decision_cycles must be an integer"),
+])
+def test_rlcc_sim_bad_nic_flags_are_one_line(args, message):
+    p = _sim(*args)
+    assert p.returncode == 3 and message in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
