@@ -23,7 +23,7 @@ Many-to-one on the single switch from ``CAPACITY_HOSTS`` senders, ``CAPACITY_FLO
 sender, each policy at its decision time (papers' and rlcc's, as above): goodput, drops per flow
 and decision queueing delay -> bench/results/table2_capacity.json and table2_capacity.png.
 
-    python bench/bench_table2.py [--part all|table|capacity] [--backend ray|serial] [--nic-cores C] [--nic-threads T]
+    python bench/bench_table2.py [--part all|table|capacity|plot] [--backend ray|serial] [--nic-cores C] [--nic-threads T]
 """
 
 from __future__ import annotations
@@ -164,7 +164,10 @@ def plot_capacity(doc: dict, path: Path) -> None:
     st = doc["settings"]
     for ax, (_, label, scale) in zip(axes, panels):
         ax.set_xscale("log", base=2)
-        ax.set_yscale(scale)
+        ax.set_xticks(st["flows_per_nic"], [str(n) for n in st["flows_per_nic"]])
+        if scale == "symlog":  # zero drops / zero wait stay on the axis; nothing is negative
+            ax.set_yscale("symlog", linthresh=1.0)
+            ax.set_ylim(bottom=0)
         ax.set_xlabel(f"flows per NIC ({st['nic_cores']} core x {st['nic_threads']} thread)")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
@@ -180,7 +183,8 @@ def plot_capacity(doc: dict, path: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backend", choices=("ray", "serial"), default="ray")
-    ap.add_argument("--part", choices=("all", "table", "capacity"), default="all")
+    ap.add_argument("--part", choices=("all", "table", "capacity", "plot"), default="all",
+                    help="plot: redraw the capacity plot from its results file")
     ap.add_argument("--nic-cores", type=int, default=1, help="capacity sweep: decision cores per NIC")
     ap.add_argument("--nic-threads", type=int, default=1, help="capacity sweep: hardware threads per core")
     args = ap.parse_args()
@@ -188,6 +192,8 @@ def main() -> None:
         run_table(args.backend)
     if args.part in ("all", "capacity"):
         run_capacity(args.backend, args.nic_cores, args.nic_threads)
+    if args.part == "plot":
+        plot_capacity(json.loads(CAPACITY.read_text()), CAPACITY_PLOT)
 
 
 def run_table(backend: str) -> None:

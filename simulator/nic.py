@@ -109,7 +109,7 @@ class DecisionProcessor:
         self.wait_sum, self.wait_max, self.count = np.zeros(n), np.zeros(n), np.zeros(n, np.int64)
         self.backlog_max = np.zeros(hosts, np.int64)
         self.waits: list[np.ndarray] = []
-        self.busy_ns = 0.0
+        self.starts: list[np.ndarray] = []
 
     def admit(self, flows: np.ndarray, arrival: np.ndarray) -> np.ndarray:
         """Queue the RTT events of ``flows`` arriving at ``arrival`` (ns); returns each decision's
@@ -135,15 +135,18 @@ class DecisionProcessor:
         np.maximum.at(self.wait_max, flows, wait)
         np.add.at(self.count, flows, 1)
         self.waits.append(wait)
-        self.busy_ns += self.d * len(flows)
+        self.starts.append(done - self.d)
         return done
 
     def metrics(self, span_ns: float) -> dict[str, float]:
         """Decision queueing delay over all decisions (us), the largest backlog of any NIC, and
-        the mean thread utilisation over ``span_ns`` (NICs with flows)."""
+        the mean thread utilisation over the run's ``span_ns`` (NICs with flows; decisions still
+        queued or running at the end count only their part inside it)."""
         w = np.concatenate(self.waits) if self.waits else np.zeros(0)
+        start = np.concatenate(self.starts) if self.starts else np.zeros(0)
+        busy = float(np.clip(np.minimum(start + self.d, span_ns) - start, 0.0, None).sum())
         nics = len(np.unique(self.flow_host))
-        util = self.busy_ns / (nics * self.cfg.servers * span_ns) if span_ns > 0 and nics else float("nan")
+        util = busy / (nics * self.cfg.servers * span_ns) if span_ns > 0 and nics else float("nan")
         return {
             "nic_decision_us": self.d / 1e3,
             "nic_wait_mean_us": float(w.mean()) / 1e3 if len(w) else 0.0,
