@@ -8,7 +8,9 @@ the queue. Each flow has one outstanding probe: it is sent when the
 previous one returns (or at a random phase in [0, base RTT) at start) and comes back after base
 RTT + the queueing delay of its egress port at send time. On a topology (``fabric.PathFabric``)
 the base RTT is the flow's path's and the delay is the sum over the path's hops; flows of later
-epochs (OSU iterations) start when the previous epoch's last flow has finished.
+epochs (OSU iterations) start when the previous epoch's last flow has finished. With a NIC decision
+processor (``Scenario.nic``, ``nic.py``) returned probes queue for their host's threads and each
+decision lands, rate and next probe, when it completes (step-by-step loop only).
 """
 
 from __future__ import annotations

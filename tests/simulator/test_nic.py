@@ -176,3 +176,13 @@ def test_rlcc_sim_times_a_cycle_count_by_the_profile_clock(tmp_path):
 def test_rlcc_sim_bad_nic_flags_are_one_line(args, message):
     p = _sim(*args)
     assert p.returncode == 3 and message in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_a_run_with_a_processor_takes_the_step_loop():
+    """The block loop and the C kernel have no processor: a batchable controller falls back."""
+    from rlcc.simulator import make_controller
+    from rlcc.simulator.engine import _Run
+
+    ctl = make_controller("policy", "examples/rlcc_mlp.onnx")
+    assert _Run(ManyToOne(flows=4, duration_ms=0.1), ctl, None).blocked
+    assert not _Run(ManyToOne(flows=4, duration_ms=0.1, nic=_nic(900)), ctl, None).blocked
