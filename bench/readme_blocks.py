@@ -585,6 +585,31 @@ def table2() -> str:
     return "\n".join(out)
 
 
+def table2_capacity() -> str:
+    """Table II as a capacity question: flows per NIC on a shared decision processor (bench/bench_table2.py --part capacity)."""
+    doc = load(RESULTS / "table2_capacity.json")
+    st = doc["settings"]
+    flows = st["flows_per_nic"]
+    rows = []
+    for r in doc["rows"]:
+        cells = {c["flows_per_nic"]: c for c in doc["cells"] if c["controller"] == r["name"]}
+        sat = r["saturated_from"]
+        rows.append([r["name"], f"{r['capacity_flows']:g}", "—" if sat is None else str(sat)]
+                    + [f"{cells[n]['goodput']:.2f} / {cells[n]['drops_per_flow']:.0f} / {cells[n]['nic_wait_mean_us']:.0f}"
+                       for n in flows])
+    return "\n".join([
+        "![goodput, drops and decision wait against flows per NIC](results/table2_capacity.png)", "",
+        f"Goodput / drops per flow / mean decision queueing delay (µs), by flows per NIC "
+        f"({st['nic_cores']} core × {st['nic_threads']} thread per NIC):", "",
+        table(["policy @ decision time", "capacity (threads × RTT / decision)", "threads saturated from"]
+              + [f"{n}" for n in flows], ["---", "---:", "---:"] + ["---:"] * len(flows), rows), "",
+        para(f"Many-to-one on the single switch from {st['hosts']} sending NICs at line rate into a "
+             f"{st['buffer_bytes'] / 1e6:g} MB buffer, {st['duration_ms']:g} ms; each NIC's RTT events queue FIFO "
+             f"for its decision threads (`Scenario.nic`), saturated: thread utilisation ≥ {st['saturated_utilization']:g}. "
+             f"{len(doc['cells'])} simulations in {doc['wall_s']:.0f} s on {cores(doc)} cores (`{doc['command']}`)."),
+    ])
+
+
 # --- the bad-input catalogue (tests/bad_inputs/*.json) -----------------------------------------------
 BAD_INPUTS = ROOT / "tests" / "bad_inputs"
 # Area file -> heading row of its group; areas listed here come first, in this order, any other after by name.
@@ -673,6 +698,7 @@ BLOCKS: dict[str, tuple[Callable[[], str], bool]] = {
     "verify-speed": (verify_speed, True),
     "table1": (table1, True),
     "table2": (table2, True),
+    "table2-capacity": (table2_capacity, True),
     "lstm-trees": (lstm_trees, True),
     "suite": (suite_tables, True),
     "fabric": (fabric, True),

@@ -114,6 +114,11 @@ class BackendChoice(click.Choice):
               help="Switch agents: ports one monitoring interval serves (the ACC paper's switch: 48).")
 @click.option("--budget-cycles", type=int, default=None,
               help="Cycle budget per event on the target: keep the largest tree prefix whose firmware fits it (measured in the emulator), and verify against it.")
+@click.option("--nic-cores", type=click.IntRange(1, 1024), default=None,
+              help="Closed-loop check: run the firmware on each sending host's decision processor with this many cores "
+                   "(RTT events queue for its threads; each decision takes the cycles verification measured) [default: off].")
+@click.option("--nic-threads", type=click.IntRange(1, 256), default=None,
+              help="Closed-loop check: hardware threads per NIC core (with --nic-cores; either turns the processor on) [default: 1].")
 @click.option("--jobs", type=click.IntRange(1, 64), default=None,
               help="Worker processes for the simulations (outputs do not depend on it) [default: the usable CPUs, at most 8].")
 @click.option("-q", "--quiet", is_flag=True, help="No stage lines and no progress bars; only the result and errors.")
@@ -127,7 +132,8 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, backend: str
                     escalation_budget: float | None, accept_fidelity: bool, derived: str, equilibrium: str, seed: int, quick: bool, force: bool,
                     name: str, tree_style: str, probe_timeout_us: float | None, sdk: str, slot: int | None,
                     run_verify: bool, target: str,
-                    budget_ns: float | None, ports: int, budget_cycles: int | None, jobs: int | None, quiet: bool,
+                    budget_ns: float | None, ports: int, budget_cycles: int | None, nic_cores: int | None,
+                    nic_threads: int | None, jobs: int | None, quiet: bool,
                     show_progress: bool | None) -> None:
     """Compile MODEL (ONNX policy with an rlcc.spec) into verified firmware in OUT.
 
@@ -156,7 +162,8 @@ def compile_command(model: Path, out: Path, spec_file: Path | None, backend: str
         options={"trees": trees, "depth": depth, "budget_ops": budget_ops, "samples": samples, "scenarios": scenarios,
                  "dagger_rounds": dagger_rounds, "candidates": candidates, "bar": bar, "derived": derived,
                  "equilibrium": equilibrium, "tree_style": tree_style, "probe_timeout_us": probe_timeout_us,
-                 "ports": ports, "escalation_budget": escalation_budget})
+                 "ports": ports, "escalation_budget": escalation_budget, "nic_cores": nic_cores,
+                 "nic_threads": nic_threads})
     finish(compile_to(request, out, force, run), accept_fidelity, quiet)
 
 

@@ -32,9 +32,11 @@ from rlcc.errors import BadInputError, ExitCode
 from rlcc.kinds.switch_agent.agents import ecn_agent
 from rlcc.pipeline.outdir import atomic_output_dir, check_writable_file, claimed_output_dir
 from rlcc.simulator import make_controller, simulate
+from rlcc.simulator.nic import MAX_CORES, MAX_THREADS, verify_cycles
 from rlcc.simulator.params import LOSS_RECOVERY
 from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US, Network, Scenario
 from rlcc.simulator.suite import STARTS, SUITES, ControllerSpec, load_firmware, run_suite
+from rlcc.targets import DEFAULT_TARGET
 from rlcc.simulator.suite_report import write_report
 from rlcc.simulator.switch_metrics import switch_metrics
 from rlcc.simulator.trace import TraceConfig
@@ -98,6 +100,16 @@ def _common(fn: Callable) -> Callable:
         click.option("--decision-latency-us", type=NON_NEGATIVE_FLOAT, default=None, help=f"decision latency in us [default: the controller's, else {DEFAULT_DECISION_LATENCY_US:g}]"),
         click.option("--serial-decisions/--pipelined-decisions", "serial_decisions", default=None,
                      help="a flow's next RTT probe leaves when its decision completes (NIC-like) / when the previous one returns [default]"),
+        click.option("--nic-cores", type=click.IntRange(1, MAX_CORES), default=None,
+                     help="NIC decision processor: cores per sending host (RTT events queue FIFO for its threads; "
+                          "a flow's next probe leaves when its decision completes) [default: off]"),
+        click.option("--nic-threads", type=click.IntRange(1, MAX_THREADS), default=None,
+                     help="NIC decision processor: hardware threads per core [default 1]"),
+        click.option("--decision-cycles", default=None,
+                     help="NIC decision processor: cycles per decision, or an rlcc-verify verify.json (its measured "
+                          "worst case and clock) [default: with --nic-cores, the firmware's verify.json, else required]"),
+        click.option("--nic-profile", default=None,
+                     help=f"cycle profile whose clock times a --decision-cycles number [default: {DEFAULT_TARGET.default_profile}]"),
         click.option("--initial-rate", type=StartRate(), default=None, help=INITIAL_RATE_HELP),
         click.option("--line-rate-gbps", type=POSITIVE_FLOAT, default=None,
                      help=f"link rate in Gb/s [default {NET.line_rate_gbps:g}]"),
@@ -162,6 +174,34 @@ def _pfc_option(value: str) -> dict[str, int] | None:
     return {"xoff_bytes": int(parts[0]), "xon_bytes": int(parts[1])}
 
 
+def _nic(opts: dict[str, Any]) -> dict[str, Any] | None:
+    """The scenario's ``nic`` entry from --nic-cores/--nic-threads/--decision-cycles (None: off).
+    A cycle count is timed by the --nic-profile clock; a verify.json brings its own cycles and clock
+    (``simulator.nic.verify_cycles``); firmware (--controller firmware) defaults to its verify.json."""
+    cores, threads, cycles = opts.get("nic_cores"), opts.get("nic_threads"), opts.get("decision_cycles")
+    if cores is None and threads is None:
+        if cycles is not None or opts.get("nic_profile") is not None:
+            raise BadInputError("--decision-cycles/--nic-profile need the decision processor (--nic-cores, --nic-threads)")
+        return None
+    if cycles is None and opts.get("controller") == "firmware" and opts.get("policy"):
+        cycles = str(Path(opts["policy"]) / "verify.json")
+    if cycles is None:
+        raise BadInputError("--nic-cores/--nic-threads need --decision-cycles N or a verify.json")
+    try:
+        n, clock = int(cycles), None
+    except ValueError:
+        if not Path(cycles).is_file():
+            raise BadInputError(f"--decision-cycles {cycles}: neither a cycle count nor an existing verify.json") from None
+        if opts.get("nic_profile") is not None:
+            raise BadInputError("--nic-profile times a cycle count; a verify.json carries its own clock")
+        n, clock = verify_cycles(Path(cycles))
+    if clock is None:
+        from rlcc.emulator.cycle_model import load_profile  # the profile's clock: one source for its speed
+
+        clock = load_profile(opts.get("nic_profile") or DEFAULT_TARGET.default_profile).clock_hz
+    return {"cores": cores or 1, "threads": threads or 1, "decision_cycles": n, "clock_hz": clock}
+
+
 def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any], start: str | None) -> None:
     """Run the scenario ``base`` + options; ``start``: the command's default --initial-rate
     (None: the scenario's own ``initial_rate``)."""
@@ -178,6 +218,9 @@ def _execute(kind: str, base: dict[str, Any], opts: dict[str, Any], start: str |
     data["topology"] = _topology(opts, data.get("topology"))
     if data["topology"] is None:
         data.pop("topology")
+    nic = _nic(opts)
+    if nic is not None:
+        data["nic"] = nic
     start = opts["initial_rate"] if opts.get("initial_rate") is not None else start
     if isinstance(start, float):
         data["initial_rate"] = start

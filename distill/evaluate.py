@@ -26,6 +26,7 @@ from rlcc.fxp.quantize import device_inputs_to_float
 from rlcc.progress import Stage
 from rlcc.simulator.controllers.recurrent import teacher_controller
 from rlcc.simulator.engine import simulate
+from rlcc.simulator.nic import NicConfig
 from rlcc.simulator.scenarios import ManyToOne
 from rlcc.spec import ObservationSpec
 
@@ -182,13 +183,15 @@ def _golden_at(model: FxModel, latency_us: float) -> GoldenController:
 
 
 def suite_check(teacher: FactorFn, ensemble: FloatEnsemble | None, model: FxModel, latency_us: float, seed: int,
-                runner: Runner | None = None, stage: Stage | None = None, keys: Sequence[str] = SUITE_KEYS) -> ClosedLoop:
+                runner: Runner | None = None, stage: Stage | None = None, keys: Sequence[str] = SUITE_KEYS,
+                nic: NicConfig | None = None) -> ClosedLoop:
     """Teacher vs float trees vs fixed point on the simulator's reduced suite (many-to-one on the
     single switch and on the 64-host fat-tree, all-to-all on the fat-tree; steady state: fair-share
     start, second half measured). The fixed point decides in ``latency_us``, the worst-case event
     time ``rlcc-verify`` measured; teacher and float trees in the simulator's default. ``keys``: the
     controllers run (a recurrent teacher, an object with ``recurrent = True``, keeps per-flow state;
-    an int8 network has no float trees)."""
+    an int8 network has no float trees). ``nic``: the fixed point decides on each sending host's
+    decision processor instead (``simulator.nic``: its RTT events queue for the NIC's threads)."""
     from rlcc.simulator.suite import reduced_suite
 
     spec = model.spec
@@ -203,7 +206,8 @@ def suite_check(teacher: FactorFn, ensemble: FloatEnsemble | None, model: FxMode
         sc = dataclasses.replace(pt.scenario, initial_rate=pt.scenario.fair_rate())
         name = f"{pt.topology} {pt.family}:{int(pt.scale_value)}"
         for key in keys:
-            tasks.append((sc, factories[key]))
+            tasks.append((dataclasses.replace(sc, nic=nic) if nic is not None and key == "fixed_point" else sc,
+                          factories[key]))
             costs.append(sc.duration_ms * sc.n_flows * _RELATIVE_COST[key])
             slots.append((name, key))
     measured = dict(zip(slots, run_all(runner, _measure, tasks, costs=costs, stage=stage)))

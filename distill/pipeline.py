@@ -46,6 +46,7 @@ from rlcc.policy import OnnxPolicy
 from rlcc.progress import Progress, Stage, silent
 from rlcc.simulator.controllers.recurrent import teacher_controller
 from rlcc.simulator.controllers.compiled import FloatTreesController, GoldenController
+from rlcc.simulator.nic import NicConfig
 from rlcc.spec import ObservationSpec
 from rlcc.tree_ir import FitsBudget, FloatEnsemble, FloatRamp
 
@@ -226,20 +227,25 @@ def compile_policy(
 
 
 def check_on_suite(result: CompileResult, policy: OnnxPolicy, options: CompileOptions, latency_us: float,
-                   log: Log = lambda _msg: None, jobs: int = 1, progress: Progress = silent) -> CompileResult:
+                   log: Log = lambda _msg: None, jobs: int = 1, progress: Progress = silent,
+                   nic: NicConfig | None = None) -> CompileResult:
     """Add the reduced suite on both topologies (``evaluate.suite_check``, the fixed point at its
-    measured decision latency) to the report and judge the gate over every closed-loop table."""
-    return add_suite_check(result, policy.factor, result.ensemble, options, latency_us, log, jobs, progress)
+    measured decision latency, or on ``nic``'s decision processor) to the report and judge the gate
+    over every closed-loop table."""
+    return add_suite_check(result, policy.factor, result.ensemble, options, latency_us, log, jobs, progress, nic=nic)
 
 
 def add_suite_check(result, teacher, ensemble: FloatEnsemble | None, options: CompileOptions, latency_us: float,
-                    log: Log, jobs: int, progress: Progress, keys=evaluate.SUITE_KEYS, who: str = "firmware"):
+                    log: Log, jobs: int, progress: Progress, keys=evaluate.SUITE_KEYS, who: str = "firmware",
+                    nic: NicConfig | None = None):
     """``result`` (any backend's, with ``model`` and ``report``) with the reduced suite's table and the
     gate judged over it and the report's other closed-loop tables; ``keys``: the controllers run."""
-    log(f"closed loop: reduced suite on the single switch and the fat-tree ({who} decides in {latency_us:g} us)")
+    where = (f"on each NIC's {nic.cores} x {nic.threads} decision threads, {nic.decision_cycles} cycles at "
+             f"{nic.clock_hz / 1e9:g} GHz per decision" if nic is not None else f"in {latency_us:g} us")
+    log(f"closed loop: reduced suite on the single switch and the fat-tree ({who} decides {where})")
     runner = Runner(jobs)
     with progress("closed loop: reduced suite on both topologies", "sim-ms") as stage:
-        table = evaluate.suite_check(teacher, ensemble, result.model, latency_us, options.seed, runner, stage, keys)
+        table = evaluate.suite_check(teacher, ensemble, result.model, latency_us, options.seed, runner, stage, keys, nic)
     r = result.report
     extra = {}
     if getattr(r, "coverage", None) is not None:  # the int8 report has no coverage section

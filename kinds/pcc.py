@@ -55,6 +55,27 @@ class PccKind(ModelKind):
         return raw.get("backend", recipe.get("backend", "trees")) == self.name
 
 
+    @staticmethod
+    def check_nic_request(request: Any) -> None:
+        """``--nic-cores/--nic-threads`` need the verification's measured cycles: refused before the work."""
+        if (request.option("nic_cores") or request.option("nic_threads")) and not request.run_verify:
+            raise BadInputError("--nic-cores/--nic-threads run the closed-loop check on the firmware's measured cycles: "
+                                "drop --no-verify")
+
+    @staticmethod
+    def suite_nic(request: Any, stage: Path) -> Any:
+        """The decision processor the closed-loop check runs the firmware on (None: off, the default):
+        ``--nic-cores`` x ``--nic-threads`` threads per NIC at the cycles and clock ``stage/verify.json`` records."""
+        cores, threads = request.option("nic_cores"), request.option("nic_threads")
+        if cores is None and threads is None:
+            return None
+        from rlcc.simulator.nic import NicConfig, verify_cycles  # heavy: see closed_loop_figure
+
+        cycles, clock = verify_cycles(stage / "verify.json")
+        cfg = NicConfig(cores=cores or 1, threads=threads or 1, decision_cycles=cycles, clock_hz=clock)
+        cfg.validate()
+        return cfg
+
     def verify_into(self, stage: Path, firmware_c: Path, request: Any, run: RunContext,
                     then: Callable[[VerifyResult], None] | None = None) -> tuple[VerifyResult | None, BuildError | EmulationError | None]:
         """Verify the generated C and write ``stage/verify.json``; a build or emulator failure is

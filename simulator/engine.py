@@ -8,13 +8,16 @@ the queue. Each flow has one outstanding probe: it is sent when the
 previous one returns (or at a random phase in [0, base RTT) at start) and comes back after base
 RTT + the queueing delay of its egress port at send time. On a topology (``fabric.PathFabric``)
 the base RTT is the flow's path's and the delay is the sum over the path's hops; flows of later
-epochs (OSU iterations) start when the previous epoch's last flow has finished.
+epochs (OSU iterations) start when the previous epoch's last flow has finished. With a NIC decision
+processor (``Scenario.nic``, ``nic.py``) returned probes queue for their host's threads and each
+decision lands, rate and next probe, when it completes (step-by-step loop only).
 """
 
 from __future__ import annotations
 
 import collections
 import dataclasses
+import heapq
 import time
 from typing import Callable
 
@@ -27,6 +30,7 @@ from rlcc.simulator.fabric import PathFabric
 from rlcc.simulator.flows import FlowState
 from rlcc.simulator.metrics import Snapshot, compute_metrics, in_order
 from rlcc.simulator.network import Fabric
+from rlcc.simulator.nic import DecisionProcessor
 from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US, Scenario
 from rlcc.simulator.switch_agent import WindowAgent
 from rlcc.simulator.switch_run import SwitchAgentRun
@@ -125,7 +129,11 @@ class _Run(BlockLoop):
         self.start_ptr = 0
         self.finite = np.isfinite(self.table.size_bytes)
         self.finite_active = np.zeros(0, np.int64)
-        self.pending: collections.deque = collections.deque()
+        self.pending: collections.deque | _StepHeap = collections.deque()
+        self.nic: DecisionProcessor | None = None
+        if scenario.nic is not None:  # completions land out of order: a heap keyed by step
+            self.nic = DecisionProcessor(scenario.nic, self.table.host)
+            self.pending = _StepHeap()
 
         reward = self.spec.reward if self.spec else Reward(base_rtt_ns=int(round(self.base)))
         self.delta_spec = ObservationSpec(features=(Feature("delta"),), reward=reward)
@@ -186,6 +194,7 @@ class _Run(BlockLoop):
             and not self.finite.any()
             and not self.telemetry
             and not scenario.serial_decisions
+            and scenario.nic is None
             and self.agent is None
             and self.net.pfc is None  # pauses change NIC scales mid-block: the step loop
         )
@@ -305,7 +314,9 @@ class _Run(BlockLoop):
         if factors is None:
             factors = new / rate
         fl.record_decision(due, factors)
-        if self.latency_steps == 0:
+        if self.nic is not None:
+            self._nic_decide(k, due, ret, new)
+        elif self.latency_steps == 0:
             self.set_rates(due, new)
             self.send_probes(due, ret)
         elif self.sc.serial_decisions:
@@ -320,6 +331,20 @@ class _Run(BlockLoop):
             self.rtt_stats[2:4] += (rsum, len(due))
         if self.recorder is not None:
             self._record(due, obs, ret, rtt, rate, cnp, nack, factors, new)
+
+    def _nic_decide(self, k: int, due: np.ndarray, ret: np.ndarray, new: np.ndarray) -> None:
+        """Queue the decisions on the NIC's threads; each lands (rate, next probe) at its completion,
+        in the step ``round((completion - return) / dt)`` after the probe's (the serial path's rule)."""
+        done = self.nic.admit(due, ret)
+        self.flows.next_ret[due] = np.inf  # no probe in flight until the decision completes
+        steps = k + np.rint((done - ret) / self.dt).astype(np.int64)
+        now = steps <= k
+        if now.any():
+            self.set_rates(due[now], new[now])
+            self.send_probes(due[now], done[now])
+        for s in np.unique(steps[~now]).tolist():
+            mine = steps == s
+            self.pending.append((s, due[mine], new[mine], done[mine]))
 
     def _record(self, due, obs, ret, rtt, rate, cnp, nack, factors, new) -> None:
         """Trace the decisions (after ``record_decision``: ``delta`` uses the new factor)."""
@@ -513,6 +538,8 @@ def simulate(
     full = compute_metrics(run, run.snap_start, run.snap_end, stats[0:2], 0)
     window = compute_metrics(run, run.snap_window, run.snap_end, stats[2:4], run.window_step)
     for m in (full, window):
+        if run.nic is not None:  # whole-run decision-processor statistics in both
+            m.update(run.nic.metrics(run.n_steps * run.dt))
         m["wall_s"] = wall
         m["sim_speed"] = scenario.duration_ns * 1e-9 / wall
     series = {
@@ -535,6 +562,8 @@ def simulate(
         "base_rtt_ns": np.broadcast_to(run.base_rtt(np.arange(run.n)), (run.n,)).astype(np.float64),
         "probe_phase_ns": run.flows.phase.copy(),  # first probe time of a flow starting at t = 0
     }
+    if run.nic is not None:
+        flows.update(run.nic.per_flow())
     name = getattr(controller, "name", type(controller).__name__)
     if run.go_back:
         flows["resent_bytes"] = run.flows.resent.copy()
@@ -549,6 +578,30 @@ def simulate(
             m["pfc_pauses"] = float(pfc["pauses"].sum())
             m["pfc_paused_frac"] = float(pfc["paused_ns"][pfc["port"]].mean() / max(run.n_steps * run.dt, 1e-9))
     return SimResult(scenario, name, window, full, series, flows, tr, wall, switch, pfc)
+
+
+class _StepHeap:
+    """``_Run.pending`` when completions are not in step order (the NIC processor): the same
+    ``append`` / ``[0]`` / ``popleft`` of ``(step, ...)`` entries, smallest step first, ties in push order."""
+
+    def __init__(self) -> None:
+        self.heap: list = []
+        self.seq = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.heap)
+
+    def __getitem__(self, i: int) -> tuple:
+        if i != 0:
+            raise IndexError(i)
+        return self.heap[0][2]
+
+    def append(self, entry: tuple) -> None:
+        heapq.heappush(self.heap, (entry[0], self.seq, entry))
+        self.seq += 1
+
+    def popleft(self) -> tuple:
+        return heapq.heappop(self.heap)[2]
 
 
 def _check_controller(controller: object) -> None:

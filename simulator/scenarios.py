@@ -19,6 +19,7 @@ from rlcc import textio
 from rlcc.errors import BadInputError
 from rlcc.simulator import topology as topo
 from rlcc.simulator.flowsize import FlowSizeCdf, poisson_flows
+from rlcc.simulator.nic import NicConfig
 from rlcc.simulator.params import (
     LINE_RATE_GBPS, MAX_BYTES, MAX_FLOWS, FlowTable, Network, PfcParams, check_count, check_positive, check_range, check_type,
 )
@@ -119,6 +120,10 @@ class Scenario:
     # Per flow (placed-table order), the node names of its path from its host to its destination:
     # pins routing to another simulator's choices (topologies only). None: ECMP by ``ecmp_seed``.
     paths: tuple[tuple[str, ...], ...] | None = None
+    # Each sending host's decision processor (``nic.NicConfig``): RTT events queue for its threads and a
+    # flow's next probe leaves when its decision completes (implies serial decisions; the decision
+    # time is the processor's, not ``decision_latency_us``). None: no processor (the default).
+    nic: NicConfig | None = None
 
     # Logical flow tables number ports by receiver: ``port_is_host`` scenarios (all-to-all) send
     # to logical host ``port``; the others (incasts) have one receiver, a host of its own.
@@ -145,6 +150,8 @@ class Scenario:
         if self.duration_ns < 2 * self.network.dt_ns:
             raise BadInputError("invalid scenario: duration must cover at least two time steps")
         self._validate_traffic()
+        if self.nic is not None:
+            self.nic.validate()
         if self.paths is not None:
             if self.topology is None:
                 raise BadInputError("invalid scenario: paths need a topology")
@@ -225,6 +232,8 @@ class Scenario:
         data["kind"] = self.kind
         if data["network"]["pfc"] is None:  # lossy: the dict (and every file written from it) as before PFC existed
             del data["network"]["pfc"]
+        if self.nic is None:  # off: the dict of a scenario without a processor is as before
+            del data["nic"]
         return data
 
     def to_json(self) -> str:
@@ -250,8 +259,10 @@ class Scenario:
             kwargs["topology"] = _topology_from_dict(kwargs["topology"])
         if kwargs.get("paths") is not None:
             kwargs["paths"] = _paths_from_json(kwargs["paths"])
+        if kwargs.get("nic") is not None:
+            kwargs["nic"] = NicConfig.from_dict(kwargs["nic"])
         for name, value in kwargs.items():
-            if name not in ("network", "topology", "paths"):
+            if name not in ("network", "topology", "paths", "nic"):
                 check_type(value, fields[name].type, name)
         scenario = cls(**kwargs)
         scenario.validate()

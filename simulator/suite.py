@@ -226,6 +226,7 @@ def run_job(job: Job) -> dict[str, Any]:
     m["decision_latency_us"] = float(getattr(ctl, "decision_latency_us", None) or DEFAULT_DECISION_LATENCY_US)
     if res.pfc is not None:
         m["pfc_pauses"], m["pfc_paused_frac"] = full["pfc_pauses"], full["pfc_paused_frac"]
+    m.update({k: v for k, v in full.items() if k.startswith("nic_")})  # the decision processor's (scenario.nic)
     if pt.family == "long-short":
         for k in ("long_flow_bw", "short_fct_slowdown_mean", "short_fct_slowdown_p99", "short_completed"):
             m[k] = full[k]

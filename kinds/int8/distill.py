@@ -28,6 +28,7 @@ from rlcc.distill.pipeline import CompileOptions, add_suite_check
 from rlcc.distill.report_data import ClosedLoop
 from rlcc.fxp.int8_net import Int8Net
 from rlcc.progress import Progress, silent
+from rlcc.simulator.nic import NicConfig
 
 Log = Callable[[str], None]
 HOLDOUT = 0.2
@@ -118,6 +119,7 @@ def compile_int8(policy: Any, options: CompileOptions, log: Log = lambda _m: Non
 
 
 def check_on_suite(result: Int8Result, policy: Any, options: CompileOptions, latency_us: float, log: Log = lambda _m: None,
-                   jobs: int = 1, progress: Progress = silent) -> Int8Result:
-    """The reduced suite at the measured decision latency, added to the report and the gate."""
-    return add_suite_check(result, policy.factor, None, options, latency_us, log, jobs, progress, KEYS, "int8 network")
+                   jobs: int = 1, progress: Progress = silent, nic: NicConfig | None = None) -> Int8Result:
+    """The reduced suite at the measured decision latency (or on ``nic``'s decision processor), added
+    to the report and the gate."""
+    return add_suite_check(result, policy.factor, None, options, latency_us, log, jobs, progress, KEYS, "int8 network", nic)

@@ -53,6 +53,7 @@ class Int8Kind(PccKind):
 
     def prepare(self, request: CompileRequest) -> Int8Job:
         check_name(request.name)
+        self.check_nic_request(request)
         if request.sdk != DEFAULT_FLAVOUR:  # the generator refuses it too; say so before the work
             raise BadInputError(f"--backend int8 generates C for the {DEFAULT_FLAVOUR} SDK only, not --sdk {request.sdk}")
         tree_flags = {k: v for k, v in request.options.items() if k not in TREE_ONLY}
@@ -98,7 +99,8 @@ class Int8Kind(PccKind):
         from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US
 
         latency_us = verdict.worst_case_ns / 1e3 if verdict is not None else DEFAULT_DECISION_LATENCY_US
-        result = check_on_suite(result, job.policy, job.options, latency_us, run.log, run.jobs, run.progress)
+        result = check_on_suite(result, job.policy, job.options, latency_us, run.log, run.jobs, run.progress,
+                                self.suite_nic(job.request, stage) if verdict is not None else None)
         teacher = job.policy if getattr(job.policy, "recurrent", False) else job.policy.factor  # as in the tables
         return result, self.closed_loop_figure(stage, teacher, result.model, job.options, run)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlcc.distill.fit import DEFAULT_DEPTH, DEFAULT_TREES
-from rlcc.errors import BuildError, EmulationError
+from rlcc.errors import BadInputError, BuildError, EmulationError
 from rlcc.kinds.base import CompileRequest, Log, ModelKind, Outcome, RunContext, VerifyOutcome, VerifyRequest
 from rlcc.kinds.pcc import OUT_MARKER, check_name
 from rlcc.kinds.switch_agent.check import DEFAULT_PORTS, SwitchVerifyResult, summary, verify_switch_firmware
@@ -56,6 +56,8 @@ class SwitchAgentKind(ModelKind):
         from rlcc.kinds.switch_agent.distill import switch_recipe
 
         check_name(request.name)
+        if request.option("nic_cores") or request.option("nic_threads"):
+            raise BadInputError("--nic-cores/--nic-threads apply to PCC firmware (the NIC's decisions), not to a switch agent")
         recipe = switch_recipe(request.option("trees", DEFAULT_TREES), request.option("depth", DEFAULT_DEPTH),
                                request.option("dagger_rounds", DEFAULT_DAGGER_ROUNDS), request.seed, request.quick)
         budget_us = None if request.budget_ns is None else request.budget_ns / 1e3

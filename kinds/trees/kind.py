@@ -84,6 +84,7 @@ class TreesKind(PccKind):
         sdk = choose(request.sdk, request.slot)
         if request.budget_cycles is not None and request.budget_cycles <= 0:
             raise BadInputError("--budget-cycles must be positive")
+        self.check_nic_request(request)
         options = compile_options(request)
         tree_style = request.option("tree_style", TREE_STYLES[0])
         policy, spec = load_request_policy(request)
@@ -128,7 +129,8 @@ class TreesKind(PccKind):
         from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US
 
         latency_us = verdict.worst_case_ns / 1e3 if verdict is not None else DEFAULT_DECISION_LATENCY_US
-        result = check_on_suite(result, job.policy, job.options, latency_us, run.log, run.jobs, run.progress)
+        result = check_on_suite(result, job.policy, job.options, latency_us, run.log, run.jobs, run.progress,
+                                self.suite_nic(job.request, stage) if verdict is not None else None)
         return result, self.closed_loop_figure(stage, job.policy.factor, result.model, job.options, run)
 
     # ---- escalation (rlcc.distill.escalate): stronger compiles after a judged miss ------------------
