@@ -12,7 +12,8 @@ leaves when its decision completes, ``Scenario.serial_decisions``):
   firmware and as trees) at the worst-case decision time rlcc-verify measured on the dpa profile.
 
 Scenarios: many-to-one 16/64/128 flows from line rate into a 2 MB switch buffer (20 ms), on the
-single switch and on the 64-host fat-tree (inter-rack senders). Metrics: goodput over the
+single switch and on the 64-host fat-tree (inter-rack senders), with RoCE's go-back-N loss recovery
+(a drop costs the bytes resent after it, ``Network.loss_recovery``). Metrics: goodput over the
 converged half, drops per flow over the run, mean queue delay. Writes bench/results/table2.json;
 the README's Table II is generated from it.
 
@@ -37,6 +38,7 @@ from benchlib import machine
 
 from rlcc.emulator.cycle_model import load_profile
 from rlcc.simulator.nic import NicConfig, verify_cycles
+from rlcc.simulator.params import GO_BACK_N
 from rlcc.simulator.scenarios import ManyToOne, Network, TopologyConfig
 from rlcc.targets import DEFAULT_TARGET
 from rlcc.simulator.suite import FAT_TREE, SINGLE, ControllerSpec, Job, Point, firmware_latency_us, run_job
@@ -106,7 +108,7 @@ def capacity_points(nic: NicConfig, seed: int = 0) -> list[Point]:
 
 def run_capacity(backend: str, cores: int, threads: int) -> None:
     rows = capacity_rows(cores, threads)
-    jobs = [Job(pt, c) for _, c, nic in rows for pt in capacity_points(nic)]
+    jobs = [Job(pt, c, loss_recovery=GO_BACK_N) for _, c, nic in rows for pt in capacity_points(nic)]
     t = time.perf_counter()
     runs = run_jobs(run_job, jobs, backend=backend, progress=False, desc="table II capacity")
     wall = time.perf_counter() - t
@@ -198,7 +200,7 @@ def main() -> None:
 
 def run_table(backend: str) -> None:
     rows = controllers()
-    jobs = [Job(pt, c) for pt in points() for _, c, _ in rows]
+    jobs = [Job(pt, c, loss_recovery=GO_BACK_N) for pt in points() for _, c, _ in rows]
     t = time.perf_counter()
     runs = run_jobs(run_job, jobs, backend=backend, progress=False, desc="table II")
     wall = time.perf_counter() - t

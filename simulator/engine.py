@@ -187,6 +187,10 @@ class _Run(BlockLoop):
         # the flow's sent bytes, which the step loop and the Python block loops have at every
         # decision (the C kernel does not: one-port go-back-N runs take the Python blocks).
         self.go_back = self.net.go_back_n
+        # With serial decisions or a decision processor a flow decides far less often than once per
+        # RTT (or never, behind a backlog), but NACKs are the NIC's transport, not the policy's: then
+        # go-back-N runs on its own clock, one NACK check per RTT per flow (``nack_clock``).
+        self.gbn_clock = self.go_back and (bool(scenario.serial_decisions) or self.nic is not None)
         self.blocked = (
             self.block_steps >= 1
             and bool(getattr(controller, "batchable", False))
@@ -277,7 +281,10 @@ class _Run(BlockLoop):
         init = np.asarray(self.ctl.initial_rate if override is None else override, dtype=np.float64)
         self.set_rates(idx, np.full(len(idx), float(init)) if init.ndim == 0 else init[idx])
         start = self.table.start_ns[idx]
-        self.send_probes(idx, np.where(start == 0.0, fl.phase[idx], start))
+        first = np.where(start == 0.0, fl.phase[idx], start)
+        self.send_probes(idx, first)
+        if self.gbn_clock:  # a loss's NACK is back one RTT after the first packet at the earliest
+            fl.gbn_next[idx] = first + self.base_rtt(idx)
         fin = idx[self.finite[idx]]
         if len(fin):
             self.finite_active = np.concatenate([self.finite_active, fin])
@@ -303,7 +310,7 @@ class _Run(BlockLoop):
         self.settle(due)
         cnp, nack = fl.take_counts(due, fl.acc[due, 1:], self.pkt)
         rate = fl.rate[due]
-        if self.go_back:
+        if self.go_back and not self.gbn_clock:
             fl.go_back(due, nack, fl.acc[due, 0], self.pkt)
         first = fl.n_dec[due] == 0
         obs = self._observe(due, rtt, rate, cnp, nack, first) if self.spec is not None else None
@@ -331,6 +338,21 @@ class _Run(BlockLoop):
             self.rtt_stats[2:4] += (rsum, len(due))
         if self.recorder is not None:
             self._record(due, obs, ret, rtt, rate, cnp, nack, factors, new)
+
+    def nack_clock(self, t_end: float) -> None:
+        """Go-back-N on the NIC's own clock (``gbn_clock``): each flow whose check falls in this step
+        books one go-back if packets were dropped since its previous check (``FlowState.go_back``
+        over the bytes sent since then: about one RTT), then checks again one RTT later (its path's
+        base RTT plus the queueing a packet sent now would see)."""
+        fl = self.flows
+        due = np.flatnonzero(fl.gbn_next < t_end)
+        if len(due) == 0:
+            return
+        self.settle(due)
+        packets = np.floor(fl.acc[due, 1] / self.pkt).astype(np.int64)
+        fl.go_back(due, packets - fl.gbn_seen[due], fl.acc[due, 0], self.pkt)
+        fl.gbn_seen[due] = packets
+        fl.gbn_next[due] += self.base_rtt(due) + self.queue_delay(due)
 
     def _nic_decide(self, k: int, due: np.ndarray, ret: np.ndarray, new: np.ndarray) -> None:
         """Queue the decisions on the NIC's threads; each lands (rate, next probe) at its completion,
@@ -420,7 +442,8 @@ class _Run(BlockLoop):
         fl = self.flows
         done = (self.acc_sent[idx] - self.acc_drop[idx] - fl.discarded[idx]) * self.payload >= self.table.size_bytes[idx]
         if self.go_back:  # a lost packet awaiting its NACK is not delivered yet
-            done &= np.floor(self.acc_drop[idx] / self.pkt).astype(np.int64) == fl.nack_seen[idx]
+            nacked = fl.gbn_seen[idx] if self.gbn_clock else fl.nack_seen[idx]
+            done &= np.floor(self.acc_drop[idx] / self.pkt).astype(np.int64) == nacked
         if not done.any():
             return
         fin = idx[done]
@@ -486,6 +509,8 @@ class _Run(BlockLoop):
             if self.pending and self.pending[0][0] <= k:
                 self.apply_pending(k)
             self.decide(k, t + dt)
+            if self.gbn_clock:
+                self.nack_clock(t + dt)
             if t >= self.next_tick:
                 self.tick(t)
                 self.next_tick += self.tick_ns

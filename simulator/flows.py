@@ -48,7 +48,9 @@ class FlowState:
     slot: np.ndarray = per_flow(-1, np.int64)  # scratch: row in the current batch, -1 outside
     int_q: np.ndarray = per_flow(0.0, width=HOPS)  # per-hop queue bytes stamped on the outstanding probe
     int_tx: np.ndarray = per_flow(0.0, width=HOPS)  # per-hop cumulative tx bytes stamped on it
-    sent_at_dec: np.ndarray = per_flow(0.0)  # go-back-N: cumulative bytes sent at the previous decision
+    sent_at_dec: np.ndarray = per_flow(0.0)  # go-back-N: cumulative bytes sent at the previous booking
+    gbn_seen: np.ndarray = per_flow(0, np.int64)  # go-back-N clock: whole dropped packets already NACKed
+    gbn_next: np.ndarray = per_flow(np.inf)  # go-back-N clock: the flow's next NACK check (ns)
     resent: np.ndarray = per_flow(0.0)  # go-back-N: bytes sent again (wire)
     discarded: np.ndarray = per_flow(0.0)  # go-back-N: bytes that arrived out of order, discarded (wire)
 

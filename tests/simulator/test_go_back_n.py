@@ -180,3 +180,24 @@ def test_cli_loss_recovery_flag_and_json_scenario(tmp_path):
                                 "network": {"buffer_bytes": 150000, "loss_recovery": "go-bak-n"}}))
     run = subprocess.run(["rlcc-sim", "run", str(path), "--controller", "dcqcn", "-q"], capture_output=True, text=True)
     assert run.returncode == 3 and run.stderr.count("\n") == 1 and "network.loss_recovery must be one of" in run.stderr
+
+
+def test_go_back_n_runs_on_the_nics_clock_when_decisions_lag(zero_phase):
+    """Serial decisions of 1 ms: the flows' first decisions land after the 50 us run, so they send
+    at line rate throughout, but NACKs are the NIC's: one check per RTT. Checks at 8000 ns, then
+    every base RTT + the full buffer's 500 ns of queueing (16500, 25000, 33500, 42000; 50500 is past
+    the run); the loop settles a check falling in a step at the step's start (8000, 16000, 25000,
+    33000, 42000 ns). Drops never stop, so each check goes back over everything sent since the
+    previous one: 100000 + 100000 + 112500 + 100000 + 112500 = 525000 B per flow (12.5 B/ns).
+    Booked at decisions instead (the rule of runs that decide every RTT), only the first decision's
+    RTT (100000 B) would be resent."""
+    sc = dataclasses.replace(_two_flow_incast(GBN), decision_latency_us=1000.0, serial_decisions=True)
+    run = simulate(sc, ConstantRate(0.5))
+    np.testing.assert_array_equal(run.flows["decisions"], [1, 1])  # decided at 8 us, never applied
+    np.testing.assert_array_equal(run.flows["sent_bytes"], [625000.0, 625000.0])
+    np.testing.assert_array_equal(run.flows["resent_bytes"], [525000.0, 525000.0])
+    dropped_by_42us = 12.5 * (250 + 41 * 500)  # drop integral up to the last check
+    np.testing.assert_array_equal(run.flows["discarded_bytes"], [525000.0 - dropped_by_42us] * 2)
+    # in order: what was sent after the last check less its drops (not NACKed before the run ended)
+    in_order = run.flows["sent_bytes"] - run.flows["dropped_bytes"] - run.flows["discarded_bytes"]
+    np.testing.assert_array_equal(in_order, [12.5 * 8000 - 12.5 * 8 * 500] * 2)
