@@ -86,7 +86,9 @@ def compute_metrics(run: RunCounters, a: Snapshot, b: Snapshot, rtt_stats: np.nd
     cap_bytes = run.fabric.n_sinks * net.bytes_per_ns * span
     delivered = b.delivered - a.delivered
     if b.discarded is not None:
-        delivered -= float(b.discarded.sum() - a.discarded.sum())
+        # A loss episode's discarded bytes are booked at its NACK, which can fall in the window
+        # after bytes that arrived before it: a window's in-order bytes are at least none.
+        delivered = max(delivered - float(b.discarded.sum() - a.discarded.sum()), 0.0)
     out["goodput"] = delivered * net.payload_fraction / cap_bytes if span > 0 else float("nan")
     rows = run.q_samples[from_step // run.q_every : run.n_steps // run.q_every + 1]
     if run.q_weights is None:  # single switch: every port alike
