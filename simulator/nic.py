@@ -26,7 +26,7 @@ import numpy as np
 
 from rlcc import textio
 from rlcc.errors import BadInputError
-from rlcc.simulator.params import check_range
+from rlcc.simulator.params import check_range, fields_from_json
 
 MAX_CORES = 1024
 MAX_THREADS = 256
@@ -67,10 +67,7 @@ class NicConfig:
     def from_dict(data: Any) -> NicConfig:
         if isinstance(data, NicConfig):
             return data
-        names = [f.name for f in dataclasses.fields(NicConfig)]
-        if not isinstance(data, dict) or set(data) - set(names):
-            raise BadInputError(f"invalid scenario: nic must be an object with keys among {', '.join(names)}")
-        cfg = NicConfig(**data)
+        cfg = NicConfig(**fields_from_json(NicConfig, data, "nic"))
         cfg.validate()
         return cfg
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -206,6 +206,29 @@ def check_count(value: Any, name: str) -> None:
     """``value`` an integer in 1..MAX_FLOWS (hosts, flows, bursts), else one line naming the field."""
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_FLOWS:
         raise BadInputError(f"invalid scenario: {name} must be an integer in 1..{MAX_FLOWS}, got {_shown(value)}")
+
+
+def fields_from_json(cls: type, data: Any, where: str, nested: Mapping[str, Callable[[Any], Any]] | None = None,
+                     what: str = "an object") -> dict[str, Any]:
+    """The JSON object ``data`` as keyword arguments of the dataclass ``cls``: keys among its fields,
+    each value of its field's type (``check_type``), ``nested`` fields converted by their function;
+    else one line naming ``where`` (e.g. "network.pfc")."""
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    if not isinstance(data, Mapping):
+        raise BadInputError(f"invalid scenario: {where} must be {what} with keys among {', '.join(fields)}, "
+                            f"got {_shown(data)}")
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise BadInputError(f"invalid scenario: unknown key(s) in {where}: {', '.join(unknown)}")
+    nested = nested or {}
+    out = {}
+    for name, value in data.items():
+        if name in nested:
+            out[name] = nested[name](value)
+        else:
+            check_type(value, fields[name].type, f"{where}.{name}")
+            out[name] = value
+    return out
 
 
 def check_type(value: Any, annotation: str, name: str) -> None:

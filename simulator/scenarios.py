@@ -22,6 +22,7 @@ from rlcc.simulator.flowsize import FlowSizeCdf, poisson_flows
 from rlcc.simulator.nic import NicConfig
 from rlcc.simulator.params import (
     LINE_RATE_GBPS, MAX_BYTES, MAX_FLOWS, FlowTable, Network, PfcParams, check_count, check_positive, check_range, check_type,
+    fields_from_json,
 )
 
 MAX_DECISION_LATENCY_US = 1e6
@@ -525,45 +526,14 @@ def _paths_from_json(data: Any) -> tuple[tuple[str, ...], ...]:
 def _topology_from_dict(data: Any) -> TopologyConfig:
     if isinstance(data, TopologyConfig):
         return data
-    fields = {f.name: f for f in dataclasses.fields(TopologyConfig)}
-    if not isinstance(data, Mapping):
-        raise BadInputError(f"invalid scenario: topology must be an object with keys among {', '.join(fields)}")
-    unknown = sorted(set(data) - set(fields))
-    if unknown:
-        raise BadInputError(f"invalid scenario: unknown key(s) in topology: {', '.join(unknown)}")
-    for name, value in data.items():
-        if name in ("kind", "path"):
-            if value is not None and not isinstance(value, str):
-                raise BadInputError(f"invalid scenario: topology.{name} must be a string")
-        else:
-            check_type(value, fields[name].type, f"topology.{name}")
-    return TopologyConfig(**data)
+    return TopologyConfig(**fields_from_json(TopologyConfig, data, "topology"))
 
 
 def _network_from_dict(data: Any) -> Network:
-    if not isinstance(data, Mapping):
-        raise BadInputError(
-            f"invalid scenario: network must be an object with keys among "
-            f"{', '.join(f.name for f in dataclasses.fields(Network))}, got {data!r}"
-        )
-    fields = {f.name: f for f in dataclasses.fields(Network)}
-    unknown = sorted(set(data) - set(fields))
-    if unknown:
-        raise BadInputError(f"invalid scenario: unknown key(s) in network: {', '.join(unknown)}")
-    data = dict(data)
-    pfc = data.pop("pfc", None)
-    for name, value in data.items():
-        check_type(value, fields[name].type, f"network.{name}")
-    return Network(**data, pfc=None if pfc is None else _pfc_from_dict(pfc))
+    return Network(**fields_from_json(Network, data, "network", nested={"pfc": _pfc_from_dict}))
 
 
-def _pfc_from_dict(data: Any) -> PfcParams:
-    fields = {f.name: f for f in dataclasses.fields(PfcParams)}
-    if not isinstance(data, Mapping):
-        raise BadInputError(f"invalid scenario: network.pfc must be null or an object with keys among {', '.join(fields)}")
-    unknown = sorted(set(data) - set(fields))
-    if unknown:
-        raise BadInputError(f"invalid scenario: unknown key(s) in network.pfc: {', '.join(unknown)}")
-    for name, value in data.items():
-        check_type(value, fields[name].type, f"network.pfc.{name}")
-    return PfcParams(**data)
+def _pfc_from_dict(data: Any) -> PfcParams | None:
+    if data is None:
+        return None
+    return PfcParams(**fields_from_json(PfcParams, data, "network.pfc", what="null or an object"))

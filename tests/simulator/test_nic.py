@@ -119,7 +119,9 @@ def test_verify_json_gives_cycles_and_the_profiles_clock(tmp_path):
     ({"threads": 1.5}, "nic.threads"),
     ({"decision_cycles": -1}, "nic.decision_cycles"),
     ({"clock_hz": 0}, "nic.clock_hz must be in"),
-    ({"speed": 1}, "nic must be an object with keys among"),
+    ({"speed": 1}, r"unknown key\(s\) in nic: speed"),
+    (7, "nic must be an object with keys among"),
+    ({"cores": "2"}, "nic.cores has invalid value '2'"),
 ])
 def test_bad_nic_config_is_one_clear_error(nic, message):
     with pytest.raises(BadInputError, match=message):
