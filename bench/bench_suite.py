@@ -22,7 +22,7 @@ from pathlib import Path
 
 from benchlib import machine
 
-from rlcc.simulator.suite import ControllerSpec, run_suite
+from rlcc.simulator.suite import LOSS_MODES, ControllerSpec, run_suite
 from rlcc.simulator.suite_report import write_report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,9 +35,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backend", choices=("ray", "serial"), default="ray")
     ap.add_argument("--seeds", default="0")
-    ap.add_argument("--loss-mode", choices=("lossy", "lossless", "both"), default="both")
+    ap.add_argument("--loss-mode", choices=(*LOSS_MODES, "both"), default="both")
     args = ap.parse_args()
-    modes = ("lossy", "lossless") if args.loss_mode == "both" else (args.loss_mode,)
+    modes = LOSS_MODES if args.loss_mode == "both" else (args.loss_mode,)
     seeds = [int(s) for s in args.seeds.split(",")]
     specs = [ControllerSpec.parse(c) for c in CONTROLLERS]
     t = time.perf_counter()

@@ -35,7 +35,7 @@ from rlcc.simulator import make_controller, simulate
 from rlcc.simulator.nic import MAX_CORES, MAX_THREADS, verify_cycles
 from rlcc.simulator.params import LOSS_RECOVERY
 from rlcc.simulator.scenarios import DEFAULT_DECISION_LATENCY_US, Network, Scenario
-from rlcc.simulator.suite import STARTS, SUITES, ControllerSpec, load_firmware, run_suite
+from rlcc.simulator.suite import LOSS_MODES, STARTS, SUITES, ControllerSpec, load_firmware, run_suite
 from rlcc.targets import DEFAULT_TARGET
 from rlcc.simulator.suite_report import write_report
 from rlcc.simulator.switch_metrics import switch_metrics
@@ -375,7 +375,7 @@ def trace(hosts: int, cdf: str, load: float, **opts: Any) -> None:
                    "or in this process; results are identical")
 @click.option("--address", default=None, help="Ray cluster address, e.g. ray://head:10001 or auto (implies --backend ray)")
 @click.option("--num-cpus", type=int, default=None, help="local Ray CPUs [all]")
-@click.option("--loss-mode", type=click.Choice(["lossy", "lossless", "both"]), default="lossy", show_default=True,
+@click.option("--loss-mode", type=click.Choice([*LOSS_MODES, "both"]), default="lossy", show_default=True,
               help="lossy shared buffers, lossless (PFC, the ns-3 peer's dynamic thresholds), or both (Table V per mode)")
 @click.option("--force", is_flag=True, help="replace an existing output directory")
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar")
@@ -398,7 +398,7 @@ def suite(controllers: tuple[str, ...], out: str, suite_name: str, seeds: str, s
             backend = "ray"
         elif backend == "auto":
             backend = "ray" if importlib.util.find_spec("ray") else "serial"
-        modes = ("lossy", "lossless") if loss_mode == "both" else (loss_mode,)
+        modes = LOSS_MODES if loss_mode == "both" else (loss_mode,)
         results = run_suite(specs, suite_name, seed_list, backend=backend, address=address, num_cpus=num_cpus,
                             progress=False if quiet else None, loss_modes=modes, start=start,
                             loss_recovery=loss_recovery)

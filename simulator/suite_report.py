@@ -56,6 +56,7 @@ from rlcc import textio
 from rlcc.errors import BadInputError
 from rlcc.simulator import paper
 from rlcc.simulator.plot import save_figure
+from rlcc.simulator.suite import LOSS_MODES  # a run's optional "loss_mode"; absent: lossy
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -67,7 +68,6 @@ STEADY = ("many-to-one", "all-to-all")  # steady-state families: Figs. 6-7
 TABLE_IV_FAMILIES = ("many-to-one", "all-to-all", "long-short")  # the paper's Table IV columns
 TOP_KEYS = {"controllers", "criteria", "settings", "runs"}
 RUN_KEYS = {"family", "topology", "scale", "scale_value", "seed", "controller", "metrics"}
-LOSS_MODES = ("lossy", "lossless")  # a run's optional "loss_mode"; absent: lossy
 BUCKET_KEYS = ("label", "lo", "hi", "count", "unfinished", "median", "p99")
 REQUIRED_METRICS = {
     "many-to-one": ("goodput", "drops_per_flow", "queue_delay_p99_us"),
