@@ -21,8 +21,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import multiprocessing
-import os
-import shlex
 import sys
 import tempfile
 import time
@@ -147,20 +145,6 @@ class MutationReport:
         return (f"{self.target}: {len(self.results)} mutants, {self.count('killed')} killed, "
                 f"{self.count('equivalent')} equivalent, {self.count('survived')} survived, "
                 f"{self.count('stillborn')} stillborn; kill rate {pct} ({self.vectors} vectors, {self.wall_s:.1f} s)")
-
-
-def direct_compiler(cc: str | None) -> str | None:
-    """The default compiler as the ziglang wheel's own binary (``zig cc``), not
-    ``python -m ziglang cc``: same compiler, without a Python start-up per build, which is
-    about half the cost of building one mutant."""
-    if cc is not None:
-        return cc
-    try:
-        import ziglang
-    except ImportError:
-        return None
-    zig = Path(ziglang.__file__).with_name("zig")
-    return f"{shlex.quote(str(zig))} cc" if os.access(zig, os.X_OK) else None
 
 
 def _take(v: Vectors, idx: np.ndarray) -> Vectors:
@@ -410,7 +394,6 @@ def run_mutation_analysis(
     header = firmware_c.with_name(raw.get("files", {}).get("h", {}).get("path") or firmware_c.stem + ".h")
     if not header.is_file():
         raise BadInputError(f"{header}: the firmware header is missing")
-    cc = direct_compiler(cc)
     v = default_vectors(model, shipped) if vectors is None else vectors
 
     sources = {"c": textio.read_text(firmware_c, "firmware"), "h": textio.read_text(header, "firmware header")}

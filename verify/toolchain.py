@@ -35,13 +35,22 @@ from rlcc.verify.include_guard import check_includes
 COMMON_FLAGS = ("-O2", "-fomit-frame-pointer", "-ffreestanding", "-Wall", "-Wextra", "-Werror", "-g0")
 
 
-def find_compiler() -> list[str]:
-    """The default compiler command: ``[sys.executable, "-m", "ziglang", "cc"]`` (BuildError if missing)."""
+def _zig_cc(purpose: str) -> list[str]:
+    """``zig cc`` from the ziglang wheel, as its own binary when it has one: ``python -m ziglang``
+    only execs that binary, and a Python start-up per build was about half of building a mutant."""
     try:
-        import ziglang  # noqa: F401
+        import ziglang
     except ImportError:
-        raise BuildError("no RISC-V compiler: the 'ziglang' package is not installed (pip install ziglang)") from None
+        raise BuildError(f"no {purpose}: the 'ziglang' package is not installed (pip install ziglang)") from None
+    zig = Path(ziglang.__file__).with_name("zig")
+    if os.access(zig, os.X_OK):
+        return [str(zig), "cc"]
     return [sys.executable, "-m", "ziglang", "cc"]
+
+
+def find_compiler() -> list[str]:
+    """The default compiler command: zig's clang from the ziglang wheel (BuildError if missing)."""
+    return _zig_cc("RISC-V compiler")
 
 
 def host_compiler() -> list[str]:
@@ -49,11 +58,7 @@ def host_compiler() -> list[str]:
     tests' host builds): the same zig clang without ``-target``, i.e. for the native host, so
     nothing beyond the Python packages is needed. zig bundles UBSan's runtime but not ASan's:
     ``-fsanitize=address`` needs a system gcc or clang."""
-    try:
-        import ziglang  # noqa: F401
-    except ImportError:
-        raise BuildError("no host C compiler: the 'ziglang' package is not installed (pip install ziglang)") from None
-    return [sys.executable, "-m", "ziglang", "cc"]
+    return _zig_cc("host C compiler")
 
 
 def target_flags(target: str, zbb: bool = False, gcc_style: bool = False) -> list[str]:

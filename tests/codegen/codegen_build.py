@@ -13,6 +13,7 @@ import numpy as np
 from rlcc import firmware_sdk_stub as sdk
 from rlcc.firmware_sdk_stub import harness_layout as hl
 from rlcc.fxp.vectors import Vectors
+from rlcc.verify.toolchain import find_compiler
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from hostcc import host_cc, sanitizer_flags
@@ -52,7 +53,7 @@ def build_host(c_file: Path, out: Path, sanitize: bool = False, cc: str = "zig")
 
 
 def compile_riscv(c_file: Path, target: str, out: Path) -> Path:
-    compile_ok([sys.executable, "-m", "ziglang", "cc", *ZIG_TARGET[target], "-O2", "-ffreestanding", *WARN,
+    compile_ok([*find_compiler(), *ZIG_TARGET[target], "-O2", "-ffreestanding", *WARN,
                 f"-I{sdk.SDK_DIR}", f"-I{c_file.parent}", "-c", c_file, "-o", out])
     return out
 

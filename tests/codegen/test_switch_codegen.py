@@ -20,6 +20,7 @@ from rlcc.class_trees import ClassEnsemble, ClassTree, IntSplit  # noqa: E402
 from rlcc.kinds.switch_agent.codegen import (  # noqa: E402
     KIND, generate_switch_firmware, load_switch_manifest, render_switch_sources)
 from rlcc.errors import BadInputError  # noqa: E402
+from rlcc.verify.toolchain import find_compiler  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = paper_spec()
@@ -57,7 +58,7 @@ def test_strict_build(tmp_path, target, kw):
     """-Wall -Wextra -Werror -Wconversion -std=c11 for RV64IMAC and RV32IMC (no unused helpers)."""
     spec = paper_spec(**kw)
     paths = generate_switch_firmware(spec, random_ensemble(spec, seed=2), tmp_path, target)
-    proc = subprocess.run([sys.executable, "-m", "ziglang", "cc", *ZIG_TARGET[target], "-O2", "-ffreestanding", *WARN,
+    proc = subprocess.run([*find_compiler(), *ZIG_TARGET[target], "-O2", "-ffreestanding", *WARN,
                            f"-I{sdk.SDK_DIR}", f"-I{tmp_path}", "-c", str(paths["c"]), "-o", str(tmp_path / "fw.o")],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

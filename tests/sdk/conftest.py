@@ -12,6 +12,7 @@ import pytest
 
 from rlcc import firmware_sdk_stub as sdk
 from rlcc.firmware_sdk_stub import harness_layout as hl
+from rlcc.verify.toolchain import find_compiler
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from hostcc import host_cc, sanitizer_flags
@@ -33,7 +34,7 @@ def run(cmd, **kw) -> subprocess.CompletedProcess:
 
 
 def zig_cc(target: str) -> list[str]:
-    return [sys.executable, "-m", "ziglang", "cc", *ZIG_TARGET[target]]
+    return [*find_compiler(), *ZIG_TARGET[target]]
 
 
 def compile_ok(cmd) -> None:

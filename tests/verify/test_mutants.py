@@ -25,7 +25,7 @@ from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxConstants, FxModel, Split, Tr
 from rlcc.fxp.vectors import concat, expected
 from rlcc.verify.generators import verification_set
 from rlcc.spec import Feature, ObservationSpec
-from rlcc.verify.mutants import _unobservable_edits, direct_compiler, run_mutation_analysis
+from rlcc.verify.mutants import _unobservable_edits, run_mutation_analysis
 from rlcc.verify.mutate import KINDS, generate_mutants, input_domains, reachable_leaves
 from rlcc.verify.toolchain import compile_riscv
 
@@ -130,8 +130,7 @@ def compiles(texts: dict[str, str], names: dict[str, str], work: Path, target: s
     work.mkdir(parents=True, exist_ok=True)
     for key, text in texts.items():
         (work / names[key]).write_text(text)
-    compile_riscv([work / names["c"]], target, [work, *include_dirs()], out_path=work / "m.o", extra_flags=["-c"],
-                  cc=direct_compiler(None))
+    compile_riscv([work / names["c"]], target, [work, *include_dirs()], out_path=work / "m.o", extra_flags=["-c"])
 
 
 # ---- generation --------------------------------------------------------------------------
