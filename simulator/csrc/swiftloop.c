@@ -62,7 +62,7 @@ typedef struct {
     double *rtt_stats, *ser_t, *ser_q, *ser_rates, *ser_load;
     /* scratch: due flows, per-group sums, host sums, the tick's new rates and changed flows */
     int64_t *due, *changed;
-    double *gsum, *hsum, *newr;
+    double *gsum, *hsum, *newr, *gint; /* gint: the groups' integrals now, (3, groups) */
     /* pending rate changes: flow, new rate, application step; [phead, ptail) in decision order */
     int64_t *pidx, *pstep;
     double *pnew;
@@ -74,7 +74,7 @@ typedef struct {
 
 static void Loop_dealloc(Loop *k) {
     for (int i = 0; i < k->nviews; i++) PyBuffer_Release(&k->view[i]);
-    void *bufs[] = {k->due, k->changed, k->gsum, k->hsum, k->newr, k->pidx, k->pstep, k->pnew};
+    void *bufs[] = {k->due, k->changed, k->gsum, k->hsum, k->newr, k->gint, k->pidx, k->pstep, k->pnew};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     Py_TYPE(k)->tp_free((PyObject *)k);
 }
@@ -209,25 +209,28 @@ static int Loop_init(Loop *k, PyObject *args, PyObject *kwds) {
     k->gsum = malloc(nG * sizeof(double));
     k->hsum = malloc(k->nH * sizeof(double));
     k->newr = malloc(n * sizeof(double));
-    if (!k->due || !k->changed || !k->gsum || !k->hsum || !k->newr) {
+    k->gint = malloc(3 * nG * sizeof(double));
+    if (!k->due || !k->changed || !k->gsum || !k->hsum || !k->newr || !k->gint) {
         PyErr_NoMemory();
         return -1;
     }
     return reserve_pending(k, n);
 }
 
-/* ``Fabric.integrals`` of group g, column c: g0 + scale x (port integral - its value at the rebase). */
-static inline double integral(const Loop *k, int64_t g, int c) {
-    const double P[3] = {k->time, k->d, k->m};
-    return k->g0[3 * g + c] + k->gscale[g] * (P[c] - k->ref[c]);
+/* ``Fabric.integrals`` of every group into ``gint`` (column c of group g at c * groups + g):
+ * g0 + scale x (port integral - its value at the rebase). They hold until the next fabric step. */
+static void group_integrals(Loop *k) {
+    const double D[3] = {k->time - k->ref[0], k->d - k->ref[1], k->m - k->ref[2]};
+    for (Py_ssize_t g = 0; g < k->nG; g++)
+        for (int c = 0; c < 3; c++) k->gint[c * k->nG + g] = k->g0[3 * g + c] + k->gscale[g] * D[c];
 }
 
-/* ``_Run.settle`` of one flow: its counters up to now at its sending rate. */
+/* ``_Run.settle`` of one flow: its counters up to now (``gint``) at its sending rate. */
 static inline void settle(Loop *k, int64_t i) {
     double w = k->tx[i] * k->C;
     int64_t g = k->group[i];
     for (int c = 0; c < 3; c++) {
-        double now = integral(k, g, c);
+        double now = k->gint[c * k->nG + g];
         k->acc[c * k->n + i] = k->acc[c * k->n + i] + w * (now - k->last[c * k->n + i]);
         k->last[c * k->n + i] = now;
     }
@@ -342,40 +345,57 @@ static int decide(Loop *k, long long ks, double t_end) {
  * cwnd / (base RTT + queueing delay now); many changes settle every flow (the engine's branch). */
 static void tick(Loop *k) {
     Py_ssize_t n = k->n, nc = 0;
-    double qd = k->q / k->C;
+    const double qd = k->q / k->C, den = (k->base + qd) * k->ppn, lo = k->swift_min_rate, elo = k->eng_min_rate;
+    double *restrict rate = k->rate, *restrict pend_rate = k->pend_rate, *restrict cwnd_eff = k->cwnd_eff;
+    double *restrict newr = k->newr, *restrict qdelay = k->qdelay;
+    const double *restrict pend_cwnd = k->pend_cwnd;
+    unsigned char *restrict paced_on = k->paced;
+    const unsigned char *restrict active = k->active;
     for (Py_ssize_t i = 0; i < n; i++) {
-        double rate = k->rate[i];
-        if (rate == k->pend_rate[i]) { /* the pending decision landed */
-            k->cwnd_eff[i] = k->pend_cwnd[i];
-            k->paced[i] = 1;
-            k->pend_rate[i] = NAN;
+        if (rate[i] == pend_rate[i]) { /* the pending decision landed */
+            cwnd_eff[i] = pend_cwnd[i];
+            paced_on[i] = 1;
+            pend_rate[i] = NAN;
         }
-        k->qdelay[i] = qd;
-        double paced = k->cwnd_eff[i] / ((k->base + qd) * k->ppn);
-        paced = paced < k->swift_min_rate ? k->swift_min_rate : paced;
-        paced = paced > 1.0 ? 1.0 : paced;
-        double nr = clip(k->paced[i] && k->active[i] ? paced : rate, k->eng_min_rate, 1.0);
-        k->newr[i] = nr;
-        if (k->active[i] && nr != rate) k->changed[nc++] = i;
     }
-    if (nc > n / 8) { /* every flow: unchanged ones with a zero change */
-        for (Py_ssize_t i = 0; i < n; i++) {
-            int changed = k->active[i] && k->newr[i] != k->rate[i];
-            if (!changed) k->newr[i] = k->rate[i];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        qdelay[i] = qd;
+        double paced = cwnd_eff[i] / den;
+        paced = paced < lo ? lo : paced;
+        paced = paced > 1.0 ? 1.0 : paced;
+        double nr = paced_on[i] && active[i] ? paced : rate[i];
+        nr = nr < elo ? elo : nr;
+        newr[i] = nr > 1.0 ? 1.0 : nr;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        k->changed[nc] = i;
+        nc += active[i] && newr[i] != rate[i];
+    }
+    if (nc > n / 8) { /* every flow, unchanged ones (inactive: their own rate) with a zero change */
+        double *restrict tx = k->tx, *restrict gsum = k->gsum;
+        const int64_t *restrict group = k->group;
+        for (int c = 0; c < 3; c++) {
+            double *restrict acc = k->acc + c * n, *restrict last = k->last + c * n;
+            const double *restrict G = k->gint + c * k->nG;
+            for (Py_ssize_t i = 0; i < n; i++) {
+                double now = G[group[i]];
+                acc[i] = acc[i] + tx[i] * k->C * (now - last[i]);
+                last[i] = now;
+            }
         }
-        memset(k->gsum, 0, k->nG * sizeof(double));
+        memset(gsum, 0, k->nG * sizeof(double));
         for (Py_ssize_t i = 0; i < n; i++) {
-            settle(k, i);
-            double tx = k->active[i] ? k->newr[i] : 0.0;
-            k->gsum[k->group[i]] += tx - k->tx[i];
-            k->tx[i] = tx;
-            k->rate[i] = k->newr[i];
+            double nr = active[i] ? newr[i] : rate[i];
+            double t = active[i] ? nr : 0.0;
+            gsum[group[i]] += t - tx[i];
+            tx[i] = t;
+            rate[i] = nr;
         }
-        for (Py_ssize_t g = 0; g < k->nG; g++) k->grate[g] += k->gsum[g];
+        for (Py_ssize_t g = 0; g < k->nG; g++) k->grate[g] += gsum[g];
         k->dirty = 1;
     } else if (nc) {
-        for (Py_ssize_t j = 0; j < nc; j++) k->newr[j] = k->newr[k->changed[j]];
-        set_rates(k, k->changed, k->newr, nc);
+        for (Py_ssize_t j = 0; j < nc; j++) newr[j] = newr[k->changed[j]];
+        set_rates(k, k->changed, newr, nc);
     }
 }
 
@@ -383,7 +403,7 @@ static void tick(Loop *k) {
 static void refresh(Loop *k) {
     Py_ssize_t nG = k->nG;
     for (Py_ssize_t g = 0; g < nG; g++)
-        for (int c = 0; c < 3; c++) k->g0[3 * g + c] = integral(k, g, c);
+        for (int c = 0; c < 3; c++) k->g0[3 * g + c] = k->gint[c * nG + g];
     k->ref[0] = k->time; k->ref[1] = k->d; k->ref[2] = k->m;
     memset(k->hsum, 0, k->nH * sizeof(double));
     for (Py_ssize_t g = 0; g < nG; g++) k->hsum[k->group_host[g]] += k->grate[g];
@@ -448,6 +468,7 @@ static PyObject *Loop_run(Loop *k, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "Loop.run: steps out of range");
         return NULL;
     }
+    group_integrals(k);
     for (long long ks = k0; ks < k1; ks++) {
         double t = (double)ks * k->dt;
         apply_pending(k, ks);
@@ -457,6 +478,7 @@ static PyObject *Loop_run(Loop *k, PyObject *args) {
             k->next_tick += k->tick_ns;
         }
         fabric_step(k);
+        group_integrals(k);
         sample(k, ks);
     }
     return Py_BuildValue("(dddddddOd)", k->time, k->q, k->d, k->m, k->offered, k->delivered, k->dropped,
