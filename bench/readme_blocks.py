@@ -522,8 +522,17 @@ def fabric() -> str:
     t = doc.get("target_run")
     if t:
         met = "meets" if t["wall_s"] <= t["goal_s"] else "misses"
+        before = (f"; the previous run: {t['previous']['wall_s'] / 60:.1f} min at load {t['previous']['load_before']:g}, "
+                  f"this one at load {t['load_before']:g}") if "previous" in t else ""
         out.append(para(f"Target run, measured: {t['flows']} flows, {t['duration_ms'] / 1e3:g} simulated s: "
-                        f"**{t['wall_s'] / 60:.1f} min** on {cores(doc)} cores ({met} the {t['goal_s'] / 60:g}-minute goal)."))
+                        f"**{t['wall_s'] / 60:.1f} min** on {cores(doc)} cores ({met} the {t['goal_s'] / 60:g}-minute goal"
+                        f"{before})."))
+    c = doc.get("compare")
+    if c:
+        out.append(para(f"The C rows and block ends on a topology (the one-port kernel's front half, `path_block_end`) "
+                        f"are bit-identical to the Python block loop and {c['speedup']:g}x faster on the "
+                        f"{c['flows']}-flow fat-tree ({c['duration_ms']:g} ms: {c['c_wall_s']} s vs {c['python_wall_s']} s, "
+                        "`--compare`)."))
     else:
         big = fab[-1]
         out.append(para(f"The target (8064 flows, 2 simulated s) projects to **{big['projected_2s_min']:.1f} min** from "

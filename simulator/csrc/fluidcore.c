@@ -905,9 +905,105 @@ done:
     Py_RETURN_NONE;
 }
 
+/* path_block_end(arrays, C, B, n_queues1): the end of a topology block (blocks.py ``_block_paths``,
+ * the case where nothing is counted and every changed flow changes once), with numpy's element
+ * operations in the same order. Settles each changed flow ``idx[e]`` at its old sending rate
+ * ``old[e]`` with the integrals of its step ``js[e]`` (host integral ``hints`` (B, hosts), group
+ * drop / mark integrals ``gdrop`` / ``gmark`` (B or 1, groups)), then sends the due flows' probes:
+ * next_ret = ret + path base RTT + the sum over the path's hops (``fq`` (hops, flows) queue
+ * columns) of the queueing delays at the decision's step (``delays`` (B, queues + 1)).
+ * arrays: idx, js, old, group, group_host, hints, gdrop, gmark, acc (3, n), last (3, n), due, jd,
+ * ret, flow_base, delays, fq, probe_sent, next_ret. */
+enum { E_IDX, E_JS, E_OLD, E_GROUP, E_GHOST, E_HINTS, E_GDROP, E_GMARK, E_ACC, E_LAST, E_DUE, E_JD, E_RET, E_BASE,
+       E_DELAYS, E_FQ, E_SENT, E_NEXT, N_END };
+static const char END_FORMATS[N_END] = {'i', 'i', 'd', 'i', 'i', 'd', 'd', 'd', 'd', 'd', 'i', 'i', 'd', 'd', 'd', 'i', 'd', 'd'};
+
+static PyObject *path_block_end(PyObject *Py_UNUSED(mod), PyObject *args) {
+    PyObject *arrays;
+    double C;
+    Py_ssize_t B, nQ1;
+    if (!PyArg_ParseTuple(args, "O!dnn", &PyTuple_Type, &arrays, &C, &B, &nQ1)) return NULL;
+    if (PyTuple_GET_SIZE(arrays) != N_END || B < 1 || nQ1 < 1) {
+        PyErr_SetString(PyExc_ValueError, "path_block_end: 18 arrays, B >= 1, queues >= 1");
+        return NULL;
+    }
+    Py_buffer b[N_END];
+    int got = 0;
+    for (; got < N_END; got++) {
+        int w = got == E_ACC || got == E_LAST || got == E_SENT || got == E_NEXT;
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(arrays, got), &b[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (w ? PyBUF_WRITABLE : 0)) < 0)
+            goto done;
+        if (!check_format(&b[got], END_FORMATS[got])) {
+            PyErr_Format(PyExc_ValueError, "path_block_end: array %d has the wrong dtype", got);
+            got++;
+            goto done;
+        }
+    }
+    {
+        const Py_ssize_t m = b[E_IDX].len / 8, n = b[E_GROUP].len / 8, nG = b[E_GHOST].len / 8, nd = b[E_DUE].len / 8;
+        const Py_ssize_t nH = b[E_HINTS].len / 8 / B, H = b[E_FQ].len / 8 / (n ? n : 1);
+        const Py_ssize_t S = b[E_GDROP].len / 8 / (nG ? nG : 1);
+        if (b[E_JS].len != m * 8 || b[E_OLD].len != m * 8 || b[E_HINTS].len != B * nH * 8 || (S != 1 && S != B) ||
+            b[E_GDROP].len != S * nG * 8 || b[E_GMARK].len != S * nG * 8 || b[E_ACC].len != 3 * n * 8 ||
+            b[E_LAST].len != 3 * n * 8 || b[E_JD].len != nd * 8 || b[E_RET].len != nd * 8 || b[E_BASE].len != n * 8 ||
+            b[E_DELAYS].len != B * nQ1 * 8 || H < 1 || b[E_FQ].len != H * n * 8 || b[E_SENT].len != n * 8 ||
+            b[E_NEXT].len != n * 8) {
+            PyErr_SetString(PyExc_ValueError, "path_block_end: inconsistent array sizes");
+            goto done;
+        }
+        const int64_t *idx = b[E_IDX].buf, *js = b[E_JS].buf, *group = b[E_GROUP].buf, *ghost = b[E_GHOST].buf;
+        const int64_t *due = b[E_DUE].buf, *jd = b[E_JD].buf, *fq = b[E_FQ].buf;
+        const double *old = b[E_OLD].buf, *hints = b[E_HINTS].buf, *gdrop = b[E_GDROP].buf, *gmark = b[E_GMARK].buf;
+        const double *ret = b[E_RET].buf, *fbase = b[E_BASE].buf, *delays = b[E_DELAYS].buf;
+        double *acc = b[E_ACC].buf, *last = b[E_LAST].buf, *sent = b[E_SENT].buf, *next = b[E_NEXT].buf;
+        for (Py_ssize_t e = 0; e < m; e++) { /* checked before anything is written */
+            if (idx[e] < 0 || idx[e] >= n || js[e] < 0 || js[e] >= B || group[idx[e]] < 0 || group[idx[e]] >= nG ||
+                ghost[group[idx[e]]] < 0 || ghost[group[idx[e]]] >= nH) {
+                PyErr_SetString(PyExc_ValueError, "path_block_end: change index out of range");
+                goto done;
+            }
+        }
+        for (Py_ssize_t p = 0; p < nd; p++) {
+            if (due[p] < 0 || due[p] >= n || jd[p] < 0 || jd[p] >= B) {
+                PyErr_SetString(PyExc_ValueError, "path_block_end: decision index out of range");
+                goto done;
+            }
+            for (Py_ssize_t h = 0; h < H; h++)
+                if (fq[h * n + due[p]] < 0 || fq[h * n + due[p]] >= nQ1) {
+                    PyErr_SetString(PyExc_ValueError, "path_block_end: path queue out of range");
+                    goto done;
+                }
+        }
+        for (Py_ssize_t e = 0; e < m; e++) { /* FlowState.settle_cols(idx, [hint, drop, mark], old * C) */
+            const int64_t f = idx[e], g = group[f];
+            const Py_ssize_t row = S == 1 ? 0 : js[e];
+            const double w = old[e] * C;
+            const double now[3] = {hints[js[e] * nH + ghost[g]], gdrop[row * nG + g], gmark[row * nG + g]};
+            for (int c = 0; c < 3; c++) {
+                acc[c * n + f] = acc[c * n + f] + w * (now[c] - last[c * n + f]);
+                last[c * n + f] = now[c];
+            }
+        }
+        for (Py_ssize_t p = 0; p < nd; p++) { /* the probes: FlowState.send_probes(due, ret, base, qd) */
+            const int64_t f = due[p];
+            const double *row = delays + jd[p] * nQ1;
+            double q = row[fq[f]];
+            for (Py_ssize_t h = 1; h < H; h++) q = q + row[fq[h * n + f]];
+            sent[f] = ret[p];
+            next[f] = ret[p] + fbase[f] + q;
+        }
+    }
+done:
+    for (int i = 0; i < got; i++) PyBuffer_Release(&b[i]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"policy_rates", policy_rates, METH_VARARGS,
      "policy_rates(y, rate, mode, gain, clamp_min, clamp_max, rate_min, factors, rates): a factor controller's decision"},
+    {"path_block_end", path_block_end, METH_VARARGS,
+     "path_block_end(arrays, C, B, queues + 1): settle a topology block's changed flows, send its probes"},
     {NULL, NULL, 0, NULL},
 };
 
