@@ -511,10 +511,15 @@ def fabric() -> str:
     """Fabric simulator scaling (bench/bench_fabric.py)."""
     doc = load(RESULTS / "fabric.json")
     fab = [r for r in doc["flows_curve"] if r["topology"] == "fat-tree"]
+    def before(r: dict) -> str:
+        p = r.get("previous")
+        return f"{p['projected_2s_min']:.1f} min ({p['load_before']:g} / {r['load_before']:g})" if p else "-"
+
     rows = [[str(r["flows"]), f"{r['wall_per_sim_ms']:.3f} s", f"{r['us_per_decision']:.2f} µs",
-             f"{r['projected_2s_min']:.1f} min", f"{r['vs_single_switch']:.1f}×"] for r in fab]
+             f"{r['projected_2s_min']:.1f} min", before(r), f"{r['vs_single_switch']:.1f}×"] for r in fab]
     out = [table(["flows (64-host fat-tree, all-to-all)", "wall per simulated ms", "per decision", "2 s projected",
-                  "vs single switch"], ["---:", "---:", "---:", "---:", "---:"], rows), ""]
+                  "previous results: 2 s projected (load then / now)", "vs single switch"],
+                 ["---:", "---:", "---:", "---:", "---:", "---:"], rows), ""]
     hrows = [[str(r["hosts"]), f"{r['leaves']}×{r['hosts_per_leaf']}", str(r["flows"]), f"{r['wall_per_sim_ms']:.3f} s",
               f"{r['us_per_decision']:.2f} µs"] for r in doc["hosts_curve"]]
     out += [table(["hosts", "leaves × hosts", "flows (all-to-all)", "wall per simulated ms", "per decision"],

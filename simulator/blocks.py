@@ -30,7 +30,10 @@ port loads of all the block's steps are computed with a handful of vectorized ca
 one-port fabric (``Fabric._single``: every many-to-one incast) the C kernel of
 ``rlcc.simulator.kernel`` runs the block instead, the same operations in the same order
 (``_block_kernel``; ``BlockLoop.use_kernel = False`` selects this Python twin, the reference
-tests/simulator/test_kernel.py compares it with).
+tests/simulator/test_kernel.py compares it with). On a topology the kernel's front half finds the
+block's decisions and writes the policy inputs (``_rows_front``) and ``_fluidcore.path_block_end``
+settles the changed flows and sends the probes (``_block_paths_end``) when nothing is counted;
+``use_kernel = False`` selects the numpy twins (tests/simulator/test_kernel_paths.py).
 """
 
 from __future__ import annotations
