@@ -31,8 +31,9 @@ one-port fabric (``Fabric._single``: every many-to-one incast) the C kernel of
 ``rlcc.simulator.kernel`` runs the block instead, the same operations in the same order
 (``_block_kernel``; ``BlockLoop.use_kernel = False`` selects this Python twin, the reference
 tests/simulator/test_kernel.py compares it with). On a topology the kernel's front half finds the
-block's decisions and writes the policy inputs (``_rows_front``) and ``_fluidcore.path_block_end``
-settles the changed flows and sends the probes (``_block_paths_end``) when nothing is counted;
+block's decisions and writes the policy inputs (``_rows_front``), ``_fluidcore.path_block_deltas``
+sums the rate changes per (step, host, queue) and ``_fluidcore.path_block_end`` settles the changed
+flows and sends the probes (``_block_paths_end``) when nothing is counted;
 ``use_kernel = False`` selects the numpy twins (tests/simulator/test_kernel_paths.py).
 """
 
@@ -44,7 +45,7 @@ import numpy as np
 
 from rlcc import features as vocab
 from rlcc.simulator.controllers.base import Decision, DecisionBatch
-from rlcc.simulator._fluidcore import path_block_end
+from rlcc.simulator._fluidcore import path_block_deltas, path_block_end
 from rlcc.simulator.kernel import BlockKernel
 
 MIN_RATE = 1e-9
@@ -485,10 +486,18 @@ class BlockLoop:
         counting = bool(nd and counted)
         tx0 = olds = None
         changed = np.zeros(B, bool)
+        deltas = False  # dM, dH and old_all from ``path_block_deltas`` (C)
         if entries:
             js = np.repeat(np.array([x[0] - s for x in entries]), [len(x[1]) for x in entries])
             idx_all = np.concatenate([x[1] for x in entries])
-            distinct = self._distinct(idx_all)
+            if self._front is not None and not counting:
+                new_all = np.concatenate([x[2] for x in entries])
+                old_all, dM, dH = np.empty(len(idx_all)), np.empty((B, nH, nQ1)), np.empty((B, nH))
+                distinct = path_block_deltas(idx_all, js, new_all, fl.tx, self.group, fab.group_host, fab.group_cells,
+                                             fl.slot, old_all, dM, dH, nH, nQ1)
+                deltas = True
+            else:
+                distinct = self._distinct(idx_all)
         if counting or (entries and not distinct):  # the sequential replay (a flow may change twice)
             tx0 = fl.tx.copy()  # sending rates at the block start (the replay advances it)
             cur = tx0.copy()
@@ -498,9 +507,9 @@ class BlockLoop:
                 cur[idx] = nw
             if entries:
                 old_all = np.concatenate(olds)
-        elif entries:
+        elif entries and not deltas:
             old_all = fl.tx[idx_all]
-        if entries:
+        if entries and not deltas:
             delta = np.concatenate([x[2] for x in entries]) - old_all
             g = self.group[idx_all]
             host = fab.group_host[g]
@@ -513,8 +522,8 @@ class BlockLoop:
             dM = np.bincount(cells.ravel(), weights=np.repeat(delta, len(gc)), minlength=B * nH * nQ1)
             dM = dM.reshape(B, nH, nQ1)
             dH = np.bincount(js * nH + host, weights=delta, minlength=B * nH).reshape(B, nH)
-            for x in entries:
-                changed[x[0] - s] = True
+        for x in entries:
+            changed[x[0] - s] = True
         snaps = []  # integral state (host base, scale, ref, time; group drop, mark) at each step's start
         delays = np.empty((B, nQ1))  # queue bytes at each step's start, then their delays
         flushed = 0  # entries whose rates are in fl.tx / fl.rate (only the series reads them in the loop)
