@@ -46,5 +46,11 @@ setup(
             sources=["simulator/csrc/fluidcore.c"],
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-ffp-contract=off", "-fno-fast-math"],
         ),
+        # Swift's step loop on one switch port: bit-identical to the engine's Python loop, as above.
+        Extension(
+            "rlcc.simulator._swiftloop",
+            sources=["simulator/csrc/swiftloop.c"],
+            extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-ffp-contract=off", "-fno-fast-math"],
+        ),
     ]
 )

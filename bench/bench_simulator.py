@@ -11,7 +11,10 @@ simulator/blocks.py), on one switch port its C kernel (simulator/kernel.py). ``-
 adds the issue's target run: 8192 flows, the MLP policy, 2 simulated seconds (goal: under 2
 minutes on a 2-core machine; 165 s before the kernel, issue 36: under 45 s). ``--compare`` runs
 every 20 ms policy row a second time with the Python block loop (``BlockLoop.use_kernel = False``, the
-kernel's bit-identical twin) and reports the ratio; the results must then be identical (checked).
+kernel's bit-identical twin) and every Swift row with the engine's Python step loop
+(``_Run.use_swift_loop = False``, the C loop's twin, simulator/swiftloop.py) and reports the ratios;
+the results must then be identical (checked). Each row also shows the previous results file's figure
+for the same row (``previous_*``, with its load), so a rerun states before and after.
 
 Usage: python bench/bench_simulator.py [--duration-ms 20] [--long-ms 2000] [--quick] [--compare]
 """
@@ -28,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from rlcc.simulator import ManyToOne, Network, make_controller, simulate
+from rlcc.simulator import engine
 from rlcc.simulator.blocks import BlockLoop
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,12 +48,12 @@ features, ~0.1-0.2 ms whatever the flow count (the Python blocks cost ~0.6 ms; t
 2-second run took 165 s before the kernel). Swift
 (raw-event controller using NACK counts) runs the step-by-step loop plus its pacing tick: every
 base RTT / 4 (2 us) it re-paces every flow at cwnd / (base RTT + current queueing delay), the
-fluid equivalent of the ACK clock (window updates stay once per RTT). That tick is one vectorized
-pass over all flows (~30 / 40 / 120 us per tick at 64 / 1024 / 8192 flows, about 20 / 27 / 38 %
-of the run's wall time). With the queue now near Swift's target the RTTs are short (mean RTT
-17 / 30 / 44 us at 64 / 1024 / 8192 flows; before 21 / 84 / 99 us), so Swift makes 2-3x more
-decisions at 1024+ flows and, with the tick, runs 3-7x slower than before (table below). The
-machine is shared with other engineers' jobs: see the load averages."""
+fluid equivalent of the ACK clock (window updates stay once per RTT). On one switch port that
+loop runs in C (simulator/swiftloop.py, csrc/swiftloop.c: decisions, ticks, fabric steps and
+samples with the same float operations in the same order, bit-identical to the Python step loop,
+tests/simulator/test_swiftloop.py); in Python a step cost ~100 small numpy calls plus, per tick,
+a whole-array pass over all flows (8192 flows: ~250 us per 1 us step, the tick 20-38 % of it).
+The machine is shared with other engineers' jobs: see the load averages."""
 
 
 def timed(flows: int, controller: str, duration_ms: float, dt_ns: float) -> tuple[float, dict]:
@@ -60,21 +64,27 @@ def timed(flows: int, controller: str, duration_ms: float, dt_ns: float) -> tupl
     return time.perf_counter() - t, r.metrics_full
 
 
+def python_twin(controller: str) -> tuple[object, str]:
+    """The switch that selects the Python twin of the C path ``controller`` runs on one port."""
+    return (BlockLoop, "use_kernel") if controller == "policy" else (engine._Run, "use_swift_loop")
+
+
 def one(flows: int, controller: str, duration_ms: float, dt_ns: float, compare: bool = False) -> dict:
     load_before = os.getloadavg()[0]
     wall, m = timed(flows, controller, duration_ms, dt_ns)
     speed = duration_ms * 1e-3 / wall
     extra = {}
-    if compare and controller == "policy":
-        BlockLoop.use_kernel = False
+    if compare:
+        owner, flag = python_twin(controller)
+        setattr(owner, flag, False)
         try:
             py_wall, py_m = timed(flows, controller, duration_ms, dt_ns)
         finally:
-            BlockLoop.use_kernel = True
+            setattr(owner, flag, True)
         keys = [k for k in m if k not in ("wall_s", "sim_speed")]
         if m.keys() != py_m.keys() or not all(np.array_equal(m[k], py_m[k], equal_nan=True) for k in keys):
-            raise SystemExit(f"kernel and Python blocks differ at {flows} flows, {controller}")
-        extra = {"python_blocks_wall_s": round(py_wall, 3), "kernel_speedup": round(py_wall / wall, 2)}
+            raise SystemExit(f"C and Python paths differ at {flows} flows, {controller}")
+        extra = {"python_wall_s": round(py_wall, 3), "c_speedup": round(py_wall / wall, 2)}
     return {
         "flows": flows,
         "controller": controller,
@@ -94,6 +104,16 @@ def one(flows: int, controller: str, duration_ms: float, dt_ns: float, compare: 
     }
 
 
+def previous_rows(path: Path) -> dict:
+    """Rows of an earlier results file by (flows, controller, dt_ns, duration_ms), plus its timestamp."""
+    if not path.exists():
+        return {}
+    doc = json.loads(path.read_text())
+    rows = {(r["flows"], r["controller"], r["dt_ns"], r["duration_ms"]): r for r in doc["runs"]}
+    rows["timestamp"] = doc["meta"]["timestamp"]
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--duration-ms", type=float, default=20.0)
@@ -104,6 +124,7 @@ def main() -> None:
     args = ap.parse_args()
     dur = 2.0 if args.quick else args.duration_ms
     load_start = os.getloadavg()[0]
+    previous = previous_rows(OUT / "simulator.json")
     cases = [(n, c, dur, 1000.0) for n in (64, 1024, 8192) for c in ("swift", "policy")]
     cases += [(8192, c, dur, 2000.0) for c in ("swift", "policy")]
     if args.long_ms > 0 and not args.quick:
@@ -111,6 +132,12 @@ def main() -> None:
     rows = []
     for n, c, d, dt in cases:
         row = one(n, c, d, dt, args.compare and d == dur)  # the long run's Python figure: 165 s (NOTES)
+        before = previous.get((n, c, dt, d))
+        if before is not None:
+            row["previous_wall_s"] = before["wall_s"]
+            row["previous_projected_wall_s_for_2s"] = before["projected_wall_s_for_2s"]
+            row["previous_load_1min"] = before["load_1min_before_after"][0]
+            row["previous_timestamp"] = previous["timestamp"]
         rows.append(row)
         print(json.dumps(row), flush=True)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
@@ -129,22 +156,29 @@ def main() -> None:
         f"{meta['scenario']}; {meta['machine']}; 1-min load average {load_start:.2f} at start, "
         f"{load:.2f} at end (shared machine). Generated by `python bench/bench_simulator.py`.",
         "",
-        "| flows | controller | step (us) | simulated ms | wall s | sim s / wall s | projected wall s for 2 s | decisions / wall s | goodput | RTT inflation | mean queue (us) | p99 queue (us) | load before/after |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| flows | controller | step (us) | simulated ms | wall s | sim s / wall s | projected wall s for 2 s | previous: projected wall s for 2 s (load) | decisions / wall s | goodput | RTT inflation | mean queue (us) | p99 queue (us) | load before/after |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
         lb, la = r["load_1min_before_after"]
+        prev = (f"{r['previous_projected_wall_s_for_2s']} ({r['previous_load_1min']})" if "previous_wall_s" in r else "-")
         lines.append(
             f"| {r['flows']} | {r['controller']} | {r['dt_ns'] / 1e3:g} | {r['duration_ms']:g} | {r['wall_s']} | "
-            f"{r['sim_s_per_wall_s']:.4f} | {r['projected_wall_s_for_2s']} | {r['decisions_per_wall_s']} | "
+            f"{r['sim_s_per_wall_s']:.4f} | {r['projected_wall_s_for_2s']} | {prev} | {r['decisions_per_wall_s']} | "
             f"{r['goodput']} | {r['mean_rtt_inflation']} | {r['queue_delay_mean_us']} | {r['queue_delay_p99_us']} | {lb} / {la} |"
         )
-    compared = [r for r in rows if "kernel_speedup" in r]
+    stamps = {r["previous_timestamp"] for r in rows if "previous_timestamp" in r}
+    if stamps:
+        lines += ["", f"Previous figures: the results file of {', '.join(sorted(stamps))} (same rows, its 1-min load)."]
+    compared = [r for r in rows if "c_speedup" in r]
     if compared:
-        lines += ["", "C kernel vs the Python block loop (`--compare`, same run, identical metrics):", "",
-                  "| flows | step (us) | simulated ms | kernel wall s | Python blocks wall s | speedup |", "|---:|---:|---:|---:|---:|---:|"]
-        lines += [f"| {r['flows']} | {r['dt_ns'] / 1e3:g} | {r['duration_ms']:g} | {r['wall_s']} | {r['python_blocks_wall_s']} | "
-                  f"{r['kernel_speedup']}x |" for r in compared]
+        lines += ["", "C paths vs their Python twins on one switch port (`--compare`, same run, identical metrics): "
+                  "policy rows the C block kernel vs the Python block loop, Swift rows the C step loop vs the "
+                  "engine's Python step loop:", "",
+                  "| flows | controller | step (us) | simulated ms | C wall s | Python wall s | speedup |",
+                  "|---:|---|---:|---:|---:|---:|---:|"]
+        lines += [f"| {r['flows']} | {r['controller']} | {r['dt_ns'] / 1e3:g} | {r['duration_ms']:g} | {r['wall_s']} | "
+                  f"{r['python_wall_s']} | {r['c_speedup']}x |" for r in compared]
     lines += ["", NOTES]
     (OUT / "simulator.md").write_text("\n".join(lines) + "\n")
 

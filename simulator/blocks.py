@@ -30,7 +30,11 @@ port loads of all the block's steps are computed with a handful of vectorized ca
 one-port fabric (``Fabric._single``: every many-to-one incast) the C kernel of
 ``rlcc.simulator.kernel`` runs the block instead, the same operations in the same order
 (``_block_kernel``; ``BlockLoop.use_kernel = False`` selects this Python twin, the reference
-tests/simulator/test_kernel.py compares it with).
+tests/simulator/test_kernel.py compares it with). On a topology the kernel's front half finds the
+block's decisions and writes the policy inputs (``_rows_front``), ``_fluidcore.path_block_deltas``
+sums the rate changes per (step, host, queue) and ``_fluidcore.path_block_end`` settles the changed
+flows and sends the probes (``_block_paths_end``) when nothing is counted;
+``use_kernel = False`` selects the numpy twins (tests/simulator/test_kernel_paths.py).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import numpy as np
 
 from rlcc import features as vocab
 from rlcc.simulator.controllers.base import Decision, DecisionBatch
+from rlcc.simulator._fluidcore import path_block_deltas, path_block_end
 from rlcc.simulator.kernel import BlockKernel
 
 MIN_RATE = 1e-9
@@ -63,6 +68,7 @@ class BlockLoop:
             if fab._single and self.use_kernel and not self.go_back:  # the kernel has no go-back-N
                 self._kernel = BlockKernel(self)
                 block = self._block_kernel
+        self._front = BlockKernel(self, front_only=True) if self.multi and self.use_kernel else None
         k, dt = 0, self.dt
         while k < self.n_steps:
             e = min(k + B, self.n_steps)
@@ -119,16 +125,19 @@ class BlockLoop:
         the rate changes taking effect in it: ``pend`` (decided earlier) and ``inblock``."""
         dt, B = self.dt, e - s
         fl = self.flows
-        edges = np.arange(s, e, dtype=np.float64) * dt + dt  # step k decides next_ret < k*dt + dt
-        due = np.flatnonzero(fl.next_ret < edges[-1])
         pend = []
         while self.pending and self.pending[0][0] < e:
             pend.append(self.pending.popleft())
         inblock: list = []
-        nd = len(due)
         ret = jd = rtt = rate = obs = new = factors = txd = None
         counted = False
-        if nd:
+        if self._front is not None:  # a topology: the rows in C
+            due, nd, ret, jd, rtt, rate, first, obs = self._rows_front(s, e, pend)
+        else:
+            edges = np.arange(s, e, dtype=np.float64) * dt + dt  # step k decides next_ret < k*dt + dt
+            due = np.flatnonzero(fl.next_ret < edges[-1])
+            nd = len(due)
+        if nd and self._front is None:
             ret = fl.next_ret[due]
             if B > 1:  # jd = searchsorted(edges, ret, "right"), by comparisons (ret < edges[-1])
                 jd8 = np.zeros(nd, np.uint8 if B < 256 else np.uint16)
@@ -156,6 +165,7 @@ class BlockLoop:
             rtt = np.rint(ret - fl.probe_sent[due]).astype(np.int64)
             first = fl.n_dec[due] == 0
             obs = self._observe_window(due, rtt, rate, first) if self.spec is not None else None
+        if nd:
             out = self.ctl.decide(DecisionBatch(due, ret, rtt, rate, None, None, first, obs))
             rates, factors = out if isinstance(out, Decision) else (out, None)
             new = np.clip(np.asarray(rates, dtype=np.float64).reshape(nd), MIN_RATE, 1.0)
@@ -180,6 +190,31 @@ class BlockLoop:
             counted = self.recorder is not None or self.block_counts is not None or self.go_back
             txd = fl.tx[due] if counted else None
         return due, nd, ret, jd, rtt, rate, obs, new, factors, pend, inblock, counted, txd
+
+    def _rows_front(self, s: int, e: int, pend: list) -> tuple:
+        """The rows of ``_decide_block`` on a topology from the kernel's front half (``kernel.py``):
+        the due flows sorted by step, their probes, RTTs, rates, first decisions and policy inputs,
+        with the same values; the pending changes taking effect before a decision (``pend``) are
+        applied to its rate here, before the windows are observed."""
+        kr, fl = self._front, self.flows
+        nd, _ = kr.core.prep(s, e)
+        if not nd:
+            return None, 0, None, None, None, None, None, None
+        due, jd, rate = kr.due[:nd].copy(), kr.jd[:nd].copy(), kr.rate[:nd]  # rate: the kernel's, observe reads it
+        near = [x for x in pend if x[0] - self.latency_steps + self.block_steps < e]
+        if near:
+            pos = fl.slot
+            pos[due] = np.arange(nd)
+            for key, idx, new in near:
+                p = pos[idx]
+                m = p >= 0
+                if m.any():
+                    pp, nn = p[m], new[m]
+                    ok = key <= s + jd[pp]
+                    rate[pp[ok]] = nn[ok]
+            pos[due] = -1
+        obs = self._observe_kernel(nd, rate, kr) if self.spec is not None else None
+        return due, nd, kr.ret[:nd].copy(), jd, kr.rtt[:nd].copy(), rate.copy(), kr.first[:nd].copy(), obs
 
     def _block(self, s: int, e: int) -> None:
         dt, C, B = self.dt, self.C, e - s
@@ -383,7 +418,7 @@ class BlockLoop:
         if nd:
             due, ret, rtt = kr.due[:nd].copy(), kr.ret[:nd].copy(), kr.rtt[:nd].copy()
             rate, first = kr.rate[:nd].copy(), kr.first[:nd].copy()
-            obs = self._observe_kernel(nd, rate) if self.spec is not None else None
+            obs = self._observe_kernel(nd, rate, kr) if self.spec is not None else None
             out = self.ctl.decide(DecisionBatch(due, ret, rtt, rate, None, None, first, obs))
             rates, factors = out if isinstance(out, Decision) else (out, None)
             rates = np.asarray(rates, dtype=np.float64).reshape(nd)
@@ -421,10 +456,10 @@ class BlockLoop:
                 new = kr.new[:nd].copy()
                 self._record(due, obs, ret, rtt, rate, cnp, nack, kr.factors[:nd].copy() if factors is None else factors, new)
 
-    def _observe_kernel(self, nd: int, rate: np.ndarray) -> np.ndarray:
+    def _observe_kernel(self, nd: int, rate: np.ndarray, kr: BlockKernel) -> np.ndarray:
         """``_observe_window`` with the kernel's gathers and windows; the step features in C too when
         the kernel has them all (``BlockKernel.native_features``), else here."""
-        spec, kr = self.spec, self._kernel
+        spec = self.spec
         obs = np.empty((nd, spec.input_width), np.float32)
         if kr.native_features:
             kr.core.observe(None, obs)
@@ -451,10 +486,18 @@ class BlockLoop:
         counting = bool(nd and counted)
         tx0 = olds = None
         changed = np.zeros(B, bool)
+        deltas = False  # dM, dH and old_all from ``path_block_deltas`` (C)
         if entries:
             js = np.repeat(np.array([x[0] - s for x in entries]), [len(x[1]) for x in entries])
             idx_all = np.concatenate([x[1] for x in entries])
-            distinct = self._distinct(idx_all)
+            if self._front is not None and not counting:
+                new_all = np.concatenate([x[2] for x in entries])
+                old_all, dM, dH = np.empty(len(idx_all)), np.empty((B, nH, nQ1)), np.empty((B, nH))
+                distinct = path_block_deltas(idx_all, js, new_all, fl.tx, self.group, fab.group_host, fab.group_cells,
+                                             fl.slot, old_all, dM, dH, nH, nQ1)
+                deltas = True
+            else:
+                distinct = self._distinct(idx_all)
         if counting or (entries and not distinct):  # the sequential replay (a flow may change twice)
             tx0 = fl.tx.copy()  # sending rates at the block start (the replay advances it)
             cur = tx0.copy()
@@ -464,9 +507,9 @@ class BlockLoop:
                 cur[idx] = nw
             if entries:
                 old_all = np.concatenate(olds)
-        elif entries:
+        elif entries and not deltas:
             old_all = fl.tx[idx_all]
-        if entries:
+        if entries and not deltas:
             delta = np.concatenate([x[2] for x in entries]) - old_all
             g = self.group[idx_all]
             host = fab.group_host[g]
@@ -479,8 +522,8 @@ class BlockLoop:
             dM = np.bincount(cells.ravel(), weights=np.repeat(delta, len(gc)), minlength=B * nH * nQ1)
             dM = dM.reshape(B, nH, nQ1)
             dH = np.bincount(js * nH + host, weights=delta, minlength=B * nH).reshape(B, nH)
-            for x in entries:
-                changed[x[0] - s] = True
+        for x in entries:
+            changed[x[0] - s] = True
         snaps = []  # integral state (host base, scale, ref, time; group drop, mark) at each step's start
         delays = np.empty((B, nQ1))  # queue bytes at each step's start, then their delays
         flushed = 0  # entries whose rates are in fl.tx / fl.rate (only the series reads them in the loop)
@@ -509,6 +552,10 @@ class BlockLoop:
             hints = np.empty((B, nH))
             for j, (b, sc, r, t, _, _) in enumerate(snaps):
                 np.add(b, sc * (t - r), out=hints[j])
+        if self._front is not None and not counting and (not entries or distinct):
+            self._block_paths_end(B, entries, snaps, hints if entries else None, delays, due, jd, ret,
+                                  idx_all if entries else None, js if entries else None, old_all if entries else None)
+            return
         if nd:  # the probes' queueing delays: the sum over each path's hops at the decision's step
             flat, off, fq = delays.ravel(), jd * nQ1, fab.flow_queues
             qd = flat.take(off + fq[0].take(due))
@@ -530,6 +577,24 @@ class BlockLoop:
                                rtt, rate, factors, new)
         if nd:
             fl.send_probes(due, ret, self.base_rtt(due), qd)
+
+    def _block_paths_end(self, B, entries, snaps, hints, delays, due, jd, ret, idx_all, js, old_all) -> None:
+        """The end of ``_block_paths`` in C (``_fluidcore.path_block_end``) when nothing is counted and
+        every changed flow changes once: the same settles (integrals of each change's step) and
+        probes (path base RTT + the hops' queueing delays at the decision's step), same arithmetic."""
+        fab, fl, no_i, no_d = self.fabric, self.flows, np.zeros(0, np.int64), np.zeros(0)
+        if entries:
+            drop, mark = snaps[0][4], snaps[0][5]
+            if any(sn[4] is not drop or sn[5] is not mark for sn in snaps):
+                drop, mark = np.stack([sn[4] for sn in snaps]), np.stack([sn[5] for sn in snaps])
+            chg = (idx_all, js, old_all)
+        else:
+            hints, drop, mark, chg = np.zeros((B, fab.n_hosts)), np.zeros(fab.n_groups), np.zeros(fab.n_groups), (no_i, no_i, no_d)
+        rows = (due, jd, ret) if due is not None and len(due) else (no_i, no_i, no_d)
+        arrays = (*chg, self.group, fab.group_host, hints, drop, mark, fl.acc.T, fl.last.T, *rows, self.flow_base,
+                  delays, fab.flow_queues, fl.probe_sent, fl.next_ret)
+        path_block_end(tuple(np.ascontiguousarray(a) if i not in (8, 9, 16, 17) else a for i, a in enumerate(arrays)),
+                       self.C, B, delays.shape[1])
 
     def _distinct(self, idx: np.ndarray) -> bool:
         """No flow index twice in ``idx`` (uses the ``slot`` scratch column)."""

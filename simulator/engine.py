@@ -24,6 +24,7 @@ from typing import Callable
 import numpy as np
 
 from rlcc.errors import BadInputError
+from rlcc.simulator import swiftloop
 from rlcc.simulator.blocks import BlockLoop
 from rlcc.simulator.controllers.base import Controller, Decision, DecisionBatch, HopTelemetry, TickInfo
 from rlcc.simulator.fabric import PathFabric
@@ -43,6 +44,7 @@ MAX_QUEUE_CELLS = 1 << 24  # a topology's queue-sample matrix (rows x queues): 1
 MAX_BLOCK_CELLS = 1 << 24  # per-block arrays (block steps x per-step cells): ~128 MB each
 SERIES_POINTS = 2000
 SERIES_FLOWS = 8
+PROGRESS_EVERY = 1000  # steps between progress reports
 
 
 @dataclasses.dataclass
@@ -65,6 +67,7 @@ class _Run(BlockLoop):
     """Mutable state of one simulation run (see ``simulate``); per-flow state in ``self.flows``."""
 
     flow_state = FlowState  # class of ``self.flows`` (tests extend it)
+    use_swift_loop = True  # Swift on one port runs in C once every flow started (False: the Python loop, same results)
 
     def __init__(
         self, scenario: Scenario, controller: Controller, trace: TraceConfig | None, block_steps: int | None = None,
@@ -499,37 +502,66 @@ class _Run(BlockLoop):
         if self.blocked:
             self._run_blocks(progress)
             return
-        dt, every = self.dt, 1000
+        swift_c = self.use_swift_loop and swiftloop.eligible(self)
         for k in range(self.n_steps):
-            t = k * dt
-            if k == self.window_step:
-                self.snap_window = self.snapshot(k)
-            if self.start_ptr < self.n and self.sorted_starts[self.start_ptr] <= t:
-                self.start_flows(t)
-            if self.pending and self.pending[0][0] <= k:
-                self.apply_pending(k)
-            self.decide(k, t + dt)
-            if self.gbn_clock:
-                self.nack_clock(t + dt)
-            if t >= self.next_tick:
-                self.tick(t)
-                self.next_tick += self.tick_ns
-            self.fabric.step(dt)
-            if self.agent is not None and self.agent.due(k + 1):
-                self.agent.close((k + 1) * dt)
-            if len(self.finite_active):
-                self.finish_flows(t + dt)
-            self.sample(k)
-            if progress is not None and k % every == every - 1:
-                progress(every)
+            if swift_c and self.start_ptr >= self.n:  # every flow started: the rest in C
+                self._run_swift_loop(k, progress)
+                break
+            self._step(k)
+            if progress is not None and k % PROGRESS_EVERY == PROGRESS_EVERY - 1:
+                progress(PROGRESS_EVERY)
             if self.epoch is not None and self.epoch_now >= len(self.epoch_left):
                 self.n_steps = k + 1  # every epoch (OSU iteration) is done: nothing left to run
                 break
         if progress is not None:
-            progress(self.n_steps % every)
+            progress(self.n_steps % PROGRESS_EVERY)
         self.snap_end = self.snapshot(self.n_steps)
         if self.snap_window is None:
             self.snap_window = self.snap_end
+
+    def _step(self, k: int) -> None:
+        """One step of the step-by-step loop."""
+        dt = self.dt
+        t = k * dt
+        if k == self.window_step:
+            self.snap_window = self.snapshot(k)
+        if self.start_ptr < self.n and self.sorted_starts[self.start_ptr] <= t:
+            self.start_flows(t)
+        if self.pending and self.pending[0][0] <= k:
+            self.apply_pending(k)
+        self.decide(k, t + dt)
+        if self.gbn_clock:
+            self.nack_clock(t + dt)
+        if t >= self.next_tick:
+            self.tick(t)
+            self.next_tick += self.tick_ns
+        self.fabric.step(dt)
+        if self.agent is not None and self.agent.due(k + 1):
+            self.agent.close((k + 1) * dt)
+        if len(self.finite_active):
+            self.finish_flows(t + dt)
+        self.sample(k)
+
+    def _run_swift_loop(self, k0: int, progress: Callable[[int], None] | None) -> None:
+        """Steps k0.. of a Swift run on one port in C (``swiftloop``), in chunks that end where the
+        converged window's snapshot is due and, with ``progress``, every ``PROGRESS_EVERY`` steps."""
+        loop = swiftloop.SwiftLoop(self, MIN_RATE)
+        loop.hand_over()
+        rows_done = len(self.series["t_us"])
+        k = k0
+        while k < self.n_steps:
+            if k == self.window_step:
+                self.snap_window = self.snapshot(k)
+            k1 = self.n_steps
+            if self.window_step > k:
+                k1 = min(k1, self.window_step)
+            if progress is not None:
+                k1 = min(k1, (k // PROGRESS_EVERY + 1) * PROGRESS_EVERY)
+            loop.run_steps(k, k1)
+            if progress is not None and k1 % PROGRESS_EVERY == 0:
+                progress(PROGRESS_EVERY)
+            k = k1
+        loop.series(rows_done, self.n_steps)
 
 
 def simulate(

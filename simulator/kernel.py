@@ -9,6 +9,12 @@ controller call and the step features stay in Python.
 ``BlockKernel`` binds the kernel to one run: the ``FlowState`` columns and the fabric's
 per-group arrays (block mode updates them in place, never rebinds them) plus the output scratch
 the block loop reads after each call.
+
+On a topology (``fabric.PathFabric``) only the kernel's front half runs (``front_only``): ``prep``
+finds and sorts the block's decisions and gathers their rows, ``observe`` shifts the windows and
+writes the policy inputs; both read and write flow columns only. The block loop keeps the
+pending rate changes and the fabric (``blocks._block_paths``), so the kernel's own pending list
+stays empty, ``post`` is never called, and its one-port fabric slots get unused placeholders.
 """
 
 from __future__ import annotations
@@ -27,9 +33,10 @@ FEATURE_CODES = {"prev_action": 0, "rtt_inflation": 1, "rate": 2, "delta": 3}
 class BlockKernel:
     """The C kernel of one run plus the numpy arrays it writes each block's outputs to."""
 
-    def __init__(self, run: Any) -> None:
+    def __init__(self, run: Any, front_only: bool = False) -> None:
         fl, fab = run.flows, run.fabric
         n, nG, bmax = run.n, fab.n_groups, run.block_steps
+        self.front_only = front_only
         spec = run.spec
         F = spec.n_features if spec is not None else 0
         W = fl.window.shape[1]
@@ -48,19 +55,28 @@ class BlockKernel:
         self.nack = np.empty(n, np.int64)
         self.queue = np.empty(bmax + 1)  # queue bytes at each step's start, then at the block end
         self.loads = np.empty(bmax)  # the port's offered load of each step
-        self.series_rates = np.zeros((bmax, nsf))  # series flows' sending rates at the block's series steps
-        self.fabric_arrays = (fab.g0, fab.group_scale, fab.ref, fab.group_rate, fab.port_load)
+        if front_only:  # placeholders for what only ``post`` touches
+            nsf = 0
+            self.fabric_arrays = (np.zeros((nG, 3)), np.ones(nG), np.zeros(3), np.zeros(nG), np.zeros(1))
+            outputs = (np.zeros(1, np.float32), np.zeros(0, np.int64), np.zeros(4))
+            ecn = (0.0, 1.0, 0.0)
+        else:
+            self.fabric_arrays = (fab.g0, fab.group_scale, fab.ref, fab.group_rate, fab.port_load)
+            outputs = (run.q_samples.reshape(-1), run.series_flows, run.rtt_stats)
+            ecn = fab._ecn0
+        self.series_rates = np.zeros((bmax, nsf))
         arrays = (
             fl.rate, fl.tx, fl.next_ret, fl.probe_sent, fl.prev_action, fl.n_dec, fl.slot, fl.acc.T, fl.last.T,
             fl.cnp_seen, fl.nack_seen, fl.window.T, run.group,
-            fab.group_host, *self.fabric_arrays, run.q_samples.reshape(-1), run.series_flows, run.rtt_stats,
+            fab.group_host, *self.fabric_arrays, *outputs,
             self.due, self.ret, self.jd, self.rate, self.rtt, self.rtt_f, self.prev, self.first, self.new, self.factors,
             self.cnp, self.nack,
             self.queue, self.loads, self.series_rates,
         )
-        kmin, kmax, pmax = fab._ecn0
-        sizes = (n, nG, fab.n_hosts, W, F, bmax, nsf, len(run.q_samples))
-        constants = (run.dt, run.C, float(run.base), run.pkt, float(run.net.host_cap), fab.buffer, kmin, kmax, pmax,
+        kmin, kmax, pmax = ecn
+        sizes = (n, nG, fab.n_hosts, W, F, bmax, nsf, len(outputs[0]) if front_only else len(run.q_samples))
+        buffer = 0.0 if front_only else fab.buffer
+        constants = (run.dt, run.C, float(run.base), run.pkt, float(run.net.host_cap), buffer, kmin, kmax, pmax,
                      run.latency_steps, run.block_steps, run.q_every, run.series_every, run.window_step,
                      spec is not None and spec.step_order == "oldest_first")
         self.core = _fluidcore.Kernel(arrays, sizes, constants)
