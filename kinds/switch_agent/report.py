@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,8 +42,26 @@ def to_dict(spec: SwitchAgentSpec, result: SwitchCompileResult, extra: dict[str,
     }
 
 
+# Significant digits of report.json's floats. The closed-loop metrics come out of numpy reductions
+# whose last bits follow the CPU's SIMD width (AVX2 vs AVX-512: another summation order), so the
+# committed example differed in a p99's 16th digit between two machines; 12 keep every figure
+# the report quotes and drop that noise.
+JSON_DIGITS = 12
+
+
+def _stable(value: Any) -> Any:
+    if isinstance(value, float):
+        return float(f"{value:.{JSON_DIGITS}g}") if math.isfinite(value) else value
+    if isinstance(value, dict):
+        return {k: _stable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_stable(v) for v in value]
+    return value
+
+
 def to_json(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=1, sort_keys=True) + "\n"
+    """report.json: sorted keys, floats to JSON_DIGITS significant digits (the same bytes on any CPU)."""
+    return json.dumps(_stable(data), indent=1, sort_keys=True) + "\n"
 
 
 def _fmt(v: Any, f: str) -> str:

@@ -85,3 +85,12 @@ def test_student_decisions_are_the_golden_models(teacher, compiled):
     w = fx.initial_window(teacher.spec, 3)
     assert fx.decide(compiled.model, w).shape == (3,)
     assert np.isin(fx.decide(compiled.model, w), np.flatnonzero(np.asarray(compiled.action_counts["student"]) > 0)).all()
+
+
+def test_report_json_is_the_same_when_a_float_differs_in_its_last_bits():
+    """The two p99 figures of the ACC example as two CPUs (AVX2, AVX-512) computed them."""
+    one = {"p99": 33.21843854281632, "rows": [{"p99": 22.15786393624642}], "nan": float("nan"), "n": 3}
+    other = {"p99": 33.21843854281633, "rows": [{"p99": 22.157863936246425}], "nan": float("nan"), "n": 3}
+    text = switch_report.to_json(one)
+    assert text == switch_report.to_json(other)
+    assert '"p99": 33.2184385428' in text and '"n": 3' in text and "NaN" in text
