@@ -64,7 +64,7 @@ from rlcc.firmware_sdk_stub import harness_layout as hl
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.vectors import Vectors
 from rlcc.targets import get_target
-from rlcc.verify.prove_abstractions import ramp_symbol
+from rlcc.verify.prove_abstractions import ramp_symbols
 from rlcc.verify.prove_handler import HANDLER_SYMBOL, prove_handler
 from rlcc.verify.prove_image import ElfImage, load_after_start
 from rlcc.verify.prove_parts import (SAMPLED_RATES, ProofPart, product_part, ramp_part, reachable_rates, slog_part,
@@ -137,8 +137,8 @@ def prove_firmware(elf: Path, model: FxModel, target: str, timeout_s: float = 12
     parts.extend(product_part(img, xlen, name, shift) for name, shift in PRODUCT_SHIFTS.items() if name in img.symbols)
     if SLOG_FUNCTION in img.symbols:
         parts.append(slog_part(img, xlen))
-    for i, r in enumerate(model.ramps):
-        parts.append(ramp_part(img, xlen, ramp_symbol(img, i), i, r))
+    for i, (name, r) in enumerate(zip(ramp_symbols(img, model), model.ramps)):
+        parts.append(ramp_part(img, xlen, name, i, r))
     parts.extend(sum_parts(img, xlen, model))
     parts.append(reachable_rates(model))
     ok = all(p.status in ("proven", "exhaustive", "sampled") for p in parts)

@@ -62,6 +62,15 @@ def ramp_symbol(img: ElfImage, i: int) -> str:
     return prefixed_symbol(img, ramp_function("", i), f"ramp {i}")
 
 
+def ramp_symbols(img: ElfImage, model: FxModel) -> list[str]:
+    """The ramps' out-of-line functions, one per ramp (firmware that calls them from its ramps'
+    sum), or none (today's generator: the ramps' sum computes every ramp inline, and its own part
+    proves each exactly)."""
+    if not any(n.endswith("_" + ramp_function("", i)) for i in range(len(model.ramps)) for n in img.symbols):
+        return []
+    return [ramp_symbol(img, i) for i in range(len(model.ramps))]
+
+
 def prefixed_symbol(img: ElfImage, suffix: str, what: str) -> str:
     found = [n for n in img.symbols if n.endswith("_" + suffix)]
     if len(found) != 1:
@@ -111,7 +120,7 @@ class Abstraction:
         return cls(z3.Function(SQRT_FUNCTION, z3.BitVecSort(32), z3.BitVecSort(32)),
                    {n: (sh, fns[sh]) for n, sh in present.items()},
                    slog_function() if SLOG_FUNCTION in img.symbols else None,
-                   [(ramp_symbol(img, i), r, fn) for (i, r), fn in zip(enumerate(model.ramps), ramp_functions(model))],
+                   [(name, r, fn) for name, r, fn in zip(ramp_symbols(img, model), model.ramps, ramp_functions(model))],
                    Sums.for_image(img, model))
 
     def ramp_fns(self) -> list[z3.FuncDeclRef] | None:

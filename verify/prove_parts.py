@@ -154,31 +154,131 @@ def sum_parts(img: ElfImage, xlen: int, model: FxModel) -> list[ProofPart]:
     if cut.sums is None:
         return []
     bound = golden.sum_bound(model)
+    ramps_how = "each ramp the function its own part proves" if cut.ramps else "each ramp exactly"
 
-    def trees(ops: Z3Ops, x: list[Any]) -> Any:
-        return ops.add_terms(golden.tree_terms(ops, model, x)[0], bound)
+    def trees(ops: Z3Ops, x: list[Any]) -> list[Any]:
+        return list(golden.tree_terms(ops, model, x)[0])
 
-    def ramps(ops: Z3Ops, x: list[Any]) -> Any:
-        return ops.add_terms(golden.ramp_terms(ops, model, x), bound)
+    def ramps(ops: Z3Ops, x: list[Any]) -> list[Any]:
+        return list(golden.ramp_terms(ops, model, x))
 
-    def whole(ops: Z3Ops, x: list[Any]) -> Any:
-        return ops.add_terms([*golden.tree_terms(ops, model, x)[0], *golden.ramp_terms(ops, model, x)], bound)
+    def whole(ops: Z3Ops, x: list[Any]) -> list[Any]:
+        return [*golden.tree_terms(ops, model, x)[0], *golden.ramp_terms(ops, model, x)]
 
     if cut.sums.ramp_symbol is None:
-        return [_sum_part(img, xlen, cut, "ensemble sum", cut.sums.tree_symbol, whole,
-                          "the bias plus the trees' leaves plus the ramps' terms (each ramp the function its own part proves)")]
-    return [_sum_part(img, xlen, cut, "trees' sum", cut.sums.tree_symbol, trees, "the bias plus the trees' leaves"),
-            _sum_part(img, xlen, cut, "ramps' sum", cut.sums.ramp_symbol, ramps,
-                      "the sum of the ramps' terms (each ramp the function its own part proves)")]
+        return [_sum_part(img, xlen, cut, "ensemble sum", cut.sums.tree_symbol, whole, bound,
+                          f"the bias plus the trees' leaves plus the ramps' terms ({ramps_how})")]
+    return [_sum_part(img, xlen, cut, "trees' sum", cut.sums.tree_symbol, trees, bound, "the bias plus the trees' leaves"),
+            _sum_part(img, xlen, cut, "ramps' sum", cut.sums.ramp_symbol, ramps, bound,
+                      f"the sum of the ramps' terms ({ramps_how})")]
+
+
+def _addends(t: Any, sign: int = 1) -> list[tuple[int, Any]] | None:
+    """``t`` modulo 2^32 as signed 32-bit addends (sign, term) through its additions, subtractions,
+    negations, extensions and low-part extractions; None when ``t`` is narrower than 32 bits."""
+    if t.size() < 32:
+        return None
+    kind = t.decl().kind()
+    kids = t.children()
+    if kind == z3.Z3_OP_BADD:
+        out: list[tuple[int, Any]] = []
+        for k in kids:
+            sub = _addends(k, sign)
+            if sub is None:
+                return None
+            out += sub
+        return out
+    if kind == z3.Z3_OP_BSUB:
+        first, rest = _addends(kids[0], sign), [_addends(k, -sign) for k in kids[1:]]
+        return None if first is None or any(r is None for r in rest) else first + [a for r in rest for a in r]
+    if kind == z3.Z3_OP_BNEG:
+        return _addends(kids[0], -sign)
+    if kind in (z3.Z3_OP_SIGN_EXT, z3.Z3_OP_ZERO_EXT) and kids[0].size() >= 32:
+        return _addends(kids[0], sign)
+    if kind == z3.Z3_OP_EXTRACT and t.params()[1] == 0:  # the low bits: addition commutes with them
+        return _addends(kids[0], sign)
+    if kind == z3.Z3_OP_CONCAT and kids[-1].size() >= 32:
+        return _addends(kids[-1], sign)
+    if kind == z3.Z3_OP_ITE:  # if c then A + R else B + R: R + (if c then A else B), R the shared addends
+        then, other = _addends(kids[1], sign), _addends(kids[2], sign)
+        if then is not None and other is not None:
+            shared = []
+            for s, a in then:
+                match = next((j for j, (s2, b) in enumerate(other) if s2 == s and a.eq(b)), None)
+                if match is not None:
+                    shared.append((s, a))
+                    other.pop(match)
+            rest = list(then)
+            for s, a in shared:
+                rest.pop(next(j for j, (s2, b) in enumerate(rest) if s2 == s and a.eq(b)))
+            return shared + [(1, z3.If(kids[0], _total(rest), _total(other)))]
+    return [(sign, z3.Extract(31, 0, t))]
+
+
+def _total(addends: list[tuple[int, Any]]) -> Any:
+    """The 32-bit sum of signed addends (0 for none)."""
+    out: Any = z3.BitVecVal(0, 32)
+    for s, a in addends:
+        out = out + a if s > 0 else out - a
+    return out
+
+
+def _separate(got: Any, terms: list[Any]) -> list[tuple[str, Any]] | None:
+    """Obligations that prove ``got`` equals the sum of ``terms`` modulo 2^32 piece by piece, when
+    both split into sums over disjoint sets of inputs (a ramp reads one input): per set, the
+    firmware's addends minus the golden terms on it is the same for every value of its inputs as
+    for all zero, and at all-zero inputs the two whole sums agree. Then the difference is that of
+    all zero everywhere: zero. None when they do not split into two sets or more (one proof of
+    the whole then)."""
+    mine = _addends(got)
+    theirs = [(1, z3.Extract(31, 0, t)) for t in terms]
+    if mine is None:
+        return None
+    items = [(s, a, free_vars(a)) for s, a in mine] + [(-s, a, free_vars(a)) for s, a in theirs]
+    parent: dict[int, int] = {}
+    by_id: dict[int, Any] = {}
+
+    def root(v: int) -> int:
+        while parent[v] != v:
+            v = parent[v]
+        return v
+
+    for _, _, vs in items:
+        ids = [v.get_id() for v in vs]
+        for i in ids:
+            parent.setdefault(i, i)
+        for v in vs:
+            by_id[v.get_id()] = v
+        for i in ids[1:]:
+            parent[root(i)] = root(ids[0])
+    groups: dict[int, list[Any]] = {}
+    for s, a, vs in items:
+        if vs:
+            groups.setdefault(root(next(iter(vs)).get_id()), []).append(a if s > 0 else -a)
+    if len(groups) < 2:
+        return None
+    zero = lambda e, vs: z3.substitute(e, *[(v, z3.BitVecVal(0, v.size())) for v in vs])  # noqa: E731
+    out = []
+    for g, parts in groups.items():
+        vs = [by_id[i] for i in parent if root(i) == g]
+        diff = z3.simplify(sum(parts[1:], parts[0]))
+        out.append((f"the terms on {', '.join(sorted(str(v) for v in vs))} equal their golden terms", diff != zero(diff, vs)))
+    every = list(by_id.values())
+    total = z3.simplify(zero(z3.Extract(31, 0, got) - sum((z3.Extract(31, 0, t) for t in terms[1:]),
+                                                          z3.Extract(31, 0, terms[0])), every))
+    out.append(("the sums agree at all-zero inputs", total != 0))
+    return out
 
 
 def _sum_part(img: ElfImage, xlen: int, cut: Abstraction, part: str, symbol: str,
-              want_of: Callable[[Z3Ops, list[Any]], Any], what: str) -> ProofPart:
+              terms_of: Callable[[Z3Ops, list[Any]], list[Any]], bound: int, what: str) -> ProofPart:
     """An out-of-line partial sum, symbolically alone: called with a pointer to an array of free
-    input words in the caller's frame, every other byte around it unknown, it returns ``want_of``
-    (the golden 32-bit sum, the ramps as their functions) for all words, so its result depends on
-    the array alone, which is what its abstraction in the handler assumes; it stores only below its
-    stack pointer and restores sp and the callee-saved registers."""
+    input words in the caller's frame, every other byte around it unknown, it returns the golden
+    32-bit sum of ``terms_of`` (the ramps as their functions when the firmware has them) for all
+    words, so its result depends on the array alone, which is what its abstraction in the handler
+    assumes; it stores only below its stack pointer and restores sp and the callee-saved registers.
+    A sum of terms that each read their own input (the ramps) is proven term by term
+    (``_separate``), each a one-input proof instead of one over all inputs at once."""
     t0 = time.monotonic()
     assert cut.sums is not None
     tag = part.split("'")[0]
@@ -199,13 +299,20 @@ def _sum_part(img: ElfImage, xlen: int, cut: Abstraction, part: str, symbol: str
         return ProofPart(part, "unsupported", time.monotonic() - t0, str(exc))
     side: list[tuple[str, Any]] = []
     ops = Z3Ops(_exact_ops().sqrt_fn, obligations=side, ramp_fns=cut.ramp_fns())
-    want = z3.simplify(want_of(ops, [z3.SignExt(64 - bits, w) if bits < 64 else w for w in words]))
+    terms = terms_of(ops, [z3.SignExt(64 - bits, w) if bits < 64 else w for w in words])
+    want = z3.simplify(ops.add_terms(terms, bound))
     r = run.state.regs[10]
     got = r if isinstance(r, z3.BitVecRef) else z3.BitVecVal(r, xlen)
     caller = [a for a in run.state.mem if a >= sp and not _same_byte(run.state.mem[a], mem.get(a))]
     if caller:
         return ProofPart(part, "failed", time.monotonic() - t0, f"stores into its caller's frame at {min(caller):#x}")
-    checks = [(f"result equals {what}", got != z3.Extract(xlen - 1, 0, want))]
+    as_bv = lambda t: t if isinstance(t, z3.ExprRef) else z3.BitVecVal(int(t), 64)  # noqa: E731 - a constant term
+    pieces = _separate(got, [as_bv(t) for t in terms]) if bound < 2**31 else None
+    if pieces is None:
+        checks = [(f"result equals {what}", got != z3.Extract(xlen - 1, 0, want))]
+    else:  # the low 32 bits piece by piece; on RV64 the register is their sign extension, as the int32 sum's
+        wide = [("result is a sign-extended int32", got != z3.SignExt(32, z3.Extract(31, 0, got)))] if xlen == 64 else []
+        checks = [(f"result equals {what}: {d}", f) for d, f in pieces] + wide
     return _conclude(part, t0, checks + side + run.obligations + frame_checks(run.state, entry, xlen),
                      f"{symbol} returns {what} (int32, sign-extended) for all {n} input words, reads nothing else; "
                      "stores only in its frame, restores sp and callee-saved registers")
