@@ -156,14 +156,14 @@ def sum_parts(img: ElfImage, xlen: int, model: FxModel) -> list[ProofPart]:
     bound = golden.sum_bound(model)
     ramps_how = "each ramp the function its own part proves" if cut.ramps else "each ramp exactly"
 
-    def trees(ops: Z3Ops, x: list[Any]) -> list[Any]:
-        return list(golden.tree_terms(ops, model, x)[0])
+    def trees(ops: Z3Ops, x: list[Any]) -> tuple[list[Any], list[Any]]:
+        return list(golden.tree_terms(ops, model, x)[0]), []
 
-    def ramps(ops: Z3Ops, x: list[Any]) -> list[Any]:
-        return list(golden.ramp_terms(ops, model, x))
+    def ramps(ops: Z3Ops, x: list[Any]) -> tuple[list[Any], list[Any]]:
+        return [], list(golden.ramp_terms(ops, model, x))
 
-    def whole(ops: Z3Ops, x: list[Any]) -> list[Any]:
-        return [*golden.tree_terms(ops, model, x)[0], *golden.ramp_terms(ops, model, x)]
+    def whole(ops: Z3Ops, x: list[Any]) -> tuple[list[Any], list[Any]]:
+        return list(golden.tree_terms(ops, model, x)[0]), list(golden.ramp_terms(ops, model, x))
 
     if cut.sums.ramp_symbol is None:
         return [_sum_part(img, xlen, cut, "ensemble sum", cut.sums.tree_symbol, whole, bound,
@@ -223,55 +223,47 @@ def _total(addends: list[tuple[int, Any]]) -> Any:
     return out
 
 
-def _separate(got: Any, terms: list[Any]) -> list[tuple[str, Any]] | None:
-    """Obligations that prove ``got`` equals the sum of ``terms`` modulo 2^32 piece by piece, when
-    both split into sums over disjoint sets of inputs (a ramp reads one input): per set, the
-    firmware's addends minus the golden terms on it is the same for every value of its inputs as
-    for all zero, and at all-zero inputs the two whole sums agree. Then the difference is that of
-    all zero everywhere: zero. None when they do not split into two sets or more (one proof of
-    the whole then)."""
-    mine = _addends(got)
-    theirs = [(1, z3.Extract(31, 0, t)) for t in terms]
+def _separate(got: Any, joint: list[Any], own: list[Any]) -> list[tuple[str, Any]] | None:
+    """Obligations that prove ``got`` equals the golden sum of ``joint`` and ``own`` terms modulo
+    2^32 piece by piece: the terms of ``own`` (the ramps) each read one input and go to that
+    input's group, the ``joint`` ones (the trees) to one group of their own, and so do the
+    firmware's addends by the inputs they read (one: that input's group; several: the joint
+    group). For each group, the firmware's addends minus the golden terms is proven the same for
+    every value of its inputs as for all zero, and at all-zero inputs the two whole sums agree;
+    then the whole difference equals its value at zero everywhere: zero. None (one proof of the
+    whole instead) when there are no ``own`` terms or not two groups."""
+    mine = _addends(got) if own else None
     if mine is None:
         return None
-    items = [(s, a, free_vars(a)) for s, a in mine] + [(-s, a, free_vars(a)) for s, a in theirs]
-    parent: dict[int, int] = {}
-    by_id: dict[int, Any] = {}
-
-    def root(v: int) -> int:
-        while parent[v] != v:
-            v = parent[v]
-        return v
-
-    for _, _, vs in items:
-        ids = [v.get_id() for v in vs]
-        for i in ids:
-            parent.setdefault(i, i)
-        for v in vs:
-            by_id[v.get_id()] = v
-        for i in ids[1:]:
-            parent[root(i)] = root(ids[0])
-    groups: dict[int, list[Any]] = {}
+    low = lambda t: z3.Extract(31, 0, t)  # noqa: E731
+    items = [(s, a, free_vars(a)) for s, a in mine] + [(-1, low(t), free_vars(t)) for t in own]
+    groups: dict[str, list[Any]] = {"joint": [-low(t) for t in joint]}
+    names: dict[str, list[Any]] = {"joint": []}
     for s, a, vs in items:
-        if vs:
-            groups.setdefault(root(next(iter(vs)).get_id()), []).append(a if s > 0 else -a)
+        if not vs:
+            continue  # a constant: the all-zero check covers it
+        key = str(next(iter(vs))) if len(vs) == 1 else "joint"
+        groups.setdefault(key, []).append(a if s > 0 else -a)
+        names.setdefault(key, list(vs))
+    groups = {k: v for k, v in groups.items() if v}
     if len(groups) < 2:
         return None
-    zero = lambda e, vs: z3.substitute(e, *[(v, z3.BitVecVal(0, v.size())) for v in vs])  # noqa: E731
     out = []
-    for g, parts in groups.items():
-        vs = [by_id[i] for i in parent if root(i) == g]
+    for key, parts in groups.items():
         diff = z3.simplify(sum(parts[1:], parts[0]))
-        out.append((f"the terms on {', '.join(sorted(str(v) for v in vs))} equal their golden terms", diff != zero(diff, vs)))
-    every = list(by_id.values())
-    total = z3.simplify(zero(z3.Extract(31, 0, got) - sum((z3.Extract(31, 0, t) for t in terms[1:]),
-                                                          z3.Extract(31, 0, terms[0])), every))
+        vs = list(free_vars(diff))
+        zero = z3.substitute(diff, *[(v, z3.BitVecVal(0, v.size())) for v in vs]) if vs else diff
+        what = "the trees' leaves" if key == "joint" else f"the terms on {key}"
+        out.append((f"{what} equal their golden terms", diff != zero))
+    every = list(free_vars(got).union(*(free_vars(t) for t in joint + own)))
+    gold = sum((low(t) for t in joint + own), z3.BitVecVal(0, 32))
+    total = z3.simplify(z3.substitute(low(got) - gold, *[(v, z3.BitVecVal(0, v.size())) for v in every]))
     out.append(("the sums agree at all-zero inputs", total != 0))
     return out
 
 
 def _sum_part(img: ElfImage, xlen: int, cut: Abstraction, part: str, symbol: str,
-              terms_of: Callable[[Z3Ops, list[Any]], list[Any]], bound: int, what: str) -> ProofPart:
+              terms_of: Callable[[Z3Ops, list[Any]], tuple[list[Any], list[Any]]], bound: int, what: str) -> ProofPart:
     """An out-of-line partial sum, symbolically alone: called with a pointer to an array of free
     input words in the caller's frame, every other byte around it unknown, it returns the golden
     32-bit sum of ``terms_of`` (the ramps as their functions when the firmware has them) for all
@@ -299,15 +291,16 @@ def _sum_part(img: ElfImage, xlen: int, cut: Abstraction, part: str, symbol: str
         return ProofPart(part, "unsupported", time.monotonic() - t0, str(exc))
     side: list[tuple[str, Any]] = []
     ops = Z3Ops(_exact_ops().sqrt_fn, obligations=side, ramp_fns=cut.ramp_fns())
-    terms = terms_of(ops, [z3.SignExt(64 - bits, w) if bits < 64 else w for w in words])
-    want = z3.simplify(ops.add_terms(terms, bound))
+    joint, own = terms_of(ops, [z3.SignExt(64 - bits, w) if bits < 64 else w for w in words])
+    as_bv = lambda t: t if isinstance(t, z3.ExprRef) else z3.BitVecVal(int(t), 64)  # noqa: E731 - a constant term
+    joint, own = [as_bv(t) for t in joint], [as_bv(t) for t in own]
+    want = z3.simplify(ops.add_terms(joint + own, bound))
     r = run.state.regs[10]
     got = r if isinstance(r, z3.BitVecRef) else z3.BitVecVal(r, xlen)
     caller = [a for a in run.state.mem if a >= sp and not _same_byte(run.state.mem[a], mem.get(a))]
     if caller:
         return ProofPart(part, "failed", time.monotonic() - t0, f"stores into its caller's frame at {min(caller):#x}")
-    as_bv = lambda t: t if isinstance(t, z3.ExprRef) else z3.BitVecVal(int(t), 64)  # noqa: E731 - a constant term
-    pieces = _separate(got, [as_bv(t) for t in terms]) if bound < 2**31 else None
+    pieces = _separate(got, joint, own) if bound < 2**31 else None
     if pieces is None:
         checks = [(f"result equals {what}", got != z3.Extract(xlen - 1, 0, want))]
     else:  # the low 32 bits piece by piece; on RV64 the register is their sign extension, as the int32 sum's
