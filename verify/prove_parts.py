@@ -1,6 +1,6 @@
 """The parts of the NIC proof besides the handler (``rlcc.verify.prove`` says how they compose):
 each out-of-line function symbolically alone against its exact value (square root contract,
-wide products, signed log, ramps, the ensemble's partial sums), the square root's values in the
+wide products, signed log, the ensemble's partial sums), the square root's values in the
 emulator, and the rates the handler can leave in a context.
 
 Every part is one ``ProofPart``; a function part runs the function from the post-start-up image
@@ -22,7 +22,7 @@ from rlcc.codegen.context import SLOG_FUNCTION, SQRT_FUNCTION
 from rlcc.derived import SLOG_BITS
 from rlcc.emulator import Machine
 from rlcc.fxp import golden
-from rlcc.fxp.model import FxModel, Ramp
+from rlcc.fxp.model import FxModel
 from rlcc.verify import rv_asm
 from rlcc.verify.prove_abstractions import Abstraction
 from rlcc.verify.prove_image import RET_SENTINEL, STACK_BYTES, ElfImage, frame_checks
@@ -139,38 +139,22 @@ def slog_part(img: ElfImage, xlen: int) -> ProofPart:
         "returns slog(d) exactly (21-bit signed, sign-extended) for all int32 d; restores sp and callee-saved registers")
 
 
-def ramp_part(img: ElfImage, xlen: int, name: str, i: int, r: Ramp) -> ProofPart:
-    """Ramp ``i``'s out-of-line function returns ``rlcc.fxp.golden.ramp_value`` of its argument."""
-    return _int32_function_part(
-        img, xlen, f"ramp {i}", name, lambda x: golden.ramp_value(_exact_ops(), r, x), r.term_bits,
-        "rlcc.fxp.golden.ramp_value",
-        f"{name} returns the ramp's term exactly ({r.term_bits}-bit signed, sign-extended) for all int32 x; "
-        "restores sp and callee-saved registers")
-
-
 def sum_parts(img: ElfImage, xlen: int, model: FxModel) -> list[ProofPart]:
     """The trees' and the ramps' out-of-line sums (a model with ramps), each alone."""
     cut = Abstraction.for_image(img, model)
     if cut.sums is None:
         return []
     bound = golden.sum_bound(model)
-    ramps_how = "each ramp the function its own part proves" if cut.ramps else "each ramp exactly"
 
-    def trees(ops: Z3Ops, x: list[Any]) -> tuple[list[Any], list[Any]]:
-        return list(golden.tree_terms(ops, model, x)[0]), []
+    def trees(ops: Z3Ops, x: list[Any]) -> list[Any]:
+        return list(golden.tree_terms(ops, model, x)[0])
 
-    def ramps(ops: Z3Ops, x: list[Any]) -> tuple[list[Any], list[Any]]:
-        return [], list(golden.ramp_terms(ops, model, x))
+    def ramps(ops: Z3Ops, x: list[Any]) -> list[Any]:
+        return list(golden.ramp_terms(ops, model, x))
 
-    def whole(ops: Z3Ops, x: list[Any]) -> tuple[list[Any], list[Any]]:
-        return list(golden.tree_terms(ops, model, x)[0]), list(golden.ramp_terms(ops, model, x))
-
-    if cut.sums.ramp_symbol is None:
-        return [_sum_part(img, xlen, cut, "ensemble sum", cut.sums.tree_symbol, whole, bound,
-                          f"the bias plus the trees' leaves plus the ramps' terms ({ramps_how})")]
     return [_sum_part(img, xlen, cut, "trees' sum", cut.sums.tree_symbol, trees, bound, "the bias plus the trees' leaves"),
             _sum_part(img, xlen, cut, "ramps' sum", cut.sums.ramp_symbol, ramps, bound,
-                      f"the sum of the ramps' terms ({ramps_how})")]
+                      "the sum of the ramps' terms (each ramp exactly, on its own input)", separate=True)]
 
 
 def _addends(t: Any, sign: int = 1) -> list[tuple[int, Any]] | None:
@@ -223,54 +207,43 @@ def _total(addends: list[tuple[int, Any]]) -> Any:
     return out
 
 
-def _separate(got: Any, joint: list[Any], own: list[Any]) -> list[tuple[str, Any]] | None:
-    """Obligations that prove ``got`` equals the golden sum of ``joint`` and ``own`` terms modulo
-    2^32 piece by piece: the terms of ``own`` (the ramps) each read one input and go to that
-    input's group, the ``joint`` ones (the trees) to one group of their own, and so do the
-    firmware's addends by the inputs they read (one: that input's group; several: the joint
-    group). For each group, the firmware's addends minus the golden terms is proven the same for
-    every value of its inputs as for all zero, and at all-zero inputs the two whole sums agree;
-    then the whole difference equals its value at zero everywhere: zero. None (one proof of the
-    whole instead) when there are no ``own`` terms or not two groups."""
-    mine = _addends(got) if own else None
-    if mine is None:
-        return None
+def _separate(got: Any, terms: list[Any]) -> list[tuple[str, Any]] | None:
+    """Obligations that prove ``got`` equals the golden sum of ``terms`` modulo 2^32 piece by piece,
+    when each golden term reads one input (a ramp): the terms and the firmware's addends are grouped
+    by the input they read (an addend reading several inputs makes a group of its own, with no
+    golden term: its obligation then fails, conservatively). For each group, its addends minus its
+    terms is proven the same for every value of its input as for zero, and at all-zero inputs the
+    two whole sums agree; so the whole difference equals its value at zero everywhere: zero.
+    None (one proof of the whole instead) when there are not two groups."""
+    mine = _addends(got)
     low = lambda t: z3.Extract(31, 0, t)  # noqa: E731
-    items = [(s, a, free_vars(a)) for s, a in mine] + [(-1, low(t), free_vars(t)) for t in own]
-    groups: dict[str, list[Any]] = {"joint": [-low(t) for t in joint]}
-    names: dict[str, list[Any]] = {"joint": []}
-    for s, a, vs in items:
-        if not vs:
-            continue  # a constant: the all-zero check covers it
-        key = str(next(iter(vs))) if len(vs) == 1 else "joint"
-        groups.setdefault(key, []).append(a if s > 0 else -a)
-        names.setdefault(key, list(vs))
-    groups = {k: v for k, v in groups.items() if v}
+    if mine is None or any(len(free_vars(t)) != 1 for t in terms):
+        return None
+    groups: dict[str, list[Any]] = {}
+    for s, a, vs in [(s, a, free_vars(a)) for s, a in mine] + [(-1, low(t), free_vars(t)) for t in terms]:
+        if vs:  # a constant: the all-zero check covers it
+            groups.setdefault(", ".join(sorted(str(v) for v in vs)), []).append(a if s > 0 else -a)
     if len(groups) < 2:
         return None
+    zero = lambda e: z3.substitute(e, *[(v, z3.BitVecVal(0, v.size())) for v in free_vars(e)])  # noqa: E731
     out = []
     for key, parts in groups.items():
         diff = z3.simplify(sum(parts[1:], parts[0]))
-        vs = list(free_vars(diff))
-        zero = z3.substitute(diff, *[(v, z3.BitVecVal(0, v.size())) for v in vs]) if vs else diff
-        what = "the trees' leaves" if key == "joint" else f"the terms on {key}"
-        out.append((f"{what} equal their golden terms", diff != zero))
-    every = list(free_vars(got).union(*(free_vars(t) for t in joint + own)))
-    gold = sum((low(t) for t in joint + own), z3.BitVecVal(0, 32))
-    total = z3.simplify(z3.substitute(low(got) - gold, *[(v, z3.BitVecVal(0, v.size())) for v in every]))
+        out.append((f"the terms on {key} equal their golden terms", diff != zero(diff)))
+    total = z3.simplify(zero(low(got) - sum((low(t) for t in terms), z3.BitVecVal(0, 32))))
     out.append(("the sums agree at all-zero inputs", total != 0))
     return out
 
 
 def _sum_part(img: ElfImage, xlen: int, cut: Abstraction, part: str, symbol: str,
-              terms_of: Callable[[Z3Ops, list[Any]], tuple[list[Any], list[Any]]], bound: int, what: str) -> ProofPart:
+              terms_of: Callable[[Z3Ops, list[Any]], list[Any]], bound: int, what: str, separate: bool = False) -> ProofPart:
     """An out-of-line partial sum, symbolically alone: called with a pointer to an array of free
     input words in the caller's frame, every other byte around it unknown, it returns the golden
-    32-bit sum of ``terms_of`` (the ramps as their functions when the firmware has them) for all
-    words, so its result depends on the array alone, which is what its abstraction in the handler
-    assumes; it stores only below its stack pointer and restores sp and the callee-saved registers.
-    A sum of terms that each read their own input (the ramps) is proven term by term
-    (``_separate``), each a one-input proof instead of one over all inputs at once."""
+    32-bit sum of ``terms_of`` for all words, so its result depends on the array alone, which is
+    what its abstraction in the handler assumes; it stores only below its stack pointer and
+    restores sp and the callee-saved registers. ``separate``: the terms each read their own input
+    (the ramps), proven term by term (``_separate``), each a one-input proof instead of one over
+    all inputs at once."""
     t0 = time.monotonic()
     assert cut.sums is not None
     tag = part.split("'")[0]
@@ -290,17 +263,16 @@ def _sum_part(img: ElfImage, xlen: int, cut: Abstraction, part: str, symbol: str
     except SymexecUnsupported as exc:
         return ProofPart(part, "unsupported", time.monotonic() - t0, str(exc))
     side: list[tuple[str, Any]] = []
-    ops = Z3Ops(_exact_ops().sqrt_fn, obligations=side, ramp_fns=cut.ramp_fns())
-    joint, own = terms_of(ops, [z3.SignExt(64 - bits, w) if bits < 64 else w for w in words])
+    ops = Z3Ops(_exact_ops().sqrt_fn, obligations=side)
     as_bv = lambda t: t if isinstance(t, z3.ExprRef) else z3.BitVecVal(int(t), 64)  # noqa: E731 - a constant term
-    joint, own = [as_bv(t) for t in joint], [as_bv(t) for t in own]
-    want = z3.simplify(ops.add_terms(joint + own, bound))
+    terms = [as_bv(t) for t in terms_of(ops, [z3.SignExt(64 - bits, w) if bits < 64 else w for w in words])]
+    want = z3.simplify(ops.add_terms(terms, bound))
     r = run.state.regs[10]
     got = r if isinstance(r, z3.BitVecRef) else z3.BitVecVal(r, xlen)
     caller = [a for a in run.state.mem if a >= sp and not _same_byte(run.state.mem[a], mem.get(a))]
     if caller:
         return ProofPart(part, "failed", time.monotonic() - t0, f"stores into its caller's frame at {min(caller):#x}")
-    pieces = _separate(got, joint, own) if bound < 2**31 else None
+    pieces = _separate(got, terms) if separate and bound < 2**31 else None
     if pieces is None:
         checks = [(f"result equals {what}", got != z3.Extract(xlen - 1, 0, want))]
     else:  # the low 32 bits piece by piece; on RV64 the register is their sign extension, as the int32 sum's
