@@ -3,8 +3,11 @@
 The executor walks the decoded instructions of the ELF that the emulator runs. Values are
 Python ints while concrete (stack addresses, constants) and z3 terms otherwise. Paths fork at
 symbolic branches and merge again wherever they meet (states are processed in address order,
-so the join point of forward branches is reached by every predecessor first), which keeps the
-handler's hundreds of paths down to one final state whose outputs are if-then-else terms.
+so the join point of forward branches is reached by every predecessor first; a straight-line run
+stops at every branch or jump target seen so far, so a diamond merges where it closes and a path
+condition that then covers every case is dropped), which keeps the handler's hundreds of paths
+down to one final state whose outputs are if-then-else terms, and a select compiled to branches
+one if-then-else on the input it tests.
 
 Memory is the concrete image of RAM after ``user_init`` plus an overlay of bytes the function
 stored. Loads from symbolic addresses (table lookups) become multiplexers over the aligned
