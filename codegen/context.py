@@ -28,7 +28,7 @@ SQRT_INDEX_BITS = 8  # isqrt seed table: top 8 bits of the normalized argument, 
 # ``rlcc-verify --prove`` abstracts each in the handler proof and checks it on its own.
 # They live in the runtime header ``firmware_sdk_stub/rlcc_runtime.h`` (tests/sdk checks the names).
 SQRT_FUNCTION = "rlcc_sqrt_rate"
-SLOG_FUNCTION = "rlcc_slog"  # out of line, so the proof abstracts it and checks it alone
+LOG_RATIO_FUNCTION = "rlcc_log_ratio"  # slog(cur) - slog(prev), out of line: abstracted and checked alone
 PENALTY_FUNCTION = "rlcc_penalty_product"  # (excess * sqrt_rate) >> SQRT_RATE_FRAC_BITS
 RATE_PRODUCT_FUNCTION = "rlcc_rate_product"  # rate * factor, exact (the update carries its fraction)
 TREE_SUM_SUFFIX = "tree_sum"  # <name>_tree_sum: with ramps, the bias plus the leaves, out of line

@@ -19,7 +19,7 @@ import numpy as np
 import z3
 
 from rlcc import formats as fmt
-from rlcc.codegen.context import (PRODUCT_SHIFTS, SLOG_FUNCTION, SQRT_FUNCTION, input_bits, ramp_sum_function,
+from rlcc.codegen.context import (LOG_RATIO_FUNCTION, PRODUCT_SHIFTS, SQRT_FUNCTION, input_bits, ramp_sum_function,
                                   tree_sum_function)
 from rlcc.derived import SLOG_BITS
 from rlcc.fxp import golden
@@ -40,10 +40,13 @@ def _sqrt_summary(fn: z3.FuncDeclRef, xlen: int) -> Summary:
     return summary
 
 
-def _slog_summary(fn: z3.FuncDeclRef, xlen: int) -> Summary:
+def _log_ratio_summary(fn: z3.FuncDeclRef, xlen: int) -> Summary:
+    """slog(cur) - slog(prev) with ``fn`` the uninterpreted slog, as the golden model takes it."""
     def summary(regs: list[Any], path: Any, load: Load) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
-        arg, checks = arg32(regs[10], xlen, path, f"{SLOG_FUNCTION} argument")
-        return {10: z3.SignExt(xlen - SLOG_BITS, fn(arg))}, checks  # int32 result, sign-extended on RV64
+        cur, c1 = arg32(regs[10], xlen, path, f"{LOG_RATIO_FUNCTION} first argument")
+        prev, c2 = arg32(regs[11], xlen, path, f"{LOG_RATIO_FUNCTION} second argument")
+        diff = z3.SignExt(32 - SLOG_BITS, fn(cur)) - z3.SignExt(32 - SLOG_BITS, fn(prev))  # |diff| < 2^21
+        return {10: z3.SignExt(32, diff) if xlen == 64 else diff}, c1 + c2  # int32 result, sign-extended on RV64
 
     return summary
 
@@ -95,7 +98,7 @@ class Abstraction:
         fns = product_functions(present.values())
         return cls(z3.Function(SQRT_FUNCTION, z3.BitVecSort(32), z3.BitVecSort(32)),
                    {n: (sh, fns[sh]) for n, sh in present.items()},
-                   slog_function() if SLOG_FUNCTION in img.symbols else None,
+                   slog_function() if LOG_RATIO_FUNCTION in img.symbols else None,
                    Sums.for_image(img, model))
 
     def by_shift(self) -> dict[int, z3.FuncDeclRef]:
@@ -106,7 +109,7 @@ class Abstraction:
         for name, (shift, fn) in self.products.items():
             out[img.symbols[name][0]] = _product_summary(name, fn, shift, xlen)
         if self.slog is not None:
-            out[img.symbols[SLOG_FUNCTION][0]] = _slog_summary(self.slog, xlen)
+            out[img.symbols[LOG_RATIO_FUNCTION][0]] = _log_ratio_summary(self.slog, xlen)
         if self.sums is not None:
             stack = img.stack
             for name, fn in ((self.sums.tree_symbol, self.sums.fns.trees), (self.sums.ramp_symbol, self.sums.fns.ramps)):

@@ -1,6 +1,6 @@
 """The parts of the NIC proof besides the handler (``rlcc.verify.prove`` says how they compose):
 each out-of-line function symbolically alone against its exact value (square root contract,
-wide products, signed log, the ensemble's partial sums), the square root's values in the
+wide products, log ratio, the ensemble's partial sums), the square root's values in the
 emulator, and the rates the handler can leave in a context.
 
 Every part is one ``ProofPart``; a function part runs the function from the post-start-up image
@@ -18,7 +18,7 @@ import numpy as np
 import z3
 
 from rlcc import formats as fmt
-from rlcc.codegen.context import SLOG_FUNCTION, SQRT_FUNCTION
+from rlcc.codegen.context import LOG_RATIO_FUNCTION, SQRT_FUNCTION
 from rlcc.derived import SLOG_BITS
 from rlcc.emulator import Machine
 from rlcc.fxp import golden
@@ -106,37 +106,37 @@ def product_part(img: ElfImage, xlen: int, name: str, shift: int) -> ProofPart:
                      f"returns (a * b) >> {shift} for all 32-bit a, b; restores sp and callee-saved registers")
 
 
-def _int32_function_part(img: ElfImage, xlen: int, part: str, symbol: str, want_of: Callable[[Any], Any], bits: int,
-                         equals: str, proven: str) -> ProofPart:
-    """An out-of-line function of one int32 argument, symbolically alone: its result equals
-    ``want_of`` (the golden value, 64-bit z3) for every int32, that value fits the ``bits`` the
-    handler proof's abstraction gives it, and the function keeps its frame."""
-    t0 = time.monotonic()
-    arg = z3.BitVec(f"{part.replace(' ', '_')}_arg", 32)
-    regs = img.call_registers(xlen, f"{part.replace(' ', '_')}_")
-    regs[10] = z3.SignExt(32, arg) if xlen == 64 else arg
-    try:
-        entry, run = _run_alone(img, xlen, symbol, regs)
-    except SymexecUnsupported as exc:
-        return ProofPart(part, "unsupported", time.monotonic() - t0, str(exc))
-    r = run.state.regs[10]
-    got = r if isinstance(r, z3.BitVecRef) else z3.BitVecVal(r, xlen)
-    want = z3.simplify(want_of(z3.SignExt(32, arg)))
-    checks = [(f"value fits the abstraction's {bits} bits", want != z3.SignExt(64 - bits, z3.Extract(bits - 1, 0, want))),
-              (f"result equals {equals}", got != z3.Extract(xlen - 1, 0, want))]
-    return _conclude(part, t0, checks + run.obligations + frame_checks(run.state, entry, xlen), proven)
-
-
 def _exact_ops() -> Z3Ops:
     """The z3 golden operations with nothing abstracted (the square root is unused here)."""
     return Z3Ops(z3.Function("unused_sqrt", z3.BitVecSort(32), z3.BitVecSort(32)))
 
 
-def slog_part(img: ElfImage, xlen: int) -> ProofPart:
-    """The out-of-line signed log returns ``rlcc.derived.slog_int`` of its argument for every int32."""
-    return _int32_function_part(
-        img, xlen, "slog", SLOG_FUNCTION, _exact_ops().slog, SLOG_BITS, "rlcc.derived.slog_int",
-        "returns slog(d) exactly (21-bit signed, sign-extended) for all int32 d; restores sp and callee-saved registers")
+def log_ratio_part(img: ElfImage, xlen: int) -> ProofPart:
+    """The out-of-line log ratio returns ``slog_int(cur) - slog_int(prev)`` (``rlcc.derived``) for
+    every pair of int32, one argument at a time (``_separate``), and the log fits the 21 bits the
+    handler proof's abstraction gives it; it keeps its frame."""
+    t0 = time.monotonic()
+    cur, prev = z3.BitVec("log_ratio_cur", 32), z3.BitVec("log_ratio_prev", 32)
+    regs = img.call_registers(xlen, "log_ratio_")
+    regs[10], regs[11] = (z3.SignExt(32, cur), z3.SignExt(32, prev)) if xlen == 64 else (cur, prev)
+    try:
+        entry, run = _run_alone(img, xlen, LOG_RATIO_FUNCTION, regs)
+    except SymexecUnsupported as exc:
+        return ProofPart("log ratio", "unsupported", time.monotonic() - t0, str(exc))
+    r = run.state.regs[10]
+    got = r if isinstance(r, z3.BitVecRef) else z3.BitVecVal(r, xlen)
+    ops = _exact_ops()
+    logs = [z3.simplify(ops.slog(z3.SignExt(32, v))) for v in (cur, prev)]
+    fits = (f"slog fits the abstraction's {SLOG_BITS} bits",
+            logs[0] != z3.SignExt(64 - SLOG_BITS, z3.Extract(SLOG_BITS - 1, 0, logs[0])))
+    pieces = _separate(got, [logs[0], -logs[1]])
+    if pieces is None:
+        pieces = [("one proof", got != z3.Extract(xlen - 1, 0, logs[0] - logs[1]))]
+    wide = [("result is a sign-extended int32", got != z3.SignExt(32, z3.Extract(31, 0, got)))] if xlen == 64 else []
+    checks = [fits] + [(f"result equals slog(cur) - slog(prev): {d}", f) for d, f in pieces] + wide
+    return _conclude("log ratio", t0, checks + run.obligations + frame_checks(run.state, entry, xlen),
+                     f"{LOG_RATIO_FUNCTION} returns slog(cur) - slog(prev) exactly (rlcc.derived.slog_int, each within "
+                     f"{SLOG_BITS} bits) for all int32 cur, prev; restores sp and callee-saved registers")
 
 
 def sum_parts(img: ElfImage, xlen: int, model: FxModel) -> list[ProofPart]:

@@ -19,7 +19,6 @@ from typing import Any, Sequence
 
 import z3
 
-from rlcc.codegen.context import SLOG_FUNCTION
 from rlcc.derived import SLOG_BITS, slog_int
 from rlcc.fxp.golden import EventOutcome, event_core, ramp_value
 from rlcc.fxp.model import FxModel, Ramp
@@ -173,7 +172,7 @@ def ramp_functions(model: FxModel) -> list[z3.FuncDeclRef]:
 
 def slog_function() -> z3.FuncDeclRef:
     """The uninterpreted ``slog``: an int32 operand to the 21-bit signed value it can take."""
-    return z3.Function(SLOG_FUNCTION, z3.BitVecSort(32), z3.BitVecSort(SLOG_BITS))
+    return z3.Function("slog", z3.BitVecSort(32), z3.BitVecSort(SLOG_BITS))
 
 
 def symbolic_event(model: FxModel, ctx: Sequence[z3.BitVecRef], ev: Sequence[z3.BitVecRef],

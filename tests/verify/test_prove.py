@@ -161,20 +161,24 @@ def test_sqrt_contract_is_proven_on_both_targets(example_model, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
-def test_slog_part_proves_the_log_and_refutes_a_wrong_mantissa(example_model, tmp_path, target):
-    """The derived input's out-of-line signed log, which the handler proof abstracts, is proven
-    equal to rlcc.derived.slog_int for every int32; a mantissa shifted one bit short fails."""
+def test_log_ratio_part_proves_the_logs_and_refutes_wrong_ones(example_model, tmp_path, target):
+    """The derived input's out-of-line log ratio, which the handler proof abstracts as one
+    uninterpreted slog at both arguments, is proven equal to slog_int(cur) - slog_int(prev) for
+    every pair of int32, one argument at a time; a mantissa shifted one bit short fails, and so does
+    the ratio the wrong way round."""
     assert example_model.spec.derived, "the example distils with derived inputs"
     xlen = 64 if target == "rv64imac" else 32
     profile = "dpa" if xlen == 64 else "generic5"
     right = P.load_after_init(_elf(example_model, tmp_path / "right", target), xlen, profile, xlen == 64)
-    part = PP.slog_part(right, xlen)
+    part = PP.log_ratio_part(right, xlen)
     assert part.status == "proven", part.detail
-    wrong = ("return (int32_t)(((msb - 16u) << 16) + ((u - (1u << msb)) >> (msb - 16u)));",
-             "return (int32_t)(((msb - 16u) << 16) + ((u - (1u << msb)) >> (msb - 15u)));")
-    img = P.load_after_init(_elf(example_model, tmp_path / "wrong", target, wrong), xlen, profile, xlen == 64)
-    part = PP.slog_part(img, xlen)
-    assert part.status == "failed" and "slog_int" in part.detail, part.detail
+    wrong_mantissa = ("return (int32_t)(((msb - 16u) << 16) + ((u - (1u << msb)) >> (msb - 16u)));",
+                      "return (int32_t)(((msb - 16u) << 16) + ((u - (1u << msb)) >> (msb - 15u)));")
+    wrong_operand = ("return rlcc_slog(cur) - rlcc_slog(prev);", "return rlcc_slog(prev) - rlcc_slog(cur);")
+    for k, edit in enumerate((wrong_mantissa, wrong_operand)):
+        img = P.load_after_init(_elf(example_model, tmp_path / f"wrong{k}", target, edit), xlen, profile, xlen == 64)
+        part = PP.log_ratio_part(img, xlen)
+        assert part.status == "failed" and "slog(cur) - slog(prev)" in part.detail, part.detail
 
 
 def _ramp_model():
