@@ -63,7 +63,7 @@ def func_symbols(path: Path, kind: str = "STT_FUNC") -> dict[str, int]:
     return out
 
 
-TREE_CODE = ("bench_predict", "firmware_eval_ensemble", "firmware_tree_sum", "firmware_ensemble_sum", "firmware_ramp")  # prefixes
+TREE_CODE = ("bench_predict", "firmware_eval_ensemble", "firmware_tree_sum", "firmware_ramp")  # prefixes
 TREE_TABLES = ("firmware_leaves", "firmware_tables")  # name prefixes of the model's tables (per tree / one object)
 
 

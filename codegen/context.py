@@ -28,12 +28,11 @@ SQRT_INDEX_BITS = 8  # isqrt seed table: top 8 bits of the normalized argument, 
 # ``rlcc-verify --prove`` abstracts each in the handler proof and checks it on its own.
 # They live in the runtime header ``firmware_sdk_stub/rlcc_runtime.h`` (tests/sdk checks the names).
 SQRT_FUNCTION = "rlcc_sqrt_rate"
-SLOG_FUNCTION = "rlcc_slog"  # out of line, so the proof abstracts it and checks it alone
+LOG_RATIO_FUNCTION = "rlcc_log_ratio"  # slog(cur) - slog(prev), out of line: abstracted and checked alone
 PENALTY_FUNCTION = "rlcc_penalty_product"  # (excess * sqrt_rate) >> SQRT_RATE_FRAC_BITS
 RATE_PRODUCT_FUNCTION = "rlcc_rate_product"  # rate * factor, exact (the update carries its fraction)
 TREE_SUM_SUFFIX = "tree_sum"  # <name>_tree_sum: with ramps, the bias plus the leaves, out of line
-RAMP_SUM_SUFFIX = "ramp_sum"  # <name>_ramp_sum: the ramps' terms, out of line
-ENSEMBLE_SUM_SUFFIX = "ensemble_sum"  # <name>_ensemble_sum (bitmask style): bias + leaves + ramps in one out-of-line call
+RAMP_SUM_SUFFIX = "ramp_sum"  # <name>_ramp_sum: the ramps' terms (each rlcc_ramp inline), out of line
 RUNTIME_HEADER = "rlcc_runtime.h"
 LEAVES_PER_ROW = 4
 PRODUCT_SHIFTS = {PENALTY_FUNCTION: fmt.SQRT_RATE_FRAC_BITS, RATE_PRODUCT_FUNCTION: 0}
@@ -215,8 +214,9 @@ def _split(model: FxModel, t: int, k: int, s: Split, input_macros: list[str], pr
     return CSplit(k, f"{names[s.input]} {s.op} {s.threshold}", macro, c_int32(s.threshold), cond, comment)
 
 
-def _ramp(model: FxModel, i: int, r: Ramp, input_macros: list[str], prefix: str, fn_prefix: str) -> dict[str, Any]:
-    """A ramp's named constants (value and a readable comment each) and its call."""
+def _ramp(model: FxModel, i: int, r: Ramp, input_macros: list[str], prefix: str) -> dict[str, Any]:
+    """A ramp's named constants (value and a readable comment each) and its rlcc_ramp arguments
+    after the input."""
     names = model.spec.student_input_names()
     bits = model.input_frac_bits[r.input]
     per_unit = lambda k: _decimal(k, r.shift + fmt.LEAF_FRAC_BITS - bits) if k else "0"  # noqa: E731
@@ -230,25 +230,14 @@ def _ramp(model: FxModel, i: int, r: Ramp, input_macros: list[str], prefix: str,
     ]
     macro = f"{prefix}RAMP_{i}_"
     return {"index": i, "input": names[r.input], "consts": [{"macro": macro + c, "value": v, "comment": m} for c, v, m in consts],
-            "function": ramp_function(fn_prefix, i), "args": ["x"] + [macro + c for c, _, _ in consts],
+            "args": [macro + c for c, _, _ in consts],
             "input_macro": input_macros[r.input]}
-
-
-def ramp_function(prefix: str, i: int) -> str:
-    """The out-of-line function of ramp ``i`` (the proof abstracts it in the handler by this name)."""
-    return f"{prefix}ramp_{i}"
 
 
 def tree_sum_function(prefix: str) -> str:
     """The out-of-line bias-plus-leaves sum of a model with ramps (the proof abstracts it in the
     handler by this name)."""
     return f"{prefix}{TREE_SUM_SUFFIX}"
-
-
-def ensemble_sum_function(prefix: str) -> str:
-    """The one out-of-line sum of bias, leaves and ramps of a ``bitmask`` firmware with ramps (the
-    proof abstracts it in the handler by this name)."""
-    return f"{prefix}{ENSEMBLE_SUM_SUFFIX}"
 
 
 def ramp_sum_function(prefix: str) -> str:
@@ -410,7 +399,7 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "n_comparisons": sum(t.depth for t in model.trees),
         "n_operations": model.n_operations,
         "leaf_bytes": 4 * sum(len(t.leaves) for t in model.trees),
-        "ramps": [_ramp(model, i, r, macros, macro_prefix, prefix) for i, r in enumerate(model.ramps)],
+        "ramps": [_ramp(model, i, r, macros, macro_prefix) for i, r in enumerate(model.ramps)],
         "bias": c_int32(model.bias),
         "bias_value": model.bias,
         "bias_decimal": _decimal(model.bias, fmt.LEAF_FRAC_BITS),
@@ -423,8 +412,7 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "disable_mask": c_uint32(sum(1 << e for e in disabled)),
         "sqrt": _sqrt_plan(),
         "fn": {"sqrt": SQRT_FUNCTION, "penalty": PENALTY_FUNCTION, "rate_product": RATE_PRODUCT_FUNCTION,
-               "tree_sum": tree_sum_function(prefix), "ramp_sum": ramp_sum_function(prefix),
-               "ensemble_sum": ensemble_sum_function(prefix)},
+               "tree_sum": tree_sum_function(prefix), "ramp_sum": ramp_sum_function(prefix)},
         "input_type": _input_type(model),
         "fmt": _formats(),
         "num": {k: getattr(fmt, k) for k in ("FACTOR_FRAC_BITS", "RATE_FRAC_BITS")},

@@ -362,31 +362,34 @@ static inline int32_t rlcc_mlog2(uint32_t m)
     return (int32_t)(((msb - 16u) << 16) + ((u - (1u << msb)) >> (msb - 16u)));
 }
 
-/* sign(d) * mlog2(1 + |d|) of a Q16 value, |result| < 2^20; |d| <= 2^31 fits uint32_t.
- * Out of line: rlcc-verify --prove checks it alone and abstracts it in the handler. */
-static __attribute__((noinline, unused)) int32_t rlcc_slog(int32_t d)
+/* sign(d) * mlog2(1 + |d|) of a Q16 value, |result| < 2^20; |d| <= 2^31 fits uint32_t. */
+static inline int32_t rlcc_slog(int32_t d)
 {
     const uint32_t m = d < 0 ? 0u - (uint32_t)d : (uint32_t)d;
     const int32_t lg = rlcc_mlog2(m);
     return d < 0 ? -lg : lg;
 }
 
-/* Derived input delta_log_ratio: slog(cur) - slog(prev), |result| < 2^21 (rlcc.derived). */
-static inline int32_t rlcc_log_ratio(int32_t cur, int32_t prev)
+/* Derived input delta_log_ratio: slog(cur) - slog(prev), |result| < 2^21 (rlcc.derived). Out of line
+ * (one call for both logs): rlcc-verify --prove checks it alone, one argument at a time, and
+ * abstracts it in the handler as the difference of one uninterpreted slog at the two arguments. */
+static __attribute__((noinline, unused)) int32_t rlcc_log_ratio(int32_t cur, int32_t prev)
 {
     return rlcc_slog(cur) - rlcc_slog(prev);
 }
 
 /* One ramp's term of the ensemble sum (Q16.16), rlcc.fxp.golden.ramp_value: trunc(d * k / 2^shift) with
  * d = clamp(x, lo, hi) - center and k = k_below if d < 0 else k_above. The generator guarantees
- * |d| * |k| < 2^31, so the product stays within 32 bits on RV32 and RV64. */
+ * |d| * |k| < 2^31, so the signed product stays within 32 bits on RV32 and RV64, and C's division
+ * truncates, as the term does (by a constant power of two: shifts, no divide). k is picked with a
+ * mask rather than a branch: one taken branch costs more than the three ALU operations. */
 static inline int32_t rlcc_ramp(int32_t x, int32_t lo, int32_t center, int32_t hi, int32_t k_below, int32_t k_above,
                                 uint32_t shift)
 {
     const int32_t d = (x < lo ? lo : x > hi ? hi : x) - center;
-    const int32_t k = d < 0 ? k_below : k_above;
-    const uint32_t m = ((uint32_t)(d < 0 ? -d : d) * (uint32_t)(k < 0 ? -k : k)) >> shift;
-    return (d < 0) != (k < 0) ? -(int32_t)m : (int32_t)m;
+    const uint32_t below = 0u - (uint32_t)(d < 0);
+    const int32_t k = rlcc_as_int32((uint32_t)k_above + (((uint32_t)k_below - (uint32_t)k_above) & below));
+    return (d * k) / (INT32_C(1) << shift);
 }
 
 /* The ensemble sum clamped to [lo, hi] (the factor clamp parameters). */

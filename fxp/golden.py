@@ -87,7 +87,7 @@ class IntOps(Protocol):
 
     def slog(self, d: Any) -> Any:
         """sign(d) * mlog2(1 + |d|) in Q.16 for an int32 ``d`` (``rlcc.derived.slog_int``; the
-        firmware's out-of-line ``rlcc_slog``)."""
+        firmware's ``rlcc_slog``, inline in its out-of-line ``rlcc_log_ratio``)."""
         ...
 
     def mul_shr(self, a: Any, b: Any, shift: int) -> Any:

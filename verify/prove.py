@@ -17,10 +17,11 @@ The proof is decomposed where the solver cannot go (wide products inside the squ
    which only a corrupted context holds, are sampled.
 4. **reachable rates** — from a zeroed or valid context (rate <= 2^20) every event leaves a rate
    in [rate_min, 2^20], so parts 1 + 3 cover every context the firmware itself produces.
-5. **products, slog and ramps** — the out-of-line wide products, with derived inputs the signed
-   log ``rlcc_slog``, and each ramp's ``<name>_ramp_<i>``, each symbolically alone: exact for all
-   32-bit arguments (the log as ``rlcc.derived.slog_int``, a ramp as
-   ``rlcc.fxp.golden.ramp_value``, each within the bits its abstraction in part 1 gives it).
+5. **products and log ratio** — the out-of-line wide products and, with derived inputs, the log
+   ratio ``rlcc_log_ratio`` (slog(cur) - slog(prev), abstracted in part 1 as one uninterpreted
+   slog at both arguments), each symbolically alone: exact for all 32-bit arguments (the log as
+   ``rlcc.derived.slog_int``, within the 21 bits its abstraction gives it; the ratio one argument
+   at a time, as the ramps' sum below).
 6. **trees' and ramps' sums** — with ramps, the firmware sums the bias and leaves
    (``<name>_tree_sum``) and the ramps' terms (``<name>_ramp_sum``) out of line, each from a
    pointer to the input array. Part 1 abstracts each as one uninterpreted function of the array's
@@ -28,9 +29,11 @@ The proof is decomposed where the solver cannot go (wide products inside the squ
    32-bit sum of the same two functions of its inputs, so the factor is no longer a bit-level
    match of two differently grouped adder chains. Each sum is proven alone: for all input words,
    with every other byte around the array unknown, it returns the golden partial sum (so it reads
-   the array only), stores only below its stack pointer and restores its frame. The ``bitmask``
-   tree style makes one out-of-line call instead (``<name>_ensemble_sum``: bias, leaves and the
-   out-of-line ramps), abstracted and proven alone the same way as one function.
+   the array only), stores only below its stack pointer and restores its frame. Both call
+   nothing. The ramps' sum computes every ramp inline; each ramp reads one input, so it is proven
+   term by term: per input, the firmware's addends on it minus the golden ramp terms on it are
+   the same for every value as for zero, and the two sums agree at all-zero inputs (one-input
+   proofs instead of one over four inputs, which times out).
 
 The rate product's function is known to stay below ``(2^32 - 1) * (2^31 - 1)`` when an operand
 is below 2^31 (true of the exact product part 5 proves); part 1 states that for each of its
@@ -58,16 +61,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rlcc.codegen.context import PRODUCT_SHIFTS, SLOG_FUNCTION, SQRT_FUNCTION
+from rlcc.codegen.context import LOG_RATIO_FUNCTION, PRODUCT_SHIFTS, SQRT_FUNCTION
 from rlcc.emulator.cycle_model import Profile
 from rlcc.firmware_sdk_stub import harness_layout as hl
 from rlcc.fxp.model import FxModel
 from rlcc.fxp.vectors import Vectors
 from rlcc.targets import get_target
-from rlcc.verify.prove_abstractions import ramp_symbol
 from rlcc.verify.prove_handler import HANDLER_SYMBOL, prove_handler
 from rlcc.verify.prove_image import ElfImage, load_after_start
-from rlcc.verify.prove_parts import (SAMPLED_RATES, ProofPart, product_part, ramp_part, reachable_rates, slog_part,
+from rlcc.verify.prove_parts import (SAMPLED_RATES, ProofPart, log_ratio_part, product_part, reachable_rates,
                                      sqrt_contract, sqrt_values, sum_parts)
 
 # the DOCA adapter's "event laid out in advance" pointer (harness_doca.c): NULL after init, so the
@@ -135,10 +137,8 @@ def prove_firmware(elf: Path, model: FxModel, target: str, timeout_s: float = 12
     parts.append(sqrt_contract(img, xlen))
     parts.append(sqrt_values(img, xlen, sampled_rates, seed))
     parts.extend(product_part(img, xlen, name, shift) for name, shift in PRODUCT_SHIFTS.items() if name in img.symbols)
-    if SLOG_FUNCTION in img.symbols:
-        parts.append(slog_part(img, xlen))
-    for i, r in enumerate(model.ramps):
-        parts.append(ramp_part(img, xlen, ramp_symbol(img, i), i, r))
+    if LOG_RATIO_FUNCTION in img.symbols:
+        parts.append(log_ratio_part(img, xlen))
     parts.extend(sum_parts(img, xlen, model))
     parts.append(reachable_rates(model))
     ok = all(p.status in ("proven", "exhaustive", "sampled") for p in parts)

@@ -1,7 +1,7 @@
 """The abstraction the handler proof stands on: the firmware's out-of-line functions as
 uninterpreted z3 functions.
 
-A call to the square root, a wide product, the signed log, a ramp or an ensemble partial sum is
+A call to the square root, a wide product, the signed log or an ensemble partial sum is
 replaced in the symbolic run by one application of its function (a *summary*), and the golden
 model uses the same functions, so the handler proof holds whatever they are; each function's own
 part (``rlcc.verify.prove_parts``) proves the firmware computes the exact value. What the solver
@@ -19,14 +19,14 @@ import numpy as np
 import z3
 
 from rlcc import formats as fmt
-from rlcc.codegen.context import (PRODUCT_SHIFTS, SLOG_FUNCTION, SQRT_FUNCTION, ensemble_sum_function, input_bits,
-                                  ramp_function, ramp_sum_function, tree_sum_function)
+from rlcc.codegen.context import (LOG_RATIO_FUNCTION, PRODUCT_SHIFTS, SQRT_FUNCTION, input_bits, ramp_sum_function,
+                                  tree_sum_function)
 from rlcc.derived import SLOG_BITS
 from rlcc.fxp import golden
-from rlcc.fxp.model import FxModel, Ramp
+from rlcc.fxp.model import FxModel
 from rlcc.verify.prove_image import ElfImage, arg32
 from rlcc.verify.prove_solver import applications, concrete
-from rlcc.verify.symbolic_golden import SumFunctions, product_functions, ramp_functions, slog_function
+from rlcc.verify.symbolic_golden import SumFunctions, product_functions, slog_function
 from rlcc.verify.symexec import Load, Region, Summary, SymexecUnsupported
 
 _MAX_SMALL_PRODUCT = (2**32 - 1) * (2**31 - 1)  # the largest product of a uint32 and a value below 2^31
@@ -40,26 +40,15 @@ def _sqrt_summary(fn: z3.FuncDeclRef, xlen: int) -> Summary:
     return summary
 
 
-def _slog_summary(fn: z3.FuncDeclRef, xlen: int) -> Summary:
+def _log_ratio_summary(fn: z3.FuncDeclRef, xlen: int) -> Summary:
+    """slog(cur) - slog(prev) with ``fn`` the uninterpreted slog, as the golden model takes it."""
     def summary(regs: list[Any], path: Any, load: Load) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
-        arg, checks = arg32(regs[10], xlen, path, f"{SLOG_FUNCTION} argument")
-        return {10: z3.SignExt(xlen - SLOG_BITS, fn(arg))}, checks  # int32 result, sign-extended on RV64
+        cur, c1 = arg32(regs[10], xlen, path, f"{LOG_RATIO_FUNCTION} first argument")
+        prev, c2 = arg32(regs[11], xlen, path, f"{LOG_RATIO_FUNCTION} second argument")
+        diff = z3.SignExt(32 - SLOG_BITS, fn(cur)) - z3.SignExt(32 - SLOG_BITS, fn(prev))  # |diff| < 2^21
+        return {10: z3.SignExt(32, diff) if xlen == 64 else diff}, c1 + c2  # int32 result, sign-extended on RV64
 
     return summary
-
-
-def _ramp_summary(name: str, fn: z3.FuncDeclRef, bits: int, xlen: int) -> Summary:
-    def summary(regs: list[Any], path: Any, load: Load) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
-        arg, checks = arg32(regs[10], xlen, path, f"{name} argument")
-        return {10: z3.SignExt(xlen - bits, fn(arg))}, checks  # int32 result, sign-extended on RV64
-
-    return summary
-
-
-def ramp_symbol(img: ElfImage, i: int) -> str:
-    """The ELF symbol of ramp ``i``'s out-of-line function (``codegen.context.ramp_function``,
-    whatever the firmware's name prefix)."""
-    return prefixed_symbol(img, ramp_function("", i), f"ramp {i}")
 
 
 def prefixed_symbol(img: ElfImage, suffix: str, what: str) -> str:
@@ -101,7 +90,6 @@ class Abstraction:
     sqrt: z3.FuncDeclRef
     products: dict[str, tuple[int, z3.FuncDeclRef]]  # symbol -> (shift, function)
     slog: z3.FuncDeclRef | None  # only when the firmware has derived inputs
-    ramps: list[tuple[str, Ramp, z3.FuncDeclRef]] = dataclasses.field(default_factory=list)  # symbol, ramp, function
     sums: Sums | None = None  # only when the firmware sums trees and ramps out of line
 
     @classmethod
@@ -110,12 +98,8 @@ class Abstraction:
         fns = product_functions(present.values())
         return cls(z3.Function(SQRT_FUNCTION, z3.BitVecSort(32), z3.BitVecSort(32)),
                    {n: (sh, fns[sh]) for n, sh in present.items()},
-                   slog_function() if SLOG_FUNCTION in img.symbols else None,
-                   [(ramp_symbol(img, i), r, fn) for (i, r), fn in zip(enumerate(model.ramps), ramp_functions(model))],
+                   slog_function() if LOG_RATIO_FUNCTION in img.symbols else None,
                    Sums.for_image(img, model))
-
-    def ramp_fns(self) -> list[z3.FuncDeclRef] | None:
-        return [fn for _, _, fn in self.ramps] if self.ramps else None
 
     def by_shift(self) -> dict[int, z3.FuncDeclRef]:
         return {sh: fn for sh, fn in self.products.values()}
@@ -125,15 +109,12 @@ class Abstraction:
         for name, (shift, fn) in self.products.items():
             out[img.symbols[name][0]] = _product_summary(name, fn, shift, xlen)
         if self.slog is not None:
-            out[img.symbols[SLOG_FUNCTION][0]] = _slog_summary(self.slog, xlen)
-        for name, r, fn in self.ramps:
-            out[img.symbols[name][0]] = _ramp_summary(name, fn, r.term_bits, xlen)
+            out[img.symbols[LOG_RATIO_FUNCTION][0]] = _log_ratio_summary(self.slog, xlen)
         if self.sums is not None:
             stack = img.stack
             for name, fn in ((self.sums.tree_symbol, self.sums.fns.trees), (self.sums.ramp_symbol, self.sums.fns.ramps)):
-                if name is not None and fn is not None:
-                    out[img.symbols[name][0]] = _sum_summary(name, fn, self.sums.n_inputs, self.sums.fns.input_bits // 8,
-                                                             xlen, stack)
+                out[img.symbols[name][0]] = _sum_summary(name, fn, self.sums.n_inputs, self.sums.fns.input_bits // 8,
+                                                         xlen, stack)
         return out
 
     def product_ranges(self, terms: list[Any]) -> list[Any]:
@@ -173,11 +154,9 @@ class Abstraction:
         outside the table takes the table's default)."""
         out: dict[str, Any] = {}
         true_slog = lambda a: int(golden.NUMPY.slog(np.int64(a[0] - (a[0] >> 31 << 32)))) & ((1 << SLOG_BITS) - 1)  # noqa: E731
-        true_ramp = lambda r: lambda a: int(golden.ramp_value(golden.NUMPY, r, np.int64(a[0] - (a[0] >> 31 << 32)))) & (  # noqa: E731
-            (1 << r.term_bits) - 1)
         functions = [(self.sqrt, lambda a: int(golden.NUMPY.sqrt_rate(np.array([a[0]]))[0]))] + [
             (fn, lambda a, sh=sh: (a[0] * a[1]) >> sh) for sh, fn in self.products.values()] + (
-            [(self.slog, true_slog)] if self.slog is not None else []) + [(fn, true_ramp(r)) for _, r, fn in self.ramps] + (
+            [(self.slog, true_slog)] if self.slog is not None else []) + (
             self.sums.true_values() if self.sums is not None else [])
 
         def check(fn: z3.FuncDeclRef, true: Callable[[list[int]], int], args: list[int], value: int) -> None:
@@ -206,12 +185,11 @@ class Abstraction:
 
 @dataclasses.dataclass
 class Sums:
-    """The ensemble's out-of-line partial sums (a model with ramps): their symbols and functions;
-    ``ramp_symbol`` None: ``tree_symbol`` is the one out-of-line sum of the whole ensemble
-    (``<name>_ensemble_sum``: bias, leaves and the ramps, each ramp its own out-of-line function)."""
+    """The ensemble's two out-of-line partial sums (a model with ramps): the trees' (bias and leaves)
+    and the ramps' (every ramp inline), their symbols and functions."""
 
     tree_symbol: str
-    ramp_symbol: str | None
+    ramp_symbol: str
     fns: SumFunctions
     model: FxModel
 
@@ -221,12 +199,9 @@ class Sums:
 
     @classmethod
     def for_image(cls, img: ElfImage, model: FxModel) -> Sums | None:
-        tree, ramp, whole = tree_sum_function(""), ramp_sum_function(""), ensemble_sum_function("")
+        tree, ramp = tree_sum_function(""), ramp_sum_function("")
         if not model.ramps or golden.sum_bound(model) >= 2**31:
             return None  # the handler proof then executes the sum inline
-        if any(n.endswith("_" + whole) for n in img.symbols):
-            return cls(prefixed_symbol(img, whole, "ensemble sum"), None,
-                       SumFunctions.make(model.spec.student_width, input_bits(model), split=False), model)
         if not any(n.endswith("_" + tree) for n in img.symbols):
             return None
         return cls(prefixed_symbol(img, tree, "trees' sum"), prefixed_symbol(img, ramp, "ramps' sum"),
@@ -244,8 +219,6 @@ class Sums:
 
         trees = lambda a: golden.tree_terms(golden.NUMPY, self.model, self.inputs(a))[0]  # noqa: E731
         ramps = lambda a: golden.ramp_terms(golden.NUMPY, self.model, self.inputs(a))  # noqa: E731
-        if self.fns.ramps is None:
-            return [(self.fns.trees, lambda a: low([*trees(a), *ramps(a)]))]
         return [(self.fns.trees, lambda a: low(trees(a))), (self.fns.ramps, lambda a: low(ramps(a)))]
 
 

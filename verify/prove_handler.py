@@ -70,7 +70,7 @@ def prove_handler(img: ElfImage, model: FxModel, xlen: int, timeout_s: float, jo
     fw_ctx = [word(fin, ex, ctx_addr + 4 * i) for i in range(fmt.CTX_WORDS)]
     fw_rate, fw_req = word(fin, ex, res_addr), word(fin, ex, res_addr + 4)
     golden_side: list[tuple[str, Any]] = []
-    gold = symbolic_event(model, ctx, ev, cut.sqrt, cut.by_shift(), golden_side, cut.slog, cut.ramp_fns(),
+    gold = symbolic_event(model, ctx, ev, cut.sqrt, cut.by_shift(), golden_side, cut.slog, None,
                           cut.sums.fns if cut.sums else None)
     side = run.obligations + golden_side + frame_checks(fin, entry, xlen)
     deadline = t0 + timeout_s

@@ -1,6 +1,6 @@
 """The parts of the NIC proof besides the handler (``rlcc.verify.prove`` says how they compose):
 each out-of-line function symbolically alone against its exact value (square root contract,
-wide products, signed log, ramps, the ensemble's partial sums), the square root's values in the
+wide products, log ratio, the ensemble's partial sums), the square root's values in the
 emulator, and the rates the handler can leave in a context.
 
 Every part is one ``ProofPart``; a function part runs the function from the post-start-up image
@@ -18,11 +18,11 @@ import numpy as np
 import z3
 
 from rlcc import formats as fmt
-from rlcc.codegen.context import SLOG_FUNCTION, SQRT_FUNCTION
+from rlcc.codegen.context import LOG_RATIO_FUNCTION, SQRT_FUNCTION
 from rlcc.derived import SLOG_BITS
 from rlcc.emulator import Machine
 from rlcc.fxp import golden
-from rlcc.fxp.model import FxModel, Ramp
+from rlcc.fxp.model import FxModel
 from rlcc.verify import rv_asm
 from rlcc.verify.prove_abstractions import Abstraction
 from rlcc.verify.prove_image import RET_SENTINEL, STACK_BYTES, ElfImage, frame_checks
@@ -106,46 +106,37 @@ def product_part(img: ElfImage, xlen: int, name: str, shift: int) -> ProofPart:
                      f"returns (a * b) >> {shift} for all 32-bit a, b; restores sp and callee-saved registers")
 
 
-def _int32_function_part(img: ElfImage, xlen: int, part: str, symbol: str, want_of: Callable[[Any], Any], bits: int,
-                         equals: str, proven: str) -> ProofPart:
-    """An out-of-line function of one int32 argument, symbolically alone: its result equals
-    ``want_of`` (the golden value, 64-bit z3) for every int32, that value fits the ``bits`` the
-    handler proof's abstraction gives it, and the function keeps its frame."""
-    t0 = time.monotonic()
-    arg = z3.BitVec(f"{part.replace(' ', '_')}_arg", 32)
-    regs = img.call_registers(xlen, f"{part.replace(' ', '_')}_")
-    regs[10] = z3.SignExt(32, arg) if xlen == 64 else arg
-    try:
-        entry, run = _run_alone(img, xlen, symbol, regs)
-    except SymexecUnsupported as exc:
-        return ProofPart(part, "unsupported", time.monotonic() - t0, str(exc))
-    r = run.state.regs[10]
-    got = r if isinstance(r, z3.BitVecRef) else z3.BitVecVal(r, xlen)
-    want = z3.simplify(want_of(z3.SignExt(32, arg)))
-    checks = [(f"value fits the abstraction's {bits} bits", want != z3.SignExt(64 - bits, z3.Extract(bits - 1, 0, want))),
-              (f"result equals {equals}", got != z3.Extract(xlen - 1, 0, want))]
-    return _conclude(part, t0, checks + run.obligations + frame_checks(run.state, entry, xlen), proven)
-
-
 def _exact_ops() -> Z3Ops:
     """The z3 golden operations with nothing abstracted (the square root is unused here)."""
     return Z3Ops(z3.Function("unused_sqrt", z3.BitVecSort(32), z3.BitVecSort(32)))
 
 
-def slog_part(img: ElfImage, xlen: int) -> ProofPart:
-    """The out-of-line signed log returns ``rlcc.derived.slog_int`` of its argument for every int32."""
-    return _int32_function_part(
-        img, xlen, "slog", SLOG_FUNCTION, _exact_ops().slog, SLOG_BITS, "rlcc.derived.slog_int",
-        "returns slog(d) exactly (21-bit signed, sign-extended) for all int32 d; restores sp and callee-saved registers")
-
-
-def ramp_part(img: ElfImage, xlen: int, name: str, i: int, r: Ramp) -> ProofPart:
-    """Ramp ``i``'s out-of-line function returns ``rlcc.fxp.golden.ramp_value`` of its argument."""
-    return _int32_function_part(
-        img, xlen, f"ramp {i}", name, lambda x: golden.ramp_value(_exact_ops(), r, x), r.term_bits,
-        "rlcc.fxp.golden.ramp_value",
-        f"{name} returns the ramp's term exactly ({r.term_bits}-bit signed, sign-extended) for all int32 x; "
-        "restores sp and callee-saved registers")
+def log_ratio_part(img: ElfImage, xlen: int) -> ProofPart:
+    """The out-of-line log ratio returns ``slog_int(cur) - slog_int(prev)`` (``rlcc.derived``) for
+    every pair of int32, one argument at a time (``_separate``), and the log fits the 21 bits the
+    handler proof's abstraction gives it; it keeps its frame."""
+    t0 = time.monotonic()
+    cur, prev = z3.BitVec("log_ratio_cur", 32), z3.BitVec("log_ratio_prev", 32)
+    regs = img.call_registers(xlen, "log_ratio_")
+    regs[10], regs[11] = (z3.SignExt(32, cur), z3.SignExt(32, prev)) if xlen == 64 else (cur, prev)
+    try:
+        entry, run = _run_alone(img, xlen, LOG_RATIO_FUNCTION, regs)
+    except SymexecUnsupported as exc:
+        return ProofPart("log ratio", "unsupported", time.monotonic() - t0, str(exc))
+    r = run.state.regs[10]
+    got = r if isinstance(r, z3.BitVecRef) else z3.BitVecVal(r, xlen)
+    ops = _exact_ops()
+    logs = [z3.simplify(ops.slog(z3.SignExt(32, v))) for v in (cur, prev)]
+    fits = (f"slog fits the abstraction's {SLOG_BITS} bits",
+            logs[0] != z3.SignExt(64 - SLOG_BITS, z3.Extract(SLOG_BITS - 1, 0, logs[0])))
+    pieces = _separate(got, [logs[0], -logs[1]])
+    if pieces is None:
+        pieces = [("one proof", got != z3.Extract(xlen - 1, 0, logs[0] - logs[1]))]
+    wide = [("result is a sign-extended int32", got != z3.SignExt(32, z3.Extract(31, 0, got)))] if xlen == 64 else []
+    checks = [fits] + [(f"result equals slog(cur) - slog(prev): {d}", f) for d, f in pieces] + wide
+    return _conclude("log ratio", t0, checks + run.obligations + frame_checks(run.state, entry, xlen),
+                     f"{LOG_RATIO_FUNCTION} returns slog(cur) - slog(prev) exactly (rlcc.derived.slog_int, each within "
+                     f"{SLOG_BITS} bits) for all int32 cur, prev; restores sp and callee-saved registers")
 
 
 def sum_parts(img: ElfImage, xlen: int, model: FxModel) -> list[ProofPart]:
@@ -155,30 +146,104 @@ def sum_parts(img: ElfImage, xlen: int, model: FxModel) -> list[ProofPart]:
         return []
     bound = golden.sum_bound(model)
 
-    def trees(ops: Z3Ops, x: list[Any]) -> Any:
-        return ops.add_terms(golden.tree_terms(ops, model, x)[0], bound)
+    def trees(ops: Z3Ops, x: list[Any]) -> list[Any]:
+        return list(golden.tree_terms(ops, model, x)[0])
 
-    def ramps(ops: Z3Ops, x: list[Any]) -> Any:
-        return ops.add_terms(golden.ramp_terms(ops, model, x), bound)
+    def ramps(ops: Z3Ops, x: list[Any]) -> list[Any]:
+        return list(golden.ramp_terms(ops, model, x))
 
-    def whole(ops: Z3Ops, x: list[Any]) -> Any:
-        return ops.add_terms([*golden.tree_terms(ops, model, x)[0], *golden.ramp_terms(ops, model, x)], bound)
+    return [_sum_part(img, xlen, cut, "trees' sum", cut.sums.tree_symbol, trees, bound, "the bias plus the trees' leaves"),
+            _sum_part(img, xlen, cut, "ramps' sum", cut.sums.ramp_symbol, ramps, bound,
+                      "the sum of the ramps' terms (each ramp exactly, on its own input)", separate=True)]
 
-    if cut.sums.ramp_symbol is None:
-        return [_sum_part(img, xlen, cut, "ensemble sum", cut.sums.tree_symbol, whole,
-                          "the bias plus the trees' leaves plus the ramps' terms (each ramp the function its own part proves)")]
-    return [_sum_part(img, xlen, cut, "trees' sum", cut.sums.tree_symbol, trees, "the bias plus the trees' leaves"),
-            _sum_part(img, xlen, cut, "ramps' sum", cut.sums.ramp_symbol, ramps,
-                      "the sum of the ramps' terms (each ramp the function its own part proves)")]
+
+def _addends(t: Any, sign: int = 1) -> list[tuple[int, Any]] | None:
+    """``t`` modulo 2^32 as signed 32-bit addends (sign, term) through its additions, subtractions,
+    negations, extensions and low-part extractions; None when ``t`` is narrower than 32 bits."""
+    if t.size() < 32:
+        return None
+    kind = t.decl().kind()
+    kids = t.children()
+    if kind == z3.Z3_OP_BADD:
+        out: list[tuple[int, Any]] = []
+        for k in kids:
+            sub = _addends(k, sign)
+            if sub is None:
+                return None
+            out += sub
+        return out
+    if kind == z3.Z3_OP_BSUB:
+        first, rest = _addends(kids[0], sign), [_addends(k, -sign) for k in kids[1:]]
+        return None if first is None or any(r is None for r in rest) else first + [a for r in rest for a in r]
+    if kind == z3.Z3_OP_BNEG:
+        return _addends(kids[0], -sign)
+    if kind in (z3.Z3_OP_SIGN_EXT, z3.Z3_OP_ZERO_EXT) and kids[0].size() >= 32:
+        return _addends(kids[0], sign)
+    if kind == z3.Z3_OP_EXTRACT and t.params()[1] == 0:  # the low bits: addition commutes with them
+        return _addends(kids[0], sign)
+    if kind == z3.Z3_OP_CONCAT and kids[-1].size() >= 32:
+        return _addends(kids[-1], sign)
+    if kind == z3.Z3_OP_ITE:  # if c then A + R else B + R: R + (if c then A else B), R the shared addends
+        then, other = _addends(kids[1], sign), _addends(kids[2], sign)
+        if then is not None and other is not None:
+            shared = []
+            for s, a in then:
+                match = next((j for j, (s2, b) in enumerate(other) if s2 == s and a.eq(b)), None)
+                if match is not None:
+                    shared.append((s, a))
+                    other.pop(match)
+            rest = list(then)
+            for s, a in shared:
+                rest.pop(next(j for j, (s2, b) in enumerate(rest) if s2 == s and a.eq(b)))
+            return shared + [(1, z3.If(kids[0], _total(rest), _total(other)))]
+    return [(sign, z3.Extract(31, 0, t))]
+
+
+def _total(addends: list[tuple[int, Any]]) -> Any:
+    """The 32-bit sum of signed addends (0 for none)."""
+    out: Any = z3.BitVecVal(0, 32)
+    for s, a in addends:
+        out = out + a if s > 0 else out - a
+    return out
+
+
+def _separate(got: Any, terms: list[Any]) -> list[tuple[str, Any]] | None:
+    """Obligations that prove ``got`` equals the golden sum of ``terms`` modulo 2^32 piece by piece,
+    when each golden term reads one input (a ramp): the terms and the firmware's addends are grouped
+    by the input they read (an addend reading several inputs makes a group of its own, with no
+    golden term: its obligation then fails, conservatively). For each group, its addends minus its
+    terms is proven the same for every value of its input as for zero, and at all-zero inputs the
+    two whole sums agree; so the whole difference equals its value at zero everywhere: zero.
+    None (one proof of the whole instead) when there are not two groups."""
+    mine = _addends(got)
+    low = lambda t: z3.Extract(31, 0, t)  # noqa: E731
+    if mine is None or any(len(free_vars(t)) != 1 for t in terms):
+        return None
+    groups: dict[str, list[Any]] = {}
+    for s, a, vs in [(s, a, free_vars(a)) for s, a in mine] + [(-1, low(t), free_vars(t)) for t in terms]:
+        if vs:  # a constant: the all-zero check covers it
+            groups.setdefault(", ".join(sorted(str(v) for v in vs)), []).append(a if s > 0 else -a)
+    if len(groups) < 2:
+        return None
+    zero = lambda e: z3.substitute(e, *[(v, z3.BitVecVal(0, v.size())) for v in free_vars(e)])  # noqa: E731
+    out = []
+    for key, parts in groups.items():
+        diff = z3.simplify(sum(parts[1:], parts[0]))
+        out.append((f"the terms on {key} equal their golden terms", diff != zero(diff)))
+    total = z3.simplify(zero(low(got) - sum((low(t) for t in terms), z3.BitVecVal(0, 32))))
+    out.append(("the sums agree at all-zero inputs", total != 0))
+    return out
 
 
 def _sum_part(img: ElfImage, xlen: int, cut: Abstraction, part: str, symbol: str,
-              want_of: Callable[[Z3Ops, list[Any]], Any], what: str) -> ProofPart:
+              terms_of: Callable[[Z3Ops, list[Any]], list[Any]], bound: int, what: str, separate: bool = False) -> ProofPart:
     """An out-of-line partial sum, symbolically alone: called with a pointer to an array of free
-    input words in the caller's frame, every other byte around it unknown, it returns ``want_of``
-    (the golden 32-bit sum, the ramps as their functions) for all words, so its result depends on
-    the array alone, which is what its abstraction in the handler assumes; it stores only below its
-    stack pointer and restores sp and the callee-saved registers."""
+    input words in the caller's frame, every other byte around it unknown, it returns the golden
+    32-bit sum of ``terms_of`` for all words, so its result depends on the array alone, which is
+    what its abstraction in the handler assumes; it stores only below its stack pointer and
+    restores sp and the callee-saved registers. ``separate``: the terms each read their own input
+    (the ramps), proven term by term (``_separate``), each a one-input proof instead of one over
+    all inputs at once."""
     t0 = time.monotonic()
     assert cut.sums is not None
     tag = part.split("'")[0]
@@ -198,14 +263,21 @@ def _sum_part(img: ElfImage, xlen: int, cut: Abstraction, part: str, symbol: str
     except SymexecUnsupported as exc:
         return ProofPart(part, "unsupported", time.monotonic() - t0, str(exc))
     side: list[tuple[str, Any]] = []
-    ops = Z3Ops(_exact_ops().sqrt_fn, obligations=side, ramp_fns=cut.ramp_fns())
-    want = z3.simplify(want_of(ops, [z3.SignExt(64 - bits, w) if bits < 64 else w for w in words]))
+    ops = Z3Ops(_exact_ops().sqrt_fn, obligations=side)
+    as_bv = lambda t: t if isinstance(t, z3.ExprRef) else z3.BitVecVal(int(t), 64)  # noqa: E731 - a constant term
+    terms = [as_bv(t) for t in terms_of(ops, [z3.SignExt(64 - bits, w) if bits < 64 else w for w in words])]
+    want = z3.simplify(ops.add_terms(terms, bound))
     r = run.state.regs[10]
     got = r if isinstance(r, z3.BitVecRef) else z3.BitVecVal(r, xlen)
     caller = [a for a in run.state.mem if a >= sp and not _same_byte(run.state.mem[a], mem.get(a))]
     if caller:
         return ProofPart(part, "failed", time.monotonic() - t0, f"stores into its caller's frame at {min(caller):#x}")
-    checks = [(f"result equals {what}", got != z3.Extract(xlen - 1, 0, want))]
+    pieces = _separate(got, terms) if separate and bound < 2**31 else None
+    if pieces is None:
+        checks = [(f"result equals {what}", got != z3.Extract(xlen - 1, 0, want))]
+    else:  # the low 32 bits piece by piece; on RV64 the register is their sign extension, as the int32 sum's
+        wide = [("result is a sign-extended int32", got != z3.SignExt(32, z3.Extract(31, 0, got)))] if xlen == 64 else []
+        checks = [(f"result equals {what}: {d}", f) for d, f in pieces] + wide
     return _conclude(part, t0, checks + side + run.obligations + frame_checks(run.state, entry, xlen),
                      f"{symbol} returns {what} (int32, sign-extended) for all {n} input words, reads nothing else; "
                      "stores only in its frame, restores sp and callee-saved registers")

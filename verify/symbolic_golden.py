@@ -5,11 +5,11 @@ formula. Values are 64-bit two's-complement bit-vectors, which is exact because 
 intermediate fits int64 (the numpy evaluator relies on the same bound).
 
 The square root is always an uninterpreted function, and so may be the derived inputs' signed log
-(``slog_fn``: to the 21 bits it can occupy), the ramps (``ramp_fns``: each to its term's bits), the
-ensemble's two partial sums (``sum_fns``: functions of the input words) and the two wide products
-(``products``: one function per shift, from two 32-bit operands to the ``64 - shift`` bits the
-shifted product can occupy), matching the firmware's out-of-line functions that the proof
-abstracts the same way and checks on its own.
+(``slog_fn``: to the 21 bits it can occupy), the ensemble's two partial sums (``sum_fns``:
+functions of the input words) and the two wide products (``products``: one function per shift,
+from two 32-bit operands to the ``64 - shift`` bits the shifted product can occupy), matching the
+firmware's out-of-line functions that the proof abstracts the same way and checks on its own; the
+ramps (``ramp_fns``: each to its term's bits) only where any term will do (the reachable rates).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from typing import Any, Sequence
 
 import z3
 
-from rlcc.codegen.context import SLOG_FUNCTION
 from rlcc.derived import SLOG_BITS, slog_int
 from rlcc.fxp.golden import EventOutcome, event_core, ramp_value
 from rlcc.fxp.model import FxModel, Ramp
@@ -121,8 +120,6 @@ class Z3Ops:
         if bound >= 2**31:
             raise ValueError("abstracted ensemble sums need a sum bound below 2^31")
         words = self.sum_fns.words(x, self.obligations)
-        if self.sum_fns.ramps is None:  # one out-of-line sum of the bias, the leaves and the ramps
-            return z3.SignExt(WIDTH - 32, self.sum_fns.trees(*words))
         return z3.SignExt(WIDTH - 32, self.sum_fns.trees(*words) + self.sum_fns.ramps(*words))
 
     def mul_shr(self, a: Any, b: Any, shift: int) -> Any:
@@ -138,19 +135,15 @@ class Z3Ops:
 @dataclasses.dataclass(frozen=True)
 class SumFunctions:
     """The firmware's out-of-line ``<name>_tree_sum`` and ``<name>_ramp_sum`` as uninterpreted
-    functions of the policy input words (``input_bits`` wide each, the C ``input_t``) to int32;
-    ``ramps`` None: one out-of-line ``<name>_ensemble_sum`` of the bias, the leaves and the ramps
-    (``trees`` stands for it)."""
+    functions of the policy input words (``input_bits`` wide each, the C ``input_t``) to int32."""
 
     trees: z3.FuncDeclRef
-    ramps: z3.FuncDeclRef | None
+    ramps: z3.FuncDeclRef
     input_bits: int
 
     @classmethod
-    def make(cls, n_inputs: int, input_bits: int, split: bool = True) -> SumFunctions:
+    def make(cls, n_inputs: int, input_bits: int) -> SumFunctions:
         sorts = [z3.BitVecSort(input_bits)] * n_inputs + [z3.BitVecSort(32)]
-        if not split:
-            return cls(z3.Function("ensemble_sum", *sorts), None, input_bits)
         return cls(z3.Function("tree_sum", *sorts), z3.Function("ramp_sum", *sorts), input_bits)
 
     def words(self, x: Sequence[Any], obligations: list[tuple[str, Any]]) -> list[z3.BitVecRef]:
@@ -179,7 +172,7 @@ def ramp_functions(model: FxModel) -> list[z3.FuncDeclRef]:
 
 def slog_function() -> z3.FuncDeclRef:
     """The uninterpreted ``slog``: an int32 operand to the 21-bit signed value it can take."""
-    return z3.Function(SLOG_FUNCTION, z3.BitVecSort(32), z3.BitVecSort(SLOG_BITS))
+    return z3.Function("slog", z3.BitVecSort(32), z3.BitVecSort(SLOG_BITS))
 
 
 def symbolic_event(model: FxModel, ctx: Sequence[z3.BitVecRef], ev: Sequence[z3.BitVecRef],

@@ -3,8 +3,11 @@
 The executor walks the decoded instructions of the ELF that the emulator runs. Values are
 Python ints while concrete (stack addresses, constants) and z3 terms otherwise. Paths fork at
 symbolic branches and merge again wherever they meet (states are processed in address order,
-so the join point of forward branches is reached by every predecessor first), which keeps the
-handler's hundreds of paths down to one final state whose outputs are if-then-else terms.
+so the join point of forward branches is reached by every predecessor first; a straight-line run
+stops at every branch or jump target seen so far, so a diamond merges where it closes and a path
+condition that then covers every case is dropped), which keeps the handler's hundreds of paths
+down to one final state whose outputs are if-then-else terms, and a select compiled to branches
+one if-then-else on the input it tests.
 
 Memory is the concrete image of RAM after ``user_init`` plus an overlay of bytes the function
 stored. Loads from symbolic addresses (table lookups) become multiplexers over the aligned
@@ -39,6 +42,7 @@ Summary = Callable[[list[Val], Any, Load], tuple[dict[int, Val], list[tuple[str,
 LoadHook = Callable[["State", z3.BitVecRef, int], "tuple[Val, list[tuple[str, Any]]] | None"]
 MAX_STEPS = 200_000
 MAX_TABLE_SPAN = 4096  # bytes a symbolic address may range over
+_VALID_MS = 1000  # solver time for a joined path condition (``_valid``)
 _MERGE_WORD = 4  # memory is merged in aligned words of this many bytes (context words, int32 arrays)
 
 
@@ -86,6 +90,17 @@ def _and(a: Any, b: Any) -> Any:
     if _is_true(b):
         return a
     return z3.And(a, b)
+
+
+def _valid(c: z3.BoolRef) -> bool:
+    """``c`` holds for every input (checked by the solver within a second; False when unsure). Paths
+    that split and join again in the middle of a function (a select compiled to branches) cover
+    every case without the simplifier seeing it; dropping that condition keeps the next joins'
+    if-then-else terms small and their conditions on the inputs they test."""
+    s = z3.SolverFor("QF_BV")
+    s.set("timeout", _VALID_MS)
+    s.add(z3.Not(c))
+    return s.check() == z3.unsat
 
 
 def path_formula(cond: tuple) -> Any:
@@ -210,6 +225,7 @@ class Executor:
         self.obligations: list[tuple[str, Any]] = []
         self._decoded: dict[int, Decoded] = {}
         self._products: dict[int, tuple[z3.BitVecRef, z3.BitVecRef]] = {}  # RV32: product id -> (opaque, product)
+        self._joins: set[int] = set()  # targets of the branches and jumps decoded so far: where paths meet
 
     # ---- memory -------------------------------------------------------------------------
     def _image_byte(self, addr: int) -> int:
@@ -335,7 +351,11 @@ class Executor:
             if all(isinstance(st.mem[a], int) for a in addrs):
                 mem.update((a, st.mem[a]) for a in addrs)
                 continue
-            whole = self.unfold(_word_term([self._byte(st, a) for a in range(word, word + _MERGE_WORD)]))
+            term = _word_term([self._byte(st, a) for a in range(word, word + _MERGE_WORD)])
+            whole = self.unfold(term)
+            if _same(whole, term):  # no product in it: the bytes stay as they are
+                mem.update((a, st.mem[a]) for a in addrs)
+                continue
             for a in addrs:
                 mem[a] = z3.Extract(8 * (a - word) + 7, 8 * (a - word), whole)
         return State(st.pc, [self.unfold(r) for r in st.regs], mem, tuple(self.unfold(c) for c in st.cond))
@@ -398,7 +418,8 @@ class Executor:
             for i, a in enumerate(addrs):
                 mem[a] = merged >> (8 * i) & 0xFF if isinstance(merged, int) else z3.Extract(8 * i + 7, 8 * i, merged)
         joined = z3.simplify(z3.Or(*conds))
-        return State(pc, regs, mem, states[0].cond[:prefix] + (() if z3.is_true(joined) else (joined,)))
+        whole = z3.is_true(joined) or _valid(joined)  # the paths cover every case: no condition left
+        return State(pc, regs, mem, states[0].cond[:prefix] + (() if whole else (joined,)))
 
     def _reg(self, st: State, r: int) -> Val:
         return 0 if r == 0 else st.regs[r]
@@ -409,7 +430,11 @@ class Executor:
 
     def step(self, st: State) -> list[State]:
         """Execute one instruction (straight-line runs are stepped inside); successor states."""
+        first = True
         while True:
+            if not first and st.pc in self._joins:  # another path may arrive here: queue, to merge with it
+                return [st]
+            first = False
             i = self.insn(st.pc)
             if i.op in _BRANCHES:
                 return self._branch(st, i)
@@ -427,6 +452,7 @@ class Executor:
                     continue
                 self._set(st, i.rd, st.pc + i.size)
                 st.pc = target
+                self._joins.add(target)
                 return [st]
             self._exec(st, i)
             st.pc += i.size
@@ -445,6 +471,7 @@ class Executor:
     def _branch(self, st: State, i: Decoded) -> list[State]:
         a, b = self._reg(st, i.rs1), self._reg(st, i.rs2)
         taken_pc, fall_pc = (st.pc + i.imm) & self.mask, st.pc + i.size
+        self._joins.add(taken_pc)
         if isinstance(a, int) and isinstance(b, int):
             st.pc = taken_pc if _compare(i.op, a, b, self.xlen) else fall_pc
             return [st]

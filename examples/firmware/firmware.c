@@ -371,29 +371,6 @@ static const struct firmware_tables {
 #define FIRMWARE_RAMP_3_K_ABOVE INT32_C(2770) /* slope above the center: 2.70508 factor per 1.0 of the input */
 #define FIRMWARE_RAMP_3_SHIFT 10u /* fractional bits of the slopes */
 
-/* One function per ramp, out of line: rlcc-verify --prove checks each alone and abstracts it in
- * the handler. */
-static __attribute__((noinline, unused)) int32_t firmware_ramp_0(int32_t x)
-{
-    return rlcc_ramp(x, FIRMWARE_RAMP_0_LO, FIRMWARE_RAMP_0_CENTER, FIRMWARE_RAMP_0_HI, FIRMWARE_RAMP_0_K_BELOW,
-                     FIRMWARE_RAMP_0_K_ABOVE, FIRMWARE_RAMP_0_SHIFT);
-}
-static __attribute__((noinline, unused)) int32_t firmware_ramp_1(int32_t x)
-{
-    return rlcc_ramp(x, FIRMWARE_RAMP_1_LO, FIRMWARE_RAMP_1_CENTER, FIRMWARE_RAMP_1_HI, FIRMWARE_RAMP_1_K_BELOW,
-                     FIRMWARE_RAMP_1_K_ABOVE, FIRMWARE_RAMP_1_SHIFT);
-}
-static __attribute__((noinline, unused)) int32_t firmware_ramp_2(int32_t x)
-{
-    return rlcc_ramp(x, FIRMWARE_RAMP_2_LO, FIRMWARE_RAMP_2_CENTER, FIRMWARE_RAMP_2_HI, FIRMWARE_RAMP_2_K_BELOW,
-                     FIRMWARE_RAMP_2_K_ABOVE, FIRMWARE_RAMP_2_SHIFT);
-}
-static __attribute__((noinline, unused)) int32_t firmware_ramp_3(int32_t x)
-{
-    return rlcc_ramp(x, FIRMWARE_RAMP_3_LO, FIRMWARE_RAMP_3_CENTER, FIRMWARE_RAMP_3_HI, FIRMWARE_RAMP_3_K_BELOW,
-                     FIRMWARE_RAMP_3_K_ABOVE, FIRMWARE_RAMP_3_SHIFT);
-}
-
 /* ---- parameters ---- */
 static const uint32_t firmware_param_defaults[FIRMWARE_P_NUM] = {
     FIRMWARE_DEF_TARGET_Q16, /* valid: 1 .. INT32_MAX */
@@ -514,11 +491,11 @@ static inline uint32_t firmware_bucket_4(firmware_input_t x)
     return b;
 }
 
-/* Ensemble sum (Q16.16): the bias plus the trees' leaves, bit-parallel (one bucket and one table
- * word per input, the words ORed, then per tree its leaf-index field -> one table lookup), plus the
- * ramps' terms. Out of line: rlcc-verify --prove checks it alone (each ramp the function its own
- * part proves) and abstracts it in the handler. */
-static __attribute__((noinline)) int32_t firmware_ensemble_sum(const firmware_input_t x[FIRMWARE_N_INPUTS])
+/* Bias plus the trees' leaves (Q16.16), bit-parallel: one bucket and one table word per input, the
+ * words ORed, then per tree its leaf-index field -> one table lookup. Out of line and calling
+ * nothing (no registers to save): rlcc-verify --prove checks it alone and abstracts it in the
+ * handler. */
+static __attribute__((noinline)) int32_t firmware_tree_sum(const firmware_input_t x[FIRMWARE_N_INPUTS])
 {
     uint64_t bits = firmware_tables.bits_0[firmware_bucket_0(x[FIRMWARE_IN_PREV_ACTION_T_1])];
     bits |= firmware_tables.bits_1[firmware_bucket_1(x[FIRMWARE_IN_DELTA_T_1])];
@@ -537,17 +514,34 @@ static __attribute__((noinline)) int32_t firmware_ensemble_sum(const firmware_in
     sum += firmware_tables.leaves[7][(uint32_t)(bits >> 28) & 15u];
     sum += firmware_tables.leaves[8][(uint32_t)(bits >> 32) & 15u];
     sum += firmware_tables.leaves[9][(uint32_t)(bits >> 36) & 15u];
-    sum += firmware_ramp_0((int32_t)x[FIRMWARE_IN_PREV_ACTION_T_1]); /* prev_action[t-1] */
-    sum += firmware_ramp_1((int32_t)x[FIRMWARE_IN_DELTA_T_1]); /* delta[t-1] */
-    sum += firmware_ramp_2((int32_t)x[FIRMWARE_IN_PREV_ACTION_T]); /* prev_action[t] */
-    sum += firmware_ramp_3((int32_t)x[FIRMWARE_IN_DELTA_T]); /* delta[t] */
     return sum;
 }
 
-/* Ensemble sum (Q16.16): one out-of-line call. */
+/* Sum of the ramps' terms (Q16.16), each rlcc_ramp inline: out of line and calling nothing,
+ * checked alone (every ramp exactly) and abstracted like the trees' sum. */
+static __attribute__((noinline)) int32_t firmware_ramp_sum(const firmware_input_t x[FIRMWARE_N_INPUTS])
+{
+    int32_t sum = 0;
+    /* prev_action[t-1] */
+    sum += rlcc_ramp((int32_t)x[FIRMWARE_IN_PREV_ACTION_T_1], FIRMWARE_RAMP_0_LO, FIRMWARE_RAMP_0_CENTER,
+                     FIRMWARE_RAMP_0_HI, FIRMWARE_RAMP_0_K_BELOW, FIRMWARE_RAMP_0_K_ABOVE, FIRMWARE_RAMP_0_SHIFT);
+    /* delta[t-1] */
+    sum += rlcc_ramp((int32_t)x[FIRMWARE_IN_DELTA_T_1], FIRMWARE_RAMP_1_LO, FIRMWARE_RAMP_1_CENTER, FIRMWARE_RAMP_1_HI,
+                     FIRMWARE_RAMP_1_K_BELOW, FIRMWARE_RAMP_1_K_ABOVE, FIRMWARE_RAMP_1_SHIFT);
+    /* prev_action[t] */
+    sum += rlcc_ramp((int32_t)x[FIRMWARE_IN_PREV_ACTION_T], FIRMWARE_RAMP_2_LO, FIRMWARE_RAMP_2_CENTER,
+                     FIRMWARE_RAMP_2_HI, FIRMWARE_RAMP_2_K_BELOW, FIRMWARE_RAMP_2_K_ABOVE, FIRMWARE_RAMP_2_SHIFT);
+    /* delta[t] */
+    sum += rlcc_ramp((int32_t)x[FIRMWARE_IN_DELTA_T], FIRMWARE_RAMP_3_LO, FIRMWARE_RAMP_3_CENTER, FIRMWARE_RAMP_3_HI,
+                     FIRMWARE_RAMP_3_K_BELOW, FIRMWARE_RAMP_3_K_ABOVE, FIRMWARE_RAMP_3_SHIFT);
+    return sum;
+}
+
+/* Ensemble sum (Q16.16) = trees' sum + ramps' sum. The model's bounds keep it inside int32; the
+ * addition is unsigned (wraps, no undefined behaviour) like the golden model's 32-bit sum. */
 static inline int32_t firmware_eval_ensemble(const firmware_input_t x[FIRMWARE_N_INPUTS])
 {
-    return firmware_ensemble_sum(x);
+    return rlcc_as_int32((uint32_t)firmware_tree_sum(x) + (uint32_t)firmware_ramp_sum(x));
 }
 
 /* RTT event: features -> window -> trees -> factor -> rate; the history advances. */

@@ -4,8 +4,8 @@
 Oracles: Python's ``int.bit_length`` for the leading one (the implementations use a binary
 search), the C compiler's ``__builtin_clz`` for every one of the 2^32 int32 arguments (host
 build, ~10 s), and numpy's float log2 for the accuracy bound of the approximation. The RISC-V
-build of ``rlcc_slog`` is proven equal to ``slog_int`` for all int32 by ``rlcc-verify --prove``
-(tests/verify/test_prove.py).
+build of ``rlcc_log_ratio`` is proven equal to ``slog_int(cur) - slog_int(prev)`` for all int32
+pairs by ``rlcc-verify --prove`` (tests/verify/test_prove.py).
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ def test_sqrt_table_is_the_planned_one():
 
 
 def test_out_of_line_functions_are_the_provers():
-    for name in (context.SQRT_FUNCTION, context.PENALTY_FUNCTION, context.RATE_PRODUCT_FUNCTION, context.SLOG_FUNCTION):
+    for name in (context.SQRT_FUNCTION, context.PENALTY_FUNCTION, context.RATE_PRODUCT_FUNCTION, context.LOG_RATIO_FUNCTION):
         assert re.search(rf"^static __attribute__\(\(noinline, unused\)\) u?int\d+_t {name}\(", TEXT, re.M), name
 
 

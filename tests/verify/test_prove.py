@@ -161,20 +161,24 @@ def test_sqrt_contract_is_proven_on_both_targets(example_model, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
-def test_slog_part_proves_the_log_and_refutes_a_wrong_mantissa(example_model, tmp_path, target):
-    """The derived input's out-of-line signed log, which the handler proof abstracts, is proven
-    equal to rlcc.derived.slog_int for every int32; a mantissa shifted one bit short fails."""
+def test_log_ratio_part_proves_the_logs_and_refutes_wrong_ones(example_model, tmp_path, target):
+    """The derived input's out-of-line log ratio, which the handler proof abstracts as one
+    uninterpreted slog at both arguments, is proven equal to slog_int(cur) - slog_int(prev) for
+    every pair of int32, one argument at a time; a mantissa shifted one bit short fails, and so does
+    the ratio the wrong way round."""
     assert example_model.spec.derived, "the example distils with derived inputs"
     xlen = 64 if target == "rv64imac" else 32
     profile = "dpa" if xlen == 64 else "generic5"
     right = P.load_after_init(_elf(example_model, tmp_path / "right", target), xlen, profile, xlen == 64)
-    part = PP.slog_part(right, xlen)
+    part = PP.log_ratio_part(right, xlen)
     assert part.status == "proven", part.detail
-    wrong = ("return (int32_t)(((msb - 16u) << 16) + ((u - (1u << msb)) >> (msb - 16u)));",
-             "return (int32_t)(((msb - 16u) << 16) + ((u - (1u << msb)) >> (msb - 15u)));")
-    img = P.load_after_init(_elf(example_model, tmp_path / "wrong", target, wrong), xlen, profile, xlen == 64)
-    part = PP.slog_part(img, xlen)
-    assert part.status == "failed" and "slog_int" in part.detail, part.detail
+    wrong_mantissa = ("return (int32_t)(((msb - 16u) << 16) + ((u - (1u << msb)) >> (msb - 16u)));",
+                      "return (int32_t)(((msb - 16u) << 16) + ((u - (1u << msb)) >> (msb - 15u)));")
+    wrong_operand = ("return rlcc_slog(cur) - rlcc_slog(prev);", "return rlcc_slog(prev) - rlcc_slog(cur);")
+    for k, edit in enumerate((wrong_mantissa, wrong_operand)):
+        img = P.load_after_init(_elf(example_model, tmp_path / f"wrong{k}", target, edit), xlen, profile, xlen == 64)
+        part = PP.log_ratio_part(img, xlen)
+        assert part.status == "failed" and "slog(cur) - slog(prev)" in part.detail, part.detail
 
 
 def _ramp_model():
@@ -193,31 +197,51 @@ def _ramp_model():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
-def test_ramp_parts_prove_right_ramps_and_refute_a_wrong_one(tmp_path, target):
-    """Each ramp's out-of-line function is proven equal to golden.ramp_value for every int32 (within
-    the bits the handler proof's abstraction gives it); a ramp whose center is off by one fails."""
+def test_ramps_sum_is_proven_ramp_by_ramp_and_a_wrong_ramp_refuted(tmp_path, target):
+    """The ramps' sum (every rlcc_ramp inline) is proven equal to the golden ramp terms for every
+    int32 input, one input at a time (each ramp's own obligation); a ramp whose center is off by
+    one fails that ramp's obligation, a ramp fed its neighbour's input fails too."""
     model = _ramp_model()
     xlen = 64 if target == "rv64imac" else 32
     profile = "dpa" if xlen == 64 else "generic5"
     img = P.load_after_init(_elf(model, tmp_path / "right", target), xlen, profile, xlen == 64)
-    for i, r in enumerate(model.ramps):
-        part = PP.ramp_part(img, xlen, PA.ramp_symbol(img, i), i, r)
-        assert part.status == "proven", part.detail
-    wrong = ("#define FIRMWARE_RAMP_1_CENTER INT32_C(0)", "#define FIRMWARE_RAMP_1_CENTER INT32_C(1)")
-    img = P.load_after_init(_elf(model, tmp_path / "wrong", target, wrong), xlen, profile, xlen == 64)
-    part = PP.ramp_part(img, xlen, PA.ramp_symbol(img, 1), 1, model.ramps[1])
-    assert part.status == "failed" and "ramp_value" in part.detail, part.detail
+    part = PP.sum_parts(img, xlen, model)[1]
+    assert (part.name, part.status) == ("ramps' sum", "proven"), part.detail
+    wrong_center = ("#define FIRMWARE_RAMP_1_CENTER INT32_C(0)", "#define FIRMWARE_RAMP_1_CENTER INT32_C(1)")
+    wrong_input = ("sum += rlcc_ramp((int32_t)x[FIRMWARE_IN_DELTA_T],", "sum += rlcc_ramp((int32_t)x[FIRMWARE_IN_DELTA_T_1],")
+    for k, (edit, says) in enumerate(((wrong_center, "terms on ramps_x3"), (wrong_input, "equal their golden terms"))):
+        img = P.load_after_init(_elf(model, tmp_path / f"wrong{k}", target, edit), xlen, profile, xlen == 64)
+        part = PP.sum_parts(img, xlen, model)[1]
+        assert part.status == "failed" and says in part.detail, part.detail
+
+
+def test_separate_groups_terms_by_their_input_and_checks_at_zero():
+    """``_separate`` groups a sum's addends and the golden terms by the input each reads: a right
+    sum's obligations are all unsatisfiable; a constant off by one shows only at all-zero inputs,
+    a slope off only in its input's group; one group alone is left to the whole proof."""
+    x, y = z3.BitVec("x", 32), z3.BitVec("y", 32)
+    wide = lambda t: z3.SignExt(32, t)  # noqa: E731 - golden terms are 64-bit
+    terms = [wide(3 * x + 5), wide(7 * y)]
+    cases = {"right": (3 * x + 7 * y + 5, None), "constant": (3 * x + 7 * y + 6, "all-zero"),
+             "slope": (3 * x + 8 * y + 5, "terms on y")}
+    for name, (got, fails) in cases.items():
+        obligations = PP._separate(wide(got), terms)
+        assert obligations is not None, name
+        open_ = [d for d, f in obligations if z3.Solver().check(f) != z3.unsat]
+        assert open_ == ([] if fails is None else [d for d, _ in obligations if fails in d]), (name, open_)
+    assert PP._separate(wide(3 * x + 5), [wide(3 * x + 5)]) is None
+    assert PP._separate(wide(x * y), [wide(x), wide(y)]) is not None  # its x*y group has no golden term: fails
 
 
 @pytest.mark.slow
 def test_handler_with_abstracted_ramps_is_proven(tmp_path):
-    """With the trees' and ramps' sums uninterpreted functions of the input array (and each ramp a
-    term of its bits), the whole handler of a small ramp model is proven equal to the golden model
-    on rv64 (the sums' and the ramps' own parts close the argument)."""
+    """With the trees' and ramps' sums uninterpreted functions of the input array, the whole handler
+    of a small ramp model is proven equal to the golden model on rv64 (the sums' own parts close
+    the argument)."""
     model = _ramp_model()
     res = P.prove_firmware(_elf(model, tmp_path, "rv64imac"), model, "rv64imac", timeout_s=240, zbb=True)
     assert res.status == "proven", [(p.name, p.status, p.detail) for p in res.parts]
-    assert {"ramp 0", "ramp 1", "trees' sum", "ramps' sum"} <= {p.name for p in res.parts}
+    assert {"trees' sum", "ramps' sum"} <= {p.name for p in res.parts}
 
 
 @pytest.mark.slow
@@ -225,7 +249,7 @@ def test_handler_with_abstracted_ramps_is_proven(tmp_path):
 def test_sum_parts_prove_right_sums_and_refute_wrong_ones(tmp_path, target):
     """A ramp model's out-of-line trees' and ramps' sums, which the handler proof abstracts, are
     proven equal to the golden partial sums for all input words; a leaf off by one fails the
-    trees' sum, a ramp fed the wrong input fails the ramps' sum."""
+    trees' sum (a wrong ramp: test_ramps_sum_is_proven_ramp_by_ramp_and_a_wrong_ramp_refuted)."""
     model = _ramp_model()
     xlen = 64 if target == "rv64imac" else 32
     profile = "dpa" if xlen == 64 else "generic5"
@@ -233,12 +257,9 @@ def test_sum_parts_prove_right_sums_and_refute_wrong_ones(tmp_path, target):
     parts = PP.sum_parts(img, xlen, model)
     assert [(p.name, p.status) for p in parts] == [("trees' sum", "proven"), ("ramps' sum", "proven")], parts
     wrong_leaf = ("    -2000, 500, -700, 1200,", "    -2000, 501, -700, 1200,")
-    wrong_input = ("sum += firmware_ramp_1((int32_t)x[FIRMWARE_IN_DELTA_T]);",
-                   "sum += firmware_ramp_1((int32_t)x[FIRMWARE_IN_DELTA_T_1]);")
-    for k, (edit, name) in enumerate(((wrong_leaf, "trees' sum"), (wrong_input, "ramps' sum"))):
-        img = P.load_after_init(_elf(model, tmp_path / f"wrong{k}", target, edit), xlen, profile, xlen == 64)
-        part = next(p for p in PP.sum_parts(img, xlen, model) if p.name == name)
-        assert part.status == "failed" and "result equals" in part.detail, part.detail
+    img = P.load_after_init(_elf(model, tmp_path / "wrong", target, wrong_leaf), xlen, profile, xlen == 64)
+    part = next(p for p in PP.sum_parts(img, xlen, model) if p.name == "trees' sum")
+    assert part.status == "failed" and "result equals" in part.detail, part.detail
 
 
 def _bitmask_model():
@@ -259,8 +280,8 @@ def _bitmask_model():
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
 def test_bitmask_sums_are_proven_and_wrong_tables_refuted(tmp_path, target):
-    """The bit-parallel ensemble sum (bucket per input, split-bit words ORed, one leaf lookup per
-    tree, then the out-of-line ramps) is proven equal to the golden sum for all input words (a padded cut lowered to just below
+    """The bit-parallel trees' sum (bucket per input, split-bit words ORed, one leaf lookup per
+    tree) and the ramps' sum are proven equal to the golden sums for all input words (a padded cut lowered to just below
     INT32_MAX too: its bucket repeats the last one's bits); a search table entry naming the wrong
     cut, or a split-bit word with a bit cleared, fails it."""
     model = _bitmask_model()
@@ -268,7 +289,7 @@ def test_bitmask_sums_are_proven_and_wrong_tables_refuted(tmp_path, target):
     profile = "dpa" if xlen == 64 else "generic5"
     img = P.load_after_init(_elf(model, tmp_path / "right", target, style="bitmask"), xlen, profile, xlen == 64)
     parts = PP.sum_parts(img, xlen, model)
-    assert [(p.name, p.status) for p in parts] == [("ensemble sum", "proven")], parts
+    assert [(p.name, p.status) for p in parts] == [("trees' sum", "proven"), ("ramps' sum", "proven")], parts
     harmless_pad = ("            INT32_MAX, /* padding: no int32 is above it */",
                     "            INT32_C(2147483000), /* padding: no int32 is above it */")
     img = P.load_after_init(_elf(model, tmp_path / "pad", target, harmless_pad, style="bitmask"), xlen, profile, xlen == 64)
@@ -284,12 +305,12 @@ def test_bitmask_sums_are_proven_and_wrong_tables_refuted(tmp_path, target):
 
 @pytest.mark.slow
 def test_bitmask_handler_is_proven(tmp_path):
-    """The whole rv64 handler of the bit-parallel firmware (one out-of-line ensemble sum calling the
-    out-of-line ramps) is proven, every part included."""
+    """The whole rv64 handler of the bit-parallel firmware (the out-of-line trees' and ramps' sums,
+    both leaves) is proven, every part included."""
     model = _bitmask_model()
     res = P.prove_firmware(_elf(model, tmp_path, "rv64imac", style="bitmask"), model, "rv64imac", timeout_s=240, zbb=True)
     assert res.status == "proven", [(p.name, p.status, p.detail) for p in res.parts]
-    assert {"ensemble sum", "ramp 0", "ramp 1"} <= {p.name for p in res.parts}
+    assert {"trees' sum", "ramps' sum"} <= {p.name for p in res.parts}
 
 
 def test_sum_part_refutes_a_sum_that_reads_past_its_array(tmp_path):
