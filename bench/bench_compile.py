@@ -114,6 +114,8 @@ def main() -> int:
         out = args.keep or Path(tmp) / "out"
         run = run_compile(args.model, out)
     model = shown(args.model)
+    path = args.results / "compile.json"
+    last = json.loads(path.read_text()) if path.is_file() else {}
     doc = {
         "schema": "rlcc.bench.compile/1",
         "machine": machine(),
@@ -123,9 +125,11 @@ def main() -> int:
         "note": "stages start at rlcc-compile's progress lines; cpu_s is user + system time of rlcc-compile "
                 "and its children (the cross-compiler of the verification)",
         **run,
+        # the run before this one, for its figures beside this run's
+        "previous": {k: last[k] for k in ("git", "wall_s", "cpu_s", "load_1min_before_after") if k in last} or None,
     }
     args.results.mkdir(parents=True, exist_ok=True)
-    (args.results / "compile.json").write_text(json.dumps(doc, indent=2) + "\n")
+    path.write_text(json.dumps(doc, indent=2) + "\n")
     for s in run["stages"]:
         print(f"{s['stage']:>14}: {s['wall_s']:7.1f} s wall  {s['cpu_s']} s CPU")
     print(f"{'total':>14}: {run['wall_s']:7.1f} s wall  {run['cpu_s']} s CPU")
