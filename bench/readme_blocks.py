@@ -196,7 +196,9 @@ def _stale(run: dict) -> bool:
 
 def compile_wall() -> str:
     doc = load(RESULTS / "compile.json")
-    return f"the compile took {doc['wall_s']:.0f} s on {cores(doc)} cores when last measured"
+    prev = doc.get("previous") or {}
+    was = f", {prev['wall_s']:.0f} s the run before" if "wall_s" in prev else ""
+    return f"the compile took {doc['wall_s']:.0f} s on {cores(doc)} cores when last measured{was}"
 
 
 def test_tiers() -> str:
