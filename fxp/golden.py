@@ -447,8 +447,11 @@ def step(model: FxModel, ctx: np.ndarray, events: np.ndarray, attr: np.ndarray |
     leaf_index = np.zeros((n, len(o.leaf_index)), dtype=np.int64)
     for t, v in enumerate(o.leaf_index):
         leaf_index[:, t] = np.where(is_rtt, v, 0)
+    ctx_out = np.empty((n, fmt.CTX_WORDS), dtype=np.uint32)
+    for i, v in enumerate(o.ctx):  # column by column: the same wrap to 32 bits as astype, without an int64 copy
+        ctx_out[:, i] = np.asarray(v, dtype=np.int64)
     return GoldenResult(
-        ctx=np.stack([np.broadcast_to(v, n) for v in o.ctx], axis=1).astype(np.uint32),
+        ctx=ctx_out,
         rate=np.broadcast_to(o.rate, n).astype(np.uint32),
         rtt_req=np.broadcast_to(o.rtt_req, n).astype(np.uint32),
         features=features,
