@@ -24,7 +24,8 @@ _EVENT_TYPES = np.array([fmt.EVENT_NULL, fmt.EVENT_FW, fmt.EVENT_CNP, fmt.EVENT_
 
 
 def _u32(a: Any) -> np.ndarray:
-    return (np.asarray(a, dtype=np.int64) & U32_MAX).astype(np.uint32)
+    """The low 32 bits: the int64 -> uint32 cast truncates (no mask pass over the array)."""
+    return np.asarray(a, dtype=np.int64).astype(np.uint32)
 
 
 def _attrs(rng: np.random.Generator, n: int) -> np.ndarray:

@@ -156,3 +156,10 @@ def test_manifest_value_out_of_range_is_bad_input(tmp_path):
     (tmp_path / "firmware.c").write_text((example / "firmware.c").read_text())
     proc = subprocess.run(["rlcc-verify", str(tmp_path / "firmware.c")], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 3 and "'rate'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_u32_keeps_the_low_32_bits():
+    """The generators' cast to uint32 wraps like the explicit mask, at both int64 ends and across 2^32."""
+    a = np.array([-1, -(2**31), 2**31, 2**32 - 1, 2**32, 2**32 + 5, 2**63 - 1, -(2**63), 0, 123], dtype=np.int64)
+    assert np.array_equal(V._u32(a), (a & 0xFFFFFFFF).astype(np.uint32))
+    assert V._u32([3, -3]).dtype == np.uint32 and V._u32([3, -3]).tolist() == [3, 2**32 - 3]

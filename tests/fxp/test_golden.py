@@ -264,20 +264,23 @@ def test_probe_clock_starts_with_the_flow_and_restarts_on_rtt_events():
         ctx = out.ctx
 
 
-def test_batched_trees_equal_the_split_by_split_evaluation(monkeypatch):
-    """golden.tree_terms' one-call-per-step numpy path gives the split-by-split evaluation's terms
-    and leaf indices (values and dtypes) on random and extreme inputs: both split operators,
-    trees of 1 to 3 splits, inputs repeated across trees, thresholds at the int32 ends."""
+@pytest.mark.parametrize("n", [16, golden._SPLIT_LOOP_MIN_ROWS - 1, golden._SPLIT_LOOP_MIN_ROWS, 4000])
+def test_batched_trees_equal_the_split_by_split_evaluation(monkeypatch, n):
+    """golden.tree_terms' batched numpy paths (one pass for small batches, byte-packed per split
+    for large ones) give the generic split-by-split evaluation's terms and leaf indices (values
+    and dtypes) on random and extreme inputs: both split operators, trees of 1 to 3 and of 9
+    splits (wider than a byte), inputs repeated across trees, thresholds at the int32 ends."""
     spec = ObservationSpec(features=(Feature("prev_action"), Feature("delta", scale=10.0)), history=2)
     trees = (
         Tree((Split(1, ">", 1000, 0.0), Split(0, "<", 70000, 0.0), Split(3, ">", -5, 0.0)),
              (1, -2, 3, -4, 5, -6, 7, -8)),
         Tree((Split(2, "<", -(2**31) + 1, 0.0),), (-500, 500)),
         Tree((Split(3, ">", 2**31 - 2, 0.0), Split(1, ">", 1000, 0.0)), (11, 22, 33, 44)),
+        Tree(tuple(Split(k % 4, "<" if k % 2 else ">", (k - 4) * 2**28, 0.0) for k in range(9)),
+             tuple((-1) ** i * i for i in range(512))),
     )
     model = FxModel(spec, FxConstants.from_spec(spec), trees, bias=fmt.FACTOR_ONE)
     rng = np.random.default_rng(7)
-    n = 4000
     x = [np.where(rng.random(n) < 0.2, rng.choice([-(2**31), -(2**31) + 1, 2**31 - 2, 2**31 - 1, 1000, 1001, 69999, 70000], n),
                   rng.integers(-(2**31), 2**31, n)).astype(np.int64) for _ in range(4)]
     fast_terms, fast_leaves = golden.tree_terms(golden.NUMPY, model, x)
@@ -285,4 +288,4 @@ def test_batched_trees_equal_the_split_by_split_evaluation(monkeypatch):
     assert fast_terms[0] == slow_terms[0] == model.bias
     for a, b in zip([*fast_terms[1:], *fast_leaves], [*slow_terms[1:], *slow_leaves]):
         assert a.dtype == b.dtype == np.int64 and np.array_equal(a, b)
-    assert len(fast_terms) == len(slow_terms) and len(fast_leaves) == len(slow_leaves) == 3
+    assert len(fast_terms) == len(slow_terms) and len(fast_leaves) == len(slow_leaves) == 4
