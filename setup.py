@@ -44,12 +44,14 @@ setup(
         Extension(
             "rlcc.simulator._fluidcore",
             sources=["simulator/csrc/fluidcore.c"],
+            depends=["simulator/csrc/npcompat.h"],
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-ffp-contract=off", "-fno-fast-math"],
         ),
         # Swift's step loop on one switch port: bit-identical to the engine's Python loop, as above.
         Extension(
             "rlcc.simulator._swiftloop",
             sources=["simulator/csrc/swiftloop.c"],
+            depends=["simulator/csrc/npcompat.h"],
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-ffp-contract=off", "-fno-fast-math"],
         ),
     ]

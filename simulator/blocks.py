@@ -148,20 +148,7 @@ class BlockLoop:
             else:
                 jd = np.zeros(nd, np.int64)
             rate = fl.rate[due]
-            # A decided-but-not-yet-applied own rate change taking effect before the probe: only
-            # from decisions less than a block before e (two decisions of a flow are >= a block apart).
-            near = [x for x in pend if x[0] - self.latency_steps + self.block_steps < e]
-            if near:
-                pos = fl.slot
-                pos[due] = np.arange(nd)
-                for key, idx, new in near:
-                    p = pos[idx]
-                    m = p >= 0
-                    if m.any():
-                        pp, nn = p[m], new[m]
-                        ok = key <= s + jd[pp]
-                        rate[pp[ok]] = nn[ok]
-                pos[due] = -1
+            self._apply_near_pending(rate, due, jd, s, e, pend)
             rtt = np.rint(ret - fl.probe_sent[due]).astype(np.int64)
             first = fl.n_dec[due] == 0
             obs = self._observe_window(due, rtt, rate, first) if self.spec is not None else None
@@ -191,28 +178,36 @@ class BlockLoop:
             txd = fl.tx[due] if counted else None
         return due, nd, ret, jd, rtt, rate, obs, new, factors, pend, inblock, counted, txd
 
+    def _apply_near_pending(self, rate: np.ndarray, due: np.ndarray, jd: np.ndarray, s: int, e: int,
+                            pend: list) -> None:
+        """A decided-but-not-yet-applied own rate change taking effect before the probe, into ``rate``
+        (the due flows' rates): only from decisions less than a block before e (two decisions of a
+        flow are >= a block apart)."""
+        near = [x for x in pend if x[0] - self.latency_steps + self.block_steps < e]
+        if not near:
+            return
+        pos = self.flows.slot
+        pos[due] = np.arange(len(due))
+        for key, idx, new in near:
+            p = pos[idx]
+            m = p >= 0
+            if m.any():
+                pp, nn = p[m], new[m]
+                ok = key <= s + jd[pp]
+                rate[pp[ok]] = nn[ok]
+        pos[due] = -1
+
     def _rows_front(self, s: int, e: int, pend: list) -> tuple:
         """The rows of ``_decide_block`` on a topology from the kernel's front half (``kernel.py``):
         the due flows sorted by step, their probes, RTTs, rates, first decisions and policy inputs,
         with the same values; the pending changes taking effect before a decision (``pend``) are
         applied to its rate here, before the windows are observed."""
-        kr, fl = self._front, self.flows
+        kr = self._front
         nd, _ = kr.core.prep(s, e)
         if not nd:
             return None, 0, None, None, None, None, None, None
         due, jd, rate = kr.due[:nd].copy(), kr.jd[:nd].copy(), kr.rate[:nd]  # rate: the kernel's, observe reads it
-        near = [x for x in pend if x[0] - self.latency_steps + self.block_steps < e]
-        if near:
-            pos = fl.slot
-            pos[due] = np.arange(nd)
-            for key, idx, new in near:
-                p = pos[idx]
-                m = p >= 0
-                if m.any():
-                    pp, nn = p[m], new[m]
-                    ok = key <= s + jd[pp]
-                    rate[pp[ok]] = nn[ok]
-            pos[due] = -1
+        self._apply_near_pending(rate, due, jd, s, e, pend)
         obs = self._observe_kernel(nd, rate, kr) if self.spec is not None else None
         return due, nd, kr.ret[:nd].copy(), jd, kr.rtt[:nd].copy(), rate.copy(), kr.first[:nd].copy(), obs
 

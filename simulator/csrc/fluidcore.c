@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npcompat.h"
+
 enum {
     /* per flow */
     A_RATE, A_TX, A_NEXT_RET, A_PROBE_SENT, A_PREV, A_NDEC, A_SLOT, A_ACC, A_LAST, A_CNP_SEEN, A_NACK_SEEN,
@@ -96,25 +98,6 @@ static void Kernel_dealloc(Kernel *k) {
                     k->pidx, k->pkey, k->pnew, k->cidx, k->cj, k->cg, k->cnew, k->txold, k->Gc, k->nacc};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     Py_TYPE(k)->tp_free((PyObject *)k);
-}
-
-static int check_format(const Py_buffer *b, char want) {
-    const char *f = b->format ? b->format : "B";
-    if (*f == '<' || *f == '=' || *f == '@') f++;
-    switch (want) {
-    case 'd': return strcmp(f, "d") == 0 && b->itemsize == 8;
-    case 'f': return strcmp(f, "f") == 0 && b->itemsize == 4;
-    case '?': return strcmp(f, "?") == 0 && b->itemsize == 1;
-    default: return (strcmp(f, "l") == 0 || strcmp(f, "q") == 0) && b->itemsize == 8;
-    }
-}
-
-/* np.rint (round half to even) without libm's nearbyint, a call per element on x86-64 without
- * SSE4.1: adding and removing 2^52 rounds in the default rounding mode (|x| >= 2^52 is whole). */
-static inline double rint_even(double x) {
-    const double big = 4503599627370496.0; /* 2^52 */
-    if (!(fabs(x) < big)) return x;
-    return x >= 0 ? (x + big) - big : (x - big) + big;
 }
 
 /* Grow the change and pending lists to hold ``need`` entries. */

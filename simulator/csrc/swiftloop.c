@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npcompat.h"
+
 enum {
     /* per flow (FlowState) */
     A_RATE, A_TX, A_ACTIVE, A_NEXT_RET, A_PROBE_SENT, A_PREV, A_NDEC, A_ACC, A_LAST, A_CNP_SEEN, A_NACK_SEEN,
@@ -77,29 +79,6 @@ static void Loop_dealloc(Loop *k) {
     void *bufs[] = {k->due, k->changed, k->gsum, k->hsum, k->newr, k->gint, k->pidx, k->pstep, k->pnew};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     Py_TYPE(k)->tp_free((PyObject *)k);
-}
-
-static int check_format(const Py_buffer *b, char want) {
-    const char *f = b->format ? b->format : "B";
-    if (*f == '<' || *f == '=' || *f == '@') f++;
-    switch (want) {
-    case 'd': return strcmp(f, "d") == 0 && b->itemsize == 8;
-    case 'f': return strcmp(f, "f") == 0 && b->itemsize == 4;
-    case '?': return strcmp(f, "?") == 0 && b->itemsize == 1;
-    default: return (strcmp(f, "l") == 0 || strcmp(f, "q") == 0) && b->itemsize == 8;
-    }
-}
-
-/* np.rint (round half to even) in the default rounding mode (|x| >= 2^52 is whole). */
-static inline double rint_even(double x) {
-    const double big = 4503599627370496.0; /* 2^52 */
-    if (!(fabs(x) < big)) return x;
-    return x >= 0 ? (x + big) - big : (x - big) + big;
-}
-
-static inline double clip(double x, double lo, double hi) { /* np.clip: max, then min */
-    x = x < lo ? lo : x;
-    return x > hi ? hi : x;
 }
 
 /* Room for ``extra`` more pending changes (a ring buffer kept in order, compacted on growth). */
