@@ -26,33 +26,11 @@ from rlcc.simulator.suite import load_firmware
 from rlcc import features as vocab
 from rlcc.simulator import kernel
 from rlcc.spec import Action, Feature, ObservationSpec, RateLimits, Reward
+from sim_identity import assert_runs_identical as _assert_bit_identical, bits as _bits
 
 ROOT = Path(__file__).resolve().parents[2]
 ZOO = str(ROOT / "examples" / "zoo" / "adpg_k2_bias8x8.onnx")
 SYNTHETIC = str(ROOT / "examples" / "synthetic_mlp.onnx")
-
-
-def _bits(x) -> bytes:
-    a = np.ascontiguousarray(np.asarray(x))
-    return str((a.dtype, a.shape)).encode() + a.tobytes()
-
-
-def _assert_bit_identical(a, b) -> None:
-    timing = ("wall_s", "sim_speed")
-    for m_a, m_b in ((a.metrics, b.metrics), (a.metrics_full, b.metrics_full)):
-        assert m_a.keys() == m_b.keys()
-        for key in m_a:
-            if key not in timing:
-                assert _bits(m_a[key]) == _bits(m_b[key]), key
-    for part in ("series", "flows"):
-        pa, pb = getattr(a, part), getattr(b, part)
-        for key in pa:
-            assert _bits(pa[key]) == _bits(pb[key]), f"{part}.{key}"
-    assert (a.trace is None) == (b.trace is None)
-    if a.trace is not None:
-        assert _bits(a.trace.obs) == _bits(b.trace.obs)
-        for key, col in a.trace.columns.items():
-            assert _bits(col) == _bits(b.trace.columns[key]), f"trace.{key}"
 
 
 def _both(monkeypatch, scenario, make_ctl, **kwargs):

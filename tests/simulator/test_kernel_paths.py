@@ -10,21 +10,16 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from rlcc.simulator import AllToAll, Network, PolicyController, TopologyConfig, TraceConfig, simulate
 from rlcc.simulator import engine
 from rlcc.simulator.blocks import BlockLoop
+from sim_identity import assert_runs_identical as _assert_identical, bits as _bits
 
 POLICY = str(Path(__file__).resolve().parents[2] / "examples" / "rlcc_mlp.onnx")
 FT = TopologyConfig(hosts_per_leaf=4, leaves=4, fabric_gbps=25)
 LOSSY = Network(buffer_bytes=400_000, ecn_kmin_bytes=20_000, ecn_kmax_bytes=100_000)
-
-
-def _bits(x) -> bytes:
-    a = np.ascontiguousarray(np.asarray(x))
-    return str((a.dtype, a.shape)).encode() + a.tobytes()
 
 
 def _overloaded(network: Network = LOSSY, **kw) -> AllToAll:
@@ -75,24 +70,6 @@ def _both(monkeypatch, scenario, **kwargs):
         assert _bits(getattr(py.fabric, name)) == _bits(getattr(c.fabric, name)), f"fabric.{name}"
     assert _bits(py.q_samples) == _bits(c.q_samples) and _bits(py.rtt_stats) == _bits(c.rtt_stats)
     return runs, used[1]
-
-
-def _assert_identical(a, b) -> None:
-    for m_a, m_b in ((a.metrics, b.metrics), (a.metrics_full, b.metrics_full)):
-        assert m_a.keys() == m_b.keys()
-        for key in m_a:
-            if key not in ("wall_s", "sim_speed"):
-                assert _bits(m_a[key]) == _bits(m_b[key]), key
-    for part in ("series", "flows"):
-        pa, pb = getattr(a, part), getattr(b, part)
-        assert pa.keys() == pb.keys()
-        for key in pa:
-            assert _bits(pa[key]) == _bits(pb[key]), f"{part}.{key}"
-    assert (a.trace is None) == (b.trace is None)
-    if a.trace is not None:
-        assert _bits(a.trace.obs) == _bits(b.trace.obs)
-        for key, col in a.trace.columns.items():
-            assert _bits(col) == _bits(b.trace.columns[key]), f"trace.{key}"
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))

@@ -13,13 +13,9 @@ import pytest
 
 from rlcc.simulator import AllToAll, FlowTable, ManyToOne, Network, Swift, SwiftParams, simulate
 from rlcc.simulator import engine, swiftloop
+from sim_identity import assert_runs_identical as _assert_identical, bits as _bits
 
 GBN = "go-back-n"
-
-
-def _bits(x) -> bytes:
-    a = np.ascontiguousarray(np.asarray(x))
-    return str((a.dtype, a.shape)).encode() + a.tobytes()
 
 
 class _Staggered(ManyToOne):
@@ -78,19 +74,6 @@ def _both(monkeypatch, scenario, make_ctl=Swift, progress=False):
     assert _bits(py.q_samples) == _bits(c.q_samples) and _bits(py.rtt_stats) == _bits(c.rtt_stats)
     assert py.next_tick == c.next_tick
     return runs, reports
-
-
-def _assert_identical(a, b) -> None:
-    for m_a, m_b in ((a.metrics, b.metrics), (a.metrics_full, b.metrics_full)):
-        assert m_a.keys() == m_b.keys()
-        for key in m_a:
-            if key not in ("wall_s", "sim_speed"):
-                assert _bits(m_a[key]) == _bits(m_b[key]), key
-    for part in ("series", "flows"):
-        pa, pb = getattr(a, part), getattr(b, part)
-        assert pa.keys() == pb.keys()
-        for key in pa:
-            assert _bits(pa[key]) == _bits(pb[key]), f"{part}.{key}"
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))

@@ -1,0 +1,33 @@
+"""Bit-for-bit comparison of two simulator runs, for the tests that hold a C loop to its Python
+reference (tests/simulator: the one-port kernel, the topology paths, Swift's loop)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+TIMING = ("wall_s", "sim_speed")  # the only values two identical runs may differ in
+
+
+def bits(x) -> bytes:
+    """The exact bytes of a value (dtype and shape included): equal bits, not close floats."""
+    a = np.ascontiguousarray(np.asarray(x))
+    return str((a.dtype, a.shape)).encode() + a.tobytes()
+
+
+def assert_runs_identical(a, b) -> None:
+    """Two SimResults agree bit for bit: metrics (but timing), series, per-flow arrays and trace."""
+    for m_a, m_b in ((a.metrics, b.metrics), (a.metrics_full, b.metrics_full)):
+        assert m_a.keys() == m_b.keys()
+        for key in m_a:
+            if key not in TIMING:
+                assert bits(m_a[key]) == bits(m_b[key]), key
+    for part in ("series", "flows"):
+        pa, pb = getattr(a, part), getattr(b, part)
+        assert pa.keys() == pb.keys()
+        for key in pa:
+            assert bits(pa[key]) == bits(pb[key]), f"{part}.{key}"
+    assert (a.trace is None) == (b.trace is None)
+    if a.trace is not None:
+        assert bits(a.trace.obs) == bits(b.trace.obs)
+        for key, col in a.trace.columns.items():
+            assert bits(col) == bits(b.trace.columns[key]), f"trace.{key}"
