@@ -22,7 +22,9 @@ from benchlib import ROOT, machine
 
 RESULTS = ROOT / "bench" / "results" / "ci.json"
 STAGE = re.compile(r"^\.ci/run: (?P<name>.+) \((?P<at>\d+) s, load (?P<load>[\d.]+)\)$")
-TESTS = re.compile(r"(?P<passed>\d+) passed(?:, (?P<skipped>\d+) skipped)?.* in (?P<s>[\d.]+)s")
+TESTS = re.compile(r"^=+ (?:(?P<failed>\d+) failed, )?(?P<passed>\d+) passed(?:, (?P<skipped>\d+) skipped)?.* in (?P<s>[\d.]+)s",
+                   re.MULTILINE)
+LOG = Path(tempfile.gettempdir()) / "rlcc-ci-last.log"  # the whole log of the last run, for a failure's details
 TIMEOUT_S = 90 * 60  # a run longer than this does not land anyway
 
 
@@ -57,12 +59,14 @@ def run_ci(shared: Path) -> dict[str, object]:
                               timeout=TIMEOUT_S, check=False)
         total = time.monotonic() - start
     log = proc.stdout + proc.stderr
+    LOG.write_text(log)
     tests = TESTS.search(log)
     return {"commit": head, "exit_code": proc.returncode, "wall_s": round(total, 1), "load_at_start": round(load, 2),
             "cores_line": next((ln for ln in log.splitlines() if " cores, load " in ln), ""),
             "stages": stages(log, total),
             "tests": {k: float(v) if k == "s" else int(v or 0) for k, v in tests.groupdict().items()} if tests else None,
-            "log_tail": log.splitlines()[-15:] if proc.returncode else []}
+            "log_tail": [ln for ln in proc.stdout.splitlines() if ln.startswith(("FAILED", "ERROR", ".ci/run"))][-20:]
+            if proc.returncode else []}
 
 
 def main() -> None:
@@ -79,7 +83,7 @@ def main() -> None:
     RESULTS.write_text(json.dumps(out, indent=2, sort_keys=True) + "\n")
     print(f"bench_ci: exit {run['exit_code']} in {run['wall_s'] / 60:.1f} min", file=sys.stderr)
     if run["exit_code"]:
-        print("\n".join(run["log_tail"]), file=sys.stderr)
+        print("\n".join(run["log_tail"]) + f"\nbench_ci: the whole log is {LOG}", file=sys.stderr)
         raise SystemExit(1)
 
 
