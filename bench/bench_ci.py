@@ -1,6 +1,6 @@
 """Wall time of ``.ci/run`` as CI runs it: a clean clone of this checkout's HEAD with the shared
 folder beside it, a clean environment (only HOME and PATH), the stage times read from its log.
-Writes bench/results/ci.json (the previous run's times kept beside as ``previous``), from which the
+Writes bench/results/ci.json (the last passing run's times kept beside as ``previous``), from which the
 README quotes the CI time.
 
     python bench/bench_ci.py [--shared ../shared]
@@ -77,7 +77,8 @@ def main() -> None:
     if not opts.shared.is_dir():
         raise SystemExit(f"bench_ci: {opts.shared} is not a folder (CI runs with ../shared beside the clone)")
     doc = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    previous = {k: doc[k] for k in ("commit", "wall_s", "stages") if k in doc}
+    # the last passing run's times (a failed run stops early: its time is not a CI time)
+    previous = {k: doc[k] for k in ("commit", "wall_s", "stages") if k in doc} if doc.get("exit_code") == 0 else doc.get("previous")
     run = run_ci(opts.shared)
     out = {"machine": machine(), **run, "previous": previous or None}
     RESULTS.write_text(json.dumps(out, indent=2, sort_keys=True) + "\n")

@@ -212,6 +212,27 @@ def test_tiers() -> str:
     return text + ", `bench/bench_tests.py`)"
 
 
+# Short names of .ci/run's stages (its log says more).
+_CI_STAGES = (("building", "wheel"), ("installing", "install"), ("the README", "tests"), ("compiling the bundled", "example compile"),
+              ("verifying", "verify + prove"), ("compiling, verifying", "ACC example"))
+
+
+def ci_time() -> str:
+    """``.ci/run``'s measured time and stages (bench/bench_ci.py), with the previous run's total."""
+    doc = load(RESULTS / "ci.json")
+
+    def short(name: str) -> str:
+        return next((label for prefix, label in _CI_STAGES if name.startswith(prefix)), name)
+
+    parts = ", ".join(f"{short(s['stage'])} {s['wall_s']:.0f} s" for s in doc["stages"])
+    text = (f"`.ci/run` on a clean clone took {doc['wall_s'] / 60:.1f} min on {cores(doc)} cores at commit "
+            f"{doc['commit'][:7]} ({parts}; `bench/bench_ci.py`")
+    prev = doc.get("previous")
+    if prev:
+        text += f"; previous run {prev['wall_s'] / 60:.1f} min at {prev['commit'][:7]}"
+    return text + ")"
+
+
 def compile_stages() -> str:
     doc = load(RESULTS / "compile.json")
     parts: dict[str, float] = {}
@@ -727,6 +748,7 @@ BLOCKS: dict[str, tuple[Callable[[], str], bool]] = {
     "fabric": (fabric, True),
     "compile-wall": (compile_wall, False),
     "test-tiers": (test_tiers, False),
+    "ci-time": (ci_time, False),
     "eval": (eval_table, True),
     "eval-k3": (lambda: eval_table("training_k3"), True),
     "eval-lstm": (lambda: eval_table("training_lstm"), True),
