@@ -4,13 +4,16 @@ Every split of the ensemble is ``x[i] > t`` or ``x[i] < t`` on one input. Per in
 distinct cut points ``c`` (a split ``x > t`` cuts at ``t``, ``x < t`` at ``t - 1``: ``x < t`` is
 ``!(x > t - 1)``) split the int32 line into buckets; within a bucket every split on that input has
 one value. So the firmware locates each input once among its sorted cuts (``bucket = #{c : x >
-c}``, by compare-sum or a branch-free binary search), reads that bucket's precomputed word of
+c}``, by compare-sum, by a binary search of nested comparisons with the cuts as constants, or, in
+the branch-free variant, by a binary search over a table of cuts), reads that bucket's precomputed word of
 split bits (bit ``offset_t + k`` = split ``k`` of tree ``t``), ORs the inputs' words together and
 reads each tree's leaf index as a bit field of the result: one lookup per tree. The comparisons
 stay exact (``x > c`` on the exact cuts), so the result is the oblivious form's, bit for bit.
 
 Cost: per input ``ceil(log2(cuts + 1))`` compares instead of one per split, one table load per input
-and word, and two ALU operations per tree to extract its field.
+and word, and two ALU operations per tree to extract its field. The nested comparisons make the cost
+depend on the path by a few cycles per input (its depth and its taken branches); the branch-free
+variant costs the same for every input, at a load per comparison.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxModel
 
 WORD_BITS = 64  # split bits per word (uint64_t; two registers on RV32)
 LINEAR_MAX_CUTS = 2  # up to this many cuts an input is bucketed by compare-sum on immediates, else by binary search (measured best on both targets)
+SEARCHES = ("sum", "branch", "table")  # compare-sum; nested comparisons on constants; branch-free over a table
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,13 +39,15 @@ class InputBuckets:
 
     input: int
     cuts: tuple[Cut, ...]  # ascending
-    search_steps: int  # 0: compare-sum over the cuts; else binary search over 2^steps - 1 padded cuts
+    search: str  # one of SEARCHES
+    search_steps: int  # comparisons on a search path at most (0: compare-sum, one per cut)
     masks: tuple[tuple[int, ...], ...]  # masks[word][bucket]: split bits (padded buckets repeat the last)
 
     @property
     def padded_cuts(self) -> tuple[int, ...]:
-        """Cuts of the binary search: 2^steps - 1 ascending values, padded with INT32_MAX (no int32
-        exceeds it; a wider input above it lands in a padded bucket, whose bits equal the last)."""
+        """Cuts of the branch-free binary search: 2^steps - 1 ascending values, padded with INT32_MAX
+        (no int32 exceeds it; a wider input above it lands in a padded bucket, whose bits equal the
+        last)."""
         n = (1 << self.search_steps) - 1
         return tuple(c.value for c in self.cuts) + (INT32_MAX,) * (n - len(self.cuts))
 
@@ -95,8 +101,9 @@ def _fields(model: FxModel) -> tuple[tuple[Field, ...], int]:
     return tuple(fields), (fields[-1].word + 1 if fields else 0)
 
 
-def plan(model: FxModel) -> BitmaskPlan:
-    """The bucketing of every input and the bit layout of the leaf indices."""
+def plan(model: FxModel, branch_free: bool = False) -> BitmaskPlan:
+    """The bucketing of every input and the bit layout of the leaf indices; ``branch_free`` searches
+    inputs with many cuts over a padded table instead of by nested comparisons."""
     fields, n_words = _fields(model)
     per_input: dict[int, dict[int, list[tuple[int, int]]]] = {}
     for t, tree in enumerate(model.trees):
@@ -108,8 +115,9 @@ def plan(model: FxModel) -> BitmaskPlan:
     inputs = []
     for i in sorted(i for i, uses in per_input.items() if uses):
         cuts = tuple(Cut(v, tuple(u)) for v, u in sorted(per_input[i].items()))
-        steps = 0 if len(cuts) <= LINEAR_MAX_CUTS else len(cuts).bit_length()
-        n_buckets = (1 << steps) if steps else len(cuts) + 1
+        search = "sum" if len(cuts) <= LINEAR_MAX_CUTS else "table" if branch_free else "branch"
+        steps = 0 if search == "sum" else len(cuts).bit_length()
+        n_buckets = (1 << steps) if search == "table" else len(cuts) + 1
         rank = {c.value: r for r, c in enumerate(cuts)}
         masks = [[0] * n_buckets for _ in range(n_words)]
         for t, tree in enumerate(model.trees):
@@ -122,7 +130,7 @@ def plan(model: FxModel) -> BitmaskPlan:
                 for b in range(n_buckets):
                     if _bit_in_bucket(s.op, s.threshold, r, min(b, len(cuts))):
                         masks[f.word][b] |= 1 << (f.offset + k)
-        inputs.append(InputBuckets(i, cuts, steps, tuple(tuple(m) for m in masks)))
+        inputs.append(InputBuckets(i, cuts, search, steps, tuple(tuple(m) for m in masks)))
     stride = 1 << max((t.depth for t in model.trees), default=0)
     return BitmaskPlan(tuple(inputs), fields, n_words, stride)
 
@@ -132,7 +140,7 @@ def leaf_index(p: BitmaskPlan, x: list[int]) -> list[int]:
     words = [0] * p.n_words
     for b in p.inputs:
         bucket = sum(1 for c in b.cuts if x[b.input] > c.value)
-        if b.search_steps:
+        if b.search == "table":
             bucket = sum(1 for c in b.padded_cuts if x[b.input] > c)
         for w in range(p.n_words):
             words[w] |= b.masks[w][min(bucket, len(b.masks[w]) - 1)]

@@ -21,8 +21,8 @@ from rlcc.codegen.sdk_flavours import SdkChoice, choose, template_context
 from rlcc.errors import BadInputError
 from rlcc.fxp.model import INT32_MAX, INT32_MIN, PARAM_RULE, U32_MAX, FxModel, Ramp, Split, model_params
 
-TREE_STYLES = ("bitmask", "oblivious", "ifelse")  # the first is the default
-SQRT_INDEX_BITS = 8  # isqrt seed table: top 8 bits of the normalized argument, 192 entries
+TREE_STYLES = ("bitmask", "bitmask-branchfree", "oblivious", "ifelse")  # the first is the default
+SQRT_INDEX_BITS = 10  # isqrt seed table: top 10 bits of the normalized rate, 768 entries (one Goldschmidt step)
 
 # Out-of-line functions of the generated C, one per golden primitive (``fxp.golden.IntOps``).
 # ``rlcc-verify --prove`` abstracts each in the handler proof and checks it on its own.
@@ -284,9 +284,20 @@ def _c_uint64(v: int) -> str:
     return f"UINT64_C(0x{v:016x})"
 
 
-def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix: str) -> dict[str, Any]:
-    """The ``bitmask`` tree style's tables and statements (``rlcc.codegen.bitmask``)."""
-    plan = bitmask.plan(model)
+def _branch_search(macros: list[str], lo: int, hi: int, depth: int = 1) -> list[str]:
+    """Statements returning the bucket lo .. hi of x (bucket b: x above exactly b cuts) by nested
+    comparisons with the cuts' constants, halving the buckets at each one."""
+    pad = "    " * depth
+    if lo == hi:
+        return [f"{pad}return {lo}u;"]
+    mid = (lo + hi + 1) // 2  # x > cut mid - 1: bucket mid or above
+    return ([f"{pad}if (x > {macros[mid - 1]}) {{"] + _branch_search(macros, mid, hi, depth + 1) + [f"{pad}}}"]
+            + _branch_search(macros, lo, mid - 1, depth))
+
+
+def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix: str, branch_free: bool) -> dict[str, Any]:
+    """The ``bitmask`` tree styles' tables and statements (``rlcc.codegen.bitmask``)."""
+    plan = bitmask.plan(model, branch_free)
     names = model.spec.student_input_names()
     word_var = (lambda w: "bits") if plan.n_words == 1 else (lambda w: f"bits_{w}")  # noqa: E731
     inputs = []
@@ -300,7 +311,10 @@ def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix:
         x = f"x[{input_macros[b.input]}]"
         tables = f"{prefix}tables"
         table = f"{tables}.cuts_{b.input}"
-        if b.search_steps:
+        if b.search == "branch":
+            search = {"kind": "branch", "lines": _branch_search([c["macro"] for c in cuts], 0, len(cuts)),
+                      "what": f"{len(cuts)} cut(s), binary search by nested comparisons (at most {b.search_steps})"}
+        elif b.search == "table":
             pads = [c["macro"] for c in cuts] + ["INT32_MAX"] * (len(b.padded_cuts) - len(cuts))
             steps = []
             for s in range(b.search_steps - 1, -1, -1):
@@ -394,7 +408,8 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "uses": uses,
         "trees": trees,
         # a tree-less model (a constant teacher) has no tables: the bias alone, as in the other forms
-        "bitmask": _bitmask(model, macros, prefix, macro_prefix) if tree_style == "bitmask" and model.trees else None,
+        "bitmask": (_bitmask(model, macros, prefix, macro_prefix, tree_style == "bitmask-branchfree")
+                    if tree_style.startswith("bitmask") and model.trees else None),
         "max_depth": max((t.depth for t in model.trees), default=0),
         "n_comparisons": sum(t.depth for t in model.trees),
         "n_operations": model.n_operations,
@@ -458,11 +473,12 @@ def runtime_version() -> int:
 
 
 def _sqrt_plan() -> dict:
-    """Table-driven isqrt of ``rate << RATE_FRAC_BITS`` (rate: uint32): the 1/sqrt seed table.
+    """Table-driven isqrt of ``min(rate, RATE_MAX) << RATE_FRAC_BITS``: the 1/sqrt seed table.
 
-    Entry ``i`` serves T = t / 2^30 in [a, b) = [(i + base) / 64, (i + base + 1) / 64) (t: the top 32
-    bits of the normalized argument, T in [1, 4)); its value is round(2^16 * 2 / (sqrt(a) + sqrt(b))),
-    the minimax 1/sqrt over the interval, so |r sqrt(T) - 1| < 2^-8 (2^-16 rounding included).
+    Entry ``i`` serves T = t / 2^30 in [a, b) = [(i + base) / base, (i + base + 1) / base) (t: the
+    rate shifted left by an even count into [2^30, 2^32), T in [1, 4)); its value is
+    round(2^16 * 2 / (sqrt(a) + sqrt(b))), the minimax 1/sqrt over the interval, so
+    |r sqrt(T) - 1| < 2^-10 (2^-16 rounding included).
     """
     index_bits = SQRT_INDEX_BITS
     base = 1 << (index_bits - 2)  # T >= 1: the top two bits of t are not both zero
@@ -473,7 +489,7 @@ def _sqrt_plan() -> dict:
     per_row = 12
     rows = [", ".join(f"0x{v:04x}" for v in table[j:j + per_row]) + ","
             for j in range(0, len(table), per_row)]
-    return {"arg_bits": 32 + fmt.RATE_FRAC_BITS, "index_bits": index_bits, "table_base": base,
+    return {"arg_bits": fmt.RATE_MAX.bit_length() + fmt.RATE_FRAC_BITS, "index_bits": index_bits, "table_base": base,
             "table_len": len(table), "table_rows": rows}
 
 

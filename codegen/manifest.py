@@ -3,7 +3,7 @@
 Schema (format ``rlcc.firmware``, version 1)::
 
     {"format": "rlcc.firmware", "version": 1, "rlcc_version": str, "name": str,
-     "tree_style": one of rlcc.codegen.context.TREE_STYLES ("bitmask" | "oblivious" | "ifelse"),
+     "tree_style": one of rlcc.codegen.context.TREE_STYLES ("bitmask" | "bitmask-branchfree" | "oblivious" | "ifelse"),
      "files": {"c": {"path": "<name>.c", "sha256": hex}, "h": {"path": "<name>.h", "sha256": hex}},
      "model_sha256": hex of the FxModel JSON, "spec": ObservationSpec dict, "model": FxModel dict,
      "runtime": {"header", "version", "sha256", "inlined"} of rlcc_runtime.h,

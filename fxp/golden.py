@@ -13,7 +13,7 @@ Per event (context words from ``rlcc.formats``; ``ts`` = the event's 32-bit time
 3. RTT events decide:
    - ``rtt_ns = (timestamp - request_send_ts) mod 2^32`` (wraparound-safe),
    - ``rtt_inflation = min((rtt_ns * INV_BASE_RTT) >> INV_BASE_RTT_SHIFT, FEATURE_MAX)`` (Q16),
-   - ``delta = target - ((max(inflation - beta, 0) * isqrt(rate << 20)) >> 20)`` (Q16,
+   - ``delta = target - ((max(inflation - beta, 0) * isqrt(min(rate, RATE_MAX) << 20)) >> 20)`` (Q16,
      saturated to [FEATURE_MIN, FEATURE_MAX]); ``rate`` and ``prev_action`` come from the
      context; counts from the counters;
    - the input window is the current step plus the context's history (newest first); a flow
@@ -82,7 +82,8 @@ class IntOps(Protocol):
     def lookup(self, table: Sequence[int], index: Any) -> Any: ...
 
     def sqrt_rate(self, rate: Any) -> Any:
-        """floor(sqrt(rate << RATE_FRAC_BITS)) for a context rate 0 <= rate < 2^32."""
+        """floor(sqrt(min(rate, RATE_MAX) << RATE_FRAC_BITS)) for a context rate 0 <= rate < 2^32
+        (a rate above RATE_MAX exists only in a corrupted context: no event leaves one)."""
         ...
 
     def slog(self, d: Any) -> Any:
@@ -135,7 +136,7 @@ class NumpyOps:
 
     @staticmethod
     def sqrt_rate(rate: np.ndarray) -> np.ndarray:
-        return isqrt(np.asarray(rate, dtype=np.int64) << fmt.RATE_FRAC_BITS)
+        return isqrt(np.minimum(np.asarray(rate, dtype=np.int64), fmt.RATE_MAX) << fmt.RATE_FRAC_BITS)
 
     def slog(self, d: np.ndarray) -> np.ndarray:
         return derived_vocab.slog_int(self, np.asarray(d, dtype=np.int64))

@@ -143,9 +143,11 @@ class Abstraction:
                 a, b = (z3.ZeroExt(32, app.arg(i)) for i in range(2))
                 out.append(app == z3.Extract(app.size() - 1, 0, z3.LShR(a * b, shifts[app.decl().get_id()])))
                 continue
-            n = z3.ZeroExt(32, app.arg(0)) << fmt.RATE_FRAC_BITS  # below 2^52: its root below 2^26
+            rate = app.arg(0)
+            clamped = z3.If(z3.ULT(rate, fmt.RATE_MAX), rate, z3.BitVecVal(fmt.RATE_MAX, 32))
+            n = z3.ZeroExt(32, clamped) << fmt.RATE_FRAC_BITS  # at most 2^40: its root at most 2^20
             r = z3.ZeroExt(32, app)
-            out.append(z3.And(z3.ULE(app, 1 << 26), z3.ULE(r * r, n), z3.ULT(n, (r + 1) * (r + 1))))
+            out.append(z3.And(z3.ULE(app, 1 << 20), z3.ULE(r * r, n), z3.ULT(n, (r + 1) * (r + 1))))
         return out
 
     def lemmas(self, m: Any, terms: list[Any] = ()) -> list[Any]:

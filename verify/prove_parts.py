@@ -209,27 +209,41 @@ def _total(addends: list[tuple[int, Any]]) -> Any:
 
 def _separate(got: Any, terms: list[Any]) -> list[tuple[str, Any]] | None:
     """Obligations that prove ``got`` equals the golden sum of ``terms`` modulo 2^32 piece by piece,
-    when each golden term reads one input (a ramp): the terms and the firmware's addends are grouped
-    by the input they read (an addend reading several inputs makes a group of its own, with no
-    golden term: its obligation then fails, conservatively). For each group, its addends minus its
-    terms is proven the same for every value of its input as for zero, and at all-zero inputs the
-    two whole sums agree; so the whole difference equals its value at zero everywhere: zero.
-    None (one proof of the whole instead) when there are not two groups."""
+    when each golden term reads one input (a ramp): the inputs are grouped so that every firmware
+    addend reads inputs of one group only (an addend reading several inputs, where the compiler
+    interleaved two ramps, joins their groups), and each golden term goes to its input's group.
+    For each group, its addends minus its terms is proven the same for every value of its inputs as
+    for zero, and at all-zero inputs the two whole sums agree; so the whole difference equals its
+    value at zero everywhere: zero. None (one proof of the whole instead) when there are not two
+    groups."""
     mine = _addends(got)
     low = lambda t: z3.Extract(31, 0, t)  # noqa: E731
     if mine is None or any(len(free_vars(t)) != 1 for t in terms):
         return None
+    pieces = [(a, sorted(str(v) for v in free_vars(a))) for a in [a if s > 0 else -a for s, a in mine]]
+    pieces += [(-low(t), [str(v) for v in free_vars(t)]) for t in terms]
+    group = {v: v for _, vs in pieces for v in vs}  # union-find over input names
+
+    def root(v: str) -> str:
+        while group[v] != v:
+            v = group[v]
+        return v
+
+    for _, vs in pieces:
+        for v in vs[1:]:
+            group[root(v)] = root(vs[0])
     groups: dict[str, list[Any]] = {}
-    for s, a, vs in [(s, a, free_vars(a)) for s, a in mine] + [(-1, low(t), free_vars(t)) for t in terms]:
+    for a, vs in pieces:
         if vs:  # a constant: the all-zero check covers it
-            groups.setdefault(", ".join(sorted(str(v) for v in vs)), []).append(a if s > 0 else -a)
+            groups.setdefault(root(vs[0]), []).append(a)
     if len(groups) < 2:
         return None
+    names = {r: ", ".join(sorted(v for v in group if root(v) == r)) for r in groups}
     zero = lambda e: z3.substitute(e, *[(v, z3.BitVecVal(0, v.size())) for v in free_vars(e)])  # noqa: E731
     out = []
     for key, parts in groups.items():
         diff = z3.simplify(sum(parts[1:], parts[0]))
-        out.append((f"the terms on {key} equal their golden terms", diff != zero(diff)))
+        out.append((f"the terms on {names[key]} equal their golden terms", diff != zero(diff)))
     total = z3.simplify(zero(low(got) - sum((low(t) for t in terms), z3.BitVecVal(0, 32))))
     out.append(("the sums agree at all-zero inputs", total != 0))
     return out
