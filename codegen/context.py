@@ -10,6 +10,7 @@ import dataclasses
 import hashlib
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from rlcc import __version__
@@ -284,15 +285,15 @@ def _c_uint64(v: int) -> str:
     return f"UINT64_C(0x{v:016x})"
 
 
-def _branch_search(macros: list[str], lo: int, hi: int, depth: int = 1) -> list[str]:
-    """Statements returning the bucket lo .. hi of x (bucket b: x above exactly b cuts) by nested
-    comparisons with the cuts' constants, halving the buckets at each one."""
+def _branch_search(macros: list[str], value: Callable[[int], str], lo: int, hi: int, depth: int = 1) -> list[str]:
+    """Statements returning ``value(b)`` for x's bucket b in lo .. hi (bucket b: x above exactly b
+    cuts) by nested comparisons with the cuts' constants, halving the buckets at each one."""
     pad = "    " * depth
     if lo == hi:
-        return [f"{pad}return {lo}u;"]
+        return [f"{pad}return {value(lo)};"]
     mid = (lo + hi + 1) // 2  # x > cut mid - 1: bucket mid or above
-    return ([f"{pad}if (x > {macros[mid - 1]}) {{"] + _branch_search(macros, mid, hi, depth + 1) + [f"{pad}}}"]
-            + _branch_search(macros, lo, mid - 1, depth))
+    return ([f"{pad}if (x > {macros[mid - 1]}) {{"] + _branch_search(macros, value, mid, hi, depth + 1) + [f"{pad}}}"]
+            + _branch_search(macros, value, lo, mid - 1, depth))
 
 
 def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix: str, branch_free: bool) -> dict[str, Any]:
@@ -311,9 +312,13 @@ def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix:
         x = f"x[{input_macros[b.input]}]"
         tables = f"{prefix}tables"
         table = f"{tables}.cuts_{b.input}"
+        own_word = f"{tables}.bits_{b.input}" + ("" if plan.n_words == 1 else f"_{b.words()[0]}")
+        returns_word = b.search == "branch" and len(b.words()) == 1  # each search leaf loads its word itself
         if b.search == "branch":
-            search = {"kind": "branch", "lines": _branch_search([c["macro"] for c in cuts], 0, len(cuts)),
-                      "what": f"{len(cuts)} cut(s), binary search by nested comparisons (at most {b.search_steps})"}
+            value = (lambda k, w=own_word: f"{w}[{k}]") if returns_word else (lambda k: f"{k}u")  # noqa: E731
+            search = {"kind": "branch", "lines": _branch_search([c["macro"] for c in cuts], value, 0, len(cuts)),
+                      "what": f"{len(cuts)} cut(s), binary search by nested comparisons (at most {b.search_steps})"
+                              + (", each outcome its word of split bits" if returns_word else "")}
         elif b.search == "table":
             pads = [c["macro"] for c in cuts] + ["INT32_MAX"] * (len(b.padded_cuts) - len(cuts))
             steps = []
@@ -338,15 +343,20 @@ def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix:
         for w in words:
             w["table"] = f"{tables}.{w['member']}"
         inputs.append({"index": b.input, "name": names[b.input], "macro": input_macros[b.input], "x": x, "cuts": cuts,
-                       "search": search, "bucket_fn": f"{prefix}bucket_{b.input}", "words": words})
+                       "search": search, "bucket_fn": f"{prefix}{'bits' if returns_word else 'bucket'}_{b.input}",
+                       "returns_word": returns_word, "words": words})
     fields = []
     for t, f in enumerate(plan.fields):
         var = word_var(f.word)
         mask = (1 << f.width) - 1
         shifted = f"({var} >> {f.offset})" if f.offset else var
         fields.append({"tree": t, "index": f"(uint32_t){shifted} & {mask}u" if f.width else "0u"})
-    word_terms = {w: [f"{i['words'][[x['word'] for x in i['words']].index(w)]['table']}[{i['bucket_fn']}({i['x']})]"
-                      for i in inputs if any(x["word"] == w for x in i["words"])] for w in range(plan.n_words)}
+    def word_term(i: dict[str, Any], w: int) -> str:
+        call = f"{i['bucket_fn']}({i['x']})"
+        return call if i["returns_word"] else f"{i['words'][[x['word'] for x in i['words']].index(w)]['table']}[{call}]"
+
+    word_terms = {w: [word_term(i, w) for i in inputs if any(x["word"] == w for x in i["words"])]
+                  for w in range(plan.n_words)}
     words = [{"var": word_var(w), "terms": word_terms[w] or ["UINT64_C(0)"]} for w in range(plan.n_words)]
     rows = []
     for t, tree in enumerate(model.trees):

@@ -30,11 +30,12 @@ def _probe_inputs(model: FxModel, n_random: int, seed: int) -> np.ndarray:
 
 
 def _check(model: FxModel) -> None:
-    p = bitmask.plan(model)
     x = _probe_inputs(model, 300, 1)
     _, want = golden.eval_trees(model, x)
-    for row, leaves in zip(x, want):
-        assert bitmask.leaf_index(p, [int(v) for v in row]) == [int(v) for v in leaves], row
+    for branch_free in (False, True):
+        p = bitmask.plan(model, branch_free)
+        for row, leaves in zip(x, want):
+            assert bitmask.leaf_index(p, [int(v) for v in row]) == [int(v) for v in leaves], (branch_free, row)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -54,11 +55,17 @@ def test_less_than_splits_and_extreme_thresholds():
 
 def test_fields_do_not_straddle_words_and_binary_search_pads():
     """Seventeen depth-4 trees need 68 bits: two words, no field across a word boundary; an input
-    with more cuts than the compare-sum limit is binary-searched over 2^steps - 1 padded cuts."""
+    with more cuts than the compare-sum limit is binary-searched: by nested comparisons over its
+    cuts + 1 buckets, or, branch-free, over 2^steps - 1 padded cuts."""
     model = random_model(SYNTHETIC_SPEC, n_trees=17, depth=4, seed=7)
-    p = bitmask.plan(model)
-    assert p.n_words == 2
+    p, flat = bitmask.plan(model), bitmask.plan(model, branch_free=True)
+    assert p.n_words == flat.n_words == 2
     assert all(f.offset + f.width <= bitmask.WORD_BITS for f in p.fields)
     searched = [b for b in p.inputs if len(b.cuts) > bitmask.LINEAR_MAX_CUTS]
-    assert searched and all(len(b.padded_cuts) == (1 << b.search_steps) - 1 >= len(b.cuts) for b in searched)
+    assert searched and all(b.search == "branch" and len(b.masks[0]) == len(b.cuts) + 1 for b in searched)
+    assert all(b.search == "sum" for b in p.inputs if len(b.cuts) <= bitmask.LINEAR_MAX_CUTS)
+    padded = [b for b in flat.inputs if b.search == "table"]
+    assert len(padded) == len(searched)
+    assert all(len(b.padded_cuts) == (1 << b.search_steps) - 1 >= len(b.cuts) == len(b.masks[0]) - 1 - (
+        len(b.padded_cuts) - len(b.cuts)) for b in padded)
     _check(model)
