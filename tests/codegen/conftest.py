@@ -30,7 +30,8 @@ def generated(tmp_path_factory):
     def get(name: str, style: str = "oblivious") -> dict[str, Path]:
         if (name, style) not in cache:
             assert style in TREE_STYLES
-            cache[(name, style)] = generate_firmware(MODELS[name], root / f"{name}_{style}", name=f"{name}_{style}",
+            ident = f"{name}_{style.replace('-', '_')}"  # a C identifier
+            cache[(name, style)] = generate_firmware(MODELS[name], root / ident, name=ident,
                                                      tree_style=style, source_info={"test_model": name})
         return cache[(name, style)]
 

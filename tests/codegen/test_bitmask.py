@@ -66,6 +66,6 @@ def test_fields_do_not_straddle_words_and_binary_search_pads():
     assert all(b.search == "sum" for b in p.inputs if len(b.cuts) <= bitmask.LINEAR_MAX_CUTS)
     padded = [b for b in flat.inputs if b.search == "table"]
     assert len(padded) == len(searched)
-    assert all(len(b.padded_cuts) == (1 << b.search_steps) - 1 >= len(b.cuts) == len(b.masks[0]) - 1 - (
-        len(b.padded_cuts) - len(b.cuts)) for b in padded)
+    assert all(len(b.padded_cuts) == (1 << b.search_steps) - 1 >= len(b.cuts) for b in padded)
+    assert all(len(b.masks[0]) == len(b.padded_cuts) + 1 for b in padded)
     _check(model)

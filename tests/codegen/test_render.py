@@ -73,7 +73,7 @@ def test_warnings_as_errors_system_compilers(cc, generated, tmp_path):
         for style in TREE_STYLES:
             c_file = generated(name, style)["c"]
             compile_ok([*cmd, *WARN, "-pedantic", "-O2", f"-I{sdk.SDK_DIR}", f"-I{c_file.parent}", "-c", c_file,
-                        "-o", tmp_path / f"{name}_{style}.o"])
+                        "-o", tmp_path / f"{name}_{style.replace('-', '_')}.o"])
 
 
 @pytest.mark.slow
@@ -106,11 +106,14 @@ def test_bad_arguments():
         render_sources(tiny_model(), tree_style="switch")
 
 
-def test_bitmask_form_is_branch_free_and_names_every_cut():
-    """The bit-parallel form: no branch in the ensemble, one bucket per input with cuts, one leaf
-    lookup per tree, and every split's threshold a named cut whose comment names the split."""
+@pytest.mark.parametrize("style", ["bitmask", "bitmask-branchfree"])
+def test_bitmask_forms_name_every_cut(style):
+    """The bit-parallel forms: no branch in the ensemble's sum, one search per input with cuts, one
+    leaf lookup per tree, and every split's threshold a named cut whose comment names the split.
+    The branch-free form has no branch in its searches either; the default's searches are nested
+    comparisons with the cut constants, each outcome returning its input's word of split bits."""
     model = random_model(SYNTHETIC_SPEC, n_trees=4, depth=5)
-    texts, ctx = render_sources(model, name="fw", tree_style="bitmask")
+    texts, ctx = render_sources(model, name="fw", tree_style=style)
     c = texts["c"]
     body = c.split("static inline int32_t fw_eval_ensemble", 1)[1].split("\n}\n", 1)[0]
     code = re.sub(r"/\*.*?\*/", "", body)
@@ -121,6 +124,17 @@ def test_bitmask_form_is_branch_free_and_names_every_cut():
             cut = s.threshold if s.op == ">" else s.threshold - 1
             assert re.search(rf"/\* [^\n]*tree {t} split {k}\b[^\n]*\*/\n#define FW_CUT_{s.input}_\d+ INT32_C\({cut}\)\n",
                              c), (t, k)
+    searched = 0
     for b in ctx["bitmask"]["inputs"]:
-        fn = c.split(f"static inline uint32_t {b['bucket_fn']}(", 1)[1].split("\n}\n", 1)[0]
-        assert "if" not in re.sub(r"/\*.*?\*/", "", fn) and "?" not in fn
+        ret = "uint64_t" if b["returns_word"] else "uint32_t"
+        fn = re.sub(r"/\*.*?\*/", "", c.split(f"static inline {ret} {b['bucket_fn']}(", 1)[1].split("\n}\n", 1)[0])
+        if style == "bitmask-branchfree" or b["search"]["kind"] == "linear":
+            assert "if" not in fn and "?" not in fn
+            continue
+        searched += 1
+        assert b["returns_word"] and "?" not in fn
+        ifs = re.findall(r"if \(x > (\w+)\)", fn)
+        assert sorted(ifs) == sorted(cut["macro"] for cut in b["cuts"])  # one comparison per cut
+        returns = re.findall(r"return (fw_tables\.bits_\d+)\[(\d+)\];", fn)
+        assert sorted(int(k) for _, k in returns) == list(range(len(b["cuts"]) + 1))  # one outcome per bucket
+    assert searched or style == "bitmask-branchfree"
