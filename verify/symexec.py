@@ -381,16 +381,15 @@ class Executor:
     def merge(self, states: list[State]) -> State:
         """One state equivalent to the disjunction of ``states`` (all at the same pc)."""
         pc, xlen = states[0].pc, self.xlen
-        # Under the shared prefix of the path conditions the remaining suffixes are mutually
-        # exclusive, so they alone select each state's values: small if-then-else terms.
-        prefix = 0
-        while all(len(s.cond) > prefix for s in states) and all(
-            s.cond[prefix].eq(states[0].cond[prefix]) for s in states[1:]
-        ):
-            prefix += 1
-        conds = [path_formula(s.cond[prefix:]) for s in states]
-        if any(len(s.cond) == prefix for s in states):
+        # Under the conditions every path shares (wherever on its path: tail-duplicated code
+        # branches on the same test in both arms of an earlier one) the remaining ones are mutually
+        # exclusive, so they alone select each state's values: small if-then-else terms, each on
+        # the inputs whose tests tell the states apart.
+        shared = [c for c in states[0].cond if all(any(c.eq(o) for o in s.cond) for s in states[1:])]
+        rests = [[c for c in s.cond if not any(c.eq(o) for o in shared)] for s in states]
+        if any(not r for r in rests):
             raise SymexecUnsupported(f"merging an unconditional path at pc {pc:#x}")
+        conds = [path_formula(tuple(r)) for r in rests]
 
         def pick(values: list[Val], width: int) -> Val:
             if all(_same(values[0], v) for v in values[1:]):
@@ -419,7 +418,7 @@ class Executor:
                 mem[a] = merged >> (8 * i) & 0xFF if isinstance(merged, int) else z3.Extract(8 * i + 7, 8 * i, merged)
         joined = z3.simplify(z3.Or(*conds))
         whole = z3.is_true(joined) or _valid(joined)  # the paths cover every case: no condition left
-        return State(pc, regs, mem, states[0].cond[:prefix] + (() if whole else (joined,)))
+        return State(pc, regs, mem, tuple(shared) + (() if whole else (joined,)))
 
     def _reg(self, st: State, r: int) -> Val:
         return 0 if r == 0 else st.regs[r]

@@ -230,7 +230,17 @@ def test_separate_groups_terms_by_their_input_and_checks_at_zero():
         open_ = [d for d, f in obligations if z3.Solver().check(f) != z3.unsat]
         assert open_ == ([] if fails is None else [d for d, _ in obligations if fails in d]), (name, open_)
     assert PP._separate(wide(3 * x + 5), [wide(3 * x + 5)]) is None
-    assert PP._separate(wide(x * y), [wide(x), wide(y)]) is not None  # its x*y group has no golden term: fails
+    # an addend reading two inputs (two ramps interleaved by the compiler) joins their groups: the
+    # group's obligation holds when the addend is their terms, and fails when it is not
+    z = z3.BitVec("z", 32)
+    terms3 = [wide(3 * x), wide(7 * y), wide(5 * z)]
+    mixed_right = z3.If(y > 0, 3 * x + 7 * y, (x << 1) + x + 7 * y) + 5 * z  # x's term, two circuits by y
+    for got, fails in ((mixed_right, None), (x * y + 5 * z, "terms on x, y")):
+        obligations = PP._separate(wide(got), terms3)
+        assert obligations is not None and any("x, y" in d for d, _ in obligations)
+        open_ = [d for d, f in obligations if z3.Solver().check(f) != z3.unsat]
+        assert open_ == ([] if fails is None else [d for d, _ in obligations if fails in d]), open_
+    assert PP._separate(wide(x * y), [wide(x), wide(y)]) is None  # one group: the whole proof instead
 
 
 @pytest.mark.slow
