@@ -10,10 +10,14 @@ One run, same emulator, same cycle profile, same compiler (zig clang -O2, bare m
    treelite, as rlcc.distill.treelite_ref), compiled with the same flags (soft-float on this
    integer-only core), driven by bench/fixtures/tl2cgen_driver.c over the same inputs as float
    features; predictions checked against the float IR;
-4. the same for the previous tree emitter (``--tree-style oblivious``: one compare per split)
-   rendered from the same model, side by side with the new default (``--tree-style bitmask``:
-   each input bucketed once, split-bit words ORed, one leaf lookup per tree);
-5. analytic lower bounds: compare-per-split (old scheme) and bit-parallel (new scheme);
+4. the same for the previous default tree emitter (``--tree-style bitmask-branchfree``: each input's
+   binary search over a table of cuts, the same cycles for every input) rendered from the same model,
+   side by side with the new default (``--tree-style bitmask``: the search by nested comparisons on
+   the cut constants, each outcome loading its word of split bits); the previous run's figures (an
+   older runtime header too) are kept beside the new ones (``previous``);
+5. analytic lower bounds: compare-per-split, bit-parallel branch-free and bit-parallel branching;
+   and the trees' cost over every search path (each input in each of its buckets, all
+   combinations), against the worst the vectors met;
 6. wall time of ``verify_firmware(..., random_count=1_000_000)``.
 
     python bench/bench_firmware.py [--out DIR] [--verify-count 1000000] [--no-rv32]
@@ -43,6 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "bench" / "fixtures"
 RESULTS = ROOT / "bench" / "results"
 EXAMPLE = ROOT / "examples" / "rlcc_mlp.onnx"
+OLD_STYLE = "bitmask-branchfree"  # the previous default tree style, benchmarked beside the new one
 
 
 def stats(v: np.ndarray) -> dict:
@@ -200,12 +205,14 @@ def lower_bound(model, profile) -> dict:
     }
 
 
-def bitmask_lower_bound(model, profile, xlen: int) -> dict:
+def bitmask_lower_bound(model, profile, xlen: int, branching: bool = False) -> dict:
     """Instructions/cycles of the bit-parallel scheme alone (``rlcc.codegen.bitmask``): per input
-    ceil(log2(cuts + 1)) compare + accumulate steps (the fewest compares that tell cuts + 1 buckets
-    apart), one address + one load per split-bits word (two loads per 64-bit word on RV32), the ORs of
-    the words, per tree a shift + mask of its field, an address and one leaf load, and the adds; plus
-    the input loads. No threshold loads, stalls, calls or constants counted."""
+    ceil(log2(cuts + 1)) search steps (the fewest compares that tell cuts + 1 buckets apart), each a
+    compare + accumulate branch-free or one compare-and-branch (``branching``: each outcome then loads
+    its word at a constant offset, no address arithmetic), the split-bits word loads (two per 64-bit
+    word on RV32), the ORs of the words, per tree a shift + mask of its field, an address and one leaf
+    load, and the adds; plus the input loads. No threshold loads, stalls, taken-branch penalties,
+    calls or constants counted."""
     from rlcc.codegen import bitmask
 
     p = bitmask.plan(model)
@@ -215,11 +222,12 @@ def bitmask_lower_bound(model, profile, xlen: int) -> dict:
     ors = max(mask_words - p.n_words, 0) * per_word
     T = len(model.trees)
     n_in = model.spec.student_width
-    alu = 2 * steps + mask_words + ors + 2 * T + T + T
+    alu = (steps if branching else 2 * steps + mask_words) + ors + 2 * T + T + T
     loads = mask_words * per_word + T + n_in
     c = profile.costs
+    search = "1 compare-and-branch" if branching else "2 compare+accumulate + 1 address"
     return {
-        "formula": "I = sum_i [2 ceil(log2(k_i + 1)) compare+accumulate + 1 address + w mask loads] + ORs"
+        "formula": f"I = sum_i [ceil(log2(k_i + 1)) x {search} + w mask loads] + ORs"
                    " + sum_t [2 field extract + 1 address + 1 leaf load + 1 add] + n_in input loads"
                    " (k_i distinct cuts of input i, w = 64-bit words: 1 load on RV64, 2 on RV32)",
         "cuts_per_input": [len(b.cuts) for b in p.inputs],
@@ -228,6 +236,21 @@ def bitmask_lower_bound(model, profile, xlen: int) -> dict:
         "cycles": alu * c["alu"] + loads * c["load"],
         "cycles_formula": f"ALU ops x alu({c['alu']}) + loads x load({c['load']}); no stalls, no call/return",
     }
+
+
+def every_search_path(model) -> np.ndarray:
+    """Device inputs putting every input in every one of its buckets, all combinations (bucket 0:
+    the lowest cut itself; bucket b: one above cut b - 1): each path of the bucket searches once."""
+    import itertools
+
+    from rlcc.codegen import bitmask
+
+    p = bitmask.plan(model)
+    choices = [[0] for _ in range(model.spec.student_width)]
+    for b in p.inputs:
+        cuts = [c.value for c in b.cuts]
+        choices[b.input] = [cuts[0]] + [c + 1 for c in cuts]
+    return np.array(list(itertools.product(*choices)), dtype=np.int64)
 
 
 def render_style(model, fw_dir: Path, tmp: Path, style: str, tag: str = "") -> Path:
@@ -326,6 +349,12 @@ def bench_target(target: str, fw_dir: Path, model, ensemble, tmp: Path, peers: b
         tdrv = Driver(build_rlcc_driver(trees_dir, target, tmp / "trees", zbb), xlen, profile, zbb, "<i4", "<i4",
                       model.spec.student_width)
         ty, tcyc, tins = tdrv.run(x_int)
+        paths = every_search_path(bare)
+        py, pcyc, pins = tdrv.run(paths)
+        res["rlcc_trees_every_path"] = {**stats(pcyc), "instructions": stats(pins),
+                                        "matches_golden": bool(np.all(py == golden.eval_trees(bare, paths)[0])),
+                                        "source": "the trees-only driver over one input per bucket of every input,"
+                                                  " all combinations: every search path"}
         res["rlcc_trees_only"] = {**stats(tcyc), "instructions": stats(tins),
                                      "matches_golden": bool(np.all(ty == golden.eval_trees(bare, x_int)[0])),
                                      "source": "rdcycle around a noinline call of eval_ensemble of the same trees"
@@ -349,6 +378,7 @@ def bench_target(target: str, fw_dir: Path, model, ensemble, tmp: Path, peers: b
 
     res["lower_bound"] = lower_bound(model, prof)
     res["lower_bound_bitmask"] = bitmask_lower_bound(model, prof, xlen)
+    res["lower_bound_bitmask_branching"] = bitmask_lower_bound(model, prof, xlen, branching=True)
     if not peers:
         return res
     # TL2cgen peers
@@ -427,24 +457,40 @@ def write_md(doc: dict) -> str:
         old = doc.get("old_scheme", {}).get(t["target"])
         if old:
             od, ot, os_ = old["rlcc_decision"], old["rlcc_trees"], old["rlcc_size"]
-            md.append(f"| previous emitter (`--tree-style oblivious`), whole RTT decision | {od['min']} | {od['mean']:.0f} | "
+            md.append(f"| previous default (`--tree-style {OLD_STYLE}`), whole RTT decision | {od['min']} | {od['mean']:.0f} | "
                       f"{od['max']} | {os_['code']} + {os_['rodata']} (whole firmware) |")
-            md.append(f"| previous emitter, tree ensemble only | {ot['min']} | {ot['mean']:.0f} | {ot['max']} | "
+            md.append(f"| previous default, tree ensemble only | {ot['min']} | {ot['mean']:.0f} | {ot['max']} | "
                       f"{ot['code_bytes']} + {ot['leaf_table_bytes']} |")
-        md.append(f"| lower bound, compare per split (previous scheme) | {lb['cycles']} | | | {lb['instructions']} instructions |")
-        lbb = t.get("lower_bound_bitmask")
+        prev = doc.get("previous", {}).get("targets", {}).get(t["target"])
+        if prev and "rlcc_decision" in prev:
+            pd, ps = prev["rlcc_decision"], prev.get("rlcc_size", {})
+            md.append(f"| previous run of this benchmark, whole RTT decision | {pd['min']} | {pd['mean']:.0f} | {pd['max']} | "
+                      f"{ps.get('code', '?')} + {ps.get('rodata', '?')} (whole firmware) |")
+        md.append(f"| lower bound, compare per split | {lb['cycles']} | | | {lb['instructions']} instructions |")
+        lbb, lbr = t.get("lower_bound_bitmask"), t.get("lower_bound_bitmask_branching")
         if lbb:
-            md.append(f"| lower bound, bit-parallel scheme | {lbb['cycles']} | | | {lbb['instructions']} instructions |")
+            md.append(f"| lower bound, bit-parallel, branch-free searches | {lbb['cycles']} | | | {lbb['instructions']} instructions |")
+        if lbr:
+            md.append(f"| lower bound, bit-parallel, branching searches (the new scheme) | {lbr['cycles']} | | | "
+                      f"{lbr['instructions']} instructions |")
         r = t["ratios_rlcc_over_tl2cgen_f32"]
         if lbb:
             ts, ots = t.get("rlcc_trees_only"), (old or {}).get("rlcc_trees_only")
             if ts:
                 md.append(f"| rlcc, trees only (bias + leaves, the model without its ramps) | {ts['min']} | {ts['mean']:.0f} | {ts['max']} | |")
+                ep = t.get("rlcc_trees_every_path")
+                if ep:
+                    md.append(f"| rlcc, trees only, every search path ({ep['n']:,} inputs, each bucket of each input) | "
+                              f"{ep['min']} | {ep['mean']:.0f} | {ep['max']} | |")
                 if ots:
-                    md.append(f"| previous emitter, trees only | {ots['min']} | {ots['mean']:.0f} | {ots['max']} | |")
-                md += ["", (f"Trees only (with the driver's call) over the bit-parallel lower bound: {ts['max'] / lbb['cycles']:.2f}x worst case"
-                            + (f"; previous emitter over the compare-per-split bound: {ots['max'] / lb['cycles']:.2f}x" if ots else "")
-                            + ".")]
+                    md.append(f"| previous default, trees only | {ots['min']} | {ots['mean']:.0f} | {ots['max']} | |")
+                worst = max(ts["max"], ep["max"]) if ep else ts["max"]
+                bound = lbr or lbb
+                md += ["", (f"Trees only (with the driver's call) over the new scheme's lower bound: {worst / bound['cycles']:.2f}x worst case"
+                            + (f"; previous default over the branch-free bound: {ots['max'] / lbb['cycles']:.2f}x" if ots else "")
+                            + (f". The vectors' worst trees path is {ep['max'] - ts['max']} cycles short of the worst of every"
+                               " path: the whole decision's worst case can exceed the measured one by that much at most." if ep else ".")
+                            )]
         md += ["", (f"rlcc / TL2cgen-float32: trees {r['trees_cycles_mean']:.3f}x mean cycles, whole decision "
                f"{r['decision_cycles_mean']:.3f}x; size {r['size_firmware_vs_tl2cgen_object']:.2f}x "
                f"({r['size_firmware_vs_tl2cgen_plus_softfloat']:.2f}x with TL2cgen's soft-float runtime)."), ""]
@@ -501,18 +547,24 @@ def main() -> int:
             "compiler": "zig cc (clang) -O2 -ffreestanding, same flags for rlcc and TL2cgen (rlcc.verify.toolchain)",
             "targets": {},
         }
-        doc["schemes"] = {"bitmask": "new default (--tree-style bitmask): targets",
-                          "oblivious": "previous emitter (--tree-style oblivious): old_scheme; same runtime header as the"
-                                       " new one (so its decision also has the clz log of this checkout)"}
+        doc["schemes"] = {"bitmask": "new default (--tree-style bitmask, searches by nested comparisons): targets",
+                          OLD_STYLE: "previous default (--tree-style bitmask-branchfree, searches over tables of cuts):"
+                                     " old_scheme; same runtime header as the new one"}
+        previous = json.loads((args.results / "firmware.json").read_text()) if (args.results / "firmware.json").exists() else {}
+        keep = ("rlcc_decision", "rlcc_tx_event", "rlcc_size", "rlcc_trees", "rlcc_trees_only")
+        doc["previous"] = {"note": "the previous run of this benchmark (its own commit's firmware and runtime header)",
+                           "firmware_c_sha256": previous.get("model", {}).get("firmware_c_sha256"),
+                           "machine": previous.get("machine", {}).get("cpu"),
+                           "targets": {k: {f: v[f] for f in keep if f in v} for k, v in previous.get("targets", {}).items()}}
         doc["old_scheme"] = {}
         for target in targets:
             t0 = time.perf_counter()
             bare = dataclasses.replace(model, ramps=())
             doc["targets"][target] = bench_target(target, render_style(model, fw_dir, tmp, "bitmask"), model, ensemble,
                                                   tmp / "new", trees_dir=render_style(bare, fw_dir, tmp, "bitmask", "bare"))
-            doc["old_scheme"][target] = bench_target(target, render_style(model, fw_dir, tmp, "oblivious"), model, ensemble,
+            doc["old_scheme"][target] = bench_target(target, render_style(model, fw_dir, tmp, OLD_STYLE), model, ensemble,
                                                      tmp / "old", peers=False,
-                                                     trees_dir=render_style(bare, fw_dir, tmp, "oblivious", "bare"))
+                                                     trees_dir=render_style(bare, fw_dir, tmp, OLD_STYLE, "bare"))
             print(f"{target}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
         if args.verify_count > 0:
             doc["verify_1m"] = verify_wall(render_style(model, fw_dir, tmp, "bitmask") / "firmware.c", args.verify_count)

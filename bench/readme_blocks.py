@@ -124,15 +124,25 @@ def firmware() -> str:
     old = doc.get("old_scheme", {}).get(t64["target"])
     if old:
         osz = old["rlcc_size"]
-        rows += [["previous emitter (`--tree-style oblivious`), whole RTT decision", mmm(old["rlcc_decision"]),
+        style = doc.get("schemes", {})
+        old_name = next((k for k in style if k != "bitmask"), "oblivious")
+        rows += [[f"previous default (`--tree-style {old_name}`), whole RTT decision", mmm(old["rlcc_decision"]),
                   f"{osz['code']} + {osz['rodata']}"],
-                 ["previous emitter, tree ensemble only", mmm(old["rlcc_trees"]),
+                 ["previous default, tree ensemble only", mmm(old["rlcc_trees"]),
                   f"{old['rlcc_trees']['code_bytes']} + {old['rlcc_trees']['leaf_table_bytes']}"]]
+    prev = doc.get("previous", {}).get("targets", {}).get(t64["target"])
+    if prev and "rlcc_decision" in prev:
+        psz = prev.get("rlcc_size", {})
+        rows.append(["previous run of the benchmark (its own runtime header), whole RTT decision", mmm(prev["rlcc_decision"]),
+                     f"{psz.get('code', '?')} + {psz.get('rodata', '?')}"])
     rows.append([f"lower bound, compare per split: T(3d+2) + n_in = {lb['instructions']} instructions", str(lb["cycles"]), "—"])
-    lbb = t64.get("lower_bound_bitmask")
+    lbb, lbr = t64.get("lower_bound_bitmask"), t64.get("lower_bound_bitmask_branching")
     if lbb:
-        rows.append([f"lower bound, bit-parallel (bucket per input, one leaf lookup per tree): {lbb['instructions']} instructions",
+        rows.append([f"lower bound, bit-parallel, branch-free searches: {lbb['instructions']} instructions",
                      str(lbb["cycles"]), "—"])
+    if lbr:
+        rows.append([f"lower bound, bit-parallel, branching searches (the default): {lbr['instructions']} instructions",
+                     str(lbr["cycles"]), "—"])
     head = f"{t64['target']} / {t64['profile']} ({t64['clock_hz'] / 1e9:g} GHz)"
     out = [table([head, "cycles min / mean / max", "code + read-only data (B)"], ["---", "---:", "---:"], rows), ""]
     const = " and are constant time" if tr["min"] == tr["max"] else ""
