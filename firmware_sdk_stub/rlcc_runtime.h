@@ -226,25 +226,36 @@ static inline int32_t rlcc_rtt_inflation(uint32_t rtt_ns, uint32_t inv_base_rtt)
 #define RLCC_SQRT_INDEX_BITS 10u /* seed table index: the top bits of t */
 #define RLCC_SQRT_TABLE_BASE 256u /* T >= 1: the top two bits of t are not both zero */
 
+#if !defined(__riscv_zbb)
+/* floor(log2(b)) of a byte b >= 1 (entry 0 unused): the leading one without Zbb's clz in one
+ * load, where a branch-free search takes four compare-and-shift steps. */
+static const uint8_t rlcc_log2_byte[256] = {
+    0, 0, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5,
+    5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6,
+    6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6,
+    6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
+    7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
+    7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
+    7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
+};
+
+/* Index of the leading one of v, 0 < v < 2^24: one or two compares and one table load. */
+static inline uint32_t rlcc_msb24(uint32_t v)
+{
+    if (v >= 0x10000u) {
+        return 16u + rlcc_log2_byte[v >> 16];
+    }
+    return v >= 0x100u ? 8u + rlcc_log2_byte[v >> 8] : rlcc_log2_byte[v];
+}
+#endif
+
 /* Even k with r << k in [2^30, 2^32) (0 < r <= 2^20): clz(r) rounded down to even. */
 static inline uint32_t rlcc_sqrt_norm_shift(uint32_t r)
 {
 #if defined(__riscv_zbb)
     return (uint32_t)__builtin_clz(r) & ~1u;
 #else
-    /* Portable (no libcall without Zbb): a branch-free 16/8/4/2 search. */
-    uint32_t w = r;
-    uint32_t k;
-    uint32_t c;
-    k = (uint32_t)(w < UINT32_C(0x10000)) << 4;
-    w <<= k;
-    c = (uint32_t)(w < UINT32_C(0x1000000)) << 3;
-    w <<= c;
-    k += c;
-    c = (uint32_t)(w < UINT32_C(0x10000000)) << 2;
-    w <<= c;
-    k += c;
-    return k + ((uint32_t)(w < UINT32_C(0x40000000)) << 1);
+    return (31u - rlcc_msb24(r)) & ~1u; /* r <= 2^20: below 2^24 */
 #endif
 }
 
@@ -374,28 +385,16 @@ static inline int32_t rlcc_delta(int32_t inflation, uint32_t rate, uint32_t targ
 }
 
 /* Mitchell log2(1 + m / 2^16) in Q16 for m <= 2^31 (rlcc.derived.mlog2_int): the leading one of
- * u = m + 2^16 (bit 16..31: u >= 2^16, so the search starts at bit 16) by clz with Zbb, else by a
- * branch-free binary search over the top 16 bits, then exponent and 16 mantissa bits. */
+ * u = m + 2^16 (bit 16..31: u >= 2^16, so the search starts at bit 16) by clz with Zbb, else by
+ * rlcc_msb24 over the top 16 bits (a compare and a byte-table load), then exponent and 16 mantissa
+ * bits. */
 static inline int32_t rlcc_mlog2(uint32_t m)
 {
     const uint32_t u = m + 0x10000u;
 #if defined(__riscv_zbb)
     const uint32_t msb = 31u - (uint32_t)__builtin_clz(u);
 #else
-    uint32_t v = u >> 16; /* >= 1 */
-    uint32_t msb = 16u;
-    uint32_t s;
-
-    s = (v >= 0x100u) ? 8u : 0u;
-    v >>= s;
-    msb += s;
-    s = (v >= 0x10u) ? 4u : 0u;
-    v >>= s;
-    msb += s;
-    s = (v >= 0x4u) ? 2u : 0u;
-    v >>= s;
-    msb += s;
-    msb += (v >= 0x2u) ? 1u : 0u;
+    const uint32_t msb = 16u + rlcc_msb24(u >> 16); /* u >> 16: 1 .. 2^16 */
 #endif
     return (int32_t)(((msb - 16u) << 16) + ((u - (1u << msb)) >> (msb - 16u)));
 }
