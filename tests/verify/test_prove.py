@@ -289,26 +289,31 @@ def _bitmask_model():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
-def test_bitmask_sums_are_proven_and_wrong_tables_refuted(tmp_path, target):
+@pytest.mark.parametrize("style", ["bitmask", "bitmask-branchfree"])
+def test_bitmask_sums_are_proven_and_wrong_tables_refuted(tmp_path, target, style):
     """The bit-parallel trees' sum (bucket per input, split-bit words ORed, one leaf lookup per
-    tree) and the ramps' sum are proven equal to the golden sums for all input words (a padded cut lowered to just below
-    INT32_MAX too: its bucket repeats the last one's bits); a search table entry naming the wrong
-    cut, or a split-bit word with a bit cleared, fails it."""
+    tree) and the ramps' sum are proven equal to the golden sums for all input words, with either
+    search (branch-free over a padded table of cuts: a padded cut lowered to just below INT32_MAX too,
+    its bucket repeats the last one's bits); a search comparing with the wrong cut (a table entry,
+    or a nested comparison's constant), or a split-bit word with a bit cleared, fails it."""
     model = _bitmask_model()
     xlen = 64 if target == "rv64imac" else 32
     profile = "dpa" if xlen == 64 else "generic5"
-    img = P.load_after_init(_elf(model, tmp_path / "right", target, style="bitmask"), xlen, profile, xlen == 64)
+    img = P.load_after_init(_elf(model, tmp_path / "right", target, style=style), xlen, profile, xlen == 64)
     parts = PP.sum_parts(img, xlen, model)
     assert [(p.name, p.status) for p in parts] == [("trees' sum", "proven"), ("ramps' sum", "proven")], parts
-    harmless_pad = ("            INT32_MAX, /* padding: no int32 is above it */",
-                    "            INT32_C(2147483000), /* padding: no int32 is above it */")
-    img = P.load_after_init(_elf(model, tmp_path / "pad", target, harmless_pad, style="bitmask"), xlen, profile, xlen == 64)
-    assert PP.sum_parts(img, xlen, model)[0].status == "proven"
-    wrong_cut = ("            FIRMWARE_CUT_3_1, /* cut 1 */", "            FIRMWARE_CUT_3_0, /* cut 1 */")
+    if style == "bitmask-branchfree":
+        harmless_pad = ("            INT32_MAX, /* padding: no int32 is above it */",
+                        "            INT32_C(2147483000), /* padding: no int32 is above it */")
+        img = P.load_after_init(_elf(model, tmp_path / "pad", target, harmless_pad, style=style), xlen, profile, xlen == 64)
+        assert PP.sum_parts(img, xlen, model)[0].status == "proven"
+        wrong_cut = ("            FIRMWARE_CUT_3_1, /* cut 1 */", "            FIRMWARE_CUT_3_0, /* cut 1 */")
+    else:
+        wrong_cut = ("if (x > FIRMWARE_CUT_3_1) {", "if (x > FIRMWARE_CUT_3_0) {")
     wrong_bit = ("            UINT64_C(0x0000000000000082), /* x > 0.00457764 */",
                  "            UINT64_C(0x0000000000000080), /* x > 0.00457764 */")
     for k, edit in enumerate((wrong_cut, wrong_bit)):
-        img = P.load_after_init(_elf(model, tmp_path / f"wrong{k}", target, edit, style="bitmask"), xlen, profile, xlen == 64)
+        img = P.load_after_init(_elf(model, tmp_path / f"wrong{k}", target, edit, style=style), xlen, profile, xlen == 64)
         part = PP.sum_parts(img, xlen, model)[0]
         assert part.status == "failed" and "result equals" in part.detail, part.detail
 
