@@ -501,8 +501,10 @@ def write_md(doc: dict) -> str:
            "flags and driven by `bench/fixtures/tl2cgen_driver.c` on the same inputs as floats; vs the float IR: "
            f"max |diff| {f32['max_abs_diff_vs_float_ir']:.1e} (float32 accumulation), "
            f"{f64['max_abs_diff_vs_float_ir']:.1e} (float64). Lower bound, previous scheme: {t['lower_bound']['formula']}."
-           + (f" Lower bound, bit-parallel scheme: {t['lower_bound_bitmask']['formula']}; cuts per input "
-              f"{t['lower_bound_bitmask']['cuts_per_input']}." if t.get("lower_bound_bitmask") else "")), ""]
+           + (f" Lower bound, bit-parallel, branch-free: {t['lower_bound_bitmask']['formula']}; cuts per input "
+              f"{t['lower_bound_bitmask']['cuts_per_input']}." if t.get("lower_bound_bitmask") else "")
+           + (f" Branching (the default): {t['lower_bound_bitmask_branching']['formula']}."
+              if t.get("lower_bound_bitmask_branching") else "")), ""]
     v = doc.get("verify_1m")
     if v:
         md += [(f"rlcc-verify on {v['vectors']:,} vectors (rv64imac/dpa): {v['seconds']} s wall "
