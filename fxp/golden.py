@@ -434,13 +434,16 @@ def eval_trees(model: FxModel, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def step(model: FxModel, ctx: np.ndarray, events: np.ndarray, attr: np.ndarray | None = None) -> GoldenResult:
     """Apply one event to each of N contexts; see the module docstring for the semantics."""
     del attr  # the slot/overload attribute does not change this algorithm's decision
-    ctx = np.array(ctx, dtype=np.uint32).reshape(-1, fmt.CTX_WORDS).astype(np.int64)
-    ev = np.asarray(events, dtype=np.uint32).reshape(-1, fmt.EVENT_WORDS).astype(np.int64)
+    ctx = np.asarray(ctx, dtype=np.uint32).reshape(-1, fmt.CTX_WORDS)
+    ev = np.asarray(events, dtype=np.uint32).reshape(-1, fmt.EVENT_WORDS)
     n = len(ctx)
     if len(ev) != n:
         raise ValueError("one event per context")
+    # one contiguous int64 array per word: every later operation then reads memory in order
+    ctx_words = [ctx[:, i].astype(np.int64) for i in range(fmt.CTX_WORDS)]
+    ev_words = [ev[:, i].astype(np.int64) for i in range(fmt.EVENT_WORDS)]
     with np.errstate(over="ignore"):  # rows that are not RTT events may compute garbage; discarded
-        o = event_core(NUMPY, model, [ctx[:, i] for i in range(fmt.CTX_WORDS)], [ev[:, i] for i in range(fmt.EVENT_WORDS)])
+        o = event_core(NUMPY, model, ctx_words, ev_words)
     is_rtt = np.asarray(o.is_rtt)
     features = np.zeros((n, model.spec.student_width), dtype=np.int64)
     for i, v in enumerate(o.inputs):
