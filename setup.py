@@ -35,7 +35,7 @@ setup(
         Extension(
             "rlcc.emulator._rvcore",
             sources=["emulator/csrc/rvcore.c", "emulator/csrc/rv_decode.c", "emulator/csrc/rv_exec.c"],
-            depends=["emulator/csrc/rv.h", "emulator/csrc/rv_ops.h", "emulator/csrc/rv_exec_body.h", "emulator/csrc/rv_exec_ops.h"],
+            depends=["emulator/csrc/rv.h", "emulator/csrc/rv_ops.h", "emulator/csrc/rv_exec_body.h", "emulator/csrc/rv_exec_ops.h", "emulator/csrc/rv_exec_mem.h"],
             include_dirs=["emulator/csrc"],
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra"],
         ),

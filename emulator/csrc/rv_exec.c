@@ -85,6 +85,13 @@ static void rv_blocks_reserve(rv_state *s) {
     }
 }
 
+/* The handler tables of one interpreter instantiation, for its block builder (rv_exec_body.h). */
+typedef struct {
+    const void *const *op;      /* by op, operands from x[] */
+    const void *const *fwd[2];  /* rs1 / rs2 from acc; NULL entries: no such handler */
+    const void *const *nosp[3]; /* loads and stores without the sp sample: operands from x[], rs1 / rs2 from acc */
+} rv_handlers;
+
 #define XLEN 32
 #define ureg_t uint32_t
 #define sreg_t int32_t

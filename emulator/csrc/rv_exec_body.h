@@ -55,8 +55,11 @@
 #define STACK_CHECK() do { if (RV_UNLIKELY(x[2] < sp_min)) { \
     if (x[2] < stack_lo) { FAULT(FAULT_STACK_OVERFLOW, x[2]); } \
     sp_min = x[2]; } } while (0)
+/* A load's or store's sp sample; empty in the handlers the builder picks when the block already
+ * sampled this sp (rv_exec_mem.h). */
+#define SP_SAMPLE() STACK_CHECK()
 #define EA(n, oor, mis) \
-    STACK_CHECK(); \
+    SP_SAMPLE(); \
     ureg_t a_ = RS1 + IMM; uint64_t o_ = (ureg_t)(a_ - base); \
     if (RV_UNLIKELY(o_ > size - (n))) FAULT(oor, a_); \
     if (RV_UNLIKELY(a_ & ((n) - 1))) FAULT(mis, a_)
@@ -100,18 +103,20 @@
     H(AMOMINU_##SFX) AMO(T, n, (UT)old < (UT)src ? old : src); \
     H(AMOMAXU_##SFX) AMO(T, n, (UT)old > (UT)src ? old : src);
 
-/* The ops of rv_exec_ops.h (X(OP)); RV_FWD_OPS64 only on RV64. */
-#define RV_FWD_OPS(X) X(LUI) X(AUIPC) X(BEQ) X(BNE) X(BLT) X(BGE) X(BLTU) X(BGEU) \
-    X(LB) X(LH) X(LW) X(LBU) X(LHU) X(SB) X(SH) X(SW) X(ADDI) X(SLTI) X(SLTIU) X(XORI) X(ORI) X(ANDI) \
+/* The ops of rv_exec_mem.h (X(OP)) and of rv_exec_ops.h plus those (RV_FWD_OPS); the *64 lists
+ * only on RV64. */
+#define RV_MEM_OPS(X) X(LB) X(LH) X(LW) X(LBU) X(LHU) X(SB) X(SH) X(SW)
+#define RV_MEM_OPS64(X) X(LD) X(LWU) X(SD)
+#define RV_FWD_OPS(X) X(LUI) X(AUIPC) X(BEQ) X(BNE) X(BLT) X(BGE) X(BLTU) X(BGEU) RV_MEM_OPS(X) \
+    X(ADDI) X(SLTI) X(SLTIU) X(XORI) X(ORI) X(ANDI) \
     X(SLLI) X(SRLI) X(SRAI) X(ADD) X(SUB) X(SLL) X(SLT) X(SLTU) X(XOR) X(SRL) X(SRA) X(OR) X(AND) X(MUL)
-#define RV_FWD_OPS64(X) X(LD) X(LWU) X(SD) X(ADDIW) X(SLLIW) X(SRLIW) X(SRAIW) X(ADDW) X(SUBW) X(SLLW) \
+#define RV_FWD_OPS64(X) RV_MEM_OPS64(X) X(ADDIW) X(SLLIW) X(SRLIW) X(SRAIW) X(ADDW) X(SUBW) X(SLLW) \
     X(SRLW) X(SRAW) X(MULW)
 
 /* Decode the block at RAM offset off (even, < size) of at most maxlen (1..RV_MAX_BLOCK)
  * instructions into the pools; returns its index in s->blks, or -1 when its first instruction
  * cannot be fetched. Costs are the profile's at build time (set_costs drops every block). */
-static int BUILD_FN(rv_state *s, uint64_t off, unsigned maxlen, const void *const *labels,
-                    const void *const *fwd1, const void *const *fwd2) {
+static int BUILD_FN(rv_state *s, uint64_t off, unsigned maxlen, const rv_handlers *hs) {
     static const uint8_t cls_key[CLS_COUNT] = {
 #define CLS_KEY(c, name, key) key,
         RV_CLASSES(CLS_KEY)
@@ -128,6 +133,7 @@ static int BUILD_FN(rv_state *s, uint64_t off, unsigned maxlen, const void *cons
     uint64_t o = off, scyc = 0;
     unsigned n = 0;
     int ends = 0;
+    int sp_sampled = 0; /* an earlier load, store or AMO of the block sampled the current sp */
     while (n < maxlen && !ends) {
         if (o >= size) break;
         uint16_t lo;
@@ -142,11 +148,18 @@ static int BUILD_FN(rv_state *s, uint64_t off, unsigned maxlen, const void *cons
         rv_dinsn di;
         memset(&di, 0, sizeof di);
         rv_decode(raw, XLEN, s->zbb, &di);
-        r->h = labels ? labels[di.op] : NULL;
-        if (fwd1 && n > 0 && fwd1[r[-1].op] && r[-1].rd != RV_SINK) { /* the previous record leaves its result in acc */
-            if (di.rs1 == r[-1].rd && fwd1[di.op]) r->h = fwd1[di.op];
-            else if (di.rs2 == r[-1].rd && fwd2[di.op]) r->h = fwd2[di.op];
+        r->h = NULL;
+        if (hs) {
+            int src = 0; /* operands from x[]; 1: rs1 from acc, 2: rs2 from acc */
+            if (n > 0 && hs->fwd[0][r[-1].op] && r[-1].rd != RV_SINK) { /* the previous record leaves its result in acc */
+                if (di.rs1 == r[-1].rd && hs->fwd[0][di.op]) src = 1;
+                else if (di.rs2 == r[-1].rd && hs->fwd[1][di.op]) src = 2;
+            }
+            r->h = src ? hs->fwd[src - 1][di.op] : hs->op[di.op];
+            if (sp_sampled && hs->nosp[src][di.op]) r->h = hs->nosp[src][di.op];
         }
+        /* Its sp sample comes before its write of rd (lw sp, 0(sp)). */
+        sp_sampled = (sp_sampled || di.cls == CLS_LOAD || di.cls == CLS_STORE || di.cls == CLS_ATOMIC) && di.rd != 2;
         r->off = (uint32_t)o;
         r->imm = di.imm;
         r->raw = di.raw;
@@ -178,7 +191,7 @@ static int BUILD_FN(rv_state *s, uint64_t off, unsigned maxlen, const void *cons
     if (n == 0) return -1;
     if (!ends) { /* fall-through record */
         memset(r, 0, sizeof *r);
-        r->h = labels ? labels[OP_UNDECODED] : NULL;
+        r->h = hs ? hs->op[OP_UNDECODED] : NULL;
         r->off = (uint32_t)o;
         r->op = OP_UNDECODED;
         r->idx = (uint8_t)n;
@@ -199,17 +212,31 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
 #undef LABEL_OF
 #define FWD1(o) [OP_##o] = &&L_##o##_F1,
 #define FWD2(o) [OP_##o] = &&L_##o##_F2,
+#define NOSP0(o) [OP_##o] = &&L_##o##_N0,
+#define NOSP1(o) [OP_##o] = &&L_##o##_N1,
+#define NOSP2(o) [OP_##o] = &&L_##o##_N2,
 #if XLEN == 64
     static const void *const fwd1[OP_COUNT] = {RV_FWD_OPS(FWD1) RV_FWD_OPS64(FWD1)};
     static const void *const fwd2[OP_COUNT] = {RV_FWD_OPS(FWD2) RV_FWD_OPS64(FWD2)};
+    static const void *const nosp0[OP_COUNT] = {RV_MEM_OPS(NOSP0) RV_MEM_OPS64(NOSP0)};
+    static const void *const nosp1[OP_COUNT] = {RV_MEM_OPS(NOSP1) RV_MEM_OPS64(NOSP1)};
+    static const void *const nosp2[OP_COUNT] = {RV_MEM_OPS(NOSP2) RV_MEM_OPS64(NOSP2)};
 #else
     static const void *const fwd1[OP_COUNT] = {RV_FWD_OPS(FWD1)};
     static const void *const fwd2[OP_COUNT] = {RV_FWD_OPS(FWD2)};
+    static const void *const nosp0[OP_COUNT] = {RV_MEM_OPS(NOSP0)};
+    static const void *const nosp1[OP_COUNT] = {RV_MEM_OPS(NOSP1)};
+    static const void *const nosp2[OP_COUNT] = {RV_MEM_OPS(NOSP2)};
 #endif
 #undef FWD1
 #undef FWD2
+#undef NOSP0
+#undef NOSP1
+#undef NOSP2
+    static const rv_handlers handlers = {labels, {fwd1, fwd2}, {nosp0, nosp1, nosp2}};
+    const rv_handlers *const hs = &handlers;
 #else
-    static const void *const *const labels = NULL, *const *const fwd1 = NULL, *const *const fwd2 = NULL;
+    const rv_handlers *const hs = NULL;
 #endif
     ureg_t x[RV_NREGS];
     for (int i = 0; i < RV_NREGS; i++) x[i] = (ureg_t)s->x[i];
@@ -255,7 +282,7 @@ dispatch: {
             const uint64_t left = max_instret - instret;
             const int temp = left < RV_MAX_BLOCK;
             if (temp && s->temp_recs == UINT32_MAX) { s->temp_recs = s->nrecs; s->temp_blks = s->nblks; }
-            int nb = BUILD_FN(s, off, temp ? (unsigned)left : RV_MAX_BLOCK, labels, fwd1, fwd2);
+            int nb = BUILD_FN(s, off, temp ? (unsigned)left : RV_MAX_BLOCK, hs);
             if (nb < 0) FAULT(FAULT_FETCH_OUT_OF_RANGE, pc);
             bi = (uint32_t)nb + 1;
             if (!temp) s->blk_of[off >> 1] = bi;
@@ -305,6 +332,7 @@ exec:
         EXIT_BLOCK(1);
     }
 #include "rv_exec_ops.h"
+#include "rv_exec_mem.h"
 #ifdef RV_THREADED
     /* The same handlers with an operand from acc: the builder picks them for an instruction that
      * reads the destination of the one just before it in the block. */
@@ -313,6 +341,7 @@ exec:
 #define H(o) L_##o##_F1:
 #define RS1 acc
 #include "rv_exec_ops.h"
+#include "rv_exec_mem.h"
 #undef H
 #undef RS1
 #undef RS2
@@ -320,6 +349,27 @@ exec:
 #define RS1 (x[d->rs1])
 #define RS2 acc
 #include "rv_exec_ops.h"
+#include "rv_exec_mem.h"
+    /* The loads and stores once more, without the sp sample, in the same three operand sources. */
+#undef SP_SAMPLE
+#define SP_SAMPLE() do { } while (0)
+#undef H
+#undef RS2
+#define H(o) L_##o##_N0:
+#define RS2 (x[d->rs2])
+#include "rv_exec_mem.h"
+#undef H
+#undef RS1
+#define H(o) L_##o##_N1:
+#define RS1 acc
+#include "rv_exec_mem.h"
+#undef H
+#undef RS1
+#undef RS2
+#define H(o) L_##o##_N2:
+#define RS1 (x[d->rs1])
+#define RS2 acc
+#include "rv_exec_mem.h"
 #undef H
 #undef RS2
 #define H(o) L_##o:
@@ -522,6 +572,7 @@ out:
 #undef BRANCH
 #undef DIV_COST
 #undef STACK_CHECK
+#undef SP_SAMPLE
 #undef EA
 #undef LOAD
 #undef LOADU
