@@ -63,10 +63,11 @@
     ureg_t a_ = RS1 + IMM; uint64_t o_ = (ureg_t)(a_ - base); \
     if (RV_UNLIKELY(o_ > size - (n))) FAULT(oor, a_); \
     if (RV_UNLIKELY(a_ & ((n) - 1))) FAULT(mis, a_)
+/* A load reads at memb + a_ (= mem + o_ once checked), so o_ is off its result's path. */
 #define LOAD(T, n) do { EA(n, FAULT_LOAD_OUT_OF_RANGE, FAULT_LOAD_MISALIGNED); T v_; \
-    memcpy(&v_, mem + o_, n); W((sreg_t)v_); NEXT(); } while (0)
+    memcpy(&v_, (const void *)(memb + a_), n); W((sreg_t)v_); NEXT(); } while (0)
 #define LOADU(T, n) do { EA(n, FAULT_LOAD_OUT_OF_RANGE, FAULT_LOAD_MISALIGNED); T v_; \
-    memcpy(&v_, mem + o_, n); W(v_); NEXT(); } while (0)
+    memcpy(&v_, (const void *)(memb + a_), n); W(v_); NEXT(); } while (0)
 /* After a store of n <= 8 aligned bytes at o (one granule): into decoded code, leave the block. */
 #define STORED(o) do { if (RV_UNLIKELY(code_gran[(o) >> 3])) goto code_written; } while (0)
 #define STORE(T, n) do { EA(n, FAULT_STORE_OUT_OF_RANGE, FAULT_STORE_MISALIGNED); T v_ = (T)RS2; \
@@ -245,6 +246,7 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
     const ureg_t base = (ureg_t)s->base;
     const uint64_t size = s->size;
     uint8_t *const mem = s->mem;
+    const uintptr_t memb = (uintptr_t)mem - (uintptr_t)base; /* host address of guest address 0 (never dereferenced) */
     const uint8_t *const code_gran = s->code_gran;
     uint64_t cycles = s->cycles, instret = s->instret;
     const uint64_t taken_delta = (uint64_t)((int64_t)s->cost[COST_BRANCH_TAKEN] - (int64_t)s->cost[COST_BRANCH_NOT_TAKEN]);
