@@ -90,6 +90,7 @@ typedef struct {
     const void *const *op;      /* by op, operands from x[] */
     const void *const *fwd[2];  /* rs1 / rs2 from acc; NULL entries: no such handler */
     const void *const *nosp[3]; /* loads and stores without the sp sample: operands from x[], rs1 / rs2 from acc */
+    const void *const *lfwd[2]; /* rs1 / rs2 from lacc (the block's last load) */
 } rv_handlers;
 
 #define XLEN 32

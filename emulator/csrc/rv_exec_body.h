@@ -65,9 +65,9 @@
     if (RV_UNLIKELY(a_ & ((n) - 1))) FAULT(mis, a_)
 /* A load reads at memb + a_ (= mem + o_ once checked), so o_ is off its result's path. */
 #define LOAD(T, n) do { EA(n, FAULT_LOAD_OUT_OF_RANGE, FAULT_LOAD_MISALIGNED); T v_; \
-    memcpy(&v_, (const void *)(memb + a_), n); W((sreg_t)v_); NEXT(); } while (0)
+    memcpy(&v_, (const void *)(memb + a_), n); W((sreg_t)v_); lacc = acc; NEXT(); } while (0)
 #define LOADU(T, n) do { EA(n, FAULT_LOAD_OUT_OF_RANGE, FAULT_LOAD_MISALIGNED); T v_; \
-    memcpy(&v_, (const void *)(memb + a_), n); W(v_); NEXT(); } while (0)
+    memcpy(&v_, (const void *)(memb + a_), n); W(v_); lacc = acc; NEXT(); } while (0)
 /* After a store of n <= 8 aligned bytes at o (one granule): into decoded code, leave the block. */
 #define STORED(o) do { if (RV_UNLIKELY(code_gran[(o) >> 3])) goto code_written; } while (0)
 #define STORE(T, n) do { EA(n, FAULT_STORE_OUT_OF_RANGE, FAULT_STORE_MISALIGNED); T v_ = (T)RS2; \
@@ -108,11 +108,12 @@
  * only on RV64. */
 #define RV_MEM_OPS(X) X(LB) X(LH) X(LW) X(LBU) X(LHU) X(SB) X(SH) X(SW)
 #define RV_MEM_OPS64(X) X(LD) X(LWU) X(SD)
-#define RV_FWD_OPS(X) X(LUI) X(AUIPC) X(BEQ) X(BNE) X(BLT) X(BGE) X(BLTU) X(BGEU) RV_MEM_OPS(X) \
+#define RV_ALU_OPS(X) X(LUI) X(AUIPC) X(BEQ) X(BNE) X(BLT) X(BGE) X(BLTU) X(BGEU) \
     X(ADDI) X(SLTI) X(SLTIU) X(XORI) X(ORI) X(ANDI) \
     X(SLLI) X(SRLI) X(SRAI) X(ADD) X(SUB) X(SLL) X(SLT) X(SLTU) X(XOR) X(SRL) X(SRA) X(OR) X(AND) X(MUL)
-#define RV_FWD_OPS64(X) RV_MEM_OPS64(X) X(ADDIW) X(SLLIW) X(SRLIW) X(SRAIW) X(ADDW) X(SUBW) X(SLLW) \
-    X(SRLW) X(SRAW) X(MULW)
+#define RV_ALU_OPS64(X) X(ADDIW) X(SLLIW) X(SRLIW) X(SRAIW) X(ADDW) X(SUBW) X(SLLW) X(SRLW) X(SRAW) X(MULW)
+#define RV_FWD_OPS(X) RV_ALU_OPS(X) RV_MEM_OPS(X)
+#define RV_FWD_OPS64(X) RV_ALU_OPS64(X) RV_MEM_OPS64(X)
 
 /* Decode the block at RAM offset off (even, < size) of at most maxlen (1..RV_MAX_BLOCK)
  * instructions into the pools; returns its index in s->blks, or -1 when its first instruction
@@ -135,6 +136,7 @@ static int BUILD_FN(rv_state *s, uint64_t off, unsigned maxlen, const rv_handler
     unsigned n = 0;
     int ends = 0;
     int sp_sampled = 0; /* an earlier load, store or AMO of the block sampled the current sp */
+    unsigned lrd = RV_SINK; /* destination of the block's last load while it still holds lacc's value (RV_SINK: none) */
     while (n < maxlen && !ends) {
         if (o >= size) break;
         uint16_t lo;
@@ -158,7 +160,13 @@ static int BUILD_FN(rv_state *s, uint64_t off, unsigned maxlen, const rv_handler
             }
             r->h = src ? hs->fwd[src - 1][di.op] : hs->op[di.op];
             if (sp_sampled && hs->nosp[src][di.op]) r->h = hs->nosp[src][di.op];
+            if (!src && lrd != RV_SINK) { /* an operand loaded earlier in the block is still in lacc */
+                if (di.rs1 == lrd && hs->lfwd[0][di.op]) r->h = hs->lfwd[0][di.op];
+                else if (di.rs2 == lrd && hs->lfwd[1][di.op]) r->h = hs->lfwd[1][di.op];
+            }
         }
+        if (di.cls == CLS_LOAD) lrd = di.rd;
+        else if (di.rd == lrd) lrd = RV_SINK;
         /* Its sp sample comes before its write of rd (lw sp, 0(sp)). */
         sp_sampled = (sp_sampled || di.cls == CLS_LOAD || di.cls == CLS_STORE || di.cls == CLS_ATOMIC) && di.rd != 2;
         r->off = (uint32_t)o;
@@ -213,6 +221,8 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
 #undef LABEL_OF
 #define FWD1(o) [OP_##o] = &&L_##o##_F1,
 #define FWD2(o) [OP_##o] = &&L_##o##_F2,
+#define LFWD1(o) [OP_##o] = &&L_##o##_L1,
+#define LFWD2(o) [OP_##o] = &&L_##o##_L2,
 #define NOSP0(o) [OP_##o] = &&L_##o##_N0,
 #define NOSP1(o) [OP_##o] = &&L_##o##_N1,
 #define NOSP2(o) [OP_##o] = &&L_##o##_N2,
@@ -222,19 +232,25 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
     static const void *const nosp0[OP_COUNT] = {RV_MEM_OPS(NOSP0) RV_MEM_OPS64(NOSP0)};
     static const void *const nosp1[OP_COUNT] = {RV_MEM_OPS(NOSP1) RV_MEM_OPS64(NOSP1)};
     static const void *const nosp2[OP_COUNT] = {RV_MEM_OPS(NOSP2) RV_MEM_OPS64(NOSP2)};
+    static const void *const lfwd1[OP_COUNT] = {RV_ALU_OPS(LFWD1) RV_ALU_OPS64(LFWD1)};
+    static const void *const lfwd2[OP_COUNT] = {RV_ALU_OPS(LFWD2) RV_ALU_OPS64(LFWD2)};
 #else
     static const void *const fwd1[OP_COUNT] = {RV_FWD_OPS(FWD1)};
     static const void *const fwd2[OP_COUNT] = {RV_FWD_OPS(FWD2)};
     static const void *const nosp0[OP_COUNT] = {RV_MEM_OPS(NOSP0)};
     static const void *const nosp1[OP_COUNT] = {RV_MEM_OPS(NOSP1)};
     static const void *const nosp2[OP_COUNT] = {RV_MEM_OPS(NOSP2)};
+    static const void *const lfwd1[OP_COUNT] = {RV_ALU_OPS(LFWD1)};
+    static const void *const lfwd2[OP_COUNT] = {RV_ALU_OPS(LFWD2)};
 #endif
 #undef FWD1
 #undef FWD2
 #undef NOSP0
 #undef NOSP1
 #undef NOSP2
-    static const rv_handlers handlers = {labels, {fwd1, fwd2}, {nosp0, nosp1, nosp2}};
+#undef LFWD1
+#undef LFWD2
+    static const rv_handlers handlers = {labels, {fwd1, fwd2}, {nosp0, nosp1, nosp2}, {lfwd1, lfwd2}};
     const rv_handlers *const hs = &handlers;
 #else
     const rv_handlers *const hs = NULL;
@@ -266,7 +282,8 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
     rv_blk *b = NULL;
     const rv_rec *d = NULL, *first = NULL;
     uint64_t entry_dyn = 0; /* dynamic cycles charged at entry for the first record */
-    ureg_t acc = 0;         /* the last value written by a handler of rv_exec_ops.h */
+    ureg_t acc = 0;         /* the last value written by a handler of rv_exec_ops.h or rv_exec_mem.h */
+    ureg_t lacc = 0;        /* the last value loaded by a handler of rv_exec_mem.h */
     unsigned entry_stall = 0;
     uint32_t bi = 0;                  /* 1 + index of the block being entered */
     uint32_t link = 0, link_k = 0;    /* the block left through the map, and how (CHAIN) */
@@ -372,6 +389,23 @@ exec:
 #define RS1 (x[d->rs1])
 #define RS2 acc
 #include "rv_exec_mem.h"
+    /* rv_exec_ops.h once more with an operand from lacc: the builder picks these for an
+     * instruction that reads the destination of an earlier load of the block (not the one just
+     * before it) that nothing wrote since. */
+#undef H
+#undef RS2
+#undef RS1
+#define H(o) L_##o##_L1:
+#define RS1 lacc
+#define RS2 (x[d->rs2])
+#include "rv_exec_ops.h"
+#undef H
+#undef RS1
+#undef RS2
+#define H(o) L_##o##_L2:
+#define RS1 (x[d->rs1])
+#define RS2 lacc
+#include "rv_exec_ops.h"
 #undef H
 #undef RS2
 #define H(o) L_##o:
