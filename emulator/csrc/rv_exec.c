@@ -85,6 +85,13 @@ static void rv_blocks_reserve(rv_state *s) {
     }
 }
 
+/* Handlers are reached by computed goto. With GCC, starting every label on a 64-byte line (a
+ * handler's fetch then starts a line of its own) made the interpreter 5-15% faster on
+ * bench_emulator.py's program than the default alignment (and than 16 or 32 bytes). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("align-labels=64")
+#endif
+
 /* The handler tables of one interpreter instantiation, for its block builder (rv_exec_body.h). */
 typedef struct {
     const void *const *op;      /* by op, operands from x[] */

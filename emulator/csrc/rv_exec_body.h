@@ -63,11 +63,17 @@
     ureg_t a_ = RS1 + IMM; uint64_t o_ = (ureg_t)(a_ - base); \
     if (RV_UNLIKELY(o_ > size - (n))) FAULT(oor, a_); \
     if (RV_UNLIKELY(a_ & ((n) - 1))) FAULT(mis, a_)
+/* A load also leaves its value in lacc, for the _L handlers (threaded dispatch only). */
+#ifdef RV_THREADED
+#define KEEP_LOADED() (lacc = acc)
+#else
+#define KEEP_LOADED() ((void)0)
+#endif
 /* A load reads at memb + a_ (= mem + o_ once checked), so o_ is off its result's path. */
 #define LOAD(T, n) do { EA(n, FAULT_LOAD_OUT_OF_RANGE, FAULT_LOAD_MISALIGNED); T v_; \
-    memcpy(&v_, (const void *)(memb + a_), n); W((sreg_t)v_); lacc = acc; NEXT(); } while (0)
+    memcpy(&v_, (const void *)(memb + a_), n); W((sreg_t)v_); KEEP_LOADED(); NEXT(); } while (0)
 #define LOADU(T, n) do { EA(n, FAULT_LOAD_OUT_OF_RANGE, FAULT_LOAD_MISALIGNED); T v_; \
-    memcpy(&v_, (const void *)(memb + a_), n); W(v_); lacc = acc; NEXT(); } while (0)
+    memcpy(&v_, (const void *)(memb + a_), n); W(v_); KEEP_LOADED(); NEXT(); } while (0)
 /* After a store of n <= 8 aligned bytes at o (one granule): into decoded code, leave the block. */
 #define STORED(o) do { if (RV_UNLIKELY(code_gran[(o) >> 3])) goto code_written; } while (0)
 #define STORE(T, n) do { EA(n, FAULT_STORE_OUT_OF_RANGE, FAULT_STORE_MISALIGNED); T v_ = (T)RS2; \
@@ -283,7 +289,9 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
     const rv_rec *d = NULL, *first = NULL;
     uint64_t entry_dyn = 0; /* dynamic cycles charged at entry for the first record */
     ureg_t acc = 0;         /* the last value written by a handler of rv_exec_ops.h or rv_exec_mem.h */
+#ifdef RV_THREADED
     ureg_t lacc = 0;        /* the last value loaded by a handler of rv_exec_mem.h */
+#endif
     unsigned entry_stall = 0;
     uint32_t bi = 0;                  /* 1 + index of the block being entered */
     uint32_t link = 0, link_k = 0;    /* the block left through the map, and how (CHAIN) */
@@ -609,6 +617,7 @@ out:
 #undef DIV_COST
 #undef STACK_CHECK
 #undef SP_SAMPLE
+#undef KEEP_LOADED
 #undef EA
 #undef LOAD
 #undef LOADU
