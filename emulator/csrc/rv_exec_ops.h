@@ -1,8 +1,8 @@
-/* Handlers of the ops that can take an operand from the instruction just before them without a
- * round trip through the register file (rv_exec_body.h includes this file once with RS1/RS2 from
- * x[] and, with threaded dispatch, once with RS1 and once with RS2 from acc, the last result:
- * RV_FWD_OPS lists them; the loads and stores among them are in rv_exec_mem.h). W(v) writes rd
- * and acc. No include guard, on purpose. */
+/* Handlers of the ops that can take an operand from a local instead of the register file
+ * (rv_exec_body.h includes this file once with RS1/RS2 from x[] and, with threaded dispatch, once
+ * with RS1 and once with RS2 from acc, the last result, and from lacc, the block's last load:
+ * RV_ALU_OPS lists them; the loads and stores, which can take one from acc, are in
+ * rv_exec_mem.h). W(v) writes rd and acc. No include guard, on purpose. */
 H(LUI) W(IMM); NEXT();
 H(AUIPC) W(PC + IMM); NEXT();
 H(BEQ) BRANCH(RS1 == RS2);
