@@ -98,6 +98,8 @@ typedef struct {
     const void *const *fwd[2];  /* rs1 / rs2 from acc; NULL entries: no such handler */
     const void *const *nosp[3]; /* loads and stores without the sp sample: operands from x[], rs1 / rs2 from acc */
     const void *const *lfwd[2]; /* rs1 / rs2 from lacc (the block's last load) */
+    const void *fuse_slli_add[2];       /* slli + add reading its result as rs1 / rs2 */
+    const void *const *fuse_add_load;   /* add + a load (by the load's op) addressed by its result */
 } rv_handlers;
 
 #define XLEN 32

@@ -115,6 +115,16 @@
 
 /* The ops of rv_exec_mem.h (X(OP)) and of rv_exec_ops.h plus those (RV_FWD_OPS); the *64 lists
  * only on RV64. */
+/* The loads with their LOAD macro and memory type (X(OP, M, T, n)), for the fused handlers. */
+#if XLEN == 64
+#define RV_LOAD_FORMS(X) X(LB, LOAD, int8_t, 1) X(LH, LOAD, int16_t, 2) X(LW, LOAD, int32_t, 4) \
+    X(LBU, LOADU, uint8_t, 1) X(LHU, LOADU, uint16_t, 2) X(LD, LOAD, int64_t, 8) X(LWU, LOADU, uint32_t, 4)
+#else
+#define RV_LOAD_FORMS(X) X(LB, LOAD, int8_t, 1) X(LH, LOAD, int16_t, 2) X(LW, LOAD, int32_t, 4) \
+    X(LBU, LOADU, uint8_t, 1) X(LHU, LOADU, uint16_t, 2)
+#endif
+/* The first of a fused pair: an ALU result to rd and acc, then on to the second record. */
+#define FUSED_FIRST(v) do { acc = (ureg_t)(v); x[d->rd] = acc; d++; } while (0)
 #define RV_MEM_OPS(X) X(LB) X(LH) X(LW) X(LBU) X(LHU) X(SB) X(SH) X(SW)
 #define RV_MEM_OPS64(X) X(LD) X(LWU) X(SD)
 #define RV_ALU_OPS(X) X(LUI) X(AUIPC) X(BEQ) X(BNE) X(BLT) X(BGE) X(BLTU) X(BGEU) \
@@ -173,6 +183,13 @@ static int BUILD_FN(rv_state *s, uint64_t off, unsigned maxlen, const rv_handler
                 if (di.rs1 == lrd && hs->lfwd[0][di.op]) r->h = hs->lfwd[0][di.op];
                 else if (di.rs2 == lrd && hs->lfwd[1][di.op]) r->h = hs->lfwd[1][di.op];
             }
+        }
+        if (hs && n > 0 && r[-1].h == hs->op[r[-1].op] && r[-1].rd != RV_SINK) { /* fuse with the record before */
+            const rv_rec *p = &r[-1];
+            if (p->op == OP_SLLI && di.op == OP_ADD && (di.rs1 == p->rd || di.rs2 == p->rd))
+                r[-1].h = hs->fuse_slli_add[di.rs1 == p->rd ? 0 : 1];
+            else if (p->op == OP_ADD && di.rs1 == p->rd && hs->fuse_add_load[di.op])
+                r[-1].h = hs->fuse_add_load[di.op];
         }
         if (di.cls == CLS_LOAD) lrd = di.rd;
         else if (di.rd == lrd) lrd = RV_SINK;
@@ -259,7 +276,11 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
 #undef NOSP2
 #undef LFWD1
 #undef LFWD2
-    static const rv_handlers handlers = {labels, {fwd1, fwd2}, {nosp0, nosp1, nosp2}, {lfwd1, lfwd2}};
+#define FUSE_ADD(o, M, T, n) [OP_##o] = &&L_FUSE_ADD_##o,
+    static const void *const fuse_add[OP_COUNT] = {RV_LOAD_FORMS(FUSE_ADD)};
+#undef FUSE_ADD
+    static const rv_handlers handlers = {labels, {fwd1, fwd2}, {nosp0, nosp1, nosp2}, {lfwd1, lfwd2},
+                                         {&&L_FUSE_SLLI_ADD1, &&L_FUSE_SLLI_ADD2}, fuse_add};
     const rv_handlers *const hs = &handlers;
 #else
     const rv_handlers *const hs = NULL;
@@ -372,6 +393,14 @@ exec:
 #define RS1 acc
 #include "rv_exec_ops.h"
 #include "rv_exec_mem.h"
+    /* Fused pairs, the address computations RISC-V cores fuse: slli + add and add + load, the
+     * second reading the first's result. One handler runs both: the first's result goes to rd and
+     * acc, d steps to the second record (its faults and counts are its own), and the second runs
+     * as its acc-operand handler would, without a dispatch in between. */
+    L_FUSE_SLLI_ADD1: FUSED_FIRST(x[d->rs1] << d->imm); W(RS1 + RS2); NEXT();
+#define FUSE_ADD_LOAD(o, M, T, n) L_FUSE_ADD_##o: FUSED_FIRST(x[d->rs1] + x[d->rs2]); M(T, n);
+    RV_LOAD_FORMS(FUSE_ADD_LOAD)
+#undef FUSE_ADD_LOAD
 #undef H
 #undef RS1
 #undef RS2
@@ -380,6 +409,7 @@ exec:
 #define RS2 acc
 #include "rv_exec_ops.h"
 #include "rv_exec_mem.h"
+    L_FUSE_SLLI_ADD2: FUSED_FIRST(x[d->rs1] << d->imm); W(RS1 + RS2); NEXT();
     /* The loads and stores once more, without the sp sample, in the same three operand sources. */
 #undef SP_SAMPLE
 #define SP_SAMPLE() do { } while (0)
@@ -620,6 +650,8 @@ out:
 #undef DIV_COST
 #undef STACK_CHECK
 #undef SP_SAMPLE
+#undef FUSED_FIRST
+#undef RV_LOAD_FORMS
 #undef KEEP_LOADED
 #undef EA
 #undef LOAD
