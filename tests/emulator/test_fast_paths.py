@@ -1,12 +1,13 @@
 """The block builder's handler choices (csrc/rv_exec_body.h) must not change any result.
 
 Within a block, an instruction that reads the value of the block's last load (not the
-instruction just before it) takes it from lacc instead of the register file, and a load or store
-whose sp the block already sampled skips the stack guard's sample. Seeded random blocks built
-from few registers, so loaded values are read again at every distance and overwritten in
-between, are run against unicorn; directed programs change sp between two accesses of one block
-(by an ALU op and by a load into sp) and check the fault and the high-water mark the documented
-guard gives.
+instruction just before it) takes it from lacc instead of the register file, a load or store
+whose sp the block already sampled skips the stack guard's sample, and slli + add and add + load
+pairs run as one handler. Seeded random blocks built from few registers, so loaded values are
+read again at every distance and overwritten in between and pairs share registers in every way,
+are run against unicorn; directed programs change sp between two accesses of one block (by an
+ALU op and by a load into sp) and check the fault and the high-water mark the documented guard
+gives, and fault in the second instruction of a fused pair.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import random
 import pytest
 import rv_testkit as K
 
-from rlcc.emulator import Machine
+from rlcc.emulator import Machine, load_profile
 from rlcc.errors import EmulationError
 
 SP, S0 = 2, 8
@@ -64,6 +65,58 @@ def test_stale_load_value_is_not_read_after_an_overwrite(xlen):
     code = K.words(K.load("lw", 10, S0, 0), K.opimm("addi", 10, 0, 5), K.NOP, K.op("add", 11, 10, 10))
     ours, _m = K.run_rlcc(xlen, code, {S0: K.SCRATCH, SP: K.SCRATCH + 0x1000}, (1234).to_bytes(4, "little") + bytes(K.SCRATCH_SIZE - 4))
     assert ours.regs[11] == 10
+
+
+def fused_pairs_block(rng: random.Random, xlen: int) -> bytes:
+    """slli + add and add + load pairs (and a few other instructions) on REGS and S0."""
+    loads = ["lb", "lh", "lw", "lbu", "lhu"] + (["ld", "lwu"] if xlen == 64 else [])
+    words = []
+    for _ in range(LEN // 3):
+        a, b, c = rng.choice(REGS), rng.choice(REGS), rng.choice(REGS)
+        k = rng.random()
+        if k < 0.4:  # slli a, b, sh; add c, a, x or add c, x, a (x may be a or b)
+            other = rng.choice(REGS)
+            pair = (a, other) if rng.random() < 0.5 else (other, a)
+            words += [K.shift_imm("slli", a, b, rng.randrange(xlen)), K.op("add", c, *pair)]
+        elif k < 0.8:  # index in b, address in a (the base may be on either side), load into c
+            nm = rng.choice(loads)
+            size = K.LOADS[nm][1]
+            words.append(K.opimm("andi", b, b, 0x1F8))
+            words.append(K.op("add", a, S0, b) if rng.random() < 0.5 else K.op("add", a, b, S0))
+            words.append(K.load(nm, c, a, rng.randrange(0, 256, size)))
+        else:
+            words.append(K.op(rng.choice(["xor", "or", "sub"]), a, b, c))
+    return K.words(*words)
+
+
+@pytest.mark.parametrize("xlen", [32, 64])
+def test_fused_pairs_match_unicorn(xlen):
+    rng = random.Random(f"fuse-{xlen}")
+    for _ in range(SEQS):
+        code = fused_pairs_block(rng, xlen)
+        regs = {r: rng.getrandbits(xlen) for r in REGS}
+        regs[S0], regs[SP] = K.SCRATCH, K.SCRATCH + 0x1000
+        scratch = rng.randbytes(K.SCRATCH_SIZE)
+        ours, _m = K.run_rlcc(xlen, code, regs, scratch)
+        ref = K.run_unicorn(xlen, code, regs, scratch)
+        assert ours.regs == ref.regs, f"code={code.hex()}"
+
+
+@pytest.mark.parametrize("xlen", [32, 64])
+def test_fault_in_the_second_of_a_fused_pair_retires_the_first(xlen):
+    """add a0, s0, a1; lw a2, 2(a0) is misaligned: the add retires, the fault is the lw's."""
+    code = K.words(K.op("add", 10, S0, 11), K.load("lw", 12, 10, 2), K.ECALL)
+    m = Machine(xlen=xlen, profile="generic5", mem_base=K.BASE, mem_size=K.SIZE)
+    m.write_mem(K.BASE, code)
+    m.pc = K.BASE
+    m.set_reg(S0, K.SCRATCH)
+    m.set_reg(11, 8)
+    with pytest.raises(EmulationError) as ei:
+        m.run()
+    e = ei.value
+    assert e.kind == "load_misaligned" and e.pc == K.BASE + 4 and e.addr == K.SCRATCH + 10
+    assert m.instret == 1 and m.reg(10) == K.SCRATCH + 8 and m.pc == K.BASE + 4
+    assert m.cycles == load_profile("generic5").costs["alu"]
 
 
 def guarded(xlen: int, code: bytes) -> Machine:
