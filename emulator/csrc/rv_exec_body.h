@@ -13,10 +13,11 @@
  * gives, at every instruction boundary. Handlers are reached by threaded dispatch (computed goto)
  * where the compiler has it, else by a switch; with threaded dispatch an instruction that reads
  * the result of the one before it in its block gets it from acc, a host register, one that reads
- * the value of the block's last load from further back gets it from lacc (a scalar, not the
- * indexed register file, so its read does not wait on an indexed store), a load or store whose sp
- * the block already sampled skips the stack guard's sample, and a block remembers the block that
- * followed it (CHAIN). */
+ * the value of the block's last load from further back gets it from lacc (a scalar: on the
+ * benchmark machine reading it back was faster than reading the indexed register file), a load
+ * or store whose sp
+ * the block already sampled skips the stack guard's sample, slli + add and add + load pairs run
+ * in one handler, and a block remembers the block that followed it (CHAIN). */
 
 #if defined(__GNUC__) && !defined(RV_NO_THREADED)
 #define RV_THREADED 1
