@@ -6,7 +6,8 @@ tree-ensemble-like loop of tests/emulator/progs/trees.c compiled with zig cc -O2
 
     python bench/bench_emulator.py [--rounds 5000] [--repeat 5]
 
-Writes bench/results/emulator.json and bench/results/emulator.md.
+Writes bench/results/emulator.json and bench/results/emulator.md; the run before this one is kept
+beside it ("previous": its figures per ISA), and the 1-minute load before and after is recorded.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import argparse
 import json
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,6 +28,15 @@ ROOT = Path(__file__).resolve().parent.parent
 PROGS = ROOT / "tests" / "emulator" / "progs"
 RESULTS = ROOT / "bench" / "results"
 BASE, SIZE = 0x10000, 4 << 20
+
+
+def load1() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def git_commit() -> str:
+    out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False).stdout
+    return out.strip()
 
 
 def build(xlen: int, rounds: int, out_dir: Path) -> Path:
@@ -96,6 +107,7 @@ def main() -> int:
 
     import unicorn
 
+    before = load1()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for xlen in (64, 32):
@@ -134,15 +146,24 @@ def main() -> int:
         "python": sys.version.split()[0],
         "unicorn": unicorn.__version__,
     }
+    path = args.out_dir / "emulator.json"
+    last = json.loads(path.read_text()) if path.is_file() else {}
+    keep = ("isa", "rlcc_mips", "unicorn_nohook_mips", "rlcc_vs_unicorn_nohook")
     doc = {
         "benchmark": "trees.c (tree-ensemble-like integer loop), zig cc -O2, best of repeats; "
                      "rlcc has cycle accounting (generic5 profile) always on",
         "rounds": args.rounds,
         "machine": machine,
+        "git": git_commit(),
+        "load_1min_before_after": [before, load1()],
         "results": rows,
+        # the run before this one, for its figures beside this run's
+        "previous": {"git": last.get("git"), "load_1min_before_after": last.get("load_1min_before_after"),
+                     "results": [{k: r[k] for k in keep} for r in last["results"]]} if last.get("results") else None,
     }
+    prev = {r["isa"]: r for r in doc["previous"]["results"]} if doc["previous"] else {}
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    (args.out_dir / "emulator.json").write_text(json.dumps(doc, indent=2) + "\n")
+    path.write_text(json.dumps(doc, indent=2) + "\n")
     md = [
         "# Emulator benchmark",
         "",
@@ -151,15 +172,19 @@ def main() -> int:
         "rlcc runs with the generic5 cycle model on (per-instruction cycle/class accounting, load-use detection).",
         "",
         f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['platform']}, Python {machine['python']}, "
-        f"unicorn {machine['unicorn']}.",
+        f"unicorn {machine['unicorn']}. 1-minute load before / after: {doc['load_1min_before_after'][0]} / "
+        f"{doc['load_1min_before_after'][1]}.",
         "",
-        "| ISA | instructions | rlcc MIPS | unicorn no hook MIPS | unicorn + count hook MIPS | rlcc / unicorn | rlcc / unicorn+hook |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| ISA | instructions | rlcc MIPS | unicorn no hook MIPS | unicorn + count hook MIPS | rlcc / unicorn | rlcc / unicorn+hook "
+        "| previous run: rlcc MIPS, rlcc / unicorn |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
+        p = prev.get(r["isa"])
+        was = f"{p['rlcc_mips']:.1f}, {p['rlcc_vs_unicorn_nohook']:.2f}x" if p else "-"
         md.append(
             f"| {r['isa']} | {r['instructions']:,} | {r['rlcc_mips']:.1f} | {r['unicorn_nohook_mips']:.1f} | "
-            f"{r['unicorn_hook_mips']:.2f} | {r['rlcc_vs_unicorn_nohook']:.2f}x | {r['rlcc_vs_unicorn_hook']:.0f}x |"
+            f"{r['unicorn_hook_mips']:.2f} | {r['rlcc_vs_unicorn_nohook']:.2f}x | {r['rlcc_vs_unicorn_hook']:.0f}x | {was} |"
         )
     md.append("")
     (args.out_dir / "emulator.md").write_text("\n".join(md))

@@ -62,11 +62,17 @@ def cores(doc: dict) -> int:
 # --- bench/results ---------------------------------------------------------------------------
 def emulator() -> str:
     doc = load(RESULTS / "emulator.json")
+    prev = {r["isa"]: r for r in (doc.get("previous") or {}).get("results", [])}
+
+    def was(isa: str) -> str:
+        p = prev.get(isa)
+        return f"{p['rlcc_vs_unicorn_nohook']:.2f}× ({p['rlcc_mips']:.0f} M instr/s)" if p else "–"
+
     rows = [[r["isa"], f"{r['rlcc_mips']:.0f} M instr/s", f"{r['unicorn_nohook_mips']:.0f} M instr/s",
-             f"{r['rlcc_vs_unicorn_nohook']:.2f}×",
+             f"{r['rlcc_vs_unicorn_nohook']:.2f}×", was(r["isa"]),
              f"{r['unicorn_hook_mips']:.2f} M instr/s (rlcc {r['rlcc_vs_unicorn_hook']:.0f}×)"] for r in doc["results"]]
-    return table(["ISA", "rlcc (cycle accounting on)", "unicorn, no hook", "rlcc / unicorn", "unicorn + per-instruction hook"],
-                 ["---", "---:", "---:", "---:", "---:"], rows)
+    return table(["ISA", "rlcc (cycle accounting on)", "unicorn, no hook", "rlcc / unicorn", "previous run: rlcc / unicorn",
+                  "unicorn + per-instruction hook"], ["---", "---:", "---:", "---:", "---:", "---:"], rows)
 
 
 def simulator() -> str:

@@ -12,8 +12,12 @@
  * the unexecuted rest was charged, so every counter is what one-instruction-at-a-time accounting
  * gives, at every instruction boundary. Handlers are reached by threaded dispatch (computed goto)
  * where the compiler has it, else by a switch; with threaded dispatch an instruction that reads
- * the result of the one before it in its block gets it from acc, a host register, and a block
- * remembers the block that followed it (CHAIN). */
+ * the result of the one before it in its block gets it from acc, a host register, one that reads
+ * the value of the block's last load from further back gets it from lacc (a scalar: on the
+ * benchmark machine reading it back was faster than reading the indexed register file), a load
+ * or store whose sp
+ * the block already sampled skips the stack guard's sample, slli + add and add + load pairs run
+ * in one handler, and a block remembers the block that followed it (CHAIN). */
 
 #if defined(__GNUC__) && !defined(RV_NO_THREADED)
 #define RV_THREADED 1
@@ -55,15 +59,25 @@
 #define STACK_CHECK() do { if (RV_UNLIKELY(x[2] < sp_min)) { \
     if (x[2] < stack_lo) { FAULT(FAULT_STACK_OVERFLOW, x[2]); } \
     sp_min = x[2]; } } while (0)
+/* A load's or store's sp sample; empty in the handlers the builder picks when the block already
+ * sampled this sp (rv_exec_mem.h). */
+#define SP_SAMPLE() STACK_CHECK()
 #define EA(n, oor, mis) \
-    STACK_CHECK(); \
+    SP_SAMPLE(); \
     ureg_t a_ = RS1 + IMM; uint64_t o_ = (ureg_t)(a_ - base); \
     if (RV_UNLIKELY(o_ > size - (n))) FAULT(oor, a_); \
     if (RV_UNLIKELY(a_ & ((n) - 1))) FAULT(mis, a_)
+/* A load also leaves its value in lacc, for the _L handlers (threaded dispatch only). */
+#ifdef RV_THREADED
+#define KEEP_LOADED() (lacc = acc)
+#else
+#define KEEP_LOADED() ((void)0)
+#endif
+/* A load reads at memb + a_ (= mem + o_ once checked), so o_ is off its result's path. */
 #define LOAD(T, n) do { EA(n, FAULT_LOAD_OUT_OF_RANGE, FAULT_LOAD_MISALIGNED); T v_; \
-    memcpy(&v_, mem + o_, n); W((sreg_t)v_); NEXT(); } while (0)
+    memcpy(&v_, (const void *)(memb + a_), n); W((sreg_t)v_); KEEP_LOADED(); NEXT(); } while (0)
 #define LOADU(T, n) do { EA(n, FAULT_LOAD_OUT_OF_RANGE, FAULT_LOAD_MISALIGNED); T v_; \
-    memcpy(&v_, mem + o_, n); W(v_); NEXT(); } while (0)
+    memcpy(&v_, (const void *)(memb + a_), n); W(v_); KEEP_LOADED(); NEXT(); } while (0)
 /* After a store of n <= 8 aligned bytes at o (one granule): into decoded code, leave the block. */
 #define STORED(o) do { if (RV_UNLIKELY(code_gran[(o) >> 3])) goto code_written; } while (0)
 #define STORE(T, n) do { EA(n, FAULT_STORE_OUT_OF_RANGE, FAULT_STORE_MISALIGNED); T v_ = (T)RS2; \
@@ -100,18 +114,31 @@
     H(AMOMINU_##SFX) AMO(T, n, (UT)old < (UT)src ? old : src); \
     H(AMOMAXU_##SFX) AMO(T, n, (UT)old > (UT)src ? old : src);
 
-/* The ops of rv_exec_ops.h (X(OP)); RV_FWD_OPS64 only on RV64. */
-#define RV_FWD_OPS(X) X(LUI) X(AUIPC) X(BEQ) X(BNE) X(BLT) X(BGE) X(BLTU) X(BGEU) \
-    X(LB) X(LH) X(LW) X(LBU) X(LHU) X(SB) X(SH) X(SW) X(ADDI) X(SLTI) X(SLTIU) X(XORI) X(ORI) X(ANDI) \
+/* The ops of rv_exec_mem.h (X(OP)) and of rv_exec_ops.h plus those (RV_FWD_OPS); the *64 lists
+ * only on RV64. */
+/* The loads with their LOAD macro and memory type (X(OP, M, T, n)), for the fused handlers. */
+#if XLEN == 64
+#define RV_LOAD_FORMS(X) X(LB, LOAD, int8_t, 1) X(LH, LOAD, int16_t, 2) X(LW, LOAD, int32_t, 4) \
+    X(LBU, LOADU, uint8_t, 1) X(LHU, LOADU, uint16_t, 2) X(LD, LOAD, int64_t, 8) X(LWU, LOADU, uint32_t, 4)
+#else
+#define RV_LOAD_FORMS(X) X(LB, LOAD, int8_t, 1) X(LH, LOAD, int16_t, 2) X(LW, LOAD, int32_t, 4) \
+    X(LBU, LOADU, uint8_t, 1) X(LHU, LOADU, uint16_t, 2)
+#endif
+/* The first of a fused pair: an ALU result to rd and acc, then on to the second record. */
+#define FUSED_FIRST(v) do { acc = (ureg_t)(v); x[d->rd] = acc; d++; } while (0)
+#define RV_MEM_OPS(X) X(LB) X(LH) X(LW) X(LBU) X(LHU) X(SB) X(SH) X(SW)
+#define RV_MEM_OPS64(X) X(LD) X(LWU) X(SD)
+#define RV_ALU_OPS(X) X(LUI) X(AUIPC) X(BEQ) X(BNE) X(BLT) X(BGE) X(BLTU) X(BGEU) \
+    X(ADDI) X(SLTI) X(SLTIU) X(XORI) X(ORI) X(ANDI) \
     X(SLLI) X(SRLI) X(SRAI) X(ADD) X(SUB) X(SLL) X(SLT) X(SLTU) X(XOR) X(SRL) X(SRA) X(OR) X(AND) X(MUL)
-#define RV_FWD_OPS64(X) X(LD) X(LWU) X(SD) X(ADDIW) X(SLLIW) X(SRLIW) X(SRAIW) X(ADDW) X(SUBW) X(SLLW) \
-    X(SRLW) X(SRAW) X(MULW)
+#define RV_ALU_OPS64(X) X(ADDIW) X(SLLIW) X(SRLIW) X(SRAIW) X(ADDW) X(SUBW) X(SLLW) X(SRLW) X(SRAW) X(MULW)
+#define RV_FWD_OPS(X) RV_ALU_OPS(X) RV_MEM_OPS(X)
+#define RV_FWD_OPS64(X) RV_ALU_OPS64(X) RV_MEM_OPS64(X)
 
 /* Decode the block at RAM offset off (even, < size) of at most maxlen (1..RV_MAX_BLOCK)
  * instructions into the pools; returns its index in s->blks, or -1 when its first instruction
  * cannot be fetched. Costs are the profile's at build time (set_costs drops every block). */
-static int BUILD_FN(rv_state *s, uint64_t off, unsigned maxlen, const void *const *labels,
-                    const void *const *fwd1, const void *const *fwd2) {
+static int BUILD_FN(rv_state *s, uint64_t off, unsigned maxlen, const rv_handlers *hs) {
     static const uint8_t cls_key[CLS_COUNT] = {
 #define CLS_KEY(c, name, key) key,
         RV_CLASSES(CLS_KEY)
@@ -128,6 +155,8 @@ static int BUILD_FN(rv_state *s, uint64_t off, unsigned maxlen, const void *cons
     uint64_t o = off, scyc = 0;
     unsigned n = 0;
     int ends = 0;
+    int sp_sampled = 0; /* an earlier load, store or AMO of the block sampled the current sp */
+    unsigned lrd = RV_SINK; /* destination of the block's last load while it still holds lacc's value (RV_SINK: none) */
     while (n < maxlen && !ends) {
         if (o >= size) break;
         uint16_t lo;
@@ -142,11 +171,31 @@ static int BUILD_FN(rv_state *s, uint64_t off, unsigned maxlen, const void *cons
         rv_dinsn di;
         memset(&di, 0, sizeof di);
         rv_decode(raw, XLEN, s->zbb, &di);
-        r->h = labels ? labels[di.op] : NULL;
-        if (fwd1 && n > 0 && fwd1[r[-1].op] && r[-1].rd != RV_SINK) { /* the previous record leaves its result in acc */
-            if (di.rs1 == r[-1].rd && fwd1[di.op]) r->h = fwd1[di.op];
-            else if (di.rs2 == r[-1].rd && fwd2[di.op]) r->h = fwd2[di.op];
+        r->h = NULL;
+        if (hs) {
+            int src = 0; /* operands from x[]; 1: rs1 from acc, 2: rs2 from acc */
+            if (n > 0 && hs->fwd[0][r[-1].op] && r[-1].rd != RV_SINK) { /* the previous record leaves its result in acc */
+                if (di.rs1 == r[-1].rd && hs->fwd[0][di.op]) src = 1;
+                else if (di.rs2 == r[-1].rd && hs->fwd[1][di.op]) src = 2;
+            }
+            r->h = src ? hs->fwd[src - 1][di.op] : hs->op[di.op];
+            if (sp_sampled && hs->nosp[src][di.op]) r->h = hs->nosp[src][di.op];
+            if (!src && lrd != RV_SINK) { /* an operand loaded earlier in the block is still in lacc */
+                if (di.rs1 == lrd && hs->lfwd[0][di.op]) r->h = hs->lfwd[0][di.op];
+                else if (di.rs2 == lrd && hs->lfwd[1][di.op]) r->h = hs->lfwd[1][di.op];
+            }
         }
+        if (hs && n > 0 && r[-1].h == hs->op[r[-1].op] && r[-1].rd != RV_SINK) { /* fuse with the record before */
+            const rv_rec *p = &r[-1];
+            if (p->op == OP_SLLI && di.op == OP_ADD && (di.rs1 == p->rd || di.rs2 == p->rd))
+                r[-1].h = hs->fuse_slli_add[di.rs1 == p->rd ? 0 : 1];
+            else if (p->op == OP_ADD && di.rs1 == p->rd && hs->fuse_add_load[di.op])
+                r[-1].h = hs->fuse_add_load[di.op];
+        }
+        if (di.cls == CLS_LOAD) lrd = di.rd;
+        else if (di.rd == lrd) lrd = RV_SINK;
+        /* Its sp sample comes before its write of rd (lw sp, 0(sp)). */
+        sp_sampled = (sp_sampled || di.cls == CLS_LOAD || di.cls == CLS_STORE || di.cls == CLS_ATOMIC) && di.rd != 2;
         r->off = (uint32_t)o;
         r->imm = di.imm;
         r->raw = di.raw;
@@ -178,7 +227,7 @@ static int BUILD_FN(rv_state *s, uint64_t off, unsigned maxlen, const void *cons
     if (n == 0) return -1;
     if (!ends) { /* fall-through record */
         memset(r, 0, sizeof *r);
-        r->h = labels ? labels[OP_UNDECODED] : NULL;
+        r->h = hs ? hs->op[OP_UNDECODED] : NULL;
         r->off = (uint32_t)o;
         r->op = OP_UNDECODED;
         r->idx = (uint8_t)n;
@@ -199,17 +248,43 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
 #undef LABEL_OF
 #define FWD1(o) [OP_##o] = &&L_##o##_F1,
 #define FWD2(o) [OP_##o] = &&L_##o##_F2,
+#define LFWD1(o) [OP_##o] = &&L_##o##_L1,
+#define LFWD2(o) [OP_##o] = &&L_##o##_L2,
+#define NOSP0(o) [OP_##o] = &&L_##o##_N0,
+#define NOSP1(o) [OP_##o] = &&L_##o##_N1,
+#define NOSP2(o) [OP_##o] = &&L_##o##_N2,
 #if XLEN == 64
     static const void *const fwd1[OP_COUNT] = {RV_FWD_OPS(FWD1) RV_FWD_OPS64(FWD1)};
     static const void *const fwd2[OP_COUNT] = {RV_FWD_OPS(FWD2) RV_FWD_OPS64(FWD2)};
+    static const void *const nosp0[OP_COUNT] = {RV_MEM_OPS(NOSP0) RV_MEM_OPS64(NOSP0)};
+    static const void *const nosp1[OP_COUNT] = {RV_MEM_OPS(NOSP1) RV_MEM_OPS64(NOSP1)};
+    static const void *const nosp2[OP_COUNT] = {RV_MEM_OPS(NOSP2) RV_MEM_OPS64(NOSP2)};
+    static const void *const lfwd1[OP_COUNT] = {RV_ALU_OPS(LFWD1) RV_ALU_OPS64(LFWD1)};
+    static const void *const lfwd2[OP_COUNT] = {RV_ALU_OPS(LFWD2) RV_ALU_OPS64(LFWD2)};
 #else
     static const void *const fwd1[OP_COUNT] = {RV_FWD_OPS(FWD1)};
     static const void *const fwd2[OP_COUNT] = {RV_FWD_OPS(FWD2)};
+    static const void *const nosp0[OP_COUNT] = {RV_MEM_OPS(NOSP0)};
+    static const void *const nosp1[OP_COUNT] = {RV_MEM_OPS(NOSP1)};
+    static const void *const nosp2[OP_COUNT] = {RV_MEM_OPS(NOSP2)};
+    static const void *const lfwd1[OP_COUNT] = {RV_ALU_OPS(LFWD1)};
+    static const void *const lfwd2[OP_COUNT] = {RV_ALU_OPS(LFWD2)};
 #endif
 #undef FWD1
 #undef FWD2
+#undef NOSP0
+#undef NOSP1
+#undef NOSP2
+#undef LFWD1
+#undef LFWD2
+#define FUSE_ADD(o, M, T, n) [OP_##o] = &&L_FUSE_ADD_##o,
+    static const void *const fuse_add[OP_COUNT] = {RV_LOAD_FORMS(FUSE_ADD)};
+#undef FUSE_ADD
+    static const rv_handlers handlers = {labels, {fwd1, fwd2}, {nosp0, nosp1, nosp2}, {lfwd1, lfwd2},
+                                         {&&L_FUSE_SLLI_ADD1, &&L_FUSE_SLLI_ADD2}, fuse_add};
+    const rv_handlers *const hs = &handlers;
 #else
-    static const void *const *const labels = NULL, *const *const fwd1 = NULL, *const *const fwd2 = NULL;
+    const rv_handlers *const hs = NULL;
 #endif
     ureg_t x[RV_NREGS];
     for (int i = 0; i < RV_NREGS; i++) x[i] = (ureg_t)s->x[i];
@@ -218,6 +293,7 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
     const ureg_t base = (ureg_t)s->base;
     const uint64_t size = s->size;
     uint8_t *const mem = s->mem;
+    const uintptr_t memb = (uintptr_t)mem - (uintptr_t)base; /* host address of guest address 0 (never dereferenced) */
     const uint8_t *const code_gran = s->code_gran;
     uint64_t cycles = s->cycles, instret = s->instret;
     const uint64_t taken_delta = (uint64_t)((int64_t)s->cost[COST_BRANCH_TAKEN] - (int64_t)s->cost[COST_BRANCH_NOT_TAKEN]);
@@ -237,7 +313,10 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
     rv_blk *b = NULL;
     const rv_rec *d = NULL, *first = NULL;
     uint64_t entry_dyn = 0; /* dynamic cycles charged at entry for the first record */
-    ureg_t acc = 0;         /* the last value written by a handler of rv_exec_ops.h */
+    ureg_t acc = 0;         /* the last value written by a handler of rv_exec_ops.h or rv_exec_mem.h */
+#ifdef RV_THREADED
+    ureg_t lacc = 0;        /* the last value loaded by a handler of rv_exec_mem.h */
+#endif
     unsigned entry_stall = 0;
     uint32_t bi = 0;                  /* 1 + index of the block being entered */
     uint32_t link = 0, link_k = 0;    /* the block left through the map, and how (CHAIN) */
@@ -255,7 +334,7 @@ dispatch: {
             const uint64_t left = max_instret - instret;
             const int temp = left < RV_MAX_BLOCK;
             if (temp && s->temp_recs == UINT32_MAX) { s->temp_recs = s->nrecs; s->temp_blks = s->nblks; }
-            int nb = BUILD_FN(s, off, temp ? (unsigned)left : RV_MAX_BLOCK, labels, fwd1, fwd2);
+            int nb = BUILD_FN(s, off, temp ? (unsigned)left : RV_MAX_BLOCK, hs);
             if (nb < 0) FAULT(FAULT_FETCH_OUT_OF_RANGE, pc);
             bi = (uint32_t)nb + 1;
             if (!temp) s->blk_of[off >> 1] = bi;
@@ -305,6 +384,7 @@ exec:
         EXIT_BLOCK(1);
     }
 #include "rv_exec_ops.h"
+#include "rv_exec_mem.h"
 #ifdef RV_THREADED
     /* The same handlers with an operand from acc: the builder picks them for an instruction that
      * reads the destination of the one just before it in the block. */
@@ -313,12 +393,60 @@ exec:
 #define H(o) L_##o##_F1:
 #define RS1 acc
 #include "rv_exec_ops.h"
+#include "rv_exec_mem.h"
+    /* Fused pairs, the address computations RISC-V cores fuse: slli + add and add + load, the
+     * second reading the first's result. One handler runs both: the first's result goes to rd and
+     * acc, d steps to the second record (its faults and counts are its own), and the second runs
+     * as its acc-operand handler would, without a dispatch in between. */
+    L_FUSE_SLLI_ADD1: FUSED_FIRST(x[d->rs1] << d->imm); W(RS1 + RS2); NEXT();
+#define FUSE_ADD_LOAD(o, M, T, n) L_FUSE_ADD_##o: FUSED_FIRST(x[d->rs1] + x[d->rs2]); M(T, n);
+    RV_LOAD_FORMS(FUSE_ADD_LOAD)
+#undef FUSE_ADD_LOAD
 #undef H
 #undef RS1
 #undef RS2
 #define H(o) L_##o##_F2:
 #define RS1 (x[d->rs1])
 #define RS2 acc
+#include "rv_exec_ops.h"
+#include "rv_exec_mem.h"
+    L_FUSE_SLLI_ADD2: FUSED_FIRST(x[d->rs1] << d->imm); W(RS1 + RS2); NEXT();
+    /* The loads and stores once more, without the sp sample, in the same three operand sources. */
+#undef SP_SAMPLE
+#define SP_SAMPLE() do { } while (0)
+#undef H
+#undef RS2
+#define H(o) L_##o##_N0:
+#define RS2 (x[d->rs2])
+#include "rv_exec_mem.h"
+#undef H
+#undef RS1
+#define H(o) L_##o##_N1:
+#define RS1 acc
+#include "rv_exec_mem.h"
+#undef H
+#undef RS1
+#undef RS2
+#define H(o) L_##o##_N2:
+#define RS1 (x[d->rs1])
+#define RS2 acc
+#include "rv_exec_mem.h"
+    /* rv_exec_ops.h once more with an operand from lacc: the builder picks these for an
+     * instruction that reads the destination of an earlier load of the block (not the one just
+     * before it) that nothing wrote since. */
+#undef H
+#undef RS2
+#undef RS1
+#define H(o) L_##o##_L1:
+#define RS1 lacc
+#define RS2 (x[d->rs2])
+#include "rv_exec_ops.h"
+#undef H
+#undef RS1
+#undef RS2
+#define H(o) L_##o##_L2:
+#define RS1 (x[d->rs1])
+#define RS2 lacc
 #include "rv_exec_ops.h"
 #undef H
 #undef RS2
@@ -522,6 +650,10 @@ out:
 #undef BRANCH
 #undef DIV_COST
 #undef STACK_CHECK
+#undef SP_SAMPLE
+#undef FUSED_FIRST
+#undef RV_LOAD_FORMS
+#undef KEEP_LOADED
 #undef EA
 #undef LOAD
 #undef LOADU

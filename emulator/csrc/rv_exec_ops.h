@@ -1,7 +1,8 @@
-/* Handlers of the ops that can take an operand from the instruction just before them without a
- * round trip through the register file (rv_exec_body.h includes this file once with RS1/RS2 from
- * x[] and, with threaded dispatch, once with RS1 and once with RS2 from acc, the last result:
- * RV_FWD_OPS lists them). W(v) writes rd and acc. No include guard, on purpose. */
+/* Handlers of the ops that can take an operand from a local instead of the register file
+ * (rv_exec_body.h includes this file once with RS1/RS2 from x[] and, with threaded dispatch, once
+ * with RS1 and once with RS2 from acc, the last result, and from lacc, the block's last load:
+ * RV_ALU_OPS lists them; the loads and stores, which can take one from acc, are in
+ * rv_exec_mem.h). W(v) writes rd and acc. No include guard, on purpose. */
 H(LUI) W(IMM); NEXT();
 H(AUIPC) W(PC + IMM); NEXT();
 H(BEQ) BRANCH(RS1 == RS2);
@@ -10,14 +11,6 @@ H(BLT) BRANCH((sreg_t)RS1 < (sreg_t)RS2);
 H(BGE) BRANCH((sreg_t)RS1 >= (sreg_t)RS2);
 H(BLTU) BRANCH(RS1 < RS2);
 H(BGEU) BRANCH(RS1 >= RS2);
-H(LB) LOAD(int8_t, 1);
-H(LH) LOAD(int16_t, 2);
-H(LW) LOAD(int32_t, 4);
-H(LBU) LOADU(uint8_t, 1);
-H(LHU) LOADU(uint16_t, 2);
-H(SB) STORE(uint8_t, 1);
-H(SH) STORE(uint16_t, 2);
-H(SW) STORE(uint32_t, 4);
 H(ADDI) W(RS1 + IMM); NEXT();
 H(SLTI) W((sreg_t)RS1 < (sreg_t)IMM); NEXT();
 H(SLTIU) W(RS1 < IMM); NEXT();
@@ -39,9 +32,6 @@ H(OR) W(RS1 | RS2); NEXT();
 H(AND) W(RS1 & RS2); NEXT();
 H(MUL) W(RS1 * RS2); NEXT();
 #if XLEN == 64
-H(LD) LOAD(int64_t, 8);
-H(LWU) LOADU(uint32_t, 4);
-H(SD) STORE(uint64_t, 8);
 H(ADDIW) W(SX32((uint32_t)RS1 + (uint32_t)d->imm)); NEXT();
 H(SLLIW) W(SX32((uint32_t)RS1 << d->imm)); NEXT();
 H(SRLIW) W(SX32((uint32_t)RS1 >> d->imm)); NEXT();
