@@ -45,11 +45,12 @@ def load_alu_block(rng: random.Random, xlen: int) -> bytes:
     return K.words(*words)
 
 
-@pytest.mark.parametrize("xlen", [32, 64])
-def test_loaded_values_read_later_in_the_block_match_unicorn(xlen):
-    rng = random.Random(f"lacc-{xlen}")
+def _blocks_match_unicorn(xlen: int, seed: str, block) -> None:
+    """SEQS random blocks from ``block(rng, xlen)`` on random registers and scratch memory: rlcc's
+    registers and memory afterwards equal unicorn's."""
+    rng = random.Random(seed)
     for _ in range(SEQS):
-        code = load_alu_block(rng, xlen)
+        code = block(rng, xlen)
         regs = {r: rng.getrandbits(xlen) for r in REGS}
         regs[S0], regs[SP] = K.SCRATCH, K.SCRATCH + 0x1000
         scratch = rng.randbytes(K.SCRATCH_SIZE)
@@ -57,6 +58,11 @@ def test_loaded_values_read_later_in_the_block_match_unicorn(xlen):
         ref = K.run_unicorn(xlen, code, regs, scratch)
         assert ours.regs == ref.regs, f"code={code.hex()}"
         assert ours.scratch == ref.scratch, f"code={code.hex()}"
+
+
+@pytest.mark.parametrize("xlen", [32, 64])
+def test_loaded_values_read_later_in_the_block_match_unicorn(xlen):
+    _blocks_match_unicorn(xlen, f"lacc-{xlen}", load_alu_block)
 
 
 @pytest.mark.parametrize("xlen", [32, 64])
@@ -91,15 +97,7 @@ def fused_pairs_block(rng: random.Random, xlen: int) -> bytes:
 
 @pytest.mark.parametrize("xlen", [32, 64])
 def test_fused_pairs_match_unicorn(xlen):
-    rng = random.Random(f"fuse-{xlen}")
-    for _ in range(SEQS):
-        code = fused_pairs_block(rng, xlen)
-        regs = {r: rng.getrandbits(xlen) for r in REGS}
-        regs[S0], regs[SP] = K.SCRATCH, K.SCRATCH + 0x1000
-        scratch = rng.randbytes(K.SCRATCH_SIZE)
-        ours, _m = K.run_rlcc(xlen, code, regs, scratch)
-        ref = K.run_unicorn(xlen, code, regs, scratch)
-        assert ours.regs == ref.regs, f"code={code.hex()}"
+    _blocks_match_unicorn(xlen, f"fuse-{xlen}", fused_pairs_block)
 
 
 @pytest.mark.parametrize("xlen", [32, 64])
