@@ -14,6 +14,11 @@ REPEAT = 32
 
 # name -> (setup run once, body repeated REPEAT times); 32-bit encodings unless the name says
 # "compressed" (".option norvc" keeps the assembler from compressing), %0 = an 8-word buffer.
+# The block may write ra (the jalr classes link into it), so the asm names ra as clobbered: a leaf
+# user_algo would otherwise return through the block's link address, forever. The block starts on
+# a word (.balign 4, padded by a compressed nop while RVC is still on), so that a prologue of
+# compressed instructions cannot leave every 32-bit body instruction misaligned (that is the
+# misaligned_* classes' job).
 CLASSES: dict[str, tuple[str, str]] = {
     "empty": ("", ""),
     "alu_reg": ("li t1, 3", "add t0, t0, t1"),
@@ -35,6 +40,9 @@ CLASSES: dict[str, tuple[str, str]] = {
     "jalr": ("", "auipc t0, 0\n jalr zero, 8(t0)"),
     "jalr_link_dep": ("", "auipc ra, 0\n jalr ra, 8(ra)"),
     "call_ret": ("", "auipc t0, 0\n jalr ra, 12(t0)\n jal zero, 2f\n jalr zero, 0(ra)\n2:"),
+    # a jalr whose address was loaded two instructions earlier (the epilogue's lw ra; addi sp; ret)
+    "jalr_load_dep2": ("", "auipc t2, 0\n addi t2, t2, 24\n sw t2, 0(%0)\n lw t2, 0(%0)\n addi t1, t1, 1\n"
+                           " jalr zero, 0(t2)"),
     "csr": ("", "csrr t0, cycle"),
     "compressed_alu": ("", ".option rvc\n c.addi t0, 1\n .option norvc"),
     "misaligned_alu": ("", ".option rvc\n c.nop\n .option norvc\n add t0, t0, t0"),
@@ -58,8 +66,8 @@ void user_algo(pcc_ctx_t *ctx, const pcc_event_t *ev, pcc_attr_t attr, pcc_resul
 {{
     uint32_t buf[8] = {{0u}};
     (void)ctx; (void)ev; (void)attr; (void)results;
-    __asm__ volatile(".option push\\n.option norvc\\n{setup}\\n.rept {repeat}\\n{body}\\n.endr\\n.option pop\\n"
-                     : : "r"(buf) : "t0", "t1", "t2", "memory");
+    __asm__ volatile(".option push\\n.balign 4\\n.option norvc\\n{setup}\\n.rept {repeat}\\n{body}\\n.endr\\n.option pop\\n"
+                     : : "r"(buf) : "ra", "t0", "t1", "t2", "memory");
 }}
 """
 

@@ -35,11 +35,14 @@
     X(DIV_BY_ZERO, "div_by_zero")              \
     X(DIV_CLZ, "div_clz")                      \
     X(JALR_DEP_STALL, "jalr_dep_stall")        \
-    X(JALR_DEP_LINK_EXTRA, "jalr_dep_link_extra")
-/* The last eight are effects of validated cores: mulh_extra on mulh/mulhsu/mulhu on top of mul;
+    X(JALR_DEP_LINK_EXTRA, "jalr_dep_link_extra") \
+    X(JALR_LOAD_DEP2_STALL, "jalr_load_dep2_stall")
+/* The last nine are effects of validated cores: mulh_extra on mulh/mulhsu/mulhu on top of mul;
  * jalr_extra on jalr on top of jump; jalr_dep_stall when a jalr reads the destination of the
  * instruction just before it (not a jump's link register: that is written early), plus
  * jalr_dep_link_extra when that jalr also writes the register it reads (auipc ra; jalr ra, x(ra));
+ * jalr_load_dep2_stall when a jalr reads the destination of a load two instructions before it (the
+ * one in between not writing that register; lw ra; addi sp; ret);
  * div_by_zero replaces div when the divisor (its low 32 bits for the
  * *w forms) is zero, otherwise div_clz is added per leading zero bit of the divisor (an early-out
  * divider); cycle_model.py sets div_by_zero to div when a profile omits it and the others to 0,
@@ -166,6 +169,7 @@ typedef struct {
     uint64_t cls_count[CLS_COUNT];
     uint64_t n_taken, n_stalls;
     unsigned ld_rd; /* destination of the previous instruction if it was a load, else 0 */
+    unsigned ld2_rd; /* the same for the instruction before that (jalr_load_dep2_stall) */
     int redirected; /* the previous instruction was a taken branch or a jump (misaligned_target) */
     unsigned last_rd; /* destination of the previous non-jump instruction (RV_SINK: none; jalr_dep_stall) */
     int resv_valid;

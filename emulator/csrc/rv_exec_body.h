@@ -48,7 +48,7 @@
         instret + s->blks[nb_ - 1].n <= max_instret) { bi = nb_; goto enter; } \
     link = (uint32_t)(b - s->blks) + 1; link_k = (k); goto dispatch; } while (0)
 /* Leaving a block by its last instruction (branch or jump). */
-#define EXIT_BLOCK(redir) do { ld_rd = 0; last_rd = RV_SINK; redirected = (redir); CHAIN(redir); } while (0)
+#define EXIT_BLOCK(redir) do { ld_rd = 0; ld2_rd = 0; last_rd = RV_SINK; redirected = (redir); CHAIN(redir); } while (0)
 #define BRANCH(cond) do { if (cond) { ureg_t t_ = PC + IMM; CHECK_TARGET(t_); pc = t_; \
     cycles += taken_delta; n_taken++; EXIT_BLOCK(1); } \
     pc = PC + d->len; EXIT_BLOCK(0); } while (0)
@@ -301,10 +301,10 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
     const uint64_t mis_target = s->cost[COST_MISALIGNED_TARGET];
     const uint64_t divz_delta = (uint64_t)((int64_t)s->cost[COST_DIV_BY_ZERO] - (int64_t)s->cost[COST_DIV]);
     const uint64_t div_clz = s->cost[COST_DIV_CLZ], jalr_dep = s->cost[COST_JALR_DEP_STALL];
-    const uint64_t jalr_dep_link = s->cost[COST_JALR_DEP_LINK_EXTRA];
+    const uint64_t jalr_dep_link = s->cost[COST_JALR_DEP_LINK_EXTRA], jalr_load2 = s->cost[COST_JALR_LOAD_DEP2_STALL];
     int redirected = s->redirected, red_in = 0;
     unsigned last_rd = s->last_rd, last_in = RV_SINK;
-    unsigned ld_rd = s->ld_rd, ld_in = 0;
+    unsigned ld_rd = s->ld_rd, ld_in = 0, ld2_rd = s->ld2_rd, ld2_in = 0;
     uint64_t n_taken = s->n_taken, n_stalls = s->n_stalls;
     const ureg_t stack_lo = (ureg_t)s->stack_lo;
     ureg_t sp_min = (ureg_t)s->sp_min;
@@ -347,6 +347,7 @@ enter: {
         b = &s->blks[bi - 1];
         d = first = &s->recs[b->first];
         ld_in = ld_rd;
+        ld2_in = ld2_rd;
         red_in = redirected;
         last_in = last_rd;
         entry_dyn = 0;
@@ -367,6 +368,7 @@ exec:
 #endif
     H(UNDECODED) { /* fall-through record: the block ended without a jump */
         const rv_rec *p = d - 1;
+        ld2_rd = p > first ? (p[-1].cls == CLS_LOAD ? p[-1].rd : 0u) : ld_in;
         ld_rd = p->cls == CLS_LOAD ? p->rd : 0;
         last_rd = p->rd;
         redirected = 0;
@@ -378,7 +380,12 @@ exec:
         ureg_t t = (RS1 + IMM) & ~(ureg_t)1;
         CHECK_TARGET(t);
         const unsigned prev = d == first ? last_in : d[-1].rd;
-        if (d->rs1 == prev) cycles += jalr_dep + (d->rd == d->rs1 ? jalr_dep_link : 0);
+        if (d->rs1 == prev) {
+            cycles += jalr_dep + (d->rd == d->rs1 ? jalr_dep_link : 0);
+        } else if (jalr_load2) {
+            const unsigned two = d - first >= 2 ? (d[-2].cls == CLS_LOAD ? d[-2].rd : 0u) : d == first ? ld2_in : ld_in;
+            if (two && d->rs1 == two) cycles += jalr_load2;
+        }
         x[d->rd] = PC + d->len;
         pc = t;
         EXIT_BLOCK(1);
@@ -571,6 +578,7 @@ halted: /* ecall/ebreak: retired; pc after it so run() can resume */
     s->halt_pc = PC;
     pc = PC + d->len;
     ld_rd = 0;
+    ld2_rd = 0;
     last_rd = RV_SINK;
     redirected = 0;
     goto out;
@@ -582,6 +590,7 @@ code_written: /* d stored into decoded code: retire it, take back the rest of th
         instret -= b->n - e->idx;
         for (const rv_rec *r = e; r < first + b->n; r++) { s->cls_count[r->cls]--; n_stalls -= r->stall; }
         ld_rd = 0;
+        ld2_rd = 0;
         last_rd = d->rd;
         redirected = 0;
         pc = PC + d->len;
@@ -598,10 +607,12 @@ fault:
         if (d == first) {
             n_stalls -= entry_stall;
             ld_rd = ld_in; /* a resumed run re-executes it with the same stall */
+            ld2_rd = ld2_in;
             redirected = red_in;
             last_rd = last_in;
         } else {
             ld_rd = d[-1].cls == CLS_LOAD ? d[-1].rd : 0;
+            ld2_rd = d - first >= 2 ? (d[-2].cls == CLS_LOAD ? d[-2].rd : 0u) : ld_in;
             redirected = 0;
             last_rd = d[-1].rd;
         }
@@ -627,6 +638,7 @@ out:
     s->n_taken = n_taken;
     s->n_stalls = n_stalls;
     s->ld_rd = ld_rd;
+    s->ld2_rd = ld2_rd;
     s->redirected = redirected;
     s->last_rd = last_rd;
     s->sp_min = sp_min;

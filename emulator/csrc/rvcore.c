@@ -263,6 +263,7 @@ static PyObject *Core_reset_counters(CoreObject *self, PyObject *Py_UNUSED(ignor
     self->s.n_taken = 0;
     self->s.n_stalls = 0;
     self->s.ld_rd = 0;
+    self->s.ld2_rd = 0;
     self->s.redirected = 0;
     self->s.last_rd = RV_SINK;
     Py_RETURN_NONE;
@@ -289,7 +290,7 @@ static int Core_set_u64(CoreObject *self, PyObject *v, void *closure) {
     size_t off = (size_t)closure;
     if (off == offsetof(rv_state, pc) && self->s.xlen == 32) u &= 0xffffffffull;
     *(uint64_t *)((char *)&self->s + off) = u;
-    if (off == offsetof(rv_state, pc)) { self->s.ld_rd = 0; self->s.redirected = 0; self->s.last_rd = RV_SINK; }
+    if (off == offsetof(rv_state, pc)) { self->s.ld_rd = 0; self->s.ld2_rd = 0; self->s.redirected = 0; self->s.last_rd = RV_SINK; }
     return 0;
 }
 

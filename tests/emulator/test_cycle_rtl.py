@@ -85,7 +85,8 @@ def test_bad_profile_names_the_field(mutate, field):
 
 def test_optional_costs_default_to_the_classic_model():
     doc = _doc()
-    zero = ("mulh_extra", "jalr_extra", "jalr_dep_stall", "jalr_dep_link_extra", "div_clz", "misaligned_target", "misaligned_fetch")
+    zero = ("mulh_extra", "jalr_extra", "jalr_dep_stall", "jalr_dep_link_extra", "jalr_load_dep2_stall", "div_clz",
+            "misaligned_target", "misaligned_fetch")
     for k in (*zero, "div_by_zero"):
         doc["costs"].pop(k, None)
     p = profile_from_dict(doc)

@@ -205,3 +205,27 @@ def test_profile_errors_and_listing(tmp_path):
         load_profile(p)
     dpa = load_profile("dpa")
     assert dpa.hw_threads == 16 and dpa.zbb and dpa.clock_hz == 1_800_000_000
+
+
+@pytest.mark.parametrize("between", [0, 1, 2])
+def test_jalr_waits_for_a_load_two_instructions_back(between, tmp_path):
+    """cv32e40p: a jalr whose address register was loaded two instructions earlier costs
+    jalr_load_dep2_stall more; right after the load the distance-1 hazards apply instead, and three
+    instructions on nothing is added (bench/rtl/microbench.py class jalr_load_dep2)."""
+    data = json.loads(load_profile("cv32e40p").path.read_text())
+    assert data["costs"]["jalr_load_dep2_stall"] == 1
+    without = tmp_path / "no_dep2.json"
+    data["costs"]["jalr_load_dep2_stall"] = 0
+    without.write_text(json.dumps(data))
+    fillers = [K.opimm("addi", 6, 6, 1)] * between
+    target = BASE + 4 * (2 + between)
+    code = K.words(K.load("lw", 7, 8, 0), *fillers, K.jalr(0, 7, 0), K.EBREAK)
+
+    def cycles(profile) -> int:
+        m = machine(32, code, {8: K.SCRATCH}, profile=profile)
+        m.write_mem(K.SCRATCH, target.to_bytes(4, "little"))
+        r = m.run()
+        assert r.halt_reason == "ebreak" and r.halt_pc == target  # the jalr went where it was loaded to
+        return r.cycles
+
+    assert cycles("cv32e40p") - cycles(str(without)) == (1 if between == 1 else 0)
