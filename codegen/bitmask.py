@@ -10,6 +10,11 @@ split bits (bit ``offset_t + k`` = split ``k`` of tree ``t``), ORs the inputs' w
 reads each tree's leaf index as a bit field of the result: one lookup per tree. The comparisons
 stay exact (``x > c`` on the exact cuts), so the result is the oblivious form's, bit for bit.
 
+Adjacent fields may also be read as one: a *leaf group* of trees whose fields lie side by side in
+a word (at most ``GROUP_INDEX_BITS`` bits together) has one table indexed by their joint field,
+each entry the sum of the group's leaves at that index (exact: int32 sums of int32 leaves, checked
+to fit). Two depth-4 trees then cost one lookup of a 256-entry table instead of two of 16.
+
 Cost: per input ``ceil(log2(cuts + 1))`` compares instead of one per split, one table load per input
 and word, and two ALU operations per tree to extract its field. The nested comparisons make the cost
 depend on the path by a few cycles per input (its depth and its taken branches); the branch-free
@@ -24,6 +29,7 @@ from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxModel
 
 WORD_BITS = 64  # split bits per word (uint64_t; two registers on RV32)
 LINEAR_MAX_CUTS = 2  # up to this many cuts an input is bucketed by compare-sum on immediates, else by binary search (measured best on both targets)
+GROUP_INDEX_BITS = 8  # a leaf group's joint field: 2^8 int32 entries (1 KiB), two depth-4 trees per lookup
 SEARCHES = ("sum", "branch", "table")  # compare-sum; nested comparisons on constants; branch-free over a table
 
 
@@ -64,11 +70,36 @@ class Field:
 
 
 @dataclasses.dataclass(frozen=True)
+class LeafGroup:
+    """Trees whose adjacent fields are read as one index into a table of their leaves' sums."""
+
+    trees: tuple[int, ...]  # ascending, their fields side by side in one word
+    word: int
+    offset: int  # bit of the first tree's field in the word
+    widths: tuple[int, ...]  # each tree's field width (depth), in order
+    entries: tuple[int, ...]  # per joint index: the sum of each tree's leaf at its part of the index
+
+    @property
+    def width(self) -> int:
+        return sum(self.widths)
+
+    def leaf(self, entry: int, k: int) -> int:
+        """The leaf index of the group's ``k``-th tree at joint index ``entry``."""
+        return (entry >> sum(self.widths[:k])) & ((1 << self.widths[k]) - 1)
+
+
+@dataclasses.dataclass(frozen=True)
 class BitmaskPlan:
     inputs: tuple[InputBuckets, ...]  # inputs with at least one cut, by input index
     fields: tuple[Field, ...]  # per tree
     n_words: int
     leaf_stride: int  # leaves per row of the leaf table (2^max_depth)
+    groups: tuple[LeafGroup, ...] = ()  # every tree in one group, in tree order
+
+    @property
+    def grouped(self) -> bool:
+        """Whether some lookup reads more than one tree's leaves."""
+        return any(len(g.trees) > 1 for g in self.groups)
 
     @property
     def n_cuts(self) -> int:
@@ -101,9 +132,40 @@ def _fields(model: FxModel) -> tuple[tuple[Field, ...], int]:
     return tuple(fields), (fields[-1].word + 1 if fields else 0)
 
 
-def plan(model: FxModel, branch_free: bool = False) -> BitmaskPlan:
+def _group(model: FxModel, fields: tuple[Field, ...], trees: list[int]) -> LeafGroup:
+    widths = tuple(fields[t].width for t in trees)
+    n = 1 << sum(widths)
+    rel = [sum(widths[:k]) for k in range(len(trees))]
+    leaves = [tuple(model.trees[t].leaves) + (0,) * ((1 << w) - len(model.trees[t].leaves)) for t, w in zip(trees, widths)]
+    entries = tuple(sum(lv[(e >> r) & ((1 << w) - 1)] for lv, r, w in zip(leaves, rel, widths)) for e in range(n))
+    return LeafGroup(tuple(trees), fields[trees[0]].word, fields[trees[0]].offset, widths, entries)
+
+
+def _groups(model: FxModel, fields: tuple[Field, ...], group_bits: int) -> tuple[LeafGroup, ...]:
+    """Consecutive trees with adjacent fields, at most ``group_bits`` index bits per group (0: one
+    tree per group); a group some sum of which leaves int32 is split into one group per tree."""
+    runs: list[list[int]] = []
+    for t, f in enumerate(fields):
+        last = runs[-1] if runs else None
+        if (last is not None and fields[last[-1]].word == f.word
+                and sum(fields[u].width for u in last) + f.width <= group_bits):
+            last.append(t)
+        else:
+            runs.append([t])
+    out = []
+    for run in runs:
+        g = _group(model, fields, run)
+        if all(INT32_MIN <= e <= INT32_MAX for e in g.entries):
+            out.append(g)
+        else:
+            out += [_group(model, fields, [t]) for t in run]
+    return tuple(out)
+
+
+def plan(model: FxModel, branch_free: bool = False, group_bits: int = 0) -> BitmaskPlan:
     """The bucketing of every input and the bit layout of the leaf indices; ``branch_free`` searches
-    inputs with many cuts over a padded table instead of by nested comparisons."""
+    inputs with many cuts over a padded table instead of by nested comparisons; ``group_bits`` > 0
+    reads adjacent trees' fields together (leaf groups of at most that many index bits)."""
     fields, n_words = _fields(model)
     per_input: dict[int, dict[int, list[tuple[int, int]]]] = {}
     for t, tree in enumerate(model.trees):
@@ -132,7 +194,7 @@ def plan(model: FxModel, branch_free: bool = False) -> BitmaskPlan:
                         masks[f.word][b] |= 1 << (f.offset + k)
         inputs.append(InputBuckets(i, cuts, search, steps, tuple(tuple(m) for m in masks)))
     stride = 1 << max((t.depth for t in model.trees), default=0)
-    return BitmaskPlan(tuple(inputs), fields, n_words, stride)
+    return BitmaskPlan(tuple(inputs), fields, n_words, stride, _groups(model, fields, group_bits))
 
 
 def leaf_index(p: BitmaskPlan, x: list[int]) -> list[int]:
@@ -145,3 +207,14 @@ def leaf_index(p: BitmaskPlan, x: list[int]) -> list[int]:
         for w in range(p.n_words):
             words[w] |= b.masks[w][min(bucket, len(b.masks[w]) - 1)]
     return [(words[f.word] >> f.offset) & ((1 << f.width) - 1) for f in p.fields]
+
+
+def group_sum(p: BitmaskPlan, x: list[int]) -> int:
+    """The sum of every tree's leaf for int inputs ``x`` read through the leaf groups (the C's
+    lookups, in Python; without the bias)."""
+    idx = leaf_index(p, x)
+    total = 0
+    for g in p.groups:
+        joint = sum(idx[t] << sum(g.widths[:k]) for k, t in enumerate(g.trees))
+        total += g.entries[joint]
+    return total

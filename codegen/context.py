@@ -22,7 +22,10 @@ from rlcc.codegen.sdk_flavours import SdkChoice, choose, template_context
 from rlcc.errors import BadInputError
 from rlcc.fxp.model import INT32_MAX, INT32_MIN, PARAM_RULE, U32_MAX, FxModel, Ramp, Split, model_params
 
-TREE_STYLES = ("bitmask", "bitmask-branchfree", "oblivious", "ifelse")  # the first is the default
+TREE_STYLES = ("bitmask", "bitmask-per-tree", "bitmask-branchfree", "oblivious", "ifelse")  # the first is the default
+# bitmask styles -> (branch-free searches, leaf-group index bits: 0 = one lookup per tree)
+BITMASK_STYLES = {"bitmask": (False, bitmask.GROUP_INDEX_BITS), "bitmask-per-tree": (False, 0), "bitmask-branchfree": (True, 0)}
+GROUP_ENTRIES_PER_ROW = 8  # leaf-group initializer: entries per line
 SQRT_INDEX_BITS = 10  # isqrt seed table: top 10 bits of the normalized rate, 768 entries (one Goldschmidt step)
 
 # Out-of-line functions of the generated C, one per golden primitive (``fxp.golden.IntOps``).
@@ -296,9 +299,26 @@ def _branch_search(macros: list[str], value: Callable[[int], str], lo: int, hi: 
             + _branch_search(macros, value, lo, mid - 1, depth))
 
 
-def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix: str, branch_free: bool) -> dict[str, Any]:
+def _group_rows(g: bitmask.LeafGroup) -> list[str]:
+    """A leaf group's initializer rows (clang-format's column layout), each row's entries sharing
+    every leaf but the first tree's, which the comment names."""
+    per_row = min(GROUP_ENTRIES_PER_ROW, len(g.entries))
+    cells = [f"{v}," for v in g.entries]
+    widths = [max(len(cells[r + j]) for r in range(0, len(cells), per_row)) for j in range(per_row)]
+    out = []
+    for r in range(0, len(cells), per_row):
+        row = cells[r : r + per_row]
+        text = " ".join(c.ljust(widths[j]) if j < len(row) - 1 else c for j, c in enumerate(row))
+        first = f"tree {g.trees[0]} leaves {g.leaf(r, 0)}-{g.leaf(r + per_row - 1, 0)}"
+        rest = "".join(f", tree {t} leaf {g.leaf(r, k)}" for k, t in enumerate(g.trees) if k)
+        out.append(f"{text} /* {first}{rest} */")
+    return out
+
+
+def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix: str, branch_free: bool,
+             group_bits: int) -> dict[str, Any]:
     """The ``bitmask`` tree styles' tables and statements (``rlcc.codegen.bitmask``)."""
-    plan = bitmask.plan(model, branch_free)
+    plan = bitmask.plan(model, branch_free, group_bits)
     names = model.spec.student_input_names()
     word_var = (lambda w: "bits") if plan.n_words == 1 else (lambda w: f"bits_{w}")  # noqa: E731
     inputs = []
@@ -362,9 +382,19 @@ def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix:
     for t, tree in enumerate(model.trees):
         padded = tuple(tree.leaves) + (0,) * (plan.leaf_stride - len(tree.leaves))
         rows.append({"tree": t, "rows": _leaf_rows(padded)})
+    groups = []
+    for j, g in enumerate(plan.groups if plan.grouped else ()):
+        var = word_var(g.word)
+        shifted = f"({var} >> {g.offset})" if g.offset else var
+        index = f"(uint32_t){shifted} & {(1 << g.width) - 1}u" if g.width else "0u"
+        parts = " + ".join(f"tree {t} leaf (bits {sum(g.widths[:k])}-{sum(g.widths[:k + 1]) - 1})" for k, t in enumerate(g.trees))
+        groups.append({"member": f"leaf_sums_{j}", "trees": g.trees, "size": len(g.entries), "index": index,
+                       "what": f"trees {', '.join(map(str, g.trees))}" if len(g.trees) > 1 else f"tree {g.trees[0]}",
+                       "layout": parts, "rows": _group_rows(g)})
     return {"inputs": inputs, "fields": fields, "words": words, "tables": f"{prefix}tables", "leaves_name": f"{prefix}tables.leaves",
             "leaf_stride": plan.leaf_stride, "leaf_rows": rows, "n_cuts": plan.n_cuts, "n_words": plan.n_words,
-            "field_bits": sum(f.width for f in plan.fields)}
+            "field_bits": sum(f.width for f in plan.fields), "groups": groups,
+            "table_bytes": sum(4 * len(g.entries) for g in plan.groups) if groups else 4 * plan.leaf_stride * len(model.trees)}
 
 
 def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[str, Any],
@@ -418,8 +448,8 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "uses": uses,
         "trees": trees,
         # a tree-less model (a constant teacher) has no tables: the bias alone, as in the other forms
-        "bitmask": (_bitmask(model, macros, prefix, macro_prefix, tree_style == "bitmask-branchfree")
-                    if tree_style.startswith("bitmask") and model.trees else None),
+        "bitmask": (_bitmask(model, macros, prefix, macro_prefix, *BITMASK_STYLES[tree_style])
+                    if tree_style in BITMASK_STYLES and model.trees else None),
         "max_depth": max((t.depth for t in model.trees), default=0),
         "n_comparisons": sum(t.depth for t in model.trees),
         "n_operations": model.n_operations,

@@ -51,6 +51,10 @@ _CUT_RE = re.compile(r"^#define \w*?CUT_(\d+)_(\d+) " + _INT32 + r"$")
 _CUT_USE_RE = re.compile(r"tree (\d+) split (\d+)")
 _LEAF_ROWS_RE = re.compile(r"^\s*\.leaves =$")
 _LEAF_ROW_RE = re.compile(r"^\s*/\* tree (\d+) \*/$")
+# and a leaf group's table of sums (``/* trees 0, 1: entry = tree 0 leaf (bits 0-3) + tree 1 leaf
+# (bits 4-7) -> ... */`` above ``.leaf_sums_0 =``): one leaf's edit is every entry that reads it
+_GROUP_RE = re.compile(r"^\s*/\* trees? [\d, ]+: entry = (.*) -> the sum of those leaves \*/$")
+_GROUP_PART_RE = re.compile(r"tree (\d+) leaf \(bits (\d+)-(\d+)\)")
 _NUM_RE = re.compile(r"-?\d+")
 _COMMENT_RE = re.compile(r"/\*.*?\*/")
 _COND_RE = re.compile(r"x\[(\w*?IN_\w+)\] (>=|<=|>|<) \w*?THR_(\d+)_(\d+)\b")
@@ -86,12 +90,15 @@ class Mutant:
     threshold: int | None = None
 
     def apply(self, sources: dict[str, str]) -> dict[str, str]:
-        """``sources`` ({"c": text, "h": text}) with this mutant's line replaced."""
+        """``sources`` ({"c": text, "h": text}) with this mutant's line (or lines: ``original`` and
+        ``mutated`` hold as many, joined by newlines) replaced."""
         lines = sources[self.file].splitlines(keepends=True)
-        old = lines[self.line - 1]
-        if old.rstrip("\r\n") != self.original:
+        originals, mutated = self.original.split("\n"), self.mutated.split("\n")
+        span = lines[self.line - 1 : self.line - 1 + len(originals)]
+        if [x.rstrip("\r\n") for x in span] != originals or len(mutated) != len(originals):
             raise ValueError(f"mutant {self.id}: line {self.line} of the {self.file} file is not the one it was made from")
-        lines[self.line - 1] = self.mutated + old[len(old.rstrip("\r\n")):]
+        for k, (old, new) in enumerate(zip(span, mutated)):
+            lines[self.line - 1 + k] = new + old[len(old.rstrip("\r\n")):]
         return {**sources, self.file: "".join(lines)}
 
 
@@ -223,6 +230,44 @@ def _tree_constants(c_lines: Sequence[str], inputs: dict[str, int], reachable: l
                 for sign, nv in _plus_minus(v, INT32_MIN + 1, INT32_MAX):
                     out.append(Mutant(f"leaf:t{t}:{i}:{sign}", "leaf", f"tree {t} leaf {i}: {v} -> {nv} (Q16.16)", "c", n,
                                       line, _replace_span(line, tok.start(), tok.end(), str(nv)), tree=t, leaf=i))
+    return out
+
+
+def _group_leaves(c_lines: Sequence[str], reachable: list[frozenset[int]] | None) -> list[Mutant]:
+    """Leaf mutants of leaf-group tables: leaf ``i`` of tree ``t`` plus/minus one in every entry
+    whose joint index reads it (one mutant over the lines those entries span)."""
+    out: list[Mutant] = []
+    n = 0
+    while n < len(c_lines):
+        head = _GROUP_RE.match(c_lines[n])
+        n += 1
+        if head is None:
+            continue
+        parts = [(int(m.group(1)), int(m.group(2)), int(m.group(3)) - int(m.group(2)) + 1)
+                 for m in _GROUP_PART_RE.finditer(head.group(1))]
+        cells: list[tuple[int, int, int, int]] = []  # (line index, start, end, value) per entry
+        while n < len(c_lines) and not c_lines[n].strip().startswith("}"):
+            code = _COMMENT_RE.sub(lambda c: " " * len(c.group()), c_lines[n])
+            if not code.strip().startswith("."):
+                cells += [(n, tok.start(), tok.end(), int(tok.group())) for tok in _NUM_RE.finditer(code)]
+            n += 1
+        for t, low, width in parts:
+            leaves = sorted({(e >> low) & ((1 << width) - 1) for e in range(len(cells))})
+            for i in leaves:
+                if reachable is not None and (t >= len(reachable) or i not in reachable[t]):
+                    continue
+                hit = [cells[e] for e in range(len(cells)) if (e >> low) & ((1 << width) - 1) == i]
+                for sign, d in (("+1", 1), ("-1", -1)):
+                    if not all(INT32_MIN <= v + d <= INT32_MAX for *_, v in hit):
+                        continue
+                    first, last = hit[0][0], hit[-1][0]
+                    edited = list(c_lines[first : last + 1])
+                    for line_no, start, end, v in reversed(hit):  # right to left: spans stay valid
+                        k = line_no - first
+                        edited[k] = _replace_span(edited[k], start, end, str(v + d))
+                    out.append(Mutant(f"leaf:t{t}:{i}:{sign}", "leaf",
+                                      f"tree {t} leaf {i}: {d:+d} LSB in the {len(hit)} sums that read it (Q16.16)", "c",
+                                      first + 1, "\n".join(c_lines[first : last + 1]), "\n".join(edited), tree=t, leaf=i))
     return out
 
 
@@ -377,7 +422,7 @@ def generate_mutants(c_text: str, h_text: str, model: FxModel | None = None, kin
         reachable = reachable_leaves(model)
     c_lines, h_lines = c_text.splitlines(), h_text.splitlines()
     inputs, features = _enum_values(c_text, "IN_"), _enum_values(c_text, "F_")
-    found = _tree_constants(c_lines, inputs, reachable) + _operators(c_lines, inputs)
+    found = _tree_constants(c_lines, inputs, reachable) + _group_leaves(c_lines, reachable) + _operators(c_lines, inputs)
     rt_found = _rounding(c_lines) + _probe(c_lines) + _carry(c_lines)
     if not rt_found and rt_text is not None:
         rt_lines = rt_text.splitlines()
