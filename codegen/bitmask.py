@@ -12,8 +12,8 @@ stay exact (``x > c`` on the exact cuts), so the result is the oblivious form's,
 
 Adjacent fields may also be read as one: a *leaf group* of trees whose fields lie side by side in
 a word (at most ``GROUP_INDEX_BITS`` bits together) has one table indexed by their joint field,
-each entry the sum of the group's leaves at that index (exact: int32 sums of int32 leaves, checked
-to fit). Two depth-4 trees then cost one lookup of a 256-entry table instead of two of 16.
+each entry the sum of the group's leaves at that index (exact: the model's bound keeps every partial
+sum of leaves inside int32). Two depth-4 trees then cost one lookup of a 256-entry table instead of two of 16.
 
 Cost: per input ``ceil(log2(cuts + 1))`` compares instead of one per split, one table load per input
 and word, and two ALU operations per tree to extract its field. The nested comparisons make the cost
@@ -143,7 +143,8 @@ def _group(model: FxModel, fields: tuple[Field, ...], trees: list[int]) -> LeafG
 
 def _groups(model: FxModel, fields: tuple[Field, ...], group_bits: int) -> tuple[LeafGroup, ...]:
     """Consecutive trees with adjacent fields, at most ``group_bits`` index bits per group (0: one
-    tree per group); a group some sum of which leaves int32 is split into one group per tree."""
+    tree per group). Every entry is an int32: the model's own bound (``FxModel.validate``: |bias|
+    plus each tree's largest |leaf| below 2^31) bounds any partial sum of leaves."""
     runs: list[list[int]] = []
     for t, f in enumerate(fields):
         last = runs[-1] if runs else None
@@ -152,14 +153,7 @@ def _groups(model: FxModel, fields: tuple[Field, ...], group_bits: int) -> tuple
             last.append(t)
         else:
             runs.append([t])
-    out = []
-    for run in runs:
-        g = _group(model, fields, run)
-        if all(INT32_MIN <= e <= INT32_MAX for e in g.entries):
-            out.append(g)
-        else:
-            out += [_group(model, fields, [t]) for t in run]
-    return tuple(out)
+    return tuple(_group(model, fields, run) for run in runs)
 
 
 def plan(model: FxModel, branch_free: bool = False, group_bits: int = 0) -> BitmaskPlan:

@@ -302,7 +302,7 @@ def _branch_search(macros: list[str], value: Callable[[int], str], lo: int, hi: 
 def _group_rows(g: bitmask.LeafGroup) -> list[str]:
     """A leaf group's initializer rows (clang-format's column layout), each row's entries sharing
     every leaf but the first tree's, which the comment names."""
-    per_row = min(GROUP_ENTRIES_PER_ROW, len(g.entries))
+    per_row = min(GROUP_ENTRIES_PER_ROW, 1 << g.widths[0])  # a row: one run of the first tree's leaves
     cells = [f"{v}," for v in g.entries]
     widths = [max(len(cells[r + j]) for r in range(0, len(cells), per_row)) for j in range(per_row)]
     out = []

@@ -31,11 +31,14 @@ def _probe_inputs(model: FxModel, n_random: int, seed: int) -> np.ndarray:
 
 def _check(model: FxModel) -> None:
     x = _probe_inputs(model, 300, 1)
-    _, want = golden.eval_trees(model, x)
+    total, want = golden.eval_trees(model, x)
     for branch_free in (False, True):
         p = bitmask.plan(model, branch_free)
         for row, leaves in zip(x, want):
             assert bitmask.leaf_index(p, [int(v) for v in row]) == [int(v) for v in leaves], (branch_free, row)
+    grouped = bitmask.plan(model, group_bits=bitmask.GROUP_INDEX_BITS)
+    for row, want_sum in zip(x, total):  # the groups' tables of sums give the golden sum, bit for bit
+        assert model.bias + bitmask.group_sum(grouped, [int(v) for v in row]) == int(want_sum), row
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -69,3 +72,18 @@ def test_fields_do_not_straddle_words_and_binary_search_pads():
     assert all(len(b.padded_cuts) == (1 << b.search_steps) - 1 >= len(b.cuts) for b in padded)
     assert all(len(b.masks[0]) == len(b.padded_cuts) + 1 for b in padded)
     _check(model)
+
+
+def test_leaf_groups_pair_adjacent_fields_within_a_word():
+    """Depth-4 trees pair up (8 index bits) in tree order, never across a word boundary; one tree
+    per group without group bits. Seventeen trees: word 0 holds 16 fields (8 pairs), word 1 one."""
+    model = random_model(SYNTHETIC_SPEC, n_trees=17, depth=4, seed=7)
+    p = bitmask.plan(model, group_bits=bitmask.GROUP_INDEX_BITS)
+    assert [g.trees for g in p.groups] == [(2 * k, 2 * k + 1) for k in range(8)] + [(16,)]
+    assert [(g.word, g.offset, g.width, len(g.entries)) for g in p.groups][-2:] == [(0, 56, 8, 256), (1, 0, 4, 16)]
+    for g in p.groups:
+        for e, v in enumerate(g.entries):
+            assert v == sum(model.trees[t].leaves[g.leaf(e, k)] for k, t in enumerate(g.trees))
+    single = bitmask.plan(model)
+    assert not single.grouped and [g.trees for g in single.groups] == [(t,) for t in range(17)]
+

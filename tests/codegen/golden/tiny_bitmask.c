@@ -12,7 +12,7 @@
  *   prev_action: Q16, scaled = 1.0 * raw + 0.0
  *   delta: Q16, scaled = 10.0 * raw + 0.0
  * Budget: 2 tree(s), max depth 2, 4 comparisons, 6 operations, 32 bytes of leaves.
- * Trees: bit-parallel (each input bucketed once against its sorted cuts; the buckets' words of split bits, ORed, hold every leaf index; one lookup per tree).
+ * Trees: bit-parallel (each input bucketed once against its sorted cuts; the buckets' words of split bits, ORed, hold every leaf index; one lookup per group of adjacent trees, in a table of their leaves' sums).
  * Events enabled: TX, RTT; disabled in user_init: NULL, FW, CNP, ACK, NACK.
  */
 #include "rlcc_runtime.h"
@@ -72,14 +72,14 @@ enum tiny_input {
 #define TINY_CUT_3_0 INT32_C(-4194)
 
 /* The ensemble's tables in one object, so that one base address serves every lookup: per input its
- * split-bit words per bucket (and, when searched branch-free, its padded cuts), then the leaves (Q16.16;
- * comment: decimal values), one row of 4 per tree indexed by the tree's field. */
+ * split-bit words per bucket, then per group of adjacent trees the sums of their leaves (Q16.16),
+ * indexed by the group's joint field (64 bytes: one lookup per group instead of one per tree). */
 static const struct tiny_tables {
     uint64_t bits_0[2]; /* prev_action[t-1] */
     uint64_t bits_1[2]; /* delta[t-1] */
     uint64_t bits_2[2]; /* prev_action[t] */
     uint64_t bits_3[2]; /* delta[t] */
-    int32_t leaves[2][4];
+    int32_t leaf_sums_0[16]; /* trees 0, 1 */
 } tiny_tables = {
     .bits_0 =
         {
@@ -101,16 +101,13 @@ static const struct tiny_tables {
             UINT64_C(0x0000000000000000), /* x <= -0.0639954 */
             UINT64_C(0x0000000000000001), /* x > -0.0639954 */
         },
-    .leaves =
+    /* trees 0, 1: entry = tree 0 leaf (bits 0-1) + tree 1 leaf (bits 2-3) -> the sum of those leaves */
+    .leaf_sums_0 =
         {
-            {
-                /* tree 0 */
-                -6554, 3277, -1638, 6554, /* -0.1 0.05 -0.02499 0.1 */
-            },
-            {
-                /* tree 1 */
-                -1000, 500, 1000, 2000, /* -0.01526 0.007629 0.01526 0.03052 */
-            },
+            -7554, 2277, -2638, 5554, /* tree 0 leaves 0-3, tree 1 leaf 0 */
+            -6054, 3777, -1138, 7054, /* tree 0 leaves 0-3, tree 1 leaf 1 */
+            -5554, 4277, -638,  7554, /* tree 0 leaves 0-3, tree 1 leaf 2 */
+            -4554, 5277, 362,   8554, /* tree 0 leaves 0-3, tree 1 leaf 3 */
         },
 };
 
@@ -206,7 +203,7 @@ static inline uint32_t tiny_bucket_3(tiny_input_t x)
 }
 
 /* Ensemble sum (Q16.16), bit-parallel: one bucket and one table word per input, the words ORed,
- * then per tree its leaf-index field -> one table lookup. */
+ * then per group of trees its joint field -> one lookup of the group's leaf sums. */
 static inline int32_t tiny_eval_ensemble(const tiny_input_t x[TINY_N_INPUTS])
 {
     uint64_t bits = tiny_tables.bits_0[tiny_bucket_0(x[TINY_IN_PREV_ACTION_T_1])];
@@ -215,8 +212,7 @@ static inline int32_t tiny_eval_ensemble(const tiny_input_t x[TINY_N_INPUTS])
     bits |= tiny_tables.bits_3[tiny_bucket_3(x[TINY_IN_DELTA_T])];
     int32_t sum = TINY_BIAS;
     (void)x;
-    sum += tiny_tables.leaves[0][(uint32_t)bits & 3u];
-    sum += tiny_tables.leaves[1][(uint32_t)(bits >> 2) & 3u];
+    sum += tiny_tables.leaf_sums_0[(uint32_t)bits & 15u];
     return sum;
 }
 
