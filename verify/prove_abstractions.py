@@ -117,6 +117,16 @@ class Abstraction:
                                                          xlen, stack)
         return out
 
+    def clobbers(self, img: ElfImage, xlen: int) -> dict[int, frozenset[int]]:
+        """Per abstracted function, the registers a call may change (``ElfImage.clobbered_registers``;
+        each function's proof part shows it keeps the others)."""
+        return {img.address(n): img.clobbered_registers(n, xlen) for n in self.symbols()}
+
+    def symbols(self) -> list[str]:
+        """The abstracted functions' symbols (those ``summaries`` replaces)."""
+        return ([SQRT_FUNCTION, *self.products] + ([LOG_RATIO_FUNCTION] if self.slog is not None else [])
+                + ([self.sums.tree_symbol, self.sums.ramp_symbol] if self.sums is not None else []))
+
     def product_ranges(self, terms: list[Any]) -> list[Any]:
         """For each product application in ``terms``: true of the exact ``(a * b) >> shift`` (its
         own part proves the function exact), at most ``((2^32 - 1) * (2^31 - 1)) >> shift`` when an

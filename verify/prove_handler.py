@@ -48,7 +48,7 @@ def prove_handler(img: ElfImage, model: FxModel, xlen: int, timeout_s: float, jo
         Region(res_addr, res_addr + 4 * fmt.RESULT_WORDS, "results", writable=True),
     ]
     cut = Abstraction.for_image(img, model)
-    ex = img.executor(xlen, regions, summaries=cut.summaries(img, xlen))
+    ex = img.executor(xlen, regions, summaries=cut.summaries(img, xlen), clobbers=cut.clobbers(img, xlen))
     ctx = [z3.BitVec(f"ctx{i}", 32) for i in range(fmt.CTX_WORDS)]
     ev = [z3.BitVec(f"ev{i}", 32) for i in range(fmt.EVENT_WORDS)]
     regs = img.call_registers(xlen, "in_")

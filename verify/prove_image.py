@@ -18,12 +18,14 @@ from typing import Any
 import z3
 from elftools.elf.elffile import ELFFile
 
-from rlcc.emulator import Machine
+from rlcc.emulator import Machine, decode
 from rlcc.emulator.cycle_model import Profile, load_profile
 from rlcc.verify.symexec import Executor, Region, State
 
 RET_SENTINEL = 0x4  # return address outside RAM: reaching it ends the symbolic run
 CALLEE_SAVED = (2, 3, 4, 8, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27)  # sp gp tp s0..s11
+CALLER_SAVED = frozenset((1, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17, 28, 29, 30, 31))  # ra t0-t2 a0-a7 t3-t6
+_BRANCH_OPS = frozenset(("beq", "bne", "blt", "bge", "bltu", "bgeu"))
 STACK_BYTES = 64 * 1024  # only for an ELF without __stack_bottom/__stack_top
 START_UP_INSTRUCTIONS = 10_000_000
 
@@ -49,6 +51,32 @@ class ElfImage:
     def executor(self, xlen: int, regions: list[Region] | None = None, **kwargs: Any) -> Executor:
         """A symbolic executor over this image (``regions``: default the image's own)."""
         return Executor(self.image, self.machine.mem_base, xlen, self.regions if regions is None else regions, **kwargs)
+
+    def clobbered_registers(self, symbol: str, xlen: int) -> frozenset[int]:
+        """The caller-saved registers a call of leaf function ``symbol`` may change: ra (the call
+        writes it) and those its instructions write; all of them when it calls, jumps indirectly
+        other than its return, or branches outside itself. Read from its code once; its proof
+        part checks the rest keep their values (``frame_checks``'s ``preserved``)."""
+        start, size = self.symbols[symbol]
+        written = {1}
+        pc = start
+        while pc < start + size:
+            at = pc - self.machine.mem_base
+            n = 4 if self.image[at] & 3 == 3 else 2
+            d = decode(int.from_bytes(self.image[at : at + n], "little"), xlen)
+            ret = d.op == "jalr" and d.rd == 0 and d.rs1 == 1 and d.imm == 0
+            inside = start <= pc + d.imm < start + size
+            if (d.op in ("illegal", "ecall", "ebreak") or (d.op == "jalr" and not ret)
+                    or (d.op == "jal" and (d.rd != 0 or not inside)) or (d.op in _BRANCH_OPS and not inside)):
+                return CALLER_SAVED
+            if d.rd in CALLER_SAVED:
+                written.add(d.rd)
+            pc += n
+        return frozenset(written)
+
+    def preserved_registers(self, symbol: str, xlen: int) -> frozenset[int]:
+        """The caller-saved registers a call of ``symbol`` keeps (``clobbered_registers``' complement)."""
+        return CALLER_SAVED - self.clobbered_registers(symbol, xlen)
 
     def call_registers(self, xlen: int, prefix: str, sp: int | None = None) -> list[Any]:
         """Registers at a call: each free (``<prefix>x<r>``), except ra (the sentinel), sp (the
@@ -115,10 +143,11 @@ def arg32(v: Any, xlen: int, path: Any, what: str) -> tuple[z3.BitVecRef, list[t
     return low, [(f"{what} passed sign-extended (RV64 ABI)", z3.And(path, v != z3.SignExt(32, low)))]
 
 
-def frame_checks(final: State, entry: State, xlen: int) -> list[tuple[str, Any]]:
-    """Obligations: every callee-saved register (sp included) holds its entry value at the return."""
+def frame_checks(final: State, entry: State, xlen: int, preserved: frozenset[int] = frozenset()) -> list[tuple[str, Any]]:
+    """Obligations: every callee-saved register (sp included), and each caller-saved one in
+    ``preserved``, holds its entry value at the return."""
     out = []
-    for r in CALLEE_SAVED:
+    for r in sorted(set(CALLEE_SAVED) | preserved):
         a, b = final.regs[r], entry.regs[r]
         if isinstance(a, int) and isinstance(b, int):
             if a != b:

@@ -49,11 +49,12 @@ class ProofPart:
 
 
 def _run_alone(img: ElfImage, xlen: int, symbol: str, regs: list[Any], mem: dict[int, Any] | None = None,
-               summaries: dict[int, Summary] | None = None) -> tuple[State, Result]:
+               summaries: dict[int, Summary] | None = None,
+               clobbers: dict[int, frozenset[int]] | None = None) -> tuple[State, Result]:
     """``symbol`` executed from its entry with ``regs`` and memory overlay ``mem`` until it returns:
     its entry state and the merged run (raises SymexecUnsupported)."""
     entry = State(img.address(symbol), list(regs), dict(mem or {}), ())
-    run = img.executor(xlen, summaries=summaries).run(State(entry.pc, list(regs), dict(mem or {}), ()), RET_SENTINEL)
+    run = img.executor(xlen, summaries=summaries, clobbers=clobbers).run(State(entry.pc, list(regs), dict(mem or {}), ()), RET_SENTINEL)
     return entry, run
 
 
@@ -82,8 +83,8 @@ def sqrt_contract(img: ElfImage, xlen: int) -> ProofPart:
     free = {str(v) for v in free_vars(result)} if isinstance(result, z3.ExprRef) else set()
     if free - {str(arg)}:
         return ProofPart("sqrt_rate contract", "failed", time.monotonic() - t0, f"result depends on {sorted(free - {str(arg)})}")
-    return _conclude("sqrt_rate contract", t0, returns + run.obligations + frame_checks(run.state, entry, xlen),
-                     "returns, restores sp and callee-saved registers, stores only in its frame, result a function of the rate alone",
+    return _conclude("sqrt_rate contract", t0, returns + run.obligations + frame_checks(run.state, entry, xlen, img.preserved_registers(SQRT_FUNCTION, xlen)),
+                     "returns, restores sp and callee-saved registers, keeps the caller-saved ones it does not write, stores only in its frame, result a function of the rate alone",
                      open_prefix="")
 
 
@@ -102,8 +103,8 @@ def product_part(img: ElfImage, xlen: int, name: str, shift: int) -> ProofPart:
     as_bv = lambda v, w: v if isinstance(v, z3.BitVecRef) else z3.BitVecVal(v, w)  # noqa: E731
     got = as_bv(lo, 64) if xlen == 64 else z3.Concat(as_bv(hi, 32), as_bv(lo, 32))
     want = z3.LShR(z3.ZeroExt(32, a) * z3.ZeroExt(32, b), shift)
-    return _conclude(f"{name} product", t0, [("result", got != want)] + run.obligations + frame_checks(run.state, entry, xlen),
-                     f"returns (a * b) >> {shift} for all 32-bit a, b; restores sp and callee-saved registers")
+    return _conclude(f"{name} product", t0, [("result", got != want)] + run.obligations + frame_checks(run.state, entry, xlen, img.preserved_registers(name, xlen)),
+                     f"returns (a * b) >> {shift} for all 32-bit a, b; restores sp and callee-saved registers, keeps the caller-saved ones it does not write")
 
 
 def _exact_ops() -> Z3Ops:
@@ -134,9 +135,9 @@ def log_ratio_part(img: ElfImage, xlen: int) -> ProofPart:
         pieces = [("one proof", got != z3.Extract(xlen - 1, 0, logs[0] - logs[1]))]
     wide = [("result is a sign-extended int32", got != z3.SignExt(32, z3.Extract(31, 0, got)))] if xlen == 64 else []
     checks = [fits] + [(f"result equals slog(cur) - slog(prev): {d}", f) for d, f in pieces] + wide
-    return _conclude("log ratio", t0, checks + run.obligations + frame_checks(run.state, entry, xlen),
+    return _conclude("log ratio", t0, checks + run.obligations + frame_checks(run.state, entry, xlen, img.preserved_registers(LOG_RATIO_FUNCTION, xlen)),
                      f"{LOG_RATIO_FUNCTION} returns slog(cur) - slog(prev) exactly (rlcc.derived.slog_int, each within "
-                     f"{SLOG_BITS} bits) for all int32 cur, prev; restores sp and callee-saved registers")
+                     f"{SLOG_BITS} bits) for all int32 cur, prev; restores sp and callee-saved registers, keeps the caller-saved ones it does not write")
 
 
 def sum_parts(img: ElfImage, xlen: int, model: FxModel) -> list[ProofPart]:
@@ -273,7 +274,7 @@ def _sum_part(img: ElfImage, xlen: int, cut: Abstraction, part: str, symbol: str
     regs[10] = base
     summaries = {a: f for a, f in cut.summaries(img, xlen).items() if a != img.address(symbol)}
     try:
-        entry, run = _run_alone(img, xlen, symbol, regs, mem, summaries)
+        entry, run = _run_alone(img, xlen, symbol, regs, mem, summaries, cut.clobbers(img, xlen))
     except SymexecUnsupported as exc:
         return ProofPart(part, "unsupported", time.monotonic() - t0, str(exc))
     side: list[tuple[str, Any]] = []
@@ -292,9 +293,9 @@ def _sum_part(img: ElfImage, xlen: int, cut: Abstraction, part: str, symbol: str
     else:  # the low 32 bits piece by piece; on RV64 the register is their sign extension, as the int32 sum's
         wide = [("result is a sign-extended int32", got != z3.SignExt(32, z3.Extract(31, 0, got)))] if xlen == 64 else []
         checks = [(f"result equals {what}: {d}", f) for d, f in pieces] + wide
-    return _conclude(part, t0, checks + side + run.obligations + frame_checks(run.state, entry, xlen),
+    return _conclude(part, t0, checks + side + run.obligations + frame_checks(run.state, entry, xlen, img.preserved_registers(symbol, xlen)),
                      f"{symbol} returns {what} (int32, sign-extended) for all {n} input words, reads nothing else; "
-                     "stores only in its frame, restores sp and callee-saved registers")
+                     "stores only in its frame, restores sp and callee-saved registers, keeps the caller-saved ones it does not write")
 
 
 def _same_byte(a: Any, b: Any) -> bool:

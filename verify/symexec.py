@@ -208,12 +208,15 @@ class Executor:
 
     def __init__(self, image: bytes, image_base: int, xlen: int, regions: list[Region],
                  summaries: dict[int, Summary] | None = None, load_hook: LoadHook | None = None,
-                 paired_products: bool = True) -> None:
+                 paired_products: bool = True, clobbers: dict[int, frozenset[int]] | None = None) -> None:
         """``paired_products``: RV32 ``mul``/``mulhu`` share one opaque 64-bit product (see
         :meth:`_wide_product`); for a golden model that reads 64-bit products across their halves
         (the PCC handler's RTT inflation). Off, each half is its own 32-bit term, which the switch
         agent's proof (32-bit arithmetic only) needs: its rv32 proof times out with the 64-bit
-        multipliers the pairing brings in."""
+        multipliers the pairing brings in. ``clobbers``: per summarized callee, the registers a
+        call may change (default every caller-saved one); the callee's own proof must show that
+        it keeps the others (a compiler with interprocedural register allocation keeps values in
+        them across the call)."""
         self.paired_products = paired_products
         self.image = image
         self.load_hook = load_hook
@@ -222,6 +225,7 @@ class Executor:
         self.mask = (1 << xlen) - 1
         self.regions = regions
         self.summaries = summaries or {}
+        self.clobbers = clobbers or {}
         self.obligations: list[tuple[str, Any]] = []
         self._decoded: dict[int, Decoded] = {}
         self._products: dict[int, tuple[z3.BitVecRef, z3.BitVecRef]] = {}  # RV32: product id -> (opaque, product)
@@ -443,7 +447,7 @@ class Executor:
                     results, obligations = self.summaries[target](list(st.regs), path_formula(st.cond),
                                                                   lambda addr, size, st=st: self.load(st, addr, size))
                     self.obligations.extend(obligations)
-                    for r in _CALLER_SAVED:  # the summarized callee may clobber them
+                    for r in self.clobbers.get(target, _CALLER_SAVED):  # what the summarized callee may change
                         st.regs[r] = z3.FreshConst(z3.BitVecSort(self.xlen), "clobbered")
                     for r, v in results.items():
                         st.regs[r] = v

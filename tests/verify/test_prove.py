@@ -19,7 +19,7 @@ from rlcc.verify import prove as P
 from rlcc.verify import prove_abstractions as PA
 from rlcc.verify import prove_handler as PH
 from rlcc.verify import prove_parts as PP
-from rlcc.verify.prove_image import RET_SENTINEL
+from rlcc.verify.prove_image import CALLER_SAVED, RET_SENTINEL
 from rlcc.verify.prove_solver import free_vars
 from rlcc.verify.build import build_harness_elf
 from rlcc.verify.runner import HarnessRunner, records_from_vectors
@@ -289,7 +289,7 @@ def _bitmask_model():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
-@pytest.mark.parametrize("style", ["bitmask", "bitmask-branchfree"])
+@pytest.mark.parametrize("style", ["bitmask", "bitmask-per-tree", "bitmask-branchfree"])
 def test_bitmask_sums_are_proven_and_wrong_tables_refuted(tmp_path, target, style):
     """The bit-parallel trees' sum (bucket per input, split-bit words ORed, one leaf lookup per
     tree) and the ramps' sum are proven equal to the golden sums for all input words, with either
@@ -326,6 +326,44 @@ def test_bitmask_handler_is_proven(tmp_path):
     res = P.prove_firmware(_elf(model, tmp_path, "rv64imac", style="bitmask"), model, "rv64imac", timeout_s=240, zbb=True)
     assert res.status == "proven", [(p.name, p.status, p.detail) for p in res.parts]
     assert {"trees' sum", "ramps' sum"} <= {p.name for p in res.parts}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
+def test_clobbered_registers_hold_in_the_emulator(example_model, tmp_path, target):
+    """The registers the prover lets a call of each abstracted function keep (the complement of
+    ``ElfImage.clobbered_registers``, read from its code) keep their values when the emulator runs
+    it on random arguments and random register contents; and each function writes some (the read
+    is not vacuous)."""
+    xlen = 64 if target == "rv64imac" else 32
+    img = P.load_after_init(_elf(example_model, tmp_path, target, style="bitmask"), xlen, "dpa" if xlen == 64 else "generic5",
+                            xlen == 64)
+    m, rng = img.machine, np.random.default_rng(3)
+    for name in PA.Abstraction.for_image(img, example_model).symbols():
+        kept = img.preserved_registers(name, xlen)
+        assert kept != CALLER_SAVED - {1} and 10 not in kept, name
+        for _ in range(20):
+            before = {r: int(rng.integers(0, 2**xlen - 1, dtype=np.uint64)) for r in range(5, 32) if r in CALLER_SAVED}
+            for r, v in before.items():
+                m.set_reg(r, v)
+            args = [int(v) for v in rng.integers(0, 2**31, 2)]
+            if "sum" in name:  # these read an array of input words at a0
+                m.write_mem(img.scratch, rng.integers(-2**20, 2**20, 8, dtype=np.int32).tobytes())
+                args = [img.scratch]
+            m.call(name, *args)
+            assert all(m.reg(r) == before[r] for r in kept if r in before and not 10 <= r < 10 + len(args)), (name, sorted(kept))
+            assert all(m.reg(10 + k) == a for k, a in enumerate(args) if 10 + k in kept), name
+
+
+@pytest.mark.slow
+def test_a_part_refutes_a_register_its_function_writes_claimed_kept(example_model, tmp_path, monkeypatch):
+    """The prover's register read is a claim its parts check: told that the rate product keeps
+    every register but ra, its part fails on the result register it writes."""
+    img = P.load_after_init(_elf(example_model, tmp_path, "rv64imac", style="bitmask"), 64, "dpa", True)
+    assert PP.product_part(img, 64, RATE_PRODUCT_FUNCTION, PRODUCT_SHIFTS[RATE_PRODUCT_FUNCTION]).status == "proven"
+    monkeypatch.setattr(type(img), "clobbered_registers", lambda self, symbol, xlen: frozenset({1}))
+    part = PP.product_part(img, 64, RATE_PRODUCT_FUNCTION, PRODUCT_SHIFTS[RATE_PRODUCT_FUNCTION])
+    assert part.status == "failed" and "register x10" in part.detail, part.detail
 
 
 def test_sum_part_refutes_a_sum_that_reads_past_its_array(tmp_path):
