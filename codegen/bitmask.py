@@ -12,8 +12,15 @@ stay exact (``x > c`` on the exact cuts), so the result is the oblivious form's,
 
 Adjacent fields may also be read as one: a *leaf group* of trees whose fields lie side by side in
 a word (at most ``GROUP_INDEX_BITS`` bits together) has one table indexed by their joint field,
-each entry the sum of the group's leaves at that index (exact: the model's bound keeps every partial
-sum of leaves inside int32). Two depth-4 trees then cost one lookup of a 256-entry table instead of two of 16.
+each entry the sum of the group's leaves at that index (exact: the model's bound keeps every
+partial sum of leaves inside int32). Two depth-4 trees then cost one lookup of a 256-entry table
+instead of two of 16.
+
+A ramp (``rlcc.fxp.model.Ramp``: constant below ``lo`` and above ``hi``, linear on each side of
+``center``) on a searched input may be *folded* into that input's search: ``lo - 1``,
+``center - 1`` and ``hi`` become cuts too (cuts no split uses), so every bucket lies in one of the
+ramp's four pieces and each search outcome adds its piece: a constant, or the linear term of its
+side with no clamp and no side test left. The comparisons the ramp needs are then the search's.
 
 Cost: per input ``ceil(log2(cuts + 1))`` compares instead of one per split, one table load per input
 and word, and two ALU operations per tree to extract its field. The nested comparisons make the cost
@@ -25,7 +32,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxModel
+import numpy as np
+
+from rlcc.fxp import golden
+from rlcc.fxp.model import INT32_MAX, INT32_MIN, FxModel, Ramp
 
 WORD_BITS = 64  # split bits per word (uint64_t; two registers on RV32)
 LINEAR_MAX_CUTS = 2  # up to this many cuts an input is bucketed by compare-sum on immediates, else by binary search (measured best on both targets)
@@ -40,6 +50,15 @@ class Cut:
 
 
 @dataclasses.dataclass(frozen=True)
+class RampPiece:
+    """A folded ramp's term on one bucket: ``kind`` "lo" or "hi" (x below LO or above HI: the
+    constant ``value``), "below" or "above" (the linear term of that side of the center)."""
+
+    kind: str
+    value: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
 class InputBuckets:
     """One input's cuts, its search, and per bucket the split bits it sets in each word."""
 
@@ -48,6 +67,8 @@ class InputBuckets:
     search: str  # one of SEARCHES
     search_steps: int  # comparisons on a search path at most (0: compare-sum, one per cut)
     masks: tuple[tuple[int, ...], ...]  # masks[word][bucket]: split bits (padded buckets repeat the last)
+    ramp: int | None = None  # the model's ramp folded into this search
+    pieces: tuple[RampPiece, ...] = ()  # per bucket, that ramp's term
 
     @property
     def padded_cuts(self) -> tuple[int, ...]:
@@ -95,6 +116,7 @@ class BitmaskPlan:
     n_words: int
     leaf_stride: int  # leaves per row of the leaf table (2^max_depth)
     groups: tuple[LeafGroup, ...] = ()  # every tree in one group, in tree order
+    folded: bool = False  # every ramp folded into its input's search
 
     @property
     def grouped(self) -> bool:
@@ -156,10 +178,36 @@ def _groups(model: FxModel, fields: tuple[Field, ...], group_bits: int) -> tuple
     return tuple(_group(model, fields, run) for run in runs)
 
 
-def plan(model: FxModel, branch_free: bool = False, group_bits: int = 0) -> BitmaskPlan:
+def _ramp_cuts(r: Ramp) -> list[int]:
+    """The cuts that put each of the ramp's pieces in buckets of its own (none at the int32 ends)."""
+    return [c for c in (r.lo - 1, r.center - 1, r.hi) if INT32_MIN <= c < INT32_MAX]
+
+
+def _piece(r: Ramp, x: int) -> RampPiece:
+    """The ramp's piece at ``x`` (a bucket's largest value)."""
+    if x < r.lo or x > r.hi:
+        return RampPiece("lo" if x < r.lo else "hi", int(golden.ramp_value(golden.NUMPY, r, np.int64(x))))
+    return RampPiece("below" if x < r.center else "above")
+
+
+def _foldable(model: FxModel, per_input: dict[int, dict[int, list[tuple[int, int]]]], fields: tuple[Field, ...]) -> bool:
+    """Whether every ramp can fold: one ramp per input, each input also split on by trees whose
+    fields share one word (the search's outcome returns that word and adds the piece)."""
+    inputs = [r.input for r in model.ramps]
+    if not inputs or len(set(inputs)) != len(inputs):
+        return False
+    for i in inputs:
+        words = {fields[t].word for uses in per_input.get(i, {}).values() for t, _ in uses}
+        if len(words) != 1:
+            return False
+    return True
+
+
+def plan(model: FxModel, branch_free: bool = False, group_bits: int = 0, fold_ramps: bool = False) -> BitmaskPlan:
     """The bucketing of every input and the bit layout of the leaf indices; ``branch_free`` searches
     inputs with many cuts over a padded table instead of by nested comparisons; ``group_bits`` > 0
-    reads adjacent trees' fields together (leaf groups of at most that many index bits)."""
+    reads adjacent trees' fields together (leaf groups of at most that many index bits);
+    ``fold_ramps`` folds the ramps into the searches (nested comparisons only, when every ramp can)."""
     fields, n_words = _fields(model)
     per_input: dict[int, dict[int, list[tuple[int, int]]]] = {}
     for t, tree in enumerate(model.trees):
@@ -168,10 +216,15 @@ def plan(model: FxModel, branch_free: bool = False, group_bits: int = 0) -> Bitm
             uses = per_input.setdefault(s.input, {})
             if cut is not None:
                 uses.setdefault(cut, []).append((t, k))
+    folded = fold_ramps and not branch_free and _foldable(model, per_input, fields)
+    ramp_of = {r.input: k for k, r in enumerate(model.ramps)} if folded else {}
+    for i, k in ramp_of.items():
+        for c in _ramp_cuts(model.ramps[k]):
+            per_input[i].setdefault(c, [])
     inputs = []
     for i in sorted(i for i, uses in per_input.items() if uses):
         cuts = tuple(Cut(v, tuple(u)) for v, u in sorted(per_input[i].items()))
-        search = "sum" if len(cuts) <= LINEAR_MAX_CUTS else "table" if branch_free else "branch"
+        search = "branch" if i in ramp_of else "sum" if len(cuts) <= LINEAR_MAX_CUTS else "table" if branch_free else "branch"
         steps = 0 if search == "sum" else len(cuts).bit_length()
         n_buckets = (1 << steps) if search == "table" else len(cuts) + 1
         rank = {c.value: r for r, c in enumerate(cuts)}
@@ -186,9 +239,13 @@ def plan(model: FxModel, branch_free: bool = False, group_bits: int = 0) -> Bitm
                 for b in range(n_buckets):
                     if _bit_in_bucket(s.op, s.threshold, r, min(b, len(cuts))):
                         masks[f.word][b] |= 1 << (f.offset + k)
-        inputs.append(InputBuckets(i, cuts, search, steps, tuple(tuple(m) for m in masks)))
+        pieces: tuple[RampPiece, ...] = ()
+        if i in ramp_of:
+            r = model.ramps[ramp_of[i]]
+            pieces = tuple(_piece(r, cuts[b].value if b < len(cuts) else cuts[-1].value + 1) for b in range(n_buckets))
+        inputs.append(InputBuckets(i, cuts, search, steps, tuple(tuple(m) for m in masks), ramp_of.get(i), pieces))
     stride = 1 << max((t.depth for t in model.trees), default=0)
-    return BitmaskPlan(tuple(inputs), fields, n_words, stride, _groups(model, fields, group_bits))
+    return BitmaskPlan(tuple(inputs), fields, n_words, stride, _groups(model, fields, group_bits), folded)
 
 
 def leaf_index(p: BitmaskPlan, x: list[int]) -> list[int]:
@@ -211,4 +268,22 @@ def group_sum(p: BitmaskPlan, x: list[int]) -> int:
     for g in p.groups:
         joint = sum(idx[t] << sum(g.widths[:k]) for k, t in enumerate(g.trees))
         total += g.entries[joint]
+    return total
+
+
+def ramp_sum(p: BitmaskPlan, model: FxModel, x: list[int]) -> int:
+    """The folded ramps' terms for int inputs ``x`` by the plan: each bucket's piece (the C's
+    computation, in Python; a linear piece is its side's term, unclamped)."""
+    total = 0
+    for b in p.inputs:
+        if b.ramp is None:
+            continue
+        r, v = model.ramps[b.ramp], x[b.input]
+        piece = b.pieces[sum(1 for c in b.cuts if v > c.value)]
+        if piece.kind in ("lo", "hi"):
+            total += piece.value
+        else:
+            k = r.k_below if piece.kind == "below" else r.k_above
+            m = (abs(v - r.center) * abs(k)) >> r.shift
+            total += -m if (piece.kind == "below") == (k > 0) else m
     return total

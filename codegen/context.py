@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from rlcc import __version__
 from rlcc import derived as derived_vocab
 from rlcc import features as vocab
@@ -20,11 +22,13 @@ from rlcc import formats as fmt
 from rlcc.codegen import bitmask
 from rlcc.codegen.sdk_flavours import SdkChoice, choose, template_context
 from rlcc.errors import BadInputError
+from rlcc.fxp import golden
 from rlcc.fxp.model import INT32_MAX, INT32_MIN, PARAM_RULE, U32_MAX, FxModel, Ramp, Split, model_params
 
 TREE_STYLES = ("bitmask", "bitmask-per-tree", "bitmask-branchfree", "oblivious", "ifelse")  # the first is the default
-# bitmask styles -> (branch-free searches, leaf-group index bits: 0 = one lookup per tree)
-BITMASK_STYLES = {"bitmask": (False, bitmask.GROUP_INDEX_BITS), "bitmask-per-tree": (False, 0), "bitmask-branchfree": (True, 0)}
+# bitmask styles -> (branch-free searches, leaf-group index bits: 0 = one lookup per tree, ramps folded into the searches)
+BITMASK_STYLES = {"bitmask": (False, bitmask.GROUP_INDEX_BITS, True), "bitmask-per-tree": (False, 0, False),
+                  "bitmask-branchfree": (True, 0, False)}
 GROUP_ENTRIES_PER_ROW = 8  # leaf-group initializer: entries per line
 SQRT_INDEX_BITS = 10  # isqrt seed table: top 10 bits of the normalized rate, 768 entries (one Goldschmidt step)
 
@@ -218,12 +222,16 @@ def _split(model: FxModel, t: int, k: int, s: Split, input_macros: list[str], pr
     return CSplit(k, f"{names[s.input]} {s.op} {s.threshold}", macro, c_int32(s.threshold), cond, comment)
 
 
-def _ramp(model: FxModel, i: int, r: Ramp, input_macros: list[str], prefix: str) -> dict[str, Any]:
+def _ramp(model: FxModel, i: int, r: Ramp, input_macros: list[str], prefix: str, folded: bool = False) -> dict[str, Any]:
     """A ramp's named constants (value and a readable comment each) and its rlcc_ramp arguments
-    after the input."""
+    after the input. ``folded`` (into its input's search, whose cuts hold LO and HI): the terms at
+    LO and HI instead of LO and HI."""
     names = model.spec.student_input_names()
     bits = model.input_frac_bits[r.input]
     per_unit = lambda k: _decimal(k, r.shift + fmt.LEAF_FRAC_BITS - bits) if k else "0"  # noqa: E731
+    at = lambda x: int(golden.ramp_value(golden.NUMPY, r, np.int64(x)))  # noqa: E731
+    ends = [("AT_LO", c_int32(at(r.lo)), f"the term for {names[r.input]} <= {_decimal(r.lo, bits)} (its value at LO)"),
+            ("AT_HI", c_int32(at(r.hi)), f"the term for {names[r.input]} >= {_decimal(r.hi, bits)} (its value at HI)")]
     consts = [
         ("LO", c_int32(r.lo), f"{names[r.input]} = {_decimal(r.lo, bits)}: the term is constant below"),
         ("CENTER", c_int32(r.center), f"{names[r.input]} = {_decimal(r.center, bits)}: the teacher's equilibrium"),
@@ -232,6 +240,8 @@ def _ramp(model: FxModel, i: int, r: Ramp, input_macros: list[str], prefix: str)
         ("K_ABOVE", c_int32(r.k_above), f"slope above the center: {per_unit(r.k_above)} factor per 1.0 of the input"),
         ("SHIFT", f"{r.shift}u", "fractional bits of the slopes"),
     ]
+    if folded:
+        consts = [c for c in consts if c[0] not in ("LO", "HI")] + ends
     macro = f"{prefix}RAMP_{i}_"
     return {"index": i, "input": names[r.input], "consts": [{"macro": macro + c, "value": v, "comment": m} for c, v, m in consts],
             "args": [macro + c for c, _, _ in consts],
@@ -288,15 +298,18 @@ def _c_uint64(v: int) -> str:
     return f"UINT64_C(0x{v:016x})"
 
 
-def _branch_search(macros: list[str], value: Callable[[int], str], lo: int, hi: int, depth: int = 1) -> list[str]:
+def _branch_search(macros: list[str], value: Callable[[int], str], lo: int, hi: int, depth: int = 1,
+                   before: Callable[[int], str | None] = lambda b: None) -> list[str]:
     """Statements returning ``value(b)`` for x's bucket b in lo .. hi (bucket b: x above exactly b
-    cuts) by nested comparisons with the cuts' constants, halving the buckets at each one."""
+    cuts) by nested comparisons with the cuts' constants, halving the buckets at each one;
+    ``before(b)``: a statement to run first in bucket b's outcome."""
     pad = "    " * depth
     if lo == hi:
-        return [f"{pad}return {value(lo)};"]
+        first = before(lo)
+        return ([f"{pad}{first}"] if first else []) + [f"{pad}return {value(lo)};"]
     mid = (lo + hi + 1) // 2  # x > cut mid - 1: bucket mid or above
-    return ([f"{pad}if (x > {macros[mid - 1]}) {{"] + _branch_search(macros, value, mid, hi, depth + 1) + [f"{pad}}}"]
-            + _branch_search(macros, value, lo, mid - 1, depth))
+    return ([f"{pad}if (x > {macros[mid - 1]}) {{"] + _branch_search(macros, value, mid, hi, depth + 1, before) + [f"{pad}}}"]
+            + _branch_search(macros, value, lo, mid - 1, depth, before))
 
 
 def _group_rows(g: bitmask.LeafGroup) -> list[str]:
@@ -315,18 +328,32 @@ def _group_rows(g: bitmask.LeafGroup) -> list[str]:
     return out
 
 
+def _piece_statement(b: bitmask.InputBuckets, k: int, macro_prefix: str) -> str:
+    """The statement adding a folded ramp's piece in bucket ``k`` of its input's search."""
+    piece, macro = b.pieces[k], f"{macro_prefix}RAMP_{b.ramp}_"
+    if piece.kind in ("lo", "hi"):
+        return f"*ramp += {macro}AT_{piece.kind.upper()};"
+    side = "BELOW" if piece.kind == "below" else "ABOVE"
+    return f"*ramp += rlcc_ramp_{piece.kind}(x, {macro}CENTER, {macro}K_{side}, {macro}SHIFT);"
+
+
 def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix: str, branch_free: bool,
-             group_bits: int) -> dict[str, Any]:
+             group_bits: int, fold_ramps: bool) -> dict[str, Any]:
     """The ``bitmask`` tree styles' tables and statements (``rlcc.codegen.bitmask``)."""
-    plan = bitmask.plan(model, branch_free, group_bits)
+    plan = bitmask.plan(model, branch_free, group_bits, fold_ramps)
     names = model.spec.student_input_names()
     word_var = (lambda w: "bits") if plan.n_words == 1 else (lambda w: f"bits_{w}")  # noqa: E731
     inputs = []
     for b in plan.inputs:
         bits = model.input_frac_bits[b.input]
+        roles: dict[int, list[str]] = {}  # a folded ramp's cuts: x > LO - 1, x > CENTER - 1, x > HI
+        if b.ramp is not None:
+            r = model.ramps[b.ramp]
+            for role, v in (("lo", r.lo - 1), ("center", r.center - 1), ("hi", r.hi)):
+                roles.setdefault(v, []).append(f"ramp {b.ramp} {role}")
         cuts = []
         for j, c in enumerate(b.cuts):
-            where = ", ".join(f"tree {t} split {k}" for t, k in c.uses) or "no split"
+            where = ", ".join([f"tree {t} split {k}" for t, k in c.uses] + roles.get(c.value, [])) or "no split"
             cuts.append({"macro": f"{macro_prefix}CUT_{b.input}_{j}", "value": c_int32(c.value),
                          "comment": f"{names[b.input]} > {_decimal(c.value, bits)}: {where}"})
         x = f"x[{input_macros[b.input]}]"
@@ -336,7 +363,8 @@ def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix:
         returns_word = b.search == "branch" and len(b.words()) == 1  # each search leaf loads its word itself
         if b.search == "branch":
             value = (lambda k, w=own_word: f"{w}[{k}]") if returns_word else (lambda k: f"{k}u")  # noqa: E731
-            search = {"kind": "branch", "lines": _branch_search([c["macro"] for c in cuts], value, 0, len(cuts)),
+            before = (lambda k, b=b: _piece_statement(b, k, macro_prefix)) if b.ramp is not None else (lambda k: None)
+            search = {"kind": "branch", "lines": _branch_search([c["macro"] for c in cuts], value, 0, len(cuts), 1, before),
                       "what": f"{len(cuts)} cut(s), binary search by nested comparisons (at most {b.search_steps})"
                               + (", each outcome its word of split bits" if returns_word else "")}
         elif b.search == "table":
@@ -364,6 +392,7 @@ def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix:
             w["table"] = f"{tables}.{w['member']}"
         inputs.append({"index": b.input, "name": names[b.input], "macro": input_macros[b.input], "x": x, "cuts": cuts,
                        "search": search, "bucket_fn": f"{prefix}{'bits' if returns_word else 'bucket'}_{b.input}",
+                       "ramp": b.ramp,
                        "returns_word": returns_word, "words": words})
     fields = []
     for t, f in enumerate(plan.fields):
@@ -372,7 +401,7 @@ def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix:
         shifted = f"({var} >> {f.offset})" if f.offset else var
         fields.append({"tree": t, "index": f"(uint32_t){shifted} & {mask}u" if f.width else "0u"})
     def word_term(i: dict[str, Any], w: int) -> str:
-        call = f"{i['bucket_fn']}({i['x']})"
+        call = f"{i['bucket_fn']}({i['x']}{', &ramps' if i['ramp'] is not None else ''})"
         return call if i["returns_word"] else f"{i['words'][[x['word'] for x in i['words']].index(w)]['table']}[{call}]"
 
     word_terms = {w: [word_term(i, w) for i in inputs if any(x["word"] == w for x in i["words"])]
@@ -393,7 +422,7 @@ def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix:
                        "layout": parts, "rows": _group_rows(g)})
     return {"inputs": inputs, "fields": fields, "words": words, "tables": f"{prefix}tables", "leaves_name": f"{prefix}tables.leaves",
             "leaf_stride": plan.leaf_stride, "leaf_rows": rows, "n_cuts": plan.n_cuts, "n_words": plan.n_words,
-            "field_bits": sum(f.width for f in plan.fields), "groups": groups,
+            "field_bits": sum(f.width for f in plan.fields), "groups": groups, "folded": plan.folded,
             "table_bytes": sum(4 * len(g.entries) for g in plan.groups) if groups else 4 * plan.leaf_stride * len(model.trees)}
 
 
@@ -421,6 +450,9 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
          "c_code": vocab.get(f.name).c_code(prefix + "input_t", param_reads)}
         for i, f in enumerate(spec.features)
     ]
+    # a tree-less model (a constant teacher) has no tables: the bias alone, as in the other forms
+    bm = (_bitmask(model, macros, prefix, macro_prefix, *BITMASK_STYLES[tree_style])
+          if tree_style in BITMASK_STYLES and model.trees else None)
     sdk_context = template_context(sdk or choose(), ident, params, runtime_version(), model_sha256(model))
     return {
         **sdk_context,
@@ -447,14 +479,12 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "history_words": model.history_words,
         "uses": uses,
         "trees": trees,
-        # a tree-less model (a constant teacher) has no tables: the bias alone, as in the other forms
-        "bitmask": (_bitmask(model, macros, prefix, macro_prefix, *BITMASK_STYLES[tree_style])
-                    if tree_style in BITMASK_STYLES and model.trees else None),
+        "bitmask": bm,
         "max_depth": max((t.depth for t in model.trees), default=0),
         "n_comparisons": sum(t.depth for t in model.trees),
         "n_operations": model.n_operations,
         "leaf_bytes": 4 * sum(len(t.leaves) for t in model.trees),
-        "ramps": [_ramp(model, i, r, macros, macro_prefix) for i, r in enumerate(model.ramps)],
+        "ramps": [_ramp(model, i, r, macros, macro_prefix, bool(bm and bm["folded"])) for i, r in enumerate(model.ramps)],
         "bias": c_int32(model.bias),
         "bias_value": model.bias,
         "bias_decimal": _decimal(model.bias, fmt.LEAF_FRAC_BITS),

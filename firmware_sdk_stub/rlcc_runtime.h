@@ -33,7 +33,7 @@
 #include "pcc_sdk.h"
 
 /* Bumped on every change of behaviour or interface; generated firmware checks it. */
-#define RLCC_RUNTIME_VERSION 5u
+#define RLCC_RUNTIME_VERSION 6u
 
 /* ---- formats and context layout (values from rlcc.formats) ---- */
 #define RLCC_RATE_FRAC_BITS UINT32_C(20)
@@ -415,26 +415,35 @@ static __attribute__((noinline, unused)) int32_t rlcc_log_ratio(int32_t cur, int
     return rlcc_slog(cur) - rlcc_slog(prev);
 }
 
+/* A ramp's term below its center, lo <= x < center (rlcc.fxp.golden.ramp_value): trunc((x - center)
+ * * k / 2^shift). The sign of the product is known (that of -k), so the truncating division is a
+ * logical shift of |x - center| * |k| (the generator guarantees it is below 2^31), negated where
+ * the product is negative. The slopes are literals: the signs and magnitudes fold at compile time. */
+static inline int32_t rlcc_ramp_below(int32_t x, int32_t center, int32_t k, uint32_t shift)
+{
+    const uint32_t m = (((uint32_t)center - (uint32_t)x) * (k < 0 ? 0u - (uint32_t)k : (uint32_t)k)) >> shift;
+    return k > 0 ? -(int32_t)m : (int32_t)m;
+}
+
+/* A ramp's term at or above its center, center <= x <= hi: trunc((x - center) * k / 2^shift), as
+ * rlcc_ramp_below with the product's sign that of k. */
+static inline int32_t rlcc_ramp_above(int32_t x, int32_t center, int32_t k, uint32_t shift)
+{
+    const uint32_t m = (((uint32_t)x - (uint32_t)center) * (k < 0 ? 0u - (uint32_t)k : (uint32_t)k)) >> shift;
+    return k < 0 ? -(int32_t)m : (int32_t)m;
+}
+
 /* One ramp's term of the ensemble sum (Q16.16), rlcc.fxp.golden.ramp_value: trunc(d * k / 2^shift) with
- * d = clamp(x, lo, hi) - center and k = k_below if d < 0 else k_above (lo <= center <= hi). Each side
- * needs one clamp only, on |d| = min(|x - center|, its side's width) (exact in uint32), and the
- * sign of d * k is known per side, so the truncating division is a logical shift of |d| * |k|
- * (the generator guarantees |d| * |k| < 2^31), negated where the product is negative. The slopes
- * are literals: the signs and magnitudes fold at compile time. */
+ * d = clamp(x, lo, hi) - center and k = k_below if d < 0 else k_above (lo <= center <= hi): the
+ * side's term at x clamped to the side's end (one clamp per side). A firmware whose trees search
+ * the ramp's input folds the sides into that search instead (the bitmask tree style). */
 static inline int32_t rlcc_ramp(int32_t x, int32_t lo, int32_t center, int32_t hi, int32_t k_below, int32_t k_above,
                                 uint32_t shift)
 {
-    uint32_t w, m;
     if (x < center) {
-        w = (uint32_t)center - (uint32_t)x;
-        w = w < (uint32_t)center - (uint32_t)lo ? w : (uint32_t)center - (uint32_t)lo;
-        m = (w * (k_below < 0 ? 0u - (uint32_t)k_below : (uint32_t)k_below)) >> shift;
-        return k_below > 0 ? -(int32_t)m : (int32_t)m; /* d < 0: d * k has the sign of -k */
+        return rlcc_ramp_below(x < lo ? lo : x, center, k_below, shift);
     }
-    w = (uint32_t)x - (uint32_t)center;
-    w = w < (uint32_t)hi - (uint32_t)center ? w : (uint32_t)hi - (uint32_t)center;
-    m = (w * (k_above < 0 ? 0u - (uint32_t)k_above : (uint32_t)k_above)) >> shift;
-    return k_above < 0 ? -(int32_t)m : (int32_t)m;
+    return rlcc_ramp_above(x > hi ? hi : x, center, k_above, shift);
 }
 
 /* The ensemble sum clamped to [lo, hi] (the factor clamp parameters). */
