@@ -58,17 +58,18 @@ def prefixed_symbol(img: ElfImage, suffix: str, what: str) -> str:
     return found[0]
 
 
-def _sum_summary(name: str, fn: z3.FuncDeclRef, n_inputs: int, word_bytes: int, xlen: int, stack: Region) -> Summary:
-    """An ensemble partial sum called with a pointer to the caller's input array: ``fn`` of the
-    array's words, read from the caller's memory at the call."""
+def _sum_summary(name: str, fns: list[z3.FuncDeclRef], n_inputs: int, word_bytes: int, xlen: int, stack: Region) -> Summary:
+    """Ensemble partial sums called with a pointer to the caller's input array: ``fns`` of the
+    array's words, read from the caller's memory at the call, returned in a0 (a1, ...)."""
     def summary(regs: list[Any], path: Any, load: Load) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
         base, sp = concrete(regs[10]), concrete(regs[2])
         end = None if base is None else base + n_inputs * word_bytes
         if base is None or sp is None or not (sp <= base and end <= stack.hi):
-            return {10: 0}, [(f"{name} argument: the input array in the caller's stack frame", path)]
+            return {10 + k: 0 for k in range(len(fns))}, [(f"{name} argument: the input array in the caller's stack frame", path)]
         words = [load(base + word_bytes * i, word_bytes) for i in range(n_inputs)]
-        r = fn(*[w if isinstance(w, z3.BitVecRef) else z3.BitVecVal(w, 8 * word_bytes) for w in words])
-        return {10: z3.SignExt(32, r) if xlen == 64 else r}, []  # int32 result, sign-extended on RV64
+        args = [w if isinstance(w, z3.BitVecRef) else z3.BitVecVal(w, 8 * word_bytes) for w in words]
+        # int32 results, sign-extended on RV64
+        return {10 + k: z3.SignExt(32, fn(*args)) if xlen == 64 else fn(*args) for k, fn in enumerate(fns)}, []
 
     return summary
 
@@ -112,8 +113,8 @@ class Abstraction:
             out[img.symbols[LOG_RATIO_FUNCTION][0]] = _log_ratio_summary(self.slog, xlen)
         if self.sums is not None:
             stack = img.stack
-            for name, fn in ((self.sums.tree_symbol, self.sums.fns.trees), (self.sums.ramp_symbol, self.sums.fns.ramps)):
-                out[img.symbols[name][0]] = _sum_summary(name, fn, self.sums.n_inputs, self.sums.fns.input_bits // 8,
+            for name, fns in self.sums.functions():
+                out[img.symbols[name][0]] = _sum_summary(name, fns, self.sums.n_inputs, self.sums.fns.input_bits // 8,
                                                          xlen, stack)
         return out
 
@@ -125,7 +126,7 @@ class Abstraction:
     def symbols(self) -> list[str]:
         """The abstracted functions' symbols (those ``summaries`` replaces)."""
         return ([SQRT_FUNCTION, *self.products] + ([LOG_RATIO_FUNCTION] if self.slog is not None else [])
-                + ([self.sums.tree_symbol, self.sums.ramp_symbol] if self.sums is not None else []))
+                + ([name for name, _ in self.sums.functions()] if self.sums is not None else []))
 
     def product_ranges(self, terms: list[Any]) -> list[Any]:
         """For each product application in ``terms``: true of the exact ``(a * b) >> shift`` (its
@@ -197,13 +198,20 @@ class Abstraction:
 
 @dataclasses.dataclass
 class Sums:
-    """The ensemble's two out-of-line partial sums (a model with ramps): the trees' (bias and leaves)
-    and the ramps' (every ramp inline), their symbols and functions."""
+    """The ensemble's out-of-line sums (a model with ramps): the trees' (bias and leaves) and the
+    ramps' (every ramp inline), their symbols and functions; or, with the ramps folded into the
+    trees' searches (no ramp symbol), one function returning both (a0: trees, a1: ramps)."""
 
     tree_symbol: str
-    ramp_symbol: str
+    ramp_symbol: str | None
     fns: SumFunctions
     model: FxModel
+
+    def functions(self) -> list[tuple[str, list[z3.FuncDeclRef]]]:
+        """Each out-of-line sum's symbol and the functions of the input words it returns (a0, a1)."""
+        if self.ramp_symbol is None:
+            return [(self.tree_symbol, [self.fns.trees, self.fns.ramps])]
+        return [(self.tree_symbol, [self.fns.trees]), (self.ramp_symbol, [self.fns.ramps])]
 
     @property
     def n_inputs(self) -> int:
@@ -216,7 +224,8 @@ class Sums:
             return None  # the handler proof then executes the sum inline
         if not any(n.endswith("_" + tree) for n in img.symbols):
             return None
-        return cls(prefixed_symbol(img, tree, "trees' sum"), prefixed_symbol(img, ramp, "ramps' sum"),
+        folded = not any(n.endswith("_" + ramp) for n in img.symbols)
+        return cls(prefixed_symbol(img, tree, "trees' sum"), None if folded else prefixed_symbol(img, ramp, "ramps' sum"),
                    SumFunctions.make(model.spec.student_width, input_bits(model)), model)
 
     def inputs(self, words: list[int]) -> list[np.ndarray]:

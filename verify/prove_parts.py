@@ -141,7 +141,8 @@ def log_ratio_part(img: ElfImage, xlen: int) -> ProofPart:
 
 
 def sum_parts(img: ElfImage, xlen: int, model: FxModel) -> list[ProofPart]:
-    """The trees' and the ramps' out-of-line sums (a model with ramps), each alone."""
+    """The trees' and the ramps' out-of-line sums (a model with ramps), each alone; or the one sum
+    of both when the firmware folds the ramps into the trees' searches."""
     cut = Abstraction.for_image(img, model)
     if cut.sums is None:
         return []
@@ -153,9 +154,12 @@ def sum_parts(img: ElfImage, xlen: int, model: FxModel) -> list[ProofPart]:
     def ramps(ops: Z3Ops, x: list[Any]) -> list[Any]:
         return list(golden.ramp_terms(ops, model, x))
 
-    return [_sum_part(img, xlen, cut, "trees' sum", cut.sums.tree_symbol, trees, bound, "the bias plus the trees' leaves"),
-            _sum_part(img, xlen, cut, "ramps' sum", cut.sums.ramp_symbol, ramps, bound,
-                      "the sum of the ramps' terms (each ramp exactly, on its own input)", separate=True)]
+    tree_out = (10, trees, "the bias plus the trees' leaves", False)
+    ramp_out = (10, ramps, "the sum of the ramps' terms (each ramp exactly, on its own input)", True)
+    if cut.sums.ramp_symbol is None:  # the ramps folded into the trees' searches: both sums from one call
+        return [_sum_part(img, xlen, cut, "trees' and ramps' sums", cut.sums.tree_symbol, [tree_out, (11, *ramp_out[1:])], bound)]
+    return [_sum_part(img, xlen, cut, "trees' sum", cut.sums.tree_symbol, [tree_out], bound),
+            _sum_part(img, xlen, cut, "ramps' sum", cut.sums.ramp_symbol, [ramp_out], bound)]
 
 
 def _addends(t: Any, sign: int = 1) -> list[tuple[int, Any]] | None:
@@ -250,18 +254,21 @@ def _separate(got: Any, terms: list[Any]) -> list[tuple[str, Any]] | None:
     return out
 
 
-def _sum_part(img: ElfImage, xlen: int, cut: Abstraction, part: str, symbol: str,
-              terms_of: Callable[[Z3Ops, list[Any]], list[Any]], bound: int, what: str, separate: bool = False) -> ProofPart:
+SumOutput = tuple[int, Callable[[Z3Ops, list[Any]], list[Any]], str, bool]  # register, golden terms, what, separate
+
+
+def _sum_part(img: ElfImage, xlen: int, cut: Abstraction, part: str, symbol: str, outputs: list[SumOutput],
+              bound: int) -> ProofPart:
     """An out-of-line partial sum, symbolically alone: called with a pointer to an array of free
-    input words in the caller's frame, every other byte around it unknown, it returns the golden
-    32-bit sum of ``terms_of`` for all words, so its result depends on the array alone, which is
-    what its abstraction in the handler assumes; it stores only below its stack pointer and
-    restores sp and the callee-saved registers. ``separate``: the terms each read their own input
-    (the ramps), proven term by term (``_separate``), each a one-input proof instead of one over
-    all inputs at once."""
+    input words in the caller's frame, every other byte around it unknown, it returns in each
+    output's register the golden 32-bit sum of its terms for all words, so its results depend on
+    the array alone, which is what its abstraction in the handler assumes; it stores only below
+    its stack pointer and restores sp and the callee-saved registers. An output marked
+    ``separate`` has terms that each read their own input (the ramps): it is proven term by term
+    (``_separate``), each a one-input proof instead of one over all inputs at once."""
     t0 = time.monotonic()
     assert cut.sums is not None
-    tag = part.split("'")[0]
+    tag = part.split("'")[0].replace(" ", "_")
     n, bits = cut.sums.n_inputs, cut.sums.fns.input_bits
     sp = img.machine.stack_top - _CALLER_FRAME
     base = sp + _ARRAY_OFFSET
@@ -280,21 +287,26 @@ def _sum_part(img: ElfImage, xlen: int, cut: Abstraction, part: str, symbol: str
     side: list[tuple[str, Any]] = []
     ops = Z3Ops(_exact_ops().sqrt_fn, obligations=side)
     as_bv = lambda t: t if isinstance(t, z3.ExprRef) else z3.BitVecVal(int(t), 64)  # noqa: E731 - a constant term
-    terms = [as_bv(t) for t in terms_of(ops, [z3.SignExt(64 - bits, w) if bits < 64 else w for w in words])]
-    want = z3.simplify(ops.add_terms(terms, bound))
-    r = run.state.regs[10]
-    got = r if isinstance(r, z3.BitVecRef) else z3.BitVecVal(r, xlen)
     caller = [a for a in run.state.mem if a >= sp and not _same_byte(run.state.mem[a], mem.get(a))]
     if caller:
         return ProofPart(part, "failed", time.monotonic() - t0, f"stores into its caller's frame at {min(caller):#x}")
-    pieces = _separate(got, terms) if separate and bound < 2**31 else None
-    if pieces is None:
-        checks = [(f"result equals {what}", got != z3.Extract(xlen - 1, 0, want))]
-    else:  # the low 32 bits piece by piece; on RV64 the register is their sign extension, as the int32 sum's
-        wide = [("result is a sign-extended int32", got != z3.SignExt(32, z3.Extract(31, 0, got)))] if xlen == 64 else []
-        checks = [(f"result equals {what}: {d}", f) for d, f in pieces] + wide
+    checks = []
+    for reg, terms_of, what, separate in outputs:
+        terms = [as_bv(t) for t in terms_of(ops, [z3.SignExt(64 - bits, w) if bits < 64 else w for w in words])]
+        want = z3.simplify(ops.add_terms(terms, bound))
+        r = run.state.regs[reg]
+        got = r if isinstance(r, z3.BitVecRef) else z3.BitVecVal(r, xlen)
+        name = "result" if len(outputs) == 1 else f"x{reg}"
+        pieces = _separate(got, terms) if separate and bound < 2**31 else None
+        if pieces is None:
+            checks.append((f"{name} equals {what}", got != z3.Extract(xlen - 1, 0, want)))
+        else:  # the low 32 bits piece by piece; on RV64 the register is their sign extension, as the int32 sum's
+            wide = [(f"{name} is a sign-extended int32", got != z3.SignExt(32, z3.Extract(31, 0, got)))] if xlen == 64 else []
+            checks += [(f"{name} equals {what}: {d}", f) for d, f in pieces] + wide
+    returns = ("returns " + outputs[0][2] if len(outputs) == 1 else
+               "returns " + " and ".join(f"{what} in x{reg}" for reg, _, what, _ in outputs))
     return _conclude(part, t0, checks + side + run.obligations + frame_checks(run.state, entry, xlen, img.preserved_registers(symbol, xlen)),
-                     f"{symbol} returns {what} (int32, sign-extended) for all {n} input words, reads nothing else; "
+                     f"{symbol} {returns} (int32, sign-extended) for all {n} input words, reads nothing else; "
                      "stores only in its frame, restores sp and callee-saved registers, keeps the caller-saved ones it does not write")
 
 
