@@ -21,7 +21,9 @@ C that keeps those names. Each mutant changes exactly one line of one file:
 - ``carry:drop``, ``carry:shift-1``, ``carry:store-drop``: the rate update's error feedback
   ignores the carried fraction, reads it one bit off, or does not store the new one;
 - ``ramp:2:k_below:+1`` a ramp constant (``RAMP_2_LO``, ``_CENTER``, ``_HI``, ``_K_BELOW``,
-  ``_K_ABOVE``, ``_SHIFT``) plus/minus one.
+  ``_K_ABOVE``, ``_SHIFT``, and for a ramp folded into its input's search ``_AT_LO``, ``_AT_HI``)
+  plus/minus one; ``ramp:2:lo_cut:+1`` (``center_cut``, ``hi_cut``): such a ramp's cut of the
+  search moved by one.
 """
 
 from __future__ import annotations
@@ -58,7 +60,9 @@ _GROUP_PART_RE = re.compile(r"tree (\d+) leaf \(bits (\d+)-(\d+)\)")
 _NUM_RE = re.compile(r"-?\d+")
 _COMMENT_RE = re.compile(r"/\*.*?\*/")
 _COND_RE = re.compile(r"x\[(\w*?IN_\w+)\] (>=|<=|>|<) \w*?THR_(\d+)_(\d+)\b")
-_RAMP_RE = re.compile(r"^#define \w*?RAMP_(\d+)_(LO|CENTER|HI|K_BELOW|K_ABOVE) " + _INT32)
+_RAMP_RE = re.compile(r"^#define \w*?RAMP_(\d+)_(LO|CENTER|HI|K_BELOW|K_ABOVE|AT_LO|AT_HI) " + _INT32)
+# a ramp folded into its input's search: its LO - 1, CENTER - 1 and HI are cuts (``ramp 2 lo`` in the comment above)
+_CUT_RAMP_RE = re.compile(r"ramp (\d+) (lo|center|hi)\b")
 _RAMP_SHIFT_RE = re.compile(r"^#define \w*?RAMP_(\d+)_SHIFT (\d+)u")
 _DEFAULT_RE = re.compile(r"^#define (\w+)_DEF_(CLAMP_MIN_Q16|CLAMP_MAX_Q16|PROBE_TIMEOUT_NS) UINT32_C\((\d+)\)")
 _ENUM_ITEM_RE = re.compile(r"^\s*(\w*?(?:IN|F)_\w+) = (\d+),")
@@ -202,7 +206,13 @@ def _tree_constants(c_lines: Sequence[str], inputs: dict[str, int], reachable: l
             i, v = int(m.group(1)), _int32_value(m, 3)
             above = c_lines[n - 2] if n >= 2 and c_lines[n - 2].startswith("/*") else ""
             uses = [(int(u.group(1)), int(u.group(2))) for u in _CUT_USE_RE.finditer(above)]
-            if not uses:
+            if not uses:  # a cut of folded ramps only: moving it moves that ramp's end or center
+                for r in _CUT_RAMP_RE.finditer(above):
+                    for sign, nv in _plus_minus(v, INT32_MIN, INT32_MAX):
+                        out.append(Mutant(f"ramp:{r.group(1)}:{r.group(2)}_cut:{sign}", "ramp",
+                                          f"ramp {r.group(1)} {r.group(2)} (cut of input {i}): {v} -> {nv}", "c", n, line,
+                                          _replace_span(line, m.start(3), m.end(3), c_int32(nv)), input=i))
+                    break  # one edit of the line: named by the first ramp it serves
                 continue
             t, k = uses[0]
             names = ", ".join(f"tree {a} split {b}" for a, b in uses)
