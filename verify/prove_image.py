@@ -53,12 +53,14 @@ class ElfImage:
         return Executor(self.image, self.machine.mem_base, xlen, self.regions if regions is None else regions, **kwargs)
 
     def clobbered_registers(self, symbol: str, xlen: int) -> frozenset[int]:
-        """The caller-saved registers a call of leaf function ``symbol`` may change: ra (the call
-        writes it) and those its instructions write; all of them when it calls, jumps indirectly
-        other than its return, or branches outside itself. Read from its code once; its proof
-        part checks the rest keep their values (``frame_checks``'s ``preserved``)."""
+        """The registers a call of leaf function ``symbol`` may change: ra (the call writes it), the
+        caller-saved ones its instructions write, and the callee-saved ones it writes without
+        saving them on the stack (a compiler with interprocedural register allocation lets a static
+        function do that: its callers know); every caller-saved one when it calls, jumps
+        indirectly other than its return, or branches outside itself. Read from its code once;
+        its proof part checks that every other register keeps its value (``frame_checks``)."""
         start, size = self.symbols[symbol]
-        written = {1}
+        written, saved = {1}, set()
         pc = start
         while pc < start + size:
             at = pc - self.machine.mem_base
@@ -69,14 +71,11 @@ class ElfImage:
             if (d.op in ("illegal", "ecall", "ebreak") or (d.op == "jalr" and not ret)
                     or (d.op == "jal" and (d.rd != 0 or not inside)) or (d.op in _BRANCH_OPS and not inside)):
                 return CALLER_SAVED
-            if d.rd in CALLER_SAVED:
-                written.add(d.rd)
+            written.add(d.rd)
+            if d.op in ("sw", "sd") and d.rs1 == 2:
+                saved.add(d.rs2)
             pc += n
-        return frozenset(written)
-
-    def preserved_registers(self, symbol: str, xlen: int) -> frozenset[int]:
-        """The caller-saved registers a call of ``symbol`` keeps (``clobbered_registers``' complement)."""
-        return CALLER_SAVED - self.clobbered_registers(symbol, xlen)
+        return frozenset(r for r in written if r in CALLER_SAVED or (r in CALLEE_SAVED and r != 2 and r not in saved))
 
     def call_registers(self, xlen: int, prefix: str, sp: int | None = None) -> list[Any]:
         """Registers at a call: each free (``<prefix>x<r>``), except ra (the sentinel), sp (the
@@ -143,11 +142,13 @@ def arg32(v: Any, xlen: int, path: Any, what: str) -> tuple[z3.BitVecRef, list[t
     return low, [(f"{what} passed sign-extended (RV64 ABI)", z3.And(path, v != z3.SignExt(32, low)))]
 
 
-def frame_checks(final: State, entry: State, xlen: int, preserved: frozenset[int] = frozenset()) -> list[tuple[str, Any]]:
-    """Obligations: every callee-saved register (sp included), and each caller-saved one in
-    ``preserved``, holds its entry value at the return."""
+def frame_checks(final: State, entry: State, xlen: int, clobbered: frozenset[int] | None = None) -> list[tuple[str, Any]]:
+    """Obligations: every callee-saved register (sp included) holds its entry value at the return;
+    with ``clobbered`` (a leaf function's ``ElfImage.clobbered_registers``), every register but
+    those does."""
     out = []
-    for r in sorted(set(CALLEE_SAVED) | preserved):
+    keep = CALLEE_SAVED if clobbered is None else [r for r in range(1, 32) if r not in clobbered]
+    for r in keep:
         a, b = final.regs[r], entry.regs[r]
         if isinstance(a, int) and isinstance(b, int):
             if a != b:

@@ -83,8 +83,8 @@ def sqrt_contract(img: ElfImage, xlen: int) -> ProofPart:
     free = {str(v) for v in free_vars(result)} if isinstance(result, z3.ExprRef) else set()
     if free - {str(arg)}:
         return ProofPart("sqrt_rate contract", "failed", time.monotonic() - t0, f"result depends on {sorted(free - {str(arg)})}")
-    return _conclude("sqrt_rate contract", t0, returns + run.obligations + frame_checks(run.state, entry, xlen, img.preserved_registers(SQRT_FUNCTION, xlen)),
-                     "returns, restores sp and callee-saved registers, keeps the caller-saved ones it does not write, stores only in its frame, result a function of the rate alone",
+    return _conclude("sqrt_rate contract", t0, returns + run.obligations + frame_checks(run.state, entry, xlen, img.clobbered_registers(SQRT_FUNCTION, xlen)),
+                     "returns, restores sp and every register it saves, keeps every other register it does not write, stores only in its frame, result a function of the rate alone",
                      open_prefix="")
 
 
@@ -103,8 +103,8 @@ def product_part(img: ElfImage, xlen: int, name: str, shift: int) -> ProofPart:
     as_bv = lambda v, w: v if isinstance(v, z3.BitVecRef) else z3.BitVecVal(v, w)  # noqa: E731
     got = as_bv(lo, 64) if xlen == 64 else z3.Concat(as_bv(hi, 32), as_bv(lo, 32))
     want = z3.LShR(z3.ZeroExt(32, a) * z3.ZeroExt(32, b), shift)
-    return _conclude(f"{name} product", t0, [("result", got != want)] + run.obligations + frame_checks(run.state, entry, xlen, img.preserved_registers(name, xlen)),
-                     f"returns (a * b) >> {shift} for all 32-bit a, b; restores sp and callee-saved registers, keeps the caller-saved ones it does not write")
+    return _conclude(f"{name} product", t0, [("result", got != want)] + run.obligations + frame_checks(run.state, entry, xlen, img.clobbered_registers(name, xlen)),
+                     f"returns (a * b) >> {shift} for all 32-bit a, b; restores sp and every register it saves, keeps every other register it does not write")
 
 
 def _exact_ops() -> Z3Ops:
@@ -135,9 +135,9 @@ def log_ratio_part(img: ElfImage, xlen: int) -> ProofPart:
         pieces = [("one proof", got != z3.Extract(xlen - 1, 0, logs[0] - logs[1]))]
     wide = [("result is a sign-extended int32", got != z3.SignExt(32, z3.Extract(31, 0, got)))] if xlen == 64 else []
     checks = [fits] + [(f"result equals slog(cur) - slog(prev): {d}", f) for d, f in pieces] + wide
-    return _conclude("log ratio", t0, checks + run.obligations + frame_checks(run.state, entry, xlen, img.preserved_registers(LOG_RATIO_FUNCTION, xlen)),
+    return _conclude("log ratio", t0, checks + run.obligations + frame_checks(run.state, entry, xlen, img.clobbered_registers(LOG_RATIO_FUNCTION, xlen)),
                      f"{LOG_RATIO_FUNCTION} returns slog(cur) - slog(prev) exactly (rlcc.derived.slog_int, each within "
-                     f"{SLOG_BITS} bits) for all int32 cur, prev; restores sp and callee-saved registers, keeps the caller-saved ones it does not write")
+                     f"{SLOG_BITS} bits) for all int32 cur, prev; restores sp and every register it saves, keeps every other register it does not write")
 
 
 def sum_parts(img: ElfImage, xlen: int, model: FxModel) -> list[ProofPart]:
@@ -305,9 +305,9 @@ def _sum_part(img: ElfImage, xlen: int, cut: Abstraction, part: str, symbol: str
             checks += [(f"{name} equals {what}: {d}", f) for d, f in pieces] + wide
     returns = ("returns " + outputs[0][2] if len(outputs) == 1 else
                "returns " + " and ".join(f"{what} in x{reg}" for reg, _, what, _ in outputs))
-    return _conclude(part, t0, checks + side + run.obligations + frame_checks(run.state, entry, xlen, img.preserved_registers(symbol, xlen)),
+    return _conclude(part, t0, checks + side + run.obligations + frame_checks(run.state, entry, xlen, img.clobbered_registers(symbol, xlen)),
                      f"{symbol} {returns} (int32, sign-extended) for all {n} input words, reads nothing else; "
-                     "stores only in its frame, restores sp and callee-saved registers, keeps the caller-saved ones it does not write")
+                     "stores only in its frame, restores sp and every register it saves, keeps every other register it does not write")
 
 
 def _same_byte(a: Any, b: Any) -> bool:

@@ -34,11 +34,14 @@ from rlcc.verify.include_guard import check_includes
 # pointer cost the bundled decision 90 of its 820 cycles (ra and s0 saved in every leaf helper).
 COMMON_FLAGS = ("-O2", "-fomit-frame-pointer", "-ffreestanding", "-Wall", "-Wextra", "-Werror", "-g0")
 # Interprocedural register allocation (LLVM's; gcc's -fipa-ra is on at -O2): a caller knows which
-# registers its static callees write and keeps values in the others across the call instead of
-# saving callee-saved registers. The bundled RTT decision: 24 of 486 cycles on rv64imac/dpa, TX 94
-# -> 62. rlcc-verify --prove reads each abstracted function's written registers from its code and
-# proves it keeps the rest (rlcc.verify.prove_image.ElfImage.clobbered_registers).
-ZIG_FLAGS = ("-mllvm", "-enable-ipra")
+# registers its static callees write and keeps values in the others across the call, and a static
+# callee may use callee-saved registers without saving them. The bundled RTT decision: 24 of 486
+# cycles on rv64imac/dpa, TX 94 -> 62. rlcc-verify --prove reads each abstracted function's
+# written registers from its code and proves it keeps the rest
+# (rlcc.verify.prove_image.ElfImage.clobbered_registers). No tail merging: it joins the code of
+# different inputs' searches, after which the prover cannot take the ramps' terms input by input
+# (rv32imc: that proof timed out at 60 s with it, 7 s without; cycles unchanged or fewer).
+ZIG_FLAGS = ("-mllvm", "-enable-ipra", "-mllvm", "-enable-tail-merge=false")
 
 
 def _zig_cc(purpose: str) -> list[str]:
