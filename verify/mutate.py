@@ -22,8 +22,8 @@ C that keeps those names. Each mutant changes exactly one line of one file:
   ignores the carried fraction, reads it one bit off, or does not store the new one;
 - ``ramp:2:k_below:+1`` a ramp constant (``RAMP_2_LO``, ``_CENTER``, ``_HI``, ``_K_BELOW``,
   ``_K_ABOVE``, ``_SHIFT``, and for a ramp folded into its input's search ``_AT_LO``, ``_AT_HI``)
-  plus/minus one; ``ramp:2:lo_cut:+1`` (``center_cut``, ``hi_cut``): such a ramp's cut of the
-  search moved by one.
+  plus/minus one; ``ramp:2:lo_cut:-1`` (``center_cut:-1``, ``hi_cut:+1``): such a ramp's cut of
+  the search moved out by one (moved in, the pieces agree at the boundary: an equivalent edit).
 """
 
 from __future__ import annotations
@@ -208,7 +208,12 @@ def _tree_constants(c_lines: Sequence[str], inputs: dict[str, int], reachable: l
             uses = [(int(u.group(1)), int(u.group(2))) for u in _CUT_USE_RE.finditer(above)]
             if not uses:  # a cut of folded ramps only: moving it moves that ramp's end or center
                 for r in _CUT_RAMP_RE.finditer(above):
+                    # outward only: the piece a value crosses into agrees with the one it leaves at the
+                    # boundary (LO's constant is the linear term at LO, both sides are 0 at the center)
+                    outward = {"lo": "-1", "center": "-1", "hi": "+1"}[r.group(2)]
                     for sign, nv in _plus_minus(v, INT32_MIN, INT32_MAX):
+                        if sign != outward:
+                            continue
                         out.append(Mutant(f"ramp:{r.group(1)}:{r.group(2)}_cut:{sign}", "ramp",
                                           f"ramp {r.group(1)} {r.group(2)} (cut of input {i}): {v} -> {nv}", "c", n, line,
                                           _replace_span(line, m.start(3), m.end(3), c_int32(nv)), input=i))

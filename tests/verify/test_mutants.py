@@ -117,6 +117,12 @@ def brute_force_reachable(model: FxModel) -> list[set[int]]:
     return out
 
 
+def edited_lines(m) -> list[tuple[str, int]]:
+    """The lines a mutant may change: its line, or the span its multi-line edit covers (a leaf of
+    a leaf group is every entry that reads it)."""
+    return [(m.file, m.line + k) for k in range(m.original.count("\n") + 1)]
+
+
 def one_line_diff(before: dict[str, str], after: dict[str, str]) -> list[tuple[str, int]]:
     diffs = []
     for key in before:
@@ -169,7 +175,8 @@ def test_example_mutant_counts_and_one_line_edits(tmp_path):
     assert common <= {m.id for m in mutants}
     for m in mutants:
         after = m.apply(src)
-        assert one_line_diff(src, after) == [(m.file, m.line)], m.id
+        changed = one_line_diff(src, after)
+        assert changed[0] == (m.file, m.line) and set(changed) <= set(edited_lines(m)), m.id
         assert m.description and m.kind in KINDS
     first_per_kind = {m.kind: m for m in reversed(mutants)}
     for m in first_per_kind.values():
@@ -188,7 +195,8 @@ def test_golden_tiny_mutants_all_compile(style, n_op, tmp_path):
         assert {"op:t0:l0", "op:t0:l1:n0", "op:t0:l1:n1"} <= {m.id for m in mutants}
     for m in mutants:
         after = m.apply(src)
-        assert one_line_diff(src, after) == [(m.file, m.line)], m.id
+        changed = one_line_diff(src, after)
+        assert changed[0] == (m.file, m.line) and set(changed) <= set(edited_lines(m)), m.id
         compiles(after, {"c": "tiny.c", "h": "tiny.h", **NAMES}, tmp_path / m.id.replace(":", "_"))
 
 

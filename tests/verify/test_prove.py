@@ -405,7 +405,7 @@ def test_memory_reading_summary_sees_the_callers_array(tmp_path):
     regions = img.regions + [Region(ctx_addr, ctx_addr + 48, "ctx", True), Region(ev_addr, ev_addr + 32, "ev"),
                              Region(res_addr, res_addr + 8, "res", True)]
     for i in range(len(v)):
-        ex = Executor(img.image, img.machine.mem_base, 64, regions, summaries)
+        ex = Executor(img.image, img.machine.mem_base, 64, regions, summaries, clobbers=cut.clobbers(img, 64))
         mem = {base + 4 * k + b: (int(w) >> (8 * b)) & 0xFF
                for base, words in ((ctx_addr, v.ctx_in[i]), (ev_addr, v.event[i])) for k, w in enumerate(words) for b in range(4)}
         regs = [0] * 32
