@@ -434,16 +434,26 @@ static inline int32_t rlcc_ramp_above(int32_t x, int32_t center, int32_t k, uint
 }
 
 /* One ramp's term of the ensemble sum (Q16.16), rlcc.fxp.golden.ramp_value: trunc(d * k / 2^shift) with
- * d = clamp(x, lo, hi) - center and k = k_below if d < 0 else k_above (lo <= center <= hi): the
- * side's term at x clamped to the side's end (one clamp per side). A firmware whose trees search
- * the ramp's input folds the sides into that search instead (the bitmask tree style). */
+ * d = clamp(x, lo, hi) - center and k = k_below if d < 0 else k_above (lo <= center <= hi). Each side
+ * needs one clamp only, on |d| = min(|x - center|, its side's width) (exact in uint32), and the
+ * sign of d * k is known per side, so the truncating division is a logical shift of |d| * |k|
+ * (the generator guarantees |d| * |k| < 2^31), negated where the product is negative. The slopes
+ * are literals: the signs and magnitudes fold at compile time. (The bitmask tree style folds each
+ * ramp into its input's search instead, rlcc_ramp_below and rlcc_ramp_above its linear pieces.) */
 static inline int32_t rlcc_ramp(int32_t x, int32_t lo, int32_t center, int32_t hi, int32_t k_below, int32_t k_above,
                                 uint32_t shift)
 {
+    uint32_t w, m;
     if (x < center) {
-        return rlcc_ramp_below(x < lo ? lo : x, center, k_below, shift);
+        w = (uint32_t)center - (uint32_t)x;
+        w = w < (uint32_t)center - (uint32_t)lo ? w : (uint32_t)center - (uint32_t)lo;
+        m = (w * (k_below < 0 ? 0u - (uint32_t)k_below : (uint32_t)k_below)) >> shift;
+        return k_below > 0 ? -(int32_t)m : (int32_t)m; /* d < 0: d * k has the sign of -k */
     }
-    return rlcc_ramp_above(x > hi ? hi : x, center, k_above, shift);
+    w = (uint32_t)x - (uint32_t)center;
+    w = w < (uint32_t)hi - (uint32_t)center ? w : (uint32_t)hi - (uint32_t)center;
+    m = (w * (k_above < 0 ? 0u - (uint32_t)k_above : (uint32_t)k_above)) >> shift;
+    return k_above < 0 ? -(int32_t)m : (int32_t)m;
 }
 
 /* The ensemble sum clamped to [lo, hi] (the factor clamp parameters). */
