@@ -92,7 +92,8 @@ class TreesKind(PccKind):
         check_param_count(sdk, len(model_params(policy.spec)))
         options.validate()
         student = options.student_spec(policy.spec)  # a --derived the window cannot feed fails here
-        fits = cycle_budget(student, request.budget_cycles, request.target) if request.budget_cycles is not None else None
+        fits = (cycle_budget(student, request.budget_cycles, request.target, seed=request.seed)
+                if request.budget_cycles is not None else None)
         budget = request.option("escalation_budget")
         if budget is not None and not (isinstance(budget, (int, float)) and 0 <= budget <= 100):
             raise BadInputError(f"--escalation-budget must be 0..100 default compiles, got {budget}")
@@ -181,7 +182,8 @@ class TreesKind(PccKind):
         spec = ObservationSpec.from_dict(recipe["spec"]) if recipe.get("spec") is not None else None
         teacher = load_policy(policy, spec)
         budget = recipe.get("budget_cycles")
-        fits = cycle_budget(options.student_spec(teacher.spec), int(budget), str(recipe.get("target"))) if budget else None
+        fits = (cycle_budget(options.student_spec(teacher.spec), int(budget), str(recipe.get("target")), seed=options.seed)
+                if budget else None)
         result = compile_policy(teacher, options, log, fits, jobs=jobs, progress=progress, measure=False)
         return generate_firmware(result.model, policy.parent / "out", name=raw["name"], tree_style=raw["tree_style"],
                         source_info=source_info(policy), sdk=from_manifest(raw), recipe=recipe)

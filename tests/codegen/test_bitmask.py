@@ -87,3 +87,53 @@ def test_leaf_groups_pair_adjacent_fields_within_a_word():
     single = bitmask.plan(model)
     assert not single.grouped and [g.trees for g in single.groups] == [(t,) for t in range(17)]
 
+
+
+def _with_ramps(model: FxModel) -> FxModel:
+    """``model`` with a ramp on each of its first two inputs that trees split on (slopes of both
+    signs, one center at 0, one inside the int32 line away from any cut)."""
+    import dataclasses
+
+    from rlcc.fxp.model import Ramp
+
+    used = sorted({s.input for t in model.trees for s in t.splits})[:2]
+    ramps = (Ramp(used[0], -1258, 0, 1258, 4752, -2770, 10), Ramp(used[1], 64225, 65536, 66847, -550, 716, 10))
+    return dataclasses.replace(model, ramps=ramps)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_folded_ramps_equal_golden(seed):
+    """Ramps folded into their inputs' searches: every bucket lies in one piece of its ramp, and the
+    pieces give the golden ramp terms (at each ramp's ends and center and their neighbours, and
+    random inputs); the trees' leaf indices are unchanged by the ramps' cuts."""
+    model = _with_ramps(random_model(SYNTHETIC_SPEC, n_trees=6, depth=4, seed=seed))
+    p = bitmask.plan(model, group_bits=bitmask.GROUP_INDEX_BITS, fold_ramps=True)
+    assert p.folded and {b.ramp for b in p.inputs if b.ramp is not None} == {0, 1}
+    x = _probe_inputs(model, 300, seed)
+    rng = np.random.default_rng(seed)
+    for r in model.ramps:
+        for v in (r.lo, r.center, r.hi):
+            for d in (-2, -1, 0, 1, 2):
+                row = rng.integers(-2**20, 2**20, model.spec.student_width)
+                row[r.input] = v + d
+                x = np.vstack([x, row])
+    _, want_leaves = golden.eval_trees(model, x)
+    want = np.sum(golden.ramp_terms(golden.NUMPY, model, [x[:, i] for i in range(x.shape[1])]), axis=0)
+    for row, leaves, ramps in zip(x, want_leaves, want):
+        ints = [int(v) for v in row]
+        assert bitmask.leaf_index(p, ints) == [int(v) for v in leaves]
+        assert bitmask.ramp_sum(p, model, ints) == int(ramps), row
+
+
+def test_ramps_fold_only_where_every_one_can():
+    """No fold for the branch-free search, nor when a ramp's input has no split (its search would
+    have no word to return): every ramp stays in the ramps' own sum then."""
+    import dataclasses
+
+    model = _with_ramps(random_model(SYNTHETIC_SPEC, n_trees=6, depth=4, seed=0))
+    assert not bitmask.plan(model, branch_free=True, fold_ramps=True).folded
+    trees = tuple(t for t in model.trees if all(s.input != model.ramps[0].input for s in t.splits))
+    assert trees and len(trees) < len(model.trees)
+    lone = dataclasses.replace(model, trees=trees)  # ramp 0's input no longer split on
+    assert not bitmask.plan(lone, fold_ramps=True).folded
+    assert bitmask.plan(model, fold_ramps=True).folded

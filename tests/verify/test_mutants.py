@@ -18,6 +18,7 @@ import pytest
 from rlcc import derived as derived_vocab
 from rlcc import formats as fmt
 from rlcc.codegen import bitmask, generate, manifest as manifest_io
+from rlcc.codegen.context import BITMASK_STYLES
 from rlcc.errors import BuildError, ExitCode, RlccError
 from rlcc.firmware_sdk_stub import include_dirs, runtime_header
 from rlcc.fxp import golden
@@ -162,9 +163,14 @@ def test_example_mutant_counts_and_one_line_edits(tmp_path):
     common = {f"leaf:t{t}:{leaf}:-1", "bias:+1", "clamp_min:+1", "round:nearest", "probe:gt", "hist:drop",
               "probe_timeout:-1"}
     if json.loads((EXAMPLE / "firmware.rlcc.json").read_text())["tree_style"] == "bitmask":
-        # one +-1 pair per distinct cut (named by its first split), no per-split operator
-        cuts = [c for b in bitmask.plan(model).inputs for c in b.cuts]
-        assert counts == {"thr": 2 * len(cuts), **leaves, **fixed}
+        # one +-1 pair per distinct cut of a split (named by its first split), no per-split operator;
+        # with the ramps folded into the searches, a cut of a ramp alone moves out by one (one mutant)
+        _, group_bits, fold = BITMASK_STYLES["bitmask"]
+        plan = bitmask.plan(model, group_bits=group_bits, fold_ramps=fold)
+        cuts = [c for b in plan.inputs for c in b.cuts if c.uses]
+        ramp_cuts = [c for b in plan.inputs for c in b.cuts if not c.uses]
+        assert plan.folded and ramp_cuts
+        assert counts == {"thr": 2 * len(cuts), **leaves, **fixed, "ramp": fixed["ramp"] + len(ramp_cuts)}
         t0, k0 = cuts[0].uses[0]
         common |= {f"thr:t{t0}:l{k0}:+1"}
     else:
