@@ -68,7 +68,14 @@ class BlockLoop:
             if fab._single and self.use_kernel and not self.go_back:  # the kernel has no go-back-N
                 self._kernel = BlockKernel(self)
                 block = self._block_kernel
-        self._front = BlockKernel(self, front_only=True) if self.multi and self.use_kernel else None
+        self._front = None
+        if self.multi and self.use_kernel:
+            fab = self.fabric
+            counted = self.recorder is not None or self.block_counts is not None or self.go_back
+            whole = not counted and fab.pfc is None and not fab._track  # the whole block in C
+            self._front = BlockKernel(self, front_only=True, paths=whole)
+            if whole:
+                block = self._block_paths_c
         k, dt = 0, self.dt
         while k < self.n_steps:
             e = min(k + B, self.n_steps)
@@ -411,19 +418,8 @@ class BlockLoop:
         nd, _ = kr.core.prep(s, e)
         obs = factors = None
         if nd:
-            due, ret, rtt = kr.due[:nd].copy(), kr.ret[:nd].copy(), kr.rtt[:nd].copy()
-            rate, first = kr.rate[:nd].copy(), kr.first[:nd].copy()
-            obs = self._observe_kernel(nd, rate, kr) if self.spec is not None else None
-            out = self.ctl.decide(DecisionBatch(due, ret, rtt, rate, None, None, first, obs))
-            rates, factors = out if isinstance(out, Decision) else (out, None)
-            rates = np.asarray(rates, dtype=np.float64).reshape(nd)
-            if not rates.flags.c_contiguous:
-                rates = rates.copy()
-            fac = factors
-            if factors is not None and not (type(fac) is np.ndarray and fac.dtype == np.float64 and fac.shape == (nd,)
-                                            and fac.flags.c_contiguous):
-                fac = np.empty(nd)
-                fac[:] = factors  # the assignment ``FlowState.record_decision`` does (casts, broadcasts)
+            batch, rates, fac, obs, factors = self._decide_kernel(nd, kr)
+            due, ret, rtt, rate = batch.flow_ids, batch.time_ns, batch.rtt_ns, batch.rate
         else:
             rates = fac = kr.no_rows
         counted = bool(nd) and (self.recorder is not None or self.block_counts is not None)
@@ -451,6 +447,26 @@ class BlockLoop:
                 new = kr.new[:nd].copy()
                 self._record(due, obs, ret, rtt, rate, cnp, nack, kr.factors[:nd].copy() if factors is None else factors, new)
 
+    def _decide_kernel(self, nd: int, kr: BlockKernel) -> tuple:
+        """The controller call on the kernel's rows: (batch, rates, factors, policy inputs, the
+        controller's own factors), rates and factors as contiguous float64 for the kernel (factors
+        None: new rate / rate there)."""
+        due, ret, rtt = kr.due[:nd].copy(), kr.ret[:nd].copy(), kr.rtt[:nd].copy()
+        rate, first = kr.rate[:nd].copy(), kr.first[:nd].copy()
+        obs = self._observe_kernel(nd, rate, kr) if self.spec is not None else None
+        batch = DecisionBatch(due, ret, rtt, rate, None, None, first, obs)
+        out = self.ctl.decide(batch)
+        rates, factors = out if isinstance(out, Decision) else (out, None)
+        rates = np.asarray(rates, dtype=np.float64).reshape(nd)
+        if not rates.flags.c_contiguous:
+            rates = rates.copy()
+        fac = factors
+        if factors is not None and not (type(fac) is np.ndarray and fac.dtype == np.float64 and fac.shape == (nd,)
+                                        and fac.flags.c_contiguous):
+            fac = np.empty(nd)
+            fac[:] = factors  # the assignment ``FlowState.record_decision`` does (casts, broadcasts)
+        return batch, rates, fac, obs, factors
+
     def _observe_kernel(self, nd: int, rate: np.ndarray, kr: BlockKernel) -> np.ndarray:
         """``_observe_window`` with the kernel's gathers and windows; the step features in C too when
         the kernel has them all (``BlockKernel.native_features``), else here."""
@@ -468,6 +484,36 @@ class BlockLoop:
         return obs
 
     # ---- one block on a topology (``fabric.PathFabric``) -------------------------------------
+    def _block_paths_c(self, s: int, e: int) -> None:
+        """``_block_paths`` in two C calls around the controller: ``prep`` (the decisions, with the
+        pending changes landing before them) and ``path_post`` (decisions applied, the rate-matrix
+        sums, fabric steps, settles, probes, queue samples), the same operations in the same order
+        (when nothing is counted and the fabric is lossy and untracked: ``_run_blocks``)."""
+        kr, fab = self._front, self.fabric
+        nd, _ = kr.core.prep(s, e)
+        rates = fac = kr.no_rows
+        if nd:
+            _, rates, fac, _, _ = self._decide_kernel(nd, kr)
+        scalars = (fab.time, fab.host_ref, fab.send_rate, fab.offered, fab.dropped, fab._qsum, fab._qmax)
+        consts = (fab._kmin_min, fab._buffer_min, -1.0 if fab.alpha is None else float(fab.alpha), MIN_RATE)
+        arrays = (fab.host_queue_rate, fab.host_sum, fab.host_scale, fab.host_base, fab.host_cap, fab.link_load,
+                  fab.queue, fab.arrived, fab.lost, fab.cap, fab.kmin, fab.kmax, fab.pmax, fab.switch, fab.buffers,
+                  fab.queue_ptr, fab.queue_groups, fab.group_drop, fab.group_mark, fab.group_cells, self.flow_base,
+                  fab.flow_queues, self.q_samples, kr.send_rates, kr.queue_sums)
+        out = kr.core.path_post(rates, fac, arrays, scalars, consts, fab._dirty)
+        fab.time, fab.host_ref, fab.send_rate, fab.offered, fab.dropped, fab._qsum, fab._qmax = out
+        fab._dirty, fab._inflow = False, None
+        every = self.series_every
+        for k in range(-(-s // every) * every, e, every):  # _Run.sample's series
+            j, sr = k - s, self.series
+            sr["t_us"].append(k * self.dt / 1e3)
+            sr["queue_us"].append(float(kr.queue_sums[j]) / self.C / 1e3)
+            sr["rates"].append(kr.series_rates[j].copy())
+            sr["load"].append(float(kr.send_rates[j]))
+        if self._progress is not None:
+            for _ in range(-(-(s + 1) // PROGRESS_EVERY) * PROGRESS_EVERY - 1, e, PROGRESS_EVERY):
+                self._progress(PROGRESS_EVERY)
+
     def _block_paths(self, s: int, e: int) -> None:
         """The block's decisions in one call; per step only the fabric (its per-host rate matrix
         changes by the step's rate changes); per-flow accounting replayed after the block in step

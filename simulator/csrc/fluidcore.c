@@ -84,6 +84,10 @@ typedef struct {
     long long s, e;
     Py_ssize_t nd, npend;
     int prepped;
+    /* path_post's scratch (grown on demand) */
+    double *pscratch, *pdM;
+    size_t pscap, pdm_n;
+    const void *pchecked[5]; /* the index arrays path_post has checked */
 } Kernel;
 
 static void *xmalloc(size_t n) {
@@ -95,7 +99,7 @@ static void *xmalloc(size_t n) {
 static void Kernel_dealloc(Kernel *k) {
     for (int i = 0; i < k->nviews; i++) PyBuffer_Release(&k->view[i]);
     void *bufs[] = {k->R, k->S, k->Hs, k->dG, k->P, k->stG0, k->stSc, k->stRef, k->st_of, (void *)k->g0_of, (void *)k->sc_of, k->D, k->edges, k->qd, k->cur_tx, k->flags, k->is_series, k->cnt, k->tmp_idx, k->tmp_jd, k->tmp_pos,
-                    k->pidx, k->pkey, k->pnew, k->cidx, k->cj, k->cg, k->cnew, k->txold, k->Gc, k->nacc};
+                    k->pidx, k->pkey, k->pnew, k->cidx, k->cj, k->cg, k->cnew, k->txold, k->Gc, k->nacc, k->pscratch, k->pdM};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     Py_TYPE(k)->tp_free((PyObject *)k);
 }
@@ -480,6 +484,82 @@ static inline int64_t floor_i64(double x) {
     return (f >= -9223372036854775808.0 && f < 9223372036854775808.0) ? (int64_t)f : INT64_MIN;
 }
 
+/* The controller's ``rates`` clipped to [min_rate, 1] into ``newr`` (numpy's clip: max then min,
+ * NaN kept) and ``factors`` (None: new rate / rate) into ``fac`` (blocks.py ``_decide_block``). */
+static int take_rates(Kernel *k, PyObject *no, PyObject *fo, double min_rate) {
+    Py_buffer nb, fb = {0};
+    const Py_ssize_t nd = k->nd;
+    if (PyObject_GetBuffer(no, &nb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+    if (fo != Py_None && PyObject_GetBuffer(fo, &fb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&nb);
+        return -1;
+    }
+    if (!check_format(&nb, 'd') || nb.len != nd * 8 || (fo != Py_None && (!check_format(&fb, 'd') || fb.len != nd * 8))) {
+        PyBuffer_Release(&nb);
+        if (fo != Py_None) PyBuffer_Release(&fb);
+        PyErr_SetString(PyExc_ValueError, "post: rates and factors must be float64 of the batch's length");
+        return -1;
+    }
+    double *newr = k->newr, *fac = k->fac;
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        double r = ((const double *)nb.buf)[i];
+        r = r < min_rate ? min_rate : r;
+        newr[i] = r > 1.0 ? 1.0 : r;
+    }
+    if (fo != Py_None) memcpy(fac, fb.buf, nd * sizeof(double));
+    else for (Py_ssize_t i = 0; i < nd; i++) fac[i] = newr[i] / k->rated[i];
+    PyBuffer_Release(&nb);
+    if (fo != Py_None) PyBuffer_Release(&fb);
+    return 0;
+}
+
+/* RTT sums (exact integer ns, then one float add per block) */
+static void add_rtt_sums(Kernel *k) {
+    int64_t rsum = 0;
+    const Py_ssize_t nd = k->nd;
+    for (Py_ssize_t i = 0; i < nd; i++) rsum += k->rtti[i];
+    if (nd) {
+        k->rtt_stats[0] += (double)rsum;
+        k->rtt_stats[1] += (double)nd;
+        if (k->s >= k->window_step) {
+            k->rtt_stats[2] += (double)rsum;
+            k->rtt_stats[3] += (double)nd;
+        }
+    }
+}
+
+/* The block's rate changes into cidx / cnew / cj (step in the block): the pending ones taking
+ * effect in it, then its own (a prefix of the sorted decisions); the rest of its decisions join
+ * the pending list. Returns the number of changes, -1 on error. */
+static Py_ssize_t gather_changes(Kernel *k) {
+    const long long s = k->s, e = k->e, L = k->L;
+    const Py_ssize_t nd = k->nd;
+    Py_ssize_t nin = 0;
+    while (nin < nd && s + k->jd[nin] + L < e) nin++;
+    const Py_ssize_t nchg = k->npend + nin;
+    if (reserve_changes(k, nchg) < 0) return -1;
+    for (Py_ssize_t i = 0; i < k->npend; i++) {
+        Py_ssize_t q_ = k->phead + i;
+        k->cidx[i] = k->pidx[q_];
+        k->cnew[i] = k->pnew[q_];
+        k->cj[i] = k->pkey[q_] - s;
+    }
+    for (Py_ssize_t i = 0; i < nin; i++) {
+        k->cidx[k->npend + i] = k->due[i];
+        k->cnew[k->npend + i] = k->newr[i];
+        k->cj[k->npend + i] = k->jd[i] + L;
+    }
+    k->phead += k->npend;
+    if (reserve_pending(k, nd - nin) < 0) return -1;
+    for (Py_ssize_t i = nin; i < nd; i++) {
+        k->pidx[k->pend] = k->due[i];
+        k->pnew[k->pend] = k->newr[i];
+        k->pkey[k->pend] = s + k->jd[i] + L;
+        k->pend++;
+    }
+    return nchg;
+}
+
 /* post(rates, factors, fabric, dirty, unscaled, counted) -> (fabric, unscaled, load1 or None):
  * apply the block's decisions (the controller's ``rates``, clipped to [MIN_RATE, 1] here, and
  * ``factors``, None: new rate / rate), step the fabric, settle the changed flows, send the
@@ -488,7 +568,6 @@ static inline int64_t floor_i64(double x) {
  * end), loads, the series rates of the block's series steps and, when ``counted``, the
  * decisions' CNP/NACK counts. */
 static PyObject *Kernel_post(Kernel *k, PyObject *args) {
-    Py_buffer nb, fb = {0};
     PyObject *no, *fo;
     double q, d, m, time, offered, dropped, delivered, min_rate;
     int dirty, unscaled, counted;
@@ -500,68 +579,15 @@ static PyObject *Kernel_post(Kernel *k, PyObject *args) {
                           &min_rate, &dirty, &unscaled, &counted))
         return NULL;
     const Py_ssize_t nd = k->nd, n = k->n, nG = k->nG, nH = k->nH;
-    if (PyObject_GetBuffer(no, &nb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
-    if (fo != Py_None && PyObject_GetBuffer(fo, &fb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
-        PyBuffer_Release(&nb);
-        return NULL;
-    }
-    if (!check_format(&nb, 'd') || nb.len != nd * 8 || (fo != Py_None && (!check_format(&fb, 'd') || fb.len != nd * 8))) {
-        PyBuffer_Release(&nb);
-        if (fo != Py_None) PyBuffer_Release(&fb);
-        PyErr_SetString(PyExc_ValueError, "post: rates and factors must be float64 of the batch's length");
-        return NULL;
-    }
-    /* new = clip(rates, min_rate, 1) (numpy's clip: max then min, NaN kept), factors or new / rate */
-    double *newr = k->newr, *fac = k->fac;
-    for (Py_ssize_t i = 0; i < nd; i++) {
-        double r = ((const double *)nb.buf)[i];
-        r = r < min_rate ? min_rate : r;
-        newr[i] = r > 1.0 ? 1.0 : r;
-    }
-    if (fo != Py_None) memcpy(fac, fb.buf, nd * sizeof(double));
-    else for (Py_ssize_t i = 0; i < nd; i++) fac[i] = newr[i] / k->rated[i];
-    PyBuffer_Release(&nb);
-    if (fo != Py_None) PyBuffer_Release(&fb);
-    const long long s = k->s, e = k->e, L = k->L;
+    if (take_rates(k, no, fo, min_rate) < 0) return NULL;
+    double *fac = k->fac;
+    const long long s = k->s, e = k->e;
     const Py_ssize_t B = (Py_ssize_t)(e - s);
     const double dt = k->dt, C = k->C;
     k->prepped = 0;
-
-    /* RTT sums (exact integer ns, then one float add per block) */
-    int64_t rsum = 0;
-    for (Py_ssize_t i = 0; i < nd; i++) rsum += k->rtti[i];
-    if (nd) {
-        k->rtt_stats[0] += (double)rsum;
-        k->rtt_stats[1] += (double)nd;
-        if (s >= k->window_step) {
-            k->rtt_stats[2] += (double)rsum;
-            k->rtt_stats[3] += (double)nd;
-        }
-    }
-    /* the block's rate changes: pending ones, then its own (a prefix of the sorted decisions) */
-    Py_ssize_t nin = 0;
-    while (nin < nd && s + k->jd[nin] + L < e) nin++;
-    const Py_ssize_t nchg = k->npend + nin;
-    if (reserve_changes(k, nchg) < 0) return NULL;
-    for (Py_ssize_t i = 0; i < k->npend; i++) {
-        Py_ssize_t q_ = k->phead + i;
-        k->cidx[i] = k->pidx[q_];
-        k->cnew[i] = k->pnew[q_];
-        k->cj[i] = k->pkey[q_] - s;
-    }
-    for (Py_ssize_t i = 0; i < nin; i++) {
-        k->cidx[k->npend + i] = k->due[i];
-        k->cnew[k->npend + i] = newr[i];
-        k->cj[k->npend + i] = k->jd[i] + L;
-    }
-    k->phead += k->npend;
-    if (reserve_pending(k, nd - nin) < 0) return NULL;
-    for (Py_ssize_t i = nin; i < nd; i++) {
-        k->pidx[k->pend] = k->due[i];
-        k->pnew[k->pend] = newr[i];
-        k->pkey[k->pend] = s + k->jd[i] + L;
-        k->pend++;
-    }
+    add_rtt_sums(k);
+    const Py_ssize_t nchg = gather_changes(k);
+    if (nchg < 0) return NULL;
     /* changed flows: old sending rate, group, position (slot: the last one of a flow, as numpy's
      * fancy assignment keeps; a flow changing twice in a block takes the two-pass settle) */
     int dups = 0;
@@ -813,6 +839,416 @@ static PyObject *Kernel_post(Kernel *k, PyObject *args) {
     return Py_BuildValue("(ddddddd)NN", q, d, m, time, offered, dropped, delivered, PyBool_FromLong(unscaled), load1);
 }
 
+/* ---- a topology block after the controller call (blocks.py ``_block_paths``, fabric.py) ----------- */
+
+/* numpy's np.maximum / np.minimum of two floats (NaN propagates; a tie keeps the first) */
+static inline double np_max(double a, double b) { return (a >= b || a != a) ? a : b; }
+static inline double np_min(double a, double b) { return (a <= b || a != a) ? a : b; }
+
+/* numpy's sum of a contiguous float64 array (``ndarray.sum``): pairwise, 8 partial sums in
+ * blocks of at most 128, halves split at a multiple of 8 (tests/simulator/test_kernel_paths.py
+ * checks it against numpy on random data). */
+static double np_sum(const double *a, Py_ssize_t n) {
+    if (n < 8) {
+        double r = 0.0;
+        for (Py_ssize_t i = 0; i < n; i++) r += a[i];
+        return r;
+    }
+    if (n <= 128) {
+        double r[8];
+        Py_ssize_t i;
+        for (int j = 0; j < 8; j++) r[j] = a[j];
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; j++) r[j] += a[i + j];
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++) res += a[i];
+        return res;
+    }
+    Py_ssize_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return np_sum(a, n2) + np_sum(a + n2, n - n2);
+}
+
+/* np.max: NaN if any */
+static double np_maxv(const double *a, Py_ssize_t n) {
+    double m = a[0];
+    for (Py_ssize_t i = 1; i < n; i++) {
+        if (a[i] != a[i]) return a[i];
+        if (a[i] > m) m = a[i];
+    }
+    return m;
+}
+
+static PyObject *np_sum_py(PyObject *Py_UNUSED(mod), PyObject *arg) {
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    if (!check_format(&b, 'd')) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_ValueError, "np_sum: float64 expected");
+        return NULL;
+    }
+    double r = np_sum(b.buf, b.len / 8);
+    PyBuffer_Release(&b);
+    return PyFloat_FromDouble(r);
+}
+
+enum { F_HQR, F_HSUM, F_HSCALE, F_HBASE, F_HCAP, F_LOAD, F_QUEUE, F_ARRIVED, F_LOST, F_CAP, F_KMIN, F_KMAX, F_PMAX,
+       F_SWITCH, F_BUFFERS, F_QPTR, F_QGROUPS, F_GDROP, F_GMARK, F_GCELLS, F_FBASE, F_FQ, F_QSAMPLES, F_SENDR, F_QSUMS,
+       N_F };
+static const char PF_FORMATS[N_F] = {'d', 'd', 'd', 'd', 'd', 'd', 'd', 'd', 'd', 'd', 'd', 'd', 'd',
+                                     'i', 'd', 'i', 'i', 'd', 'd', 'i', 'd', 'i', 'd', 'd', 'd'};
+static const unsigned char PF_WRITE[N_F] = {1, 1, 1, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 1};
+
+/* path_post(rates, factors, fabric_arrays, (time, host_ref, send_rate, offered, dropped, qsum, qmax),
+ * (kmin_min, buffer_min, alpha or -1, min_rate), dirty) -> the scalars after the block.
+ * The whole topology block after the controller call, when nothing is counted (no trace, no
+ * recording controller, no go-back-N) and the fabric is lossy and untracked: the decisions
+ * (record_decision, RTT sums, pending changes), the rate changes' per-(step, host, queue) sums
+ * (``path_block_deltas``), each step's settles of the flows changing at it, probes of the flows
+ * deciding at it (``path_block_end``), rate matrix update and fabric step
+ * (``PathFabric.step``, ``_refresh``, ``_accrue``), queue samples (``_Run.sample``); with
+ * numpy's element operations in the same order. Writes each step's send rate and queue sum
+ * (the series) and, for series steps, the series flows' sending rates into ``ser``.
+ * fabric_arrays: host_queue_rate, host_sum, host_scale, host_base, host_cap, link_load, queue,
+ * arrived, lost, cap, kmin, kmax, pmax, switch, buffers, queue_ptr, queue_groups, group_drop,
+ * group_mark, group_cells (hops, groups), flow_base, flow_queues (hops, flows), q_samples,
+ * send_rates (B), queue_sums (B); updated in place. */
+#define PREFETCH 8 /* changes ahead */
+
+static PyObject *Kernel_path_post(Kernel *k, PyObject *args) {
+    PyObject *no, *fo, *arrays;
+    double time, href, send_rate, offered, dropped, qsum, qmax, kmin_min, buffer_min, alpha, min_rate;
+    int dirty;
+    if (!k->prepped) {
+        PyErr_SetString(PyExc_RuntimeError, "path_post before prep");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OOO!(ddddddd)(dddd)p", &no, &fo, &PyTuple_Type, &arrays, &time, &href, &send_rate,
+                          &offered, &dropped, &qsum, &qmax, &kmin_min, &buffer_min, &alpha, &min_rate, &dirty))
+        return NULL;
+    if (PyTuple_GET_SIZE(arrays) != N_F) {
+        PyErr_Format(PyExc_ValueError, "path_post needs %d fabric arrays", N_F);
+        return NULL;
+    }
+    const Py_ssize_t n = k->n, nG = k->nG, nH = k->nH, nd = k->nd;
+    const Py_ssize_t B = (Py_ssize_t)(k->e - k->s);
+    Py_buffer b[N_F];
+    int got = 0;
+    PyObject *result = NULL;
+    for (; got < N_F; got++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(arrays, got), &b[got],
+                               PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (PF_WRITE[got] ? PyBUF_WRITABLE : 0)) < 0)
+            goto done;
+        if (!check_format(&b[got], PF_FORMATS[got])) {
+            PyErr_Format(PyExc_ValueError, "path_post: array %d has the wrong dtype", got);
+            got++;
+            goto done;
+        }
+    }
+    {
+        const Py_ssize_t nQ1 = b[F_LOAD].len / 8, nQ = nQ1 - 1, nSw = b[F_BUFFERS].len / 8;
+        const Py_ssize_t H = b[F_GCELLS].len / 8 / nG, nQG = b[F_QGROUPS].len / 8;
+        const Py_ssize_t rows = b[F_QSAMPLES].len / 8 / (nQ1 ? nQ1 : 1);
+        const double *hcap = b[F_HCAP].buf, *cap = b[F_CAP].buf, *kmin = b[F_KMIN].buf, *kmax = b[F_KMAX].buf;
+        const double *pmax = b[F_PMAX].buf, *buffers = b[F_BUFFERS].buf, *fbase = b[F_FBASE].buf;
+        const int64_t *sw = b[F_SWITCH].buf, *qptr = b[F_QPTR].buf, *qgroups = b[F_QGROUPS].buf;
+        const int64_t *gcells = b[F_GCELLS].buf, *fq = b[F_FQ].buf;
+        double *hqr = b[F_HQR].buf, *hsum = b[F_HSUM].buf, *hscale = b[F_HSCALE].buf, *hbase = b[F_HBASE].buf;
+        double *load = b[F_LOAD].buf, *queue = b[F_QUEUE].buf, *arrived = b[F_ARRIVED].buf, *lost = b[F_LOST].buf;
+        double *gdrop = b[F_GDROP].buf, *gmark = b[F_GMARK].buf, *qsamples = b[F_QSAMPLES].buf;
+        double *sendr = b[F_SENDR].buf, *qsums = b[F_QSUMS].buf;
+        if (nQ < 1 || nSw < 1 || H < 1 || b[F_HQR].len != nH * nQ1 * 8 || b[F_HSUM].len != nH * 8 ||
+            b[F_HSCALE].len != nH * 8 || b[F_HBASE].len != nH * 8 || b[F_HCAP].len != nH * 8 ||
+            b[F_QUEUE].len != nQ1 * 8 || b[F_ARRIVED].len != nQ1 * 8 || b[F_LOST].len != nQ1 * 8 ||
+            b[F_CAP].len != nQ1 * 8 || b[F_KMIN].len != nQ1 * 8 || b[F_KMAX].len != nQ1 * 8 ||
+            b[F_PMAX].len != nQ1 * 8 || b[F_SWITCH].len != nQ1 * 8 || b[F_QPTR].len != (nQ1 + 1) * 8 ||
+            b[F_GDROP].len != nG * 8 || b[F_GMARK].len != nG * 8 || b[F_GCELLS].len != H * nG * 8 ||
+            b[F_FBASE].len != n * 8 || b[F_FQ].len != H * n * 8 || b[F_QSAMPLES].len != rows * nQ1 * 8 ||
+            b[F_SENDR].len < B * 8 || b[F_QSUMS].len < B * 8 || qptr[nQ1] > nQG) {
+            PyErr_SetString(PyExc_ValueError, "path_post: inconsistent array sizes");
+            goto done;
+        }
+        /* the topology's index arrays are fixed for a run: checked on first sight only */
+        const void *seen[5] = {sw, qptr, qgroups, gcells, fq};
+        const int fresh = memcmp(seen, k->pchecked, sizeof seen) != 0;
+        for (Py_ssize_t q = 0; fresh && q < nQ1; q++)
+            if (sw[q] < 0 || sw[q] >= nSw || qptr[q] < 0 || qptr[q] > qptr[q + 1]) {
+                PyErr_SetString(PyExc_ValueError, "path_post: switch or queue pointer out of range");
+                goto done;
+            }
+        for (Py_ssize_t i = 0; fresh && i < qptr[nQ1]; i++)
+            if (qgroups[i] < 0 || qgroups[i] >= nG) {
+                PyErr_SetString(PyExc_ValueError, "path_post: queue group out of range");
+                goto done;
+            }
+        for (Py_ssize_t i = 0; fresh && i < H * nG; i++)
+            if (gcells[i] < 0 || gcells[i] >= nH * nQ1) {
+                PyErr_SetString(PyExc_ValueError, "path_post: rate cell out of range");
+                goto done;
+            }
+        for (Py_ssize_t i = 0; fresh && i < H * n; i++)
+            if (fq[i] < 0 || fq[i] >= nQ1) {
+                PyErr_SetString(PyExc_ValueError, "path_post: flow queue out of range");
+                goto done;
+            }
+        memcpy(k->pchecked, seen, sizeof seen);
+        if ((k->s + B - 1) / k->q_every >= rows) {
+            PyErr_SetString(PyExc_ValueError, "path_post: queue samples too short");
+            goto done;
+        }
+        /* scratch: a step's rate deltas, queue arrays, per-switch sums, per-group fractions, change order */
+        const size_t need = 3 * (size_t)nH + 5 * (size_t)nQ1 + 3 * (size_t)nSw + 2 * (size_t)nG;
+        if ((size_t)(nH * nQ1 + nH) > k->pdm_n) { /* the deltas' buffer is all zeros between steps */
+            free(k->pdM);
+            k->pdm_n = 0;
+            if (!(k->pdM = calloc(nH * nQ1 + nH, sizeof(double)))) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            k->pdm_n = nH * nQ1 + nH;
+        }
+        if (need > k->pscap) {
+            double *p = realloc(k->pscratch, need * sizeof(double));
+            if (!p) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            k->pscratch = p;
+            k->pscap = need;
+        }
+        if (take_rates(k, no, fo, min_rate) < 0) goto done;
+        k->prepped = 0;
+        add_rtt_sums(k);
+        const Py_ssize_t nchg = gather_changes(k);
+        if (nchg < 0) goto done;
+        double *dM = k->pdM, *dH = dM + nH * nQ1, *hint = k->pscratch, *nsc = hint + nH, *qn = nsc + nH;
+        double *inflow = qn + nQ1, *drop = inflow + nQ1, *mark = drop + nQ1, *frac = mark + nQ1, *swa = frac + nQ1;
+        double *swb = swa + nSw, *swc = swb + nSw, *tmpd = swc + nSw, *tmpm = tmpd + nG;
+        const double dt = k->dt, C = k->C;
+        const long long s = k->s;
+
+        /* the decisions: previous factor and count (record_decision) */
+        for (Py_ssize_t i = 0; i < nd; i++) {
+            const int64_t f = k->due[i];
+            k->prev[f] = k->fac[i];
+            k->n_dec[f] += 1;
+        }
+        /* the changes in step order (stable: pending ones first, as sorted(pend + inblock)), each
+         * with its old sending rate: the flow's previous change in the block, else tx. Sorted
+         * copies: flow (Gc, as int64), new rate (nacc), old rate (txold), group (cg). */
+        int64_t *restrict cnt = k->cnt, *restrict slot = k->slot;
+        int64_t *restrict sidx = (int64_t *)k->Gc, *restrict sgrp = k->cg;
+        double *restrict snew = k->nacc, *restrict sold = k->txold;
+        const int64_t *restrict cidx = k->cidx, *restrict cj = k->cj, *restrict group = k->group;
+        const int64_t *restrict ghost = k->group_host;
+        const double *restrict cnew = k->cnew;
+        double *restrict tx = k->tx, *restrict rate = k->rate, *restrict acc = k->acc, *restrict last = k->last;
+        memset(cnt, 0, (B + 1) * sizeof *cnt);
+        for (Py_ssize_t i = 0; i < nchg; i++) cnt[cj[i] + 1]++;
+        for (Py_ssize_t j = 0; j < B; j++) cnt[j + 1] += cnt[j];
+        for (Py_ssize_t i = 0; i < nchg; i++) {
+            const int64_t r = cnt[cj[i]]++;
+            sidx[r] = cidx[i];
+            snew[r] = cnew[i];
+        }
+        for (Py_ssize_t j = B; j > 0; j--) cnt[j] = cnt[j - 1];
+        cnt[0] = 0; /* cnt[j]..cnt[j+1]: the changes of step j */
+        for (Py_ssize_t r = 0; r < nchg; r++) {
+            const int64_t f = sidx[r], p = slot[f];
+            sold[r] = p >= 0 ? snew[p] : tx[f];
+            sgrp[r] = group[f];
+            slot[f] = r;
+        }
+        for (Py_ssize_t r = 0; r < nchg; r++) slot[sidx[r]] = -1;
+
+        const double Cdt = C * dt;
+        double *restrict dly = drop; /* the queueing delays at a step's start (drop: only later in the step) */
+        const int64_t *restrict due = k->due, *restrict jd = k->jd;
+        const double *restrict ret = k->ret;
+        double *restrict sent = k->probe_sent, *restrict next = k->next_ret;
+        Py_ssize_t di = 0; /* decisions, sorted by step */
+        for (Py_ssize_t j = 0; j < B; j++) {
+            const long long kk = s + j;
+            const Py_ssize_t c0 = cnt[j], c1 = cnt[j + 1];
+            /* the integrals at the step's start: settle the flows changing at it (flows.settle_cols),
+             * then their new rates; their rate deltas summed per (host, queue) cell from zero in
+             * change order */
+            for (Py_ssize_t h = 0; h < nH; h++) hint[h] = hbase[h] + hscale[h] * (time - href);
+            for (Py_ssize_t r = c0; r < c1; r++) {
+                if (r + PREFETCH < c1) { /* the flow and group lines a few changes ahead (memory bound) */
+                    const int64_t fa = sidx[r + PREFETCH], ga = sgrp[r + PREFETCH];
+                    for (int c = 0; c < 3; c++) {
+                        __builtin_prefetch(acc + c * n + fa, 1);
+                        __builtin_prefetch(last + c * n + fa, 1);
+                    }
+                    for (Py_ssize_t h = 0; h < H; h++) __builtin_prefetch(gcells + h * nG + ga, 0);
+                    __builtin_prefetch(gdrop + ga, 0);
+                    __builtin_prefetch(gmark + ga, 0);
+                    __builtin_prefetch(tx + fa, 1);
+                    __builtin_prefetch(rate + fa, 1);
+                }
+                const int64_t f = sidx[r], g = sgrp[r], hst = ghost[g];
+                const double w = sold[r] * C, nw = snew[r];
+                const double now[3] = {hint[hst], gdrop[g], gmark[g]};
+                for (int c = 0; c < 3; c++) {
+                    acc[c * n + f] = acc[c * n + f] + w * (now[c] - last[c * n + f]);
+                    last[c * n + f] = now[c];
+                }
+                tx[f] = nw;
+                rate[f] = nw;
+                const double delta = nw - sold[r];
+                for (Py_ssize_t h = 0; h < H; h++) dM[gcells[h * nG + g]] += delta;
+                dH[hst] += delta;
+            }
+            /* the probes of the step's decisions: base RTT plus the path's queueing delays now */
+            if (di < nd && jd[di] == j) {
+                for (Py_ssize_t q = 0; q < nQ1; q++) dly[q] = queue[q] / cap[q];
+                for (; di < nd && jd[di] == j; di++) {
+                    const int64_t f = due[di];
+                    double qd = dly[fq[f]];
+                    for (Py_ssize_t h = 1; h < H; h++) qd = qd + dly[fq[h * n + f]];
+                    sent[f] = ret[di];
+                    next[f] = ret[di] + fbase[f] + qd;
+                }
+            }
+            /* the step's sums added to the rate matrix (numpy adds the whole (host, queue) array;
+             * the cells no change touches get + 0.0, which changes no value: the matrix never
+             * holds -0.0), each touched cell once, set back to zero */
+            if (c1 > c0) {
+                for (Py_ssize_t r = c0; r < c1; r++) {
+                    const int64_t g = sgrp[r], hst = ghost[g];
+                    for (Py_ssize_t h = 0; h < H; h++) {
+                        const int64_t c = gcells[h * nG + g];
+                        hqr[c] = hqr[c] + dM[c];
+                        dM[c] = 0.0;
+                    }
+                    hsum[hst] = hsum[hst] + dH[hst];
+                    dH[hst] = 0.0;
+                }
+                dirty = 1;
+            }
+            /* PathFabric.step: _refresh when the rates changed (NIC scales, link loads in host order) */
+            if (dirty) {
+                int rebase = 0;
+                for (Py_ssize_t h = 0; h < nH; h++) {
+                    double sc = hcap[h] / np_max(hsum[h], hcap[h]);
+                    if (sc != hscale[h]) rebase = 1;
+                    nsc[h] = sc;
+                }
+                if (rebase) {
+                    for (Py_ssize_t h = 0; h < nH; h++) hbase[h] = hbase[h] + hscale[h] * (time - href);
+                    href = time;
+                    memcpy(hscale, nsc, nH * sizeof(double));
+                }
+                for (Py_ssize_t q = 0; q < nQ1; q++) load[q] = 0.0;
+                for (Py_ssize_t h = 0; h < nH; h++) {
+                    const double sc = hscale[h], *row = hqr + h * nQ1;
+                    for (Py_ssize_t q = 0; q < nQ1; q++) load[q] += sc * row[q];
+                }
+                load[nQ] = 0.0;
+                for (Py_ssize_t q = 0; q < nQ1; q++) load[q] = np_max(load[q], 0.0);
+                double sr = 0.0;
+                for (Py_ssize_t h = 0; h < nH; h++) sr += hscale[h] * hsum[h];
+                send_rate = sr;
+                dirty = 0;
+            }
+            for (Py_ssize_t q = 0; q < nQ1; q++) {
+                inflow[q] = load[q] * Cdt;
+                qn[q] = np_max((queue[q] + inflow[q]) - cap[q] * dt, 0.0);
+            }
+            double nsum = np_sum(qn, nQ1), nmax = np_maxv(qn, nQ1);
+            const int marking = qmax > kmin_min;
+            const double room = buffer_min - qsum;
+            const int dropping = nsum > buffer_min || (alpha >= 0.0 && nmax > alpha * (0.0 > room ? 0.0 : room));
+            if (dropping) {
+                for (Py_ssize_t q = 0; q < nQ1; q++) drop[q] = 0.0;
+                if (alpha >= 0.0) {
+                    for (Py_ssize_t w = 0; w < nSw; w++) swa[w] = 0.0;
+                    for (Py_ssize_t q = 0; q < nQ1; q++) swa[sw[q]] += queue[q];
+                    for (Py_ssize_t q = 0; q < nQ1; q++) {
+                        const double limit = alpha * np_max(buffers[sw[q]] - swa[sw[q]], 0.0);
+                        drop[q] = np_min(np_max(qn[q] - np_max(limit, queue[q] - cap[q] * dt), 0.0), inflow[q]);
+                        qn[q] -= drop[q];
+                    }
+                }
+                for (Py_ssize_t w = 0; w < nSw; w++) swb[w] = 0.0;
+                for (Py_ssize_t q = 0; q < nQ1; q++) swb[sw[q]] += qn[q];
+                int over = 0;
+                for (Py_ssize_t w = 0; w < nSw; w++) {
+                    swb[w] = swb[w] - buffers[w]; /* excess */
+                    over |= swb[w] > 0;
+                }
+                if (over) {
+                    for (Py_ssize_t w = 0; w < nSw; w++) swc[w] = 0.0;
+                    for (Py_ssize_t q = 0; q < nQ1; q++) swc[sw[q]] += inflow[q];
+                    for (Py_ssize_t w = 0; w < nSw; w++) /* share */
+                        swc[w] = swc[w] > 0 ? np_max(swb[w], 0.0) / np_max(swc[w], 1e-300) : 0.0;
+                    for (Py_ssize_t q = 0; q < nQ1; q++) {
+                        const double extra = np_min(swc[sw[q]] * inflow[q], qn[q]);
+                        qn[q] -= extra;
+                        drop[q] += extra;
+                    }
+                }
+                qn[nQ] = 0.0;
+                nsum = np_sum(qn, nQ1);
+                nmax = np_maxv(qn, nQ1);
+                for (Py_ssize_t q = 0; q < nQ1; q++) lost[q] += drop[q];
+                dropped += np_sum(drop, nQ1);
+            }
+            if (marking || dropping) { /* PathFabric._accrue */
+                int any_frac = 0, any_mark = 0, hit = 0;
+                for (Py_ssize_t q = 0; q < nQ1; q++) {
+                    const double x = queue[q];
+                    const double ramp = pmax[q] * (x - kmin[q]) / np_max(kmax[q] - kmin[q], 1e-300);
+                    const double mk = x > kmin[q] ? (x >= kmax[q] ? 1.0 : ramp) : 0.0;
+                    frac[q] = dropping ? drop[q] / np_max(inflow[q], 1e-300) : 0.0;
+                    mark[q] = mk * (1.0 - frac[q]);
+                    any_frac |= frac[q] != 0.0;
+                    any_mark |= mark[q] != 0.0;
+                    if (q < nQ) hit |= frac[q] > 0 || mark[q] > 0;
+                }
+                if (hit && (any_frac || any_mark)) {
+                    memset(tmpd, 0, nG * sizeof(double));
+                    memset(tmpm, 0, nG * sizeof(double));
+                    for (Py_ssize_t q = 0; q < nQ; q++) {
+                        if (!(frac[q] > 0 || mark[q] > 0)) continue;
+                        for (int64_t p = qptr[q]; p < qptr[q + 1]; p++) {
+                            tmpd[qgroups[p]] += frac[q];
+                            tmpm[qgroups[p]] += mark[q];
+                        }
+                    }
+                    for (Py_ssize_t g = 0; g < nG; g++) {
+                        const double sc = hscale[k->group_host[g]] * dt;
+                        if (any_frac) gdrop[g] = gdrop[g] + sc * tmpd[g];
+                        if (any_mark) gmark[g] = gmark[g] + sc * tmpm[g];
+                    }
+                }
+            }
+            for (Py_ssize_t q = 0; q < nQ1; q++) {
+                arrived[q] += inflow[q];
+                queue[q] = qn[q];
+            }
+            offered += send_rate * C * dt;
+            qsum = nsum;
+            qmax = nmax;
+            time += dt;
+            /* _Run.sample: queue delays every q_every steps; the series' send rate, queue sum and rates */
+            if (kk % k->q_every == 0) {
+                double *row = qsamples + (kk / k->q_every) * nQ1;
+                for (Py_ssize_t q = 0; q < nQ1; q++) row[q] = queue[q] / cap[q];
+            }
+            sendr[j] = send_rate;
+            qsums[j] = qsum;
+            if (kk % k->series_every == 0)
+                for (Py_ssize_t t = 0; t < k->nsf; t++) k->ser[j * k->nsf + t] = k->tx[k->series_flows[t]];
+        }
+        result = Py_BuildValue("(ddddddd)", time, href, send_rate, offered, dropped, qsum, qmax);
+    }
+done:
+    for (int i = 0; i < got; i++) PyBuffer_Release(&b[i]);
+    return result;
+}
+
 static PyObject *Kernel_pending(Kernel *k, PyObject *Py_UNUSED(ignored)) {
     return PyLong_FromSsize_t(k->pend - k->phead);
 }
@@ -823,6 +1259,8 @@ static PyMethodDef Kernel_methods[] = {
     {"set_features", (PyCFunction)Kernel_set_features, METH_VARARGS,
      "set_features(codes, scales, offsets, target, beta, base_rtt_ns): compute the step features in observe"},
     {"post", (PyCFunction)Kernel_post, METH_VARARGS, "post(rates, factors, fabric, min_rate, dirty, unscaled, counted)"},
+    {"path_post", (PyCFunction)Kernel_path_post, METH_VARARGS,
+     "path_post(rates, factors, fabric_arrays, fabric_scalars, constants, dirty) -> fabric_scalars: a topology block"},
     {"pending", (PyCFunction)Kernel_pending, METH_NOARGS, "number of decided, not yet applied rate changes"},
     {NULL, NULL, 0, NULL},
 };
@@ -1061,6 +1499,7 @@ static PyMethodDef module_methods[] = {
      "policy_rates(y, rate, mode, gain, clamp_min, clamp_max, rate_min, factors, rates): a factor controller's decision"},
     {"path_block_deltas", path_block_deltas, METH_VARARGS,
      "path_block_deltas(idx, js, new, tx, group, group_host, group_cells, slot, old, dM, dH, hosts, queues + 1) -> distinct"},
+    {"np_sum", np_sum_py, METH_O, "np_sum(float64 array): numpy's pairwise sum, as path_post computes it"},
     {"path_block_end", path_block_end, METH_VARARGS,
      "path_block_end(arrays, C, B, queues + 1): settle a topology block's changed flows, send its probes"},
     {NULL, NULL, 0, NULL},
