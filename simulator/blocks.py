@@ -447,13 +447,14 @@ class BlockLoop:
                 new = kr.new[:nd].copy()
                 self._record(due, obs, ret, rtt, rate, cnp, nack, kr.factors[:nd].copy() if factors is None else factors, new)
 
-    def _decide_kernel(self, nd: int, kr: BlockKernel) -> tuple:
+    def _decide_kernel(self, nd: int, kr: BlockKernel, obs: np.ndarray | None = None) -> tuple:
         """The controller call on the kernel's rows: (batch, rates, factors, policy inputs, the
         controller's own factors), rates and factors as contiguous float64 for the kernel (factors
-        None: new rate / rate there)."""
+        None: new rate / rate there). ``obs``: the policy inputs when ``prep`` wrote them."""
         due, ret, rtt = kr.due[:nd].copy(), kr.ret[:nd].copy(), kr.rtt[:nd].copy()
         rate, first = kr.rate[:nd].copy(), kr.first[:nd].copy()
-        obs = self._observe_kernel(nd, rate, kr) if self.spec is not None else None
+        if obs is None and self.spec is not None:
+            obs = self._observe_kernel(nd, rate, kr)
         batch = DecisionBatch(due, ret, rtt, rate, None, None, first, obs)
         out = self.ctl.decide(batch)
         rates, factors = out if isinstance(out, Decision) else (out, None)
@@ -490,10 +491,16 @@ class BlockLoop:
         sums, fabric steps, settles, probes, queue samples), the same operations in the same order
         (when nothing is counted and the fabric is lossy and untracked: ``_run_blocks``)."""
         kr, fab = self._front, self.fabric
-        nd, _ = kr.core.prep(s, e)
+        if kr.native_features:  # the policy inputs written by prep (the windows shifted there)
+            obs = np.empty((self.n, self.spec.input_width), np.float32)
+            nd, _ = kr.core.prep(s, e, obs)
+            obs = obs[:nd]
+        else:
+            nd, _ = kr.core.prep(s, e)
+            obs = None
         rates = fac = kr.no_rows
         if nd:
-            _, rates, fac, _, _ = self._decide_kernel(nd, kr)
+            _, rates, fac, _, _ = self._decide_kernel(nd, kr, obs)
         scalars = (fab.time, fab.host_ref, fab.send_rate, fab.offered, fab.dropped, fab._qsum, fab._qmax)
         consts = (fab._kmin_min, fab._buffer_min, -1.0 if fab.alpha is None else float(fab.alpha), MIN_RATE)
         arrays = (fab.host_queue_rate, fab.host_sum, fab.host_scale, fab.host_base, fab.host_cap, fab.link_load,

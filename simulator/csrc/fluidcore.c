@@ -88,6 +88,7 @@ typedef struct {
     double *pscratch, *pdM;
     size_t pscap, pdm_n;
     const void *pchecked[5]; /* the index arrays path_post has checked */
+    int32_t *pgc, *pfq;       /* their row-major copies: each group's rate cells, each flow's queues */
 } Kernel;
 
 static void *xmalloc(size_t n) {
@@ -99,7 +100,7 @@ static void *xmalloc(size_t n) {
 static void Kernel_dealloc(Kernel *k) {
     for (int i = 0; i < k->nviews; i++) PyBuffer_Release(&k->view[i]);
     void *bufs[] = {k->R, k->S, k->Hs, k->dG, k->P, k->stG0, k->stSc, k->stRef, k->st_of, (void *)k->g0_of, (void *)k->sc_of, k->D, k->edges, k->qd, k->cur_tx, k->flags, k->is_series, k->cnt, k->tmp_idx, k->tmp_jd, k->tmp_pos,
-                    k->pidx, k->pkey, k->pnew, k->cidx, k->cj, k->cg, k->cnew, k->txold, k->Gc, k->nacc, k->pscratch, k->pdM};
+                    k->pidx, k->pkey, k->pnew, k->cidx, k->cj, k->cg, k->cnew, k->txold, k->Gc, k->nacc, k->pscratch, k->pdM, k->pgc, k->pfq};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     Py_TYPE(k)->tp_free((PyObject *)k);
 }
@@ -228,14 +229,31 @@ static int Kernel_init(Kernel *k, PyObject *args, PyObject *kwds) {
     return reserve_changes(k, n) < 0 || reserve_pending(k, n) < 0 ? -1 : 0;
 }
 
-/* prep(s, e) -> (nd, npend): the block's decisions in step order (due, ret, jd, rate at the
+/* prep(s, e[, obs]) -> (nd, npend): the block's decisions in step order (due, ret, jd, rate at the
  * decision step, RTT as int64 and float64, previous factor, first) and how many pending rate
  * changes take effect in the block. */
+static void observe_rows(Kernel *k, int native, const double **cols, const int *bcast, float *obs);
+
 static PyObject *Kernel_prep(Kernel *k, PyObject *args) {
     long long s, e;
-    if (!PyArg_ParseTuple(args, "LL", &s, &e)) return NULL;
+    PyObject *oo = Py_None;
+    if (!PyArg_ParseTuple(args, "LL|O", &s, &e, &oo)) return NULL;
+    Py_buffer ob = {0};
+    if (oo != Py_None) { /* the policy inputs too (observe with the step features computed here) */
+        if (!k->native || k->F < 1 || k->W % k->F) {
+            PyErr_SetString(PyExc_ValueError, "prep: no features to compute");
+            return NULL;
+        }
+        if (PyObject_GetBuffer(oo, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) return NULL;
+        if (!check_format(&ob, 'f') || ob.len != k->n * k->W * 4) {
+            PyBuffer_Release(&ob);
+            PyErr_SetString(PyExc_ValueError, "prep: obs must be float32 (flows, width) C-contiguous");
+            return NULL;
+        }
+    }
     Py_ssize_t B = (Py_ssize_t)(e - s);
     if (B < 1 || B > k->bmax) {
+        if (oo != Py_None) PyBuffer_Release(&ob);
         PyErr_SetString(PyExc_ValueError, "prep: block length out of range");
         return NULL;
     }
@@ -301,6 +319,10 @@ static PyObject *Kernel_prep(Kernel *k, PyObject *args) {
     k->nd = nd;
     k->npend = np_;
     k->prepped = 1;
+    if (oo != Py_None) {
+        observe_rows(k, 1, NULL, NULL, ob.buf);
+        PyBuffer_Release(&ob);
+    }
     return Py_BuildValue("nn", nd, np_);
 }
 
@@ -382,37 +404,10 @@ static PyObject *Kernel_set_features(Kernel *k, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* observe(steps, obs): shift the due flows' windows by the step's scaled features (F columns,
- * or None: computed here, ``set_features``) and write the policy inputs (nd, W) float32 into
- * ``obs`` (blocks.py ``_observe_window``). */
-static PyObject *Kernel_observe(Kernel *k, PyObject *args) {
-    PyObject *seq, *oo;
-    Py_buffer ob;
-    if (!k->prepped) {
-        PyErr_SetString(PyExc_RuntimeError, "observe before prep");
-        return NULL;
-    }
-    if (!PyArg_ParseTuple(args, "OO", &seq, &oo)) return NULL;
+/* Shift the due flows' windows by their step features (computed here when ``native``, else the
+ * columns ``cols``) and write the policy inputs (nd, W) into ``obs``. */
+static void observe_rows(Kernel *k, int native, const double **cols, const int *bcast, float *obs) {
     const Py_ssize_t F = k->F, W = k->W, nd = k->nd, n = k->n;
-    const int native = seq == Py_None;
-    if (F < 1 || F > MAX_FEATURES || W % F || (native && !k->native)) {
-        PyErr_SetString(PyExc_ValueError, "observe: no features to compute");
-        return NULL;
-    }
-    if (PyObject_GetBuffer(oo, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) return NULL;
-    if (!check_format(&ob, 'f') || ob.len != nd * W * 4) {
-        PyBuffer_Release(&ob);
-        PyErr_SetString(PyExc_ValueError, "observe: obs must be float32 (nd, width) C-contiguous");
-        return NULL;
-    }
-    Py_buffer views[MAX_FEATURES];
-    const double *cols[MAX_FEATURES];
-    int bcast[MAX_FEATURES];
-    if (!native && get_steps(k, seq, views, cols, bcast) < 0) {
-        PyBuffer_Release(&ob);
-        return NULL;
-    }
-    float *obs = ob.buf;
     double *restrict win = k->window;
     for (Py_ssize_t q = 0; q < nd; q++) { /* in flow order (prep's): the window columns' lines in sequence */
         const int64_t f = k->tmp_idx[q], i = k->tmp_pos[q];
@@ -456,6 +451,39 @@ static PyObject *Kernel_observe(Kernel *k, PyObject *args) {
             }
         }
     }
+}
+
+/* observe(steps, obs): shift the due flows' windows by the step's scaled features (F columns,
+ * or None: computed here, ``set_features``) and write the policy inputs (nd, W) float32 into
+ * ``obs`` (blocks.py ``_observe_window``). */
+static PyObject *Kernel_observe(Kernel *k, PyObject *args) {
+    PyObject *seq, *oo;
+    Py_buffer ob;
+    if (!k->prepped) {
+        PyErr_SetString(PyExc_RuntimeError, "observe before prep");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OO", &seq, &oo)) return NULL;
+    const Py_ssize_t F = k->F, W = k->W, nd = k->nd;
+    const int native = seq == Py_None;
+    if (F < 1 || F > MAX_FEATURES || W % F || (native && !k->native)) {
+        PyErr_SetString(PyExc_ValueError, "observe: no features to compute");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(oo, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) return NULL;
+    if (!check_format(&ob, 'f') || ob.len != nd * W * 4) {
+        PyBuffer_Release(&ob);
+        PyErr_SetString(PyExc_ValueError, "observe: obs must be float32 (nd, width) C-contiguous");
+        return NULL;
+    }
+    Py_buffer views[MAX_FEATURES];
+    const double *cols[MAX_FEATURES];
+    int bcast[MAX_FEATURES] = {0};
+    if (!native && get_steps(k, seq, views, cols, bcast) < 0) {
+        PyBuffer_Release(&ob);
+        return NULL;
+    }
+    observe_rows(k, native, cols, bcast, ob.buf);
     if (!native)
         for (Py_ssize_t c = 0; c < F; c++) PyBuffer_Release(&views[c]);
     PyBuffer_Release(&ob);
@@ -913,7 +941,18 @@ static const unsigned char PF_WRITE[N_F] = {1, 1, 1, 1, 0, 1, 1, 1, 1, 0, 0, 0, 
  * arrived, lost, cap, kmin, kmax, pmax, switch, buffers, queue_ptr, queue_groups, group_drop,
  * group_mark, group_cells (hops, groups), flow_base, flow_queues (hops, flows), q_samples,
  * send_rates (B), queue_sums (B); updated in place. */
-#define PREFETCH 8 /* changes ahead */
+/* out[q] = sum over rows h of scale[h] x m[h, q], added from 0.0 in row order (fabric.host_sums,
+ * np.bincount's order); restrict: the element loop vectorizes, each element's sum still in order */
+static void add_scaled_rows(double *restrict out, const double *restrict m, const double *restrict scale,
+                            Py_ssize_t rows, Py_ssize_t cols) {
+    for (Py_ssize_t q = 0; q < cols; q++) out[q] = 0.0;
+    for (Py_ssize_t h = 0; h < rows; h++) {
+        const double sc = scale[h], *restrict row = m + h * cols;
+        for (Py_ssize_t q = 0; q < cols; q++) out[q] += sc * row[q];
+    }
+}
+
+#define MAX_CHAIN 64 /* changes of one flow in one block (at most one per step: block steps <= base RTT) */
 
 static PyObject *Kernel_path_post(Kernel *k, PyObject *args) {
     PyObject *no, *fo, *arrays;
@@ -991,13 +1030,30 @@ static PyObject *Kernel_path_post(Kernel *k, PyObject *args) {
                 PyErr_SetString(PyExc_ValueError, "path_post: flow queue out of range");
                 goto done;
             }
-        memcpy(k->pchecked, seen, sizeof seen);
+        if (fresh) { /* row-major int32 copies: a group's cells, a flow's queues in one cache line */
+            free(k->pgc);
+            free(k->pfq);
+            k->pgc = k->pfq = NULL;
+            memset(k->pchecked, 0, sizeof k->pchecked);
+            if (nH * nQ1 > INT32_MAX || !(k->pgc = xmalloc(H * nG * sizeof(int32_t))) ||
+                !(k->pfq = xmalloc(H * n * sizeof(int32_t)))) {
+                if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "path_post: too many rate cells");
+                goto done;
+            }
+            for (Py_ssize_t g = 0; g < nG; g++)
+                for (Py_ssize_t h = 0; h < H; h++) k->pgc[g * H + h] = (int32_t)gcells[h * nG + g];
+            for (Py_ssize_t f = 0; f < n; f++)
+                for (Py_ssize_t h = 0; h < H; h++) k->pfq[f * H + h] = (int32_t)fq[h * n + f];
+            memcpy(k->pchecked, seen, sizeof seen);
+        }
+        const int32_t *restrict gc = k->pgc, *restrict fqr = k->pfq;
         if ((k->s + B - 1) / k->q_every >= rows) {
             PyErr_SetString(PyExc_ValueError, "path_post: queue samples too short");
             goto done;
         }
         /* scratch: a step's rate deltas, queue arrays, per-switch sums, per-group fractions, change order */
-        const size_t need = 3 * (size_t)nH + 5 * (size_t)nQ1 + 3 * (size_t)nSw + 2 * (size_t)nG;
+        const size_t need = 3 * (size_t)nH + 5 * (size_t)nQ1 + 3 * (size_t)nSw + 2 * (size_t)nG +
+                            (size_t)k->bmax * (nH + nQ1 + 2 * nG);
         if ((size_t)(nH * nQ1 + nH) > k->pdm_n) { /* the deltas' buffer is all zeros between steps */
             free(k->pdM);
             k->pdm_n = 0;
@@ -1021,104 +1077,75 @@ static PyObject *Kernel_path_post(Kernel *k, PyObject *args) {
         add_rtt_sums(k);
         const Py_ssize_t nchg = gather_changes(k);
         if (nchg < 0) goto done;
-        double *dM = k->pdM, *dH = dM + nH * nQ1, *hint = k->pscratch, *nsc = hint + nH, *qn = nsc + nH;
+        double *dM = k->pdM, *dH = dM + nH * nQ1, *nsc = k->pscratch, *qn = nsc + nH;
         double *inflow = qn + nQ1, *drop = inflow + nQ1, *mark = drop + nQ1, *frac = mark + nQ1, *swa = frac + nQ1;
         double *swb = swa + nSw, *swc = swb + nSw, *tmpd = swc + nSw, *tmpm = tmpd + nG;
         const double dt = k->dt, C = k->C;
         const long long s = k->s;
 
-        /* the decisions: previous factor and count (record_decision) */
-        for (Py_ssize_t i = 0; i < nd; i++) {
-            const int64_t f = k->due[i];
-            k->prev[f] = k->fac[i];
-            k->n_dec[f] += 1;
-        }
         /* the changes in step order (stable: pending ones first, as sorted(pend + inblock)), each
          * with its old sending rate: the flow's previous change in the block, else tx. Sorted
-         * copies: flow (Gc, as int64), new rate (nacc), old rate (txold), group (cg). */
+         * copies: flow (Gc, as int64), step (cidx, once sorted), new rate (nacc), old rate
+         * (txold), group (cg), the flow's previous change or -1 (cj, once sorted); slot: each
+         * changed flow's last change. */
         int64_t *restrict cnt = k->cnt, *restrict slot = k->slot;
-        int64_t *restrict sidx = (int64_t *)k->Gc, *restrict sgrp = k->cg;
+        int64_t *restrict sidx = (int64_t *)k->Gc, *restrict sgrp = k->cg, *restrict sj = k->cidx, *restrict prevr = k->cj;
         double *restrict snew = k->nacc, *restrict sold = k->txold;
-        const int64_t *restrict cidx = k->cidx, *restrict cj = k->cj, *restrict group = k->group;
-        const int64_t *restrict ghost = k->group_host;
-        const double *restrict cnew = k->cnew;
-        double *restrict tx = k->tx, *restrict rate = k->rate, *restrict acc = k->acc, *restrict last = k->last;
+        const int64_t *restrict group = k->group, *restrict ghost = k->group_host;
+        double *restrict tx = k->tx, *restrict rate = k->rate;
         memset(cnt, 0, (B + 1) * sizeof *cnt);
-        for (Py_ssize_t i = 0; i < nchg; i++) cnt[cj[i] + 1]++;
+        for (Py_ssize_t i = 0; i < nchg; i++) cnt[k->cj[i] + 1]++;
         for (Py_ssize_t j = 0; j < B; j++) cnt[j + 1] += cnt[j];
         for (Py_ssize_t i = 0; i < nchg; i++) {
-            const int64_t r = cnt[cj[i]]++;
-            sidx[r] = cidx[i];
-            snew[r] = cnew[i];
+            const int64_t r = cnt[k->cj[i]]++;
+            sidx[r] = k->cidx[i];
+            snew[r] = k->cnew[i];
         }
         for (Py_ssize_t j = B; j > 0; j--) cnt[j] = cnt[j - 1];
         cnt[0] = 0; /* cnt[j]..cnt[j+1]: the changes of step j */
+        for (Py_ssize_t j = 0; j < B; j++)
+            for (int64_t r = cnt[j]; r < cnt[j + 1]; r++) sj[r] = j;
         for (Py_ssize_t r = 0; r < nchg; r++) {
             const int64_t f = sidx[r], p = slot[f];
             sold[r] = p >= 0 ? snew[p] : tx[f];
+            prevr[r] = p;
             sgrp[r] = group[f];
             slot[f] = r;
         }
-        for (Py_ssize_t r = 0; r < nchg; r++) slot[sidx[r]] = -1;
+        /* per step: the host integrals and queueing delays at its start; the group drop / mark
+         * integrals in force (the arrays, or copies from before a step's _accrue changed them) */
+        double *restrict hints = tmpm + nG, *restrict dly = hints + B * nH, *restrict gd_snap = dly + B * nQ1;
+        double *restrict gm_snap = gd_snap + B * nG;
+        const double **gd_of = k->g0_of, **gm_of = k->sc_of; /* (Kernel_post's scratch) */
+        Py_ssize_t dstart = 0, mstart = 0, nsd = 0, nsm = 0;
+        double *restrict cur_tx = k->cur_tx; /* the series flows' sending rates */
+        for (Py_ssize_t t = 0; t < k->nsf; t++) cur_tx[t] = tx[k->series_flows[t]];
 
         const double Cdt = C * dt;
-        double *restrict dly = drop; /* the queueing delays at a step's start (drop: only later in the step) */
-        const int64_t *restrict due = k->due, *restrict jd = k->jd;
-        const double *restrict ret = k->ret;
-        double *restrict sent = k->probe_sent, *restrict next = k->next_ret;
-        Py_ssize_t di = 0; /* decisions, sorted by step */
         for (Py_ssize_t j = 0; j < B; j++) {
             const long long kk = s + j;
             const Py_ssize_t c0 = cnt[j], c1 = cnt[j + 1];
-            /* the integrals at the step's start: settle the flows changing at it (flows.settle_cols),
-             * then their new rates; their rate deltas summed per (host, queue) cell from zero in
-             * change order */
+            double *hint = hints + j * nH, *dl = dly + j * nQ1;
             for (Py_ssize_t h = 0; h < nH; h++) hint[h] = hbase[h] + hscale[h] * (time - href);
-            for (Py_ssize_t r = c0; r < c1; r++) {
-                if (r + PREFETCH < c1) { /* the flow and group lines a few changes ahead (memory bound) */
-                    const int64_t fa = sidx[r + PREFETCH], ga = sgrp[r + PREFETCH];
-                    for (int c = 0; c < 3; c++) {
-                        __builtin_prefetch(acc + c * n + fa, 1);
-                        __builtin_prefetch(last + c * n + fa, 1);
-                    }
-                    for (Py_ssize_t h = 0; h < H; h++) __builtin_prefetch(gcells + h * nG + ga, 0);
-                    __builtin_prefetch(gdrop + ga, 0);
-                    __builtin_prefetch(gmark + ga, 0);
-                    __builtin_prefetch(tx + fa, 1);
-                    __builtin_prefetch(rate + fa, 1);
-                }
-                const int64_t f = sidx[r], g = sgrp[r], hst = ghost[g];
-                const double w = sold[r] * C, nw = snew[r];
-                const double now[3] = {hint[hst], gdrop[g], gmark[g]};
-                for (int c = 0; c < 3; c++) {
-                    acc[c * n + f] = acc[c * n + f] + w * (now[c] - last[c * n + f]);
-                    last[c * n + f] = now[c];
-                }
-                tx[f] = nw;
-                rate[f] = nw;
-                const double delta = nw - sold[r];
-                for (Py_ssize_t h = 0; h < H; h++) dM[gcells[h * nG + g]] += delta;
-                dH[hst] += delta;
-            }
-            /* the probes of the step's decisions: base RTT plus the path's queueing delays now */
-            if (di < nd && jd[di] == j) {
-                for (Py_ssize_t q = 0; q < nQ1; q++) dly[q] = queue[q] / cap[q];
-                for (; di < nd && jd[di] == j; di++) {
-                    const int64_t f = due[di];
-                    double qd = dly[fq[f]];
-                    for (Py_ssize_t h = 1; h < H; h++) qd = qd + dly[fq[h * n + f]];
-                    sent[f] = ret[di];
-                    next[f] = ret[di] + fbase[f] + qd;
-                }
-            }
-            /* the step's sums added to the rate matrix (numpy adds the whole (host, queue) array;
-             * the cells no change touches get + 0.0, which changes no value: the matrix never
-             * holds -0.0), each touched cell once, set back to zero */
+            for (Py_ssize_t q = 0; q < nQ1; q++) dl[q] = queue[q] / cap[q];
+            /* the step's rate changes summed per (host, queue) cell from zero in change order, then
+             * added to the rate matrix (numpy adds the whole (host, queue) array; the cells no
+             * change touches get + 0.0, which changes no value: the matrix never holds -0.0), each
+             * touched cell once, set back to zero */
             if (c1 > c0) {
+                for (Py_ssize_t r = c0; r < c1; r++) {
+                    const int64_t g = sgrp[r];
+                    const double delta = snew[r] - sold[r];
+                    for (Py_ssize_t h = 0; h < H; h++) dM[gc[g * H + h]] += delta;
+                    dH[ghost[g]] += delta;
+                    if (k->is_series[sidx[r]])
+                        for (Py_ssize_t t = 0; t < k->nsf; t++)
+                            if (k->series_flows[t] == sidx[r]) cur_tx[t] = snew[r];
+                }
                 for (Py_ssize_t r = c0; r < c1; r++) {
                     const int64_t g = sgrp[r], hst = ghost[g];
                     for (Py_ssize_t h = 0; h < H; h++) {
-                        const int64_t c = gcells[h * nG + g];
+                        const int64_t c = gc[g * H + h];
                         hqr[c] = hqr[c] + dM[c];
                         dM[c] = 0.0;
                     }
@@ -1140,11 +1167,7 @@ static PyObject *Kernel_path_post(Kernel *k, PyObject *args) {
                     href = time;
                     memcpy(hscale, nsc, nH * sizeof(double));
                 }
-                for (Py_ssize_t q = 0; q < nQ1; q++) load[q] = 0.0;
-                for (Py_ssize_t h = 0; h < nH; h++) {
-                    const double sc = hscale[h], *row = hqr + h * nQ1;
-                    for (Py_ssize_t q = 0; q < nQ1; q++) load[q] += sc * row[q];
-                }
+                add_scaled_rows(load, hqr, hscale, nH, nQ1);
                 load[nQ] = 0.0;
                 for (Py_ssize_t q = 0; q < nQ1; q++) load[q] = np_max(load[q], 0.0);
                 double sr = 0.0;
@@ -1217,8 +1240,18 @@ static PyObject *Kernel_path_post(Kernel *k, PyObject *args) {
                             tmpm[qgroups[p]] += mark[q];
                         }
                     }
+                    if (any_frac) { /* the steps so far keep the integrals from before */
+                        memcpy(gd_snap + nsd * nG, gdrop, nG * sizeof(double));
+                        for (; dstart <= j; dstart++) gd_of[dstart] = gd_snap + nsd * nG;
+                        nsd++;
+                    }
+                    if (any_mark) {
+                        memcpy(gm_snap + nsm * nG, gmark, nG * sizeof(double));
+                        for (; mstart <= j; mstart++) gm_of[mstart] = gm_snap + nsm * nG;
+                        nsm++;
+                    }
                     for (Py_ssize_t g = 0; g < nG; g++) {
-                        const double sc = hscale[k->group_host[g]] * dt;
+                        const double sc = hscale[ghost[g]] * dt;
                         if (any_frac) gdrop[g] = gdrop[g] + sc * tmpd[g];
                         if (any_mark) gmark[g] = gmark[g] + sc * tmpm[g];
                     }
@@ -1239,8 +1272,50 @@ static PyObject *Kernel_path_post(Kernel *k, PyObject *args) {
             }
             sendr[j] = send_rate;
             qsums[j] = qsum;
-            if (kk % k->series_every == 0)
-                for (Py_ssize_t t = 0; t < k->nsf; t++) k->ser[j * k->nsf + t] = k->tx[k->series_flows[t]];
+            if (kk % k->series_every == 0) memcpy(k->ser + j * k->nsf, cur_tx, k->nsf * sizeof(double));
+        }
+        for (; dstart < B; dstart++) gd_of[dstart] = gdrop;
+        for (; mstart < B; mstart++) gm_of[mstart] = gmark;
+
+        /* the changed flows in flow order (the per-flow columns' lines in sequence): settled at
+         * each change's step, in step order (flows.settle_cols, or the replay of a flow changing
+         * twice), then their last new rate */
+        for (Py_ssize_t f = 0; f < n; f++) {
+            int64_t r = slot[f];
+            if (r < 0) continue;
+            slot[f] = -1;
+            int64_t chain[MAX_CHAIN], m = 0;
+            for (int64_t x = r; x >= 0; x = prevr[x]) {
+                if (m == MAX_CHAIN) {
+                    PyErr_SetString(PyExc_RuntimeError, "path_post: a flow changes rate too often in one block");
+                    goto done;
+                }
+                chain[m++] = x;
+            }
+            while (m > 0) {
+                const int64_t x = chain[--m], g = sgrp[x], j = sj[x];
+                const double w = sold[x] * C;
+                const double now[3] = {hints[j * nH + ghost[g]], gd_of[j][g], gm_of[j][g]};
+                for (int c = 0; c < 3; c++) {
+                    k->acc[c * n + f] = k->acc[c * n + f] + w * (now[c] - k->last[c * n + f]);
+                    k->last[c * n + f] = now[c];
+                }
+            }
+            tx[f] = snew[r];
+            rate[f] = snew[r];
+        }
+        /* the decisions in flow order (prep's): previous factor and count (record_decision), then
+         * the next probe, back after the path's base RTT plus its queueing delays at the decision
+         * step */
+        for (Py_ssize_t q_ = 0; q_ < nd; q_++) {
+            const int64_t f = k->tmp_idx[q_], i = k->tmp_pos[q_];
+            k->prev[f] = k->fac[i];
+            k->n_dec[f] += 1;
+            const double *dl = dly + k->jd[i] * nQ1;
+            double qd = dl[fqr[f * H]];
+            for (Py_ssize_t h = 1; h < H; h++) qd = qd + dl[fqr[f * H + h]];
+            k->probe_sent[f] = k->ret[i];
+            k->next_ret[f] = k->ret[i] + fbase[f] + qd;
         }
         result = Py_BuildValue("(ddddddd)", time, href, send_rate, offered, dropped, qsum, qmax);
     }
@@ -1254,7 +1329,8 @@ static PyObject *Kernel_pending(Kernel *k, PyObject *Py_UNUSED(ignored)) {
 }
 
 static PyMethodDef Kernel_methods[] = {
-    {"prep", (PyCFunction)Kernel_prep, METH_VARARGS, "prep(s, e) -> (decisions, pending changes in the block)"},
+    {"prep", (PyCFunction)Kernel_prep, METH_VARARGS,
+     "prep(s, e[, obs]) -> (decisions, pending changes in the block); obs (flows, width): observe too"},
     {"observe", (PyCFunction)Kernel_observe, METH_VARARGS, "observe(step_columns or None, obs): shift the windows, write obs"},
     {"set_features", (PyCFunction)Kernel_set_features, METH_VARARGS,
      "set_features(codes, scales, offsets, target, beta, base_rtt_ns): compute the step features in observe"},
