@@ -30,10 +30,12 @@ port loads of all the block's steps are computed with a handful of vectorized ca
 one-port fabric (``Fabric._single``: every many-to-one incast) the C kernel of
 ``rlcc.simulator.kernel`` runs the block instead, the same operations in the same order
 (``_block_kernel``; ``BlockLoop.use_kernel = False`` selects this Python twin, the reference
-tests/simulator/test_kernel.py compares it with). On a topology the kernel's front half finds the
-block's decisions and writes the policy inputs (``_rows_front``), ``_fluidcore.path_block_deltas``
-sums the rate changes per (step, host, queue) and ``_fluidcore.path_block_end`` settles the changed
-flows and sends the probes (``_block_paths_end``) when nothing is counted;
+tests/simulator/test_kernel.py compares it with). On a topology, unless someone counts CNP/NACKs
+(a trace, a recording controller, go-back-N), a block is two C calls around the controller
+(``_block_paths_c``): the kernel's ``prep`` finds the block's decisions, applies the pending changes
+landing before them and writes the policy inputs, ``path_post`` does the rest of ``_block_paths``
+(the pending list, rate-matrix sums, fabric steps, settles, probes, queue samples); counted runs
+take the kernel's front half (``_rows_front``) and this module's numpy block end.
 ``use_kernel = False`` selects the numpy twins (tests/simulator/test_kernel_paths.py).
 """
 
@@ -45,7 +47,6 @@ import numpy as np
 
 from rlcc import features as vocab
 from rlcc.simulator.controllers.base import Decision, DecisionBatch
-from rlcc.simulator._fluidcore import path_block_deltas, path_block_end
 from rlcc.simulator.kernel import BlockKernel
 
 MIN_RATE = 1e-9
@@ -534,18 +535,10 @@ class BlockLoop:
         counting = bool(nd and counted)
         tx0 = olds = None
         changed = np.zeros(B, bool)
-        deltas = False  # dM, dH and old_all from ``path_block_deltas`` (C)
         if entries:
             js = np.repeat(np.array([x[0] - s for x in entries]), [len(x[1]) for x in entries])
             idx_all = np.concatenate([x[1] for x in entries])
-            if self._front is not None and not counting:
-                new_all = np.concatenate([x[2] for x in entries])
-                old_all, dM, dH = np.empty(len(idx_all)), np.empty((B, nH, nQ1)), np.empty((B, nH))
-                distinct = path_block_deltas(idx_all, js, new_all, fl.tx, self.group, fab.group_host, fab.group_cells,
-                                             fl.slot, old_all, dM, dH, nH, nQ1)
-                deltas = True
-            else:
-                distinct = self._distinct(idx_all)
+            distinct = self._distinct(idx_all)
         if counting or (entries and not distinct):  # the sequential replay (a flow may change twice)
             tx0 = fl.tx.copy()  # sending rates at the block start (the replay advances it)
             cur = tx0.copy()
@@ -555,9 +548,9 @@ class BlockLoop:
                 cur[idx] = nw
             if entries:
                 old_all = np.concatenate(olds)
-        elif entries and not deltas:
+        elif entries:
             old_all = fl.tx[idx_all]
-        if entries and not deltas:
+        if entries:
             delta = np.concatenate([x[2] for x in entries]) - old_all
             g = self.group[idx_all]
             host = fab.group_host[g]
@@ -600,10 +593,6 @@ class BlockLoop:
             hints = np.empty((B, nH))
             for j, (b, sc, r, t, _, _) in enumerate(snaps):
                 np.add(b, sc * (t - r), out=hints[j])
-        if self._front is not None and not counting and (not entries or distinct):
-            self._block_paths_end(B, entries, snaps, hints if entries else None, delays, due, jd, ret,
-                                  idx_all if entries else None, js if entries else None, old_all if entries else None)
-            return
         if nd:  # the probes' queueing delays: the sum over each path's hops at the decision's step
             flat, off, fq = delays.ravel(), jd * nQ1, fab.flow_queues
             qd = flat.take(off + fq[0].take(due))
@@ -625,24 +614,6 @@ class BlockLoop:
                                rtt, rate, factors, new)
         if nd:
             fl.send_probes(due, ret, self.base_rtt(due), qd)
-
-    def _block_paths_end(self, B, entries, snaps, hints, delays, due, jd, ret, idx_all, js, old_all) -> None:
-        """The end of ``_block_paths`` in C (``_fluidcore.path_block_end``) when nothing is counted and
-        every changed flow changes once: the same settles (integrals of each change's step) and
-        probes (path base RTT + the hops' queueing delays at the decision's step), same arithmetic."""
-        fab, fl, no_i, no_d = self.fabric, self.flows, np.zeros(0, np.int64), np.zeros(0)
-        if entries:
-            drop, mark = snaps[0][4], snaps[0][5]
-            if any(sn[4] is not drop or sn[5] is not mark for sn in snaps):
-                drop, mark = np.stack([sn[4] for sn in snaps]), np.stack([sn[5] for sn in snaps])
-            chg = (idx_all, js, old_all)
-        else:
-            hints, drop, mark, chg = np.zeros((B, fab.n_hosts)), np.zeros(fab.n_groups), np.zeros(fab.n_groups), (no_i, no_i, no_d)
-        rows = (due, jd, ret) if due is not None and len(due) else (no_i, no_i, no_d)
-        arrays = (*chg, self.group, fab.group_host, hints, drop, mark, fl.acc.T, fl.last.T, *rows, self.flow_base,
-                  delays, fab.flow_queues, fl.probe_sent, fl.next_ret)
-        path_block_end(tuple(np.ascontiguousarray(a) if i not in (8, 9, 16, 17) else a for i, a in enumerate(arrays)),
-                       self.C, B, delays.shape[1])
 
     def _distinct(self, idx: np.ndarray) -> bool:
         """No flow index twice in ``idx`` (uses the ``slot`` scratch column)."""

@@ -10,11 +10,11 @@ controller call and the step features stay in Python.
 per-group arrays (block mode updates them in place, never rebinds them) plus the output scratch
 the block loop reads after each call.
 
-On a topology (``fabric.PathFabric``) only the kernel's front half runs (``front_only``): ``prep``
-finds and sorts the block's decisions and gathers their rows, ``observe`` shifts the windows and
-writes the policy inputs; both read and write flow columns only. The block loop keeps the
-pending rate changes and the fabric (``blocks._block_paths``), so the kernel's own pending list
-stays empty, ``post`` is never called, and its one-port fabric slots get unused placeholders.
+On a topology (``fabric.PathFabric``) the kernel's one-port ``post`` is never called and its
+one-port fabric slots get unused placeholders (``front_only``): ``prep`` finds and sorts the
+block's decisions and gathers their rows, ``observe`` shifts the windows and writes the policy
+inputs. Without ``paths`` (runs that count CNP/NACKs) the block loop keeps the pending rate
+changes and the fabric (``blocks._block_paths``), so the kernel's own pending list stays empty.
 
 With ``paths`` (a topology run where nothing is counted: no trace, no recording controller, no
 go-back-N) the kernel also runs the block after the controller call, ``path_post``: the pending

@@ -14,7 +14,11 @@
  *
  * Arrays are numpy buffers held for the kernel's life (the per-flow columns of ``FlowState``,
  * the fabric's per-group arrays, which block mode updates in place, and output scratch); pending
- * rate changes (decided, not yet applied) live here, in decision order (= application order). */
+ * rate changes (decided, not yet applied) live here, in decision order (= application order).
+ *
+ * On a topology (``fabric.PathFabric``) ``prep`` (which can also write the policy inputs) is
+ * followed by ``path_post``: the rest of blocks.py ``_block_paths`` and ``PathFabric.step``, the
+ * fabric arrays passed per call and updated in place (tests/simulator/test_kernel_paths.py). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
@@ -1402,187 +1406,15 @@ done:
     Py_RETURN_NONE;
 }
 
-/* path_block_deltas(idx, js, new, tx, group, group_host, group_cells, slot, old, dM, dH, hosts, queues + 1)
- * -> distinct: a topology block's rate changes (blocks.py ``_block_paths``) in order, numpy's
- * operations: each change's old sending rate (the flow's previous change in the block, else
- * ``tx``: the replay's sequential rule, ``tx[idx]`` when no flow changes twice), and the per-step
- * sums of the changes (new - old) over the cells (step, host, queue) of each group's path
- * (``group_cells`` (hops, groups)) into ``dM`` and over (step, host) into ``dH``, accumulated from
- * zero in change order then hop order (``np.bincount``'s). ``slot`` (-1 everywhere) is scratch,
- * restored. Returns whether no flow changes twice. */
-static PyObject *path_block_deltas(PyObject *Py_UNUSED(mod), PyObject *args) {
-    enum { D_IDX, D_JS, D_NEW, D_TX, D_GROUP, D_GHOST, D_GC, D_SLOT, D_OLD, D_DM, D_DH, N_D };
-    static const char fmt[N_D] = {'i', 'i', 'd', 'd', 'i', 'i', 'i', 'i', 'd', 'd', 'd'};
-    PyObject *objs[N_D];
-    Py_ssize_t nH, nQ1;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOnn", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
-                          &objs[7], &objs[8], &objs[9], &objs[10], &nH, &nQ1))
-        return NULL;
-    Py_buffer b[N_D];
-    int got = 0, distinct = 1;
-    for (; got < N_D; got++) {
-        int w = got >= D_SLOT;
-        if (PyObject_GetBuffer(objs[got], &b[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (w ? PyBUF_WRITABLE : 0)) < 0) goto done;
-        if (!check_format(&b[got], fmt[got])) {
-            PyErr_Format(PyExc_ValueError, "path_block_deltas: array %d has the wrong dtype", got);
-            got++;
-            goto done;
-        }
-    }
-    {
-        const Py_ssize_t m = b[D_IDX].len / 8, n = b[D_TX].len / 8, nG = b[D_GHOST].len / 8;
-        const Py_ssize_t H = nG ? b[D_GC].len / 8 / nG : 0, B = (nH > 0 && nQ1 > 0) ? b[D_DM].len / 8 / (nH * nQ1) : 0;
-        if (nH < 1 || nQ1 < 1 || B < 1 || H < 1 || b[D_JS].len != m * 8 || b[D_NEW].len != m * 8 ||
-            b[D_OLD].len != m * 8 || b[D_GROUP].len != n * 8 || b[D_SLOT].len != n * 8 || b[D_GC].len != H * nG * 8 ||
-            b[D_DM].len != B * nH * nQ1 * 8 || b[D_DH].len != B * nH * 8) {
-            PyErr_SetString(PyExc_ValueError, "path_block_deltas: inconsistent array sizes");
-            goto done;
-        }
-        const int64_t *idx = b[D_IDX].buf, *js = b[D_JS].buf, *group = b[D_GROUP].buf, *ghost = b[D_GHOST].buf;
-        const int64_t *gc = b[D_GC].buf;
-        const double *nw = b[D_NEW].buf, *tx = b[D_TX].buf;
-        int64_t *slot = b[D_SLOT].buf;
-        double *old = b[D_OLD].buf, *dM = b[D_DM].buf, *dH = b[D_DH].buf;
-        for (Py_ssize_t e = 0; e < m; e++) { /* checked before anything is written */
-            int64_t f = idx[e];
-            if (f < 0 || f >= n || js[e] < 0 || js[e] >= B || group[f] < 0 || group[f] >= nG || ghost[group[f]] < 0 ||
-                ghost[group[f]] >= nH || slot[f] != -1) {
-                PyErr_SetString(PyExc_ValueError, "path_block_deltas: index out of range or slot in use");
-                goto done;
-            }
-            for (Py_ssize_t h = 0; h < H; h++)
-                if (gc[h * nG + group[f]] < 0 || gc[h * nG + group[f]] >= nH * nQ1) {
-                    PyErr_SetString(PyExc_ValueError, "path_block_deltas: cell out of range");
-                    goto done;
-                }
-        }
-        memset(dM, 0, B * nH * nQ1 * sizeof(double));
-        memset(dH, 0, B * nH * sizeof(double));
-        for (Py_ssize_t e = 0; e < m; e++) {
-            const int64_t f = idx[e], g = group[f], p = slot[f];
-            old[e] = p >= 0 ? nw[p] : tx[f];
-            if (p >= 0) distinct = 0;
-            slot[f] = e;
-            const double delta = nw[e] - old[e];
-            double *row = dM + js[e] * (nH * nQ1);
-            for (Py_ssize_t h = 0; h < H; h++) row[gc[h * nG + g]] += delta;
-            dH[js[e] * nH + ghost[g]] += delta;
-        }
-        for (Py_ssize_t e = 0; e < m; e++) slot[idx[e]] = -1;
-    }
-done:
-    for (int i = 0; i < got; i++) PyBuffer_Release(&b[i]);
-    if (PyErr_Occurred()) return NULL;
-    return PyBool_FromLong(distinct);
-}
-
-/* path_block_end(arrays, C, B, n_queues1): the end of a topology block (blocks.py ``_block_paths``,
- * the case where nothing is counted and every changed flow changes once), with numpy's element
- * operations in the same order. Settles each changed flow ``idx[e]`` at its old sending rate
- * ``old[e]`` with the integrals of its step ``js[e]`` (host integral ``hints`` (B, hosts), group
- * drop / mark integrals ``gdrop`` / ``gmark`` (B or 1, groups)), then sends the due flows' probes:
- * next_ret = ret + path base RTT + the sum over the path's hops (``fq`` (hops, flows) queue
- * columns) of the queueing delays at the decision's step (``delays`` (B, queues + 1)).
- * arrays: idx, js, old, group, group_host, hints, gdrop, gmark, acc (3, n), last (3, n), due, jd,
- * ret, flow_base, delays, fq, probe_sent, next_ret. */
-enum { E_IDX, E_JS, E_OLD, E_GROUP, E_GHOST, E_HINTS, E_GDROP, E_GMARK, E_ACC, E_LAST, E_DUE, E_JD, E_RET, E_BASE,
-       E_DELAYS, E_FQ, E_SENT, E_NEXT, N_END };
-static const char END_FORMATS[N_END] = {'i', 'i', 'd', 'i', 'i', 'd', 'd', 'd', 'd', 'd', 'i', 'i', 'd', 'd', 'd', 'i', 'd', 'd'};
-
-static PyObject *path_block_end(PyObject *Py_UNUSED(mod), PyObject *args) {
-    PyObject *arrays;
-    double C;
-    Py_ssize_t B, nQ1;
-    if (!PyArg_ParseTuple(args, "O!dnn", &PyTuple_Type, &arrays, &C, &B, &nQ1)) return NULL;
-    if (PyTuple_GET_SIZE(arrays) != N_END || B < 1 || nQ1 < 1) {
-        PyErr_SetString(PyExc_ValueError, "path_block_end: 18 arrays, B >= 1, queues >= 1");
-        return NULL;
-    }
-    Py_buffer b[N_END];
-    int got = 0;
-    for (; got < N_END; got++) {
-        int w = got == E_ACC || got == E_LAST || got == E_SENT || got == E_NEXT;
-        if (PyObject_GetBuffer(PyTuple_GET_ITEM(arrays, got), &b[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (w ? PyBUF_WRITABLE : 0)) < 0)
-            goto done;
-        if (!check_format(&b[got], END_FORMATS[got])) {
-            PyErr_Format(PyExc_ValueError, "path_block_end: array %d has the wrong dtype", got);
-            got++;
-            goto done;
-        }
-    }
-    {
-        const Py_ssize_t m = b[E_IDX].len / 8, n = b[E_GROUP].len / 8, nG = b[E_GHOST].len / 8, nd = b[E_DUE].len / 8;
-        const Py_ssize_t nH = b[E_HINTS].len / 8 / B, H = b[E_FQ].len / 8 / (n ? n : 1);
-        const Py_ssize_t S = b[E_GDROP].len / 8 / (nG ? nG : 1);
-        if (b[E_JS].len != m * 8 || b[E_OLD].len != m * 8 || b[E_HINTS].len != B * nH * 8 || (S != 1 && S != B) ||
-            b[E_GDROP].len != S * nG * 8 || b[E_GMARK].len != S * nG * 8 || b[E_ACC].len != 3 * n * 8 ||
-            b[E_LAST].len != 3 * n * 8 || b[E_JD].len != nd * 8 || b[E_RET].len != nd * 8 || b[E_BASE].len != n * 8 ||
-            b[E_DELAYS].len != B * nQ1 * 8 || H < 1 || b[E_FQ].len != H * n * 8 || b[E_SENT].len != n * 8 ||
-            b[E_NEXT].len != n * 8) {
-            PyErr_SetString(PyExc_ValueError, "path_block_end: inconsistent array sizes");
-            goto done;
-        }
-        const int64_t *idx = b[E_IDX].buf, *js = b[E_JS].buf, *group = b[E_GROUP].buf, *ghost = b[E_GHOST].buf;
-        const int64_t *due = b[E_DUE].buf, *jd = b[E_JD].buf, *fq = b[E_FQ].buf;
-        const double *old = b[E_OLD].buf, *hints = b[E_HINTS].buf, *gdrop = b[E_GDROP].buf, *gmark = b[E_GMARK].buf;
-        const double *ret = b[E_RET].buf, *fbase = b[E_BASE].buf, *delays = b[E_DELAYS].buf;
-        double *acc = b[E_ACC].buf, *last = b[E_LAST].buf, *sent = b[E_SENT].buf, *next = b[E_NEXT].buf;
-        for (Py_ssize_t e = 0; e < m; e++) { /* checked before anything is written */
-            if (idx[e] < 0 || idx[e] >= n || js[e] < 0 || js[e] >= B || group[idx[e]] < 0 || group[idx[e]] >= nG ||
-                ghost[group[idx[e]]] < 0 || ghost[group[idx[e]]] >= nH) {
-                PyErr_SetString(PyExc_ValueError, "path_block_end: change index out of range");
-                goto done;
-            }
-        }
-        for (Py_ssize_t p = 0; p < nd; p++) {
-            if (due[p] < 0 || due[p] >= n || jd[p] < 0 || jd[p] >= B) {
-                PyErr_SetString(PyExc_ValueError, "path_block_end: decision index out of range");
-                goto done;
-            }
-            for (Py_ssize_t h = 0; h < H; h++)
-                if (fq[h * n + due[p]] < 0 || fq[h * n + due[p]] >= nQ1) {
-                    PyErr_SetString(PyExc_ValueError, "path_block_end: path queue out of range");
-                    goto done;
-                }
-        }
-        for (Py_ssize_t e = 0; e < m; e++) { /* FlowState.settle_cols(idx, [hint, drop, mark], old * C) */
-            const int64_t f = idx[e], g = group[f];
-            const Py_ssize_t row = S == 1 ? 0 : js[e];
-            const double w = old[e] * C;
-            const double now[3] = {hints[js[e] * nH + ghost[g]], gdrop[row * nG + g], gmark[row * nG + g]};
-            for (int c = 0; c < 3; c++) {
-                acc[c * n + f] = acc[c * n + f] + w * (now[c] - last[c * n + f]);
-                last[c * n + f] = now[c];
-            }
-        }
-        for (Py_ssize_t p = 0; p < nd; p++) { /* the probes: FlowState.send_probes(due, ret, base, qd) */
-            const int64_t f = due[p];
-            const double *row = delays + jd[p] * nQ1;
-            double q = row[fq[f]];
-            for (Py_ssize_t h = 1; h < H; h++) q = q + row[fq[h * n + f]];
-            sent[f] = ret[p];
-            next[f] = ret[p] + fbase[f] + q;
-        }
-    }
-done:
-    for (int i = 0; i < got; i++) PyBuffer_Release(&b[i]);
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
-}
-
 static PyMethodDef module_methods[] = {
     {"policy_rates", policy_rates, METH_VARARGS,
      "policy_rates(y, rate, mode, gain, clamp_min, clamp_max, rate_min, factors, rates): a factor controller's decision"},
-    {"path_block_deltas", path_block_deltas, METH_VARARGS,
-     "path_block_deltas(idx, js, new, tx, group, group_host, group_cells, slot, old, dM, dH, hosts, queues + 1) -> distinct"},
     {"np_sum", np_sum_py, METH_O, "np_sum(float64 array): numpy's pairwise sum, as path_post computes it"},
-    {"path_block_end", path_block_end, METH_VARARGS,
-     "path_block_end(arrays, C, B, queues + 1): settle a topology block's changed flows, send its probes"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_fluidcore", "C block loop of the single-switch fluid simulator.", -1, module_methods,
+    PyModuleDef_HEAD_INIT, "_fluidcore", "C block loops of the fluid simulator (one switch port; a topology after the policy call).", -1, module_methods,
     NULL, NULL, NULL, NULL,
 };
 

@@ -1,9 +1,10 @@
-"""Topology blocks with the C kernel's front half (``kernel.BlockKernel(front_only=True)``: the rows
-and policy inputs) and the C block end (``_fluidcore.path_block_end``: settles and probes) against
-the Python block loop (``BlockLoop.use_kernel = False``): every output and every per-flow and fabric
-value bit-identical, with drops and marks (per-step group integrals), NIC oversubscription, zero and
-multi-block decision latency, pending changes before a decision, and the runs that keep the Python
-end (a trace counts CNP/NACKs, go-back-N)."""
+"""Topology blocks in C against the Python block loop (``BlockLoop.use_kernel = False``): the kernel's
+``prep`` (the decisions, the pending changes before them, the policy inputs) and ``path_post`` (the
+pending list, rate-matrix sums, fabric steps, settles, probes, queue samples), and for runs that
+count CNP/NACKs (a trace, go-back-N) the kernel's front half with the numpy block end. Every output
+and every per-flow and fabric value bit-identical, with drops (with and without the dynamic
+threshold) and marks (per-step group integrals), NIC oversubscription, zero and multi-block
+decision latency, pending changes before a decision."""
 
 from __future__ import annotations
 
