@@ -18,6 +18,7 @@ from rlcc.simulator import AllToAll, PolicyController, TopologyConfig, make_cont
 from rlcc.simulator import fabric as fabric_mod
 from rlcc.simulator.blocks import BlockLoop
 from rlcc.simulator.fabric import host_sums
+from sim_identity import blas_order_refresh
 
 # Relative bound of a sum of n products against any other order: n x eps x sum |terms|
 # (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed., section 4.2).
@@ -46,24 +47,6 @@ def test_host_sums_match_the_blas_product_within_the_summation_bound():
         assert (np.abs(got - old) <= bound).all()
 
 
-def _old_refresh(self) -> None:
-    """``PathFabric._refresh`` before the defined order: the BLAS products."""
-    cap = self.host_cap
-    scale = cap / np.maximum(self.host_sum, cap)
-    if self.pfc is not None:
-        scale = scale * self.host_on
-    if (scale != self.host_scale).any():
-        self.host_base = self.host_base + self.host_scale * (self.time - self.host_ref)
-        self.host_ref = self.time
-        self.host_scale = scale
-    load = self.host_scale @ self.host_queue_rate
-    load[self.n_queues] = 0.0
-    self.link_load = np.maximum(load, 0.0, out=load)
-    self.send_rate = float(self.host_scale @ self.host_sum)
-    self._inflow = None
-    self._dirty = False
-
-
 def _relative_gap(a: np.ndarray, b: np.ndarray) -> float:
     """Largest difference relative to the array's largest finite magnitude (non-finite entries must agree)."""
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
@@ -86,7 +69,7 @@ def test_runs_stay_within_the_bound_of_the_blas_order(controller, monkeypatch):
 
     monkeypatch.setattr(BlockLoop, "use_kernel", False)  # the Python fabric step (the C one sums as it does)
     new = simulate(sc, ctl())
-    monkeypatch.setattr(fabric_mod.PathFabric, "_refresh", _old_refresh)
+    monkeypatch.setattr(fabric_mod.PathFabric, "_refresh", blas_order_refresh)
     old = simulate(sc, ctl())
     gaps = {}
     for part in ("metrics_full", "flows", "series"):
