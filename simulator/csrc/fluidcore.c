@@ -931,20 +931,6 @@ static const char PF_FORMATS[N_F] = {'d', 'd', 'd', 'd', 'd', 'd', 'd', 'd', 'd'
                                      'i', 'd', 'i', 'i', 'd', 'd', 'i', 'd', 'i', 'd', 'd', 'd'};
 static const unsigned char PF_WRITE[N_F] = {1, 1, 1, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 1};
 
-/* path_post(rates, factors, fabric_arrays, (time, host_ref, send_rate, offered, dropped, qsum, qmax),
- * (kmin_min, buffer_min, alpha or -1, min_rate), dirty) -> the scalars after the block.
- * The whole topology block after the controller call, when nothing is counted (no trace, no
- * recording controller, no go-back-N) and the fabric is lossy and untracked: the decisions
- * (record_decision, RTT sums, pending changes), the rate changes' per-(step, host, queue) sums
- * (``path_block_deltas``), each step's settles of the flows changing at it, probes of the flows
- * deciding at it (``path_block_end``), rate matrix update and fabric step
- * (``PathFabric.step``, ``_refresh``, ``_accrue``), queue samples (``_Run.sample``); with
- * numpy's element operations in the same order. Writes each step's send rate and queue sum
- * (the series) and, for series steps, the series flows' sending rates into ``ser``.
- * fabric_arrays: host_queue_rate, host_sum, host_scale, host_base, host_cap, link_load, queue,
- * arrived, lost, cap, kmin, kmax, pmax, switch, buffers, queue_ptr, queue_groups, group_drop,
- * group_mark, group_cells (hops, groups), flow_base, flow_queues (hops, flows), q_samples,
- * send_rates (B), queue_sums (B); updated in place. */
 /* out[q] = sum over rows h of scale[h] x m[h, q], added from 0.0 in row order (fabric.host_sums,
  * np.bincount's order); restrict: the element loop vectorizes, each element's sum still in order */
 static void add_scaled_rows(double *restrict out, const double *restrict m, const double *restrict scale,
@@ -958,6 +944,21 @@ static void add_scaled_rows(double *restrict out, const double *restrict m, cons
 
 #define MAX_CHAIN 64 /* changes of one flow in one block (at most one per step: block steps <= base RTT) */
 
+/* path_post(rates, factors, fabric_arrays, (time, host_ref, send_rate, offered, dropped, qsum, qmax),
+ * (kmin_min, buffer_min, alpha or -1, min_rate), dirty) -> the scalars after the block.
+ * The whole topology block after the controller call (blocks.py ``_block_paths``), when nothing
+ * is counted (no trace, no recording controller, no go-back-N) and the fabric is lossy and
+ * untracked: the decisions (record_decision, RTT sums, pending changes); per step the rate
+ * changes' per-(host, queue) sums added to the rate matrix and the fabric step
+ * (``PathFabric.step``, ``_refresh``, ``_accrue``) and queue samples (``_Run.sample``); then,
+ * in flow order, the changed flows settled with the integrals of their change's step and the
+ * probes sent with the queueing delays of their decision's step; numpy's element operations in
+ * the same order. Writes each step's send rate and queue sum (the series) and, for series
+ * steps, the series flows' sending rates into ``ser``.
+ * fabric_arrays: host_queue_rate, host_sum, host_scale, host_base, host_cap, link_load, queue,
+ * arrived, lost, cap, kmin, kmax, pmax, switch, buffers, queue_ptr, queue_groups, group_drop,
+ * group_mark, group_cells (hops, groups), flow_base, flow_queues (hops, flows), q_samples,
+ * send_rates (B), queue_sums (B); updated in place. */
 static PyObject *Kernel_path_post(Kernel *k, PyObject *args) {
     PyObject *no, *fo, *arrays;
     double time, href, send_rate, offered, dropped, qsum, qmax, kmin_min, buffer_min, alpha, min_rate;
