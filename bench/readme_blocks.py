@@ -573,8 +573,8 @@ def fabric() -> str:
                         f"{before})."))
     c = doc.get("compare")
     if c:
-        out.append(para(f"The C rows, rate-change sums and block ends on a topology (the one-port kernel's front half, "
-                        "`path_block_deltas`, `path_block_end`) "
+        out.append(para(f"The C blocks on a topology (the kernel's `prep`, the policy call, `path_post`: "
+                        "rate-change sums, fabric steps, settles, probes) "
                         f"are bit-identical to the Python block loop and {c['speedup']:g}x faster on the "
                         f"{c['flows']}-flow fat-tree ({c['duration_ms']:g} ms: {c['c_wall_s']} s vs {c['python_wall_s']} s, "
                         "`--compare`)."))

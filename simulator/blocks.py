@@ -30,10 +30,12 @@ port loads of all the block's steps are computed with a handful of vectorized ca
 one-port fabric (``Fabric._single``: every many-to-one incast) the C kernel of
 ``rlcc.simulator.kernel`` runs the block instead, the same operations in the same order
 (``_block_kernel``; ``BlockLoop.use_kernel = False`` selects this Python twin, the reference
-tests/simulator/test_kernel.py compares it with). On a topology the kernel's front half finds the
-block's decisions and writes the policy inputs (``_rows_front``), ``_fluidcore.path_block_deltas``
-sums the rate changes per (step, host, queue) and ``_fluidcore.path_block_end`` settles the changed
-flows and sends the probes (``_block_paths_end``) when nothing is counted;
+tests/simulator/test_kernel.py compares it with). On a topology, unless someone counts CNP/NACKs
+(a trace, a recording controller, go-back-N), a block is two C calls around the controller
+(``_block_paths_c``): the kernel's ``prep`` finds the block's decisions, applies the pending changes
+landing before them and writes the policy inputs, ``path_post`` does the rest of ``_block_paths``
+(the pending list, rate-matrix sums, fabric steps, settles, probes, queue samples); counted runs
+take the kernel's front half (``_rows_front``) and this module's numpy block end.
 ``use_kernel = False`` selects the numpy twins (tests/simulator/test_kernel_paths.py).
 """
 
@@ -45,7 +47,6 @@ import numpy as np
 
 from rlcc import features as vocab
 from rlcc.simulator.controllers.base import Decision, DecisionBatch
-from rlcc.simulator._fluidcore import path_block_deltas, path_block_end
 from rlcc.simulator.kernel import BlockKernel
 
 MIN_RATE = 1e-9
@@ -68,7 +69,14 @@ class BlockLoop:
             if fab._single and self.use_kernel and not self.go_back:  # the kernel has no go-back-N
                 self._kernel = BlockKernel(self)
                 block = self._block_kernel
-        self._front = BlockKernel(self, front_only=True) if self.multi and self.use_kernel else None
+        self._front = None
+        if self.multi and self.use_kernel:
+            fab = self.fabric
+            counted = self.recorder is not None or self.block_counts is not None or self.go_back
+            whole = not counted and fab.pfc is None and not fab._track  # the whole block in C
+            self._front = BlockKernel(self, front_only=True, paths=whole)
+            if whole:
+                block = self._block_paths_c
         k, dt = 0, self.dt
         while k < self.n_steps:
             e = min(k + B, self.n_steps)
@@ -411,19 +419,8 @@ class BlockLoop:
         nd, _ = kr.core.prep(s, e)
         obs = factors = None
         if nd:
-            due, ret, rtt = kr.due[:nd].copy(), kr.ret[:nd].copy(), kr.rtt[:nd].copy()
-            rate, first = kr.rate[:nd].copy(), kr.first[:nd].copy()
-            obs = self._observe_kernel(nd, rate, kr) if self.spec is not None else None
-            out = self.ctl.decide(DecisionBatch(due, ret, rtt, rate, None, None, first, obs))
-            rates, factors = out if isinstance(out, Decision) else (out, None)
-            rates = np.asarray(rates, dtype=np.float64).reshape(nd)
-            if not rates.flags.c_contiguous:
-                rates = rates.copy()
-            fac = factors
-            if factors is not None and not (type(fac) is np.ndarray and fac.dtype == np.float64 and fac.shape == (nd,)
-                                            and fac.flags.c_contiguous):
-                fac = np.empty(nd)
-                fac[:] = factors  # the assignment ``FlowState.record_decision`` does (casts, broadcasts)
+            batch, rates, fac, obs, factors = self._decide_kernel(nd, kr)
+            due, ret, rtt, rate = batch.flow_ids, batch.time_ns, batch.rtt_ns, batch.rate
         else:
             rates = fac = kr.no_rows
         counted = bool(nd) and (self.recorder is not None or self.block_counts is not None)
@@ -451,6 +448,27 @@ class BlockLoop:
                 new = kr.new[:nd].copy()
                 self._record(due, obs, ret, rtt, rate, cnp, nack, kr.factors[:nd].copy() if factors is None else factors, new)
 
+    def _decide_kernel(self, nd: int, kr: BlockKernel, obs: np.ndarray | None = None) -> tuple:
+        """The controller call on the kernel's rows: (batch, rates, factors, policy inputs, the
+        controller's own factors), rates and factors as contiguous float64 for the kernel (factors
+        None: new rate / rate there). ``obs``: the policy inputs when ``prep`` wrote them."""
+        due, ret, rtt = kr.due[:nd].copy(), kr.ret[:nd].copy(), kr.rtt[:nd].copy()
+        rate, first = kr.rate[:nd].copy(), kr.first[:nd].copy()
+        if obs is None and self.spec is not None:
+            obs = self._observe_kernel(nd, rate, kr)
+        batch = DecisionBatch(due, ret, rtt, rate, None, None, first, obs)
+        out = self.ctl.decide(batch)
+        rates, factors = out if isinstance(out, Decision) else (out, None)
+        rates = np.asarray(rates, dtype=np.float64).reshape(nd)
+        if not rates.flags.c_contiguous:
+            rates = rates.copy()
+        fac = factors
+        if factors is not None and not (type(fac) is np.ndarray and fac.dtype == np.float64 and fac.shape == (nd,)
+                                        and fac.flags.c_contiguous):
+            fac = np.empty(nd)
+            fac[:] = factors  # the assignment ``FlowState.record_decision`` does (casts, broadcasts)
+        return batch, rates, fac, obs, factors
+
     def _observe_kernel(self, nd: int, rate: np.ndarray, kr: BlockKernel) -> np.ndarray:
         """``_observe_window`` with the kernel's gathers and windows; the step features in C too when
         the kernel has them all (``BlockKernel.native_features``), else here."""
@@ -468,6 +486,42 @@ class BlockLoop:
         return obs
 
     # ---- one block on a topology (``fabric.PathFabric``) -------------------------------------
+    def _block_paths_c(self, s: int, e: int) -> None:
+        """``_block_paths`` in two C calls around the controller: ``prep`` (the decisions, with the
+        pending changes landing before them) and ``path_post`` (decisions applied, the rate-matrix
+        sums, fabric steps, settles, probes, queue samples), the same operations in the same order
+        (when nothing is counted and the fabric is lossy and untracked: ``_run_blocks``)."""
+        kr, fab = self._front, self.fabric
+        if kr.native_features:  # the policy inputs written by prep (the windows shifted there)
+            obs = np.empty((self.n, self.spec.input_width), np.float32)
+            nd, _ = kr.core.prep(s, e, obs)
+            obs = obs[:nd]
+        else:
+            nd, _ = kr.core.prep(s, e)
+            obs = None
+        rates = fac = kr.no_rows
+        if nd:
+            _, rates, fac, _, _ = self._decide_kernel(nd, kr, obs)
+        scalars = (fab.time, fab.host_ref, fab.send_rate, fab.offered, fab.dropped, fab._qsum, fab._qmax)
+        consts = (fab._kmin_min, fab._buffer_min, -1.0 if fab.alpha is None else float(fab.alpha), MIN_RATE)
+        arrays = (fab.host_queue_rate, fab.host_sum, fab.host_scale, fab.host_base, fab.host_cap, fab.link_load,
+                  fab.queue, fab.arrived, fab.lost, fab.cap, fab.kmin, fab.kmax, fab.pmax, fab.switch, fab.buffers,
+                  fab.queue_ptr, fab.queue_groups, fab.group_drop, fab.group_mark, fab.group_cells, self.flow_base,
+                  fab.flow_queues, self.q_samples, kr.send_rates, kr.queue_sums)
+        out = kr.core.path_post(rates, fac, arrays, scalars, consts, fab._dirty)
+        fab.time, fab.host_ref, fab.send_rate, fab.offered, fab.dropped, fab._qsum, fab._qmax = out
+        fab._dirty, fab._inflow = False, None
+        every = self.series_every
+        for k in range(-(-s // every) * every, e, every):  # _Run.sample's series
+            j, sr = k - s, self.series
+            sr["t_us"].append(k * self.dt / 1e3)
+            sr["queue_us"].append(float(kr.queue_sums[j]) / self.C / 1e3)
+            sr["rates"].append(kr.series_rates[j].copy())
+            sr["load"].append(float(kr.send_rates[j]))
+        if self._progress is not None:
+            for _ in range(-(-(s + 1) // PROGRESS_EVERY) * PROGRESS_EVERY - 1, e, PROGRESS_EVERY):
+                self._progress(PROGRESS_EVERY)
+
     def _block_paths(self, s: int, e: int) -> None:
         """The block's decisions in one call; per step only the fabric (its per-host rate matrix
         changes by the step's rate changes); per-flow accounting replayed after the block in step
@@ -481,18 +535,10 @@ class BlockLoop:
         counting = bool(nd and counted)
         tx0 = olds = None
         changed = np.zeros(B, bool)
-        deltas = False  # dM, dH and old_all from ``path_block_deltas`` (C)
         if entries:
             js = np.repeat(np.array([x[0] - s for x in entries]), [len(x[1]) for x in entries])
             idx_all = np.concatenate([x[1] for x in entries])
-            if self._front is not None and not counting:
-                new_all = np.concatenate([x[2] for x in entries])
-                old_all, dM, dH = np.empty(len(idx_all)), np.empty((B, nH, nQ1)), np.empty((B, nH))
-                distinct = path_block_deltas(idx_all, js, new_all, fl.tx, self.group, fab.group_host, fab.group_cells,
-                                             fl.slot, old_all, dM, dH, nH, nQ1)
-                deltas = True
-            else:
-                distinct = self._distinct(idx_all)
+            distinct = self._distinct(idx_all)
         if counting or (entries and not distinct):  # the sequential replay (a flow may change twice)
             tx0 = fl.tx.copy()  # sending rates at the block start (the replay advances it)
             cur = tx0.copy()
@@ -502,9 +548,9 @@ class BlockLoop:
                 cur[idx] = nw
             if entries:
                 old_all = np.concatenate(olds)
-        elif entries and not deltas:
+        elif entries:
             old_all = fl.tx[idx_all]
-        if entries and not deltas:
+        if entries:
             delta = np.concatenate([x[2] for x in entries]) - old_all
             g = self.group[idx_all]
             host = fab.group_host[g]
@@ -547,10 +593,6 @@ class BlockLoop:
             hints = np.empty((B, nH))
             for j, (b, sc, r, t, _, _) in enumerate(snaps):
                 np.add(b, sc * (t - r), out=hints[j])
-        if self._front is not None and not counting and (not entries or distinct):
-            self._block_paths_end(B, entries, snaps, hints if entries else None, delays, due, jd, ret,
-                                  idx_all if entries else None, js if entries else None, old_all if entries else None)
-            return
         if nd:  # the probes' queueing delays: the sum over each path's hops at the decision's step
             flat, off, fq = delays.ravel(), jd * nQ1, fab.flow_queues
             qd = flat.take(off + fq[0].take(due))
@@ -572,24 +614,6 @@ class BlockLoop:
                                rtt, rate, factors, new)
         if nd:
             fl.send_probes(due, ret, self.base_rtt(due), qd)
-
-    def _block_paths_end(self, B, entries, snaps, hints, delays, due, jd, ret, idx_all, js, old_all) -> None:
-        """The end of ``_block_paths`` in C (``_fluidcore.path_block_end``) when nothing is counted and
-        every changed flow changes once: the same settles (integrals of each change's step) and
-        probes (path base RTT + the hops' queueing delays at the decision's step), same arithmetic."""
-        fab, fl, no_i, no_d = self.fabric, self.flows, np.zeros(0, np.int64), np.zeros(0)
-        if entries:
-            drop, mark = snaps[0][4], snaps[0][5]
-            if any(sn[4] is not drop or sn[5] is not mark for sn in snaps):
-                drop, mark = np.stack([sn[4] for sn in snaps]), np.stack([sn[5] for sn in snaps])
-            chg = (idx_all, js, old_all)
-        else:
-            hints, drop, mark, chg = np.zeros((B, fab.n_hosts)), np.zeros(fab.n_groups), np.zeros(fab.n_groups), (no_i, no_i, no_d)
-        rows = (due, jd, ret) if due is not None and len(due) else (no_i, no_i, no_d)
-        arrays = (*chg, self.group, fab.group_host, hints, drop, mark, fl.acc.T, fl.last.T, *rows, self.flow_base,
-                  delays, fab.flow_queues, fl.probe_sent, fl.next_ret)
-        path_block_end(tuple(np.ascontiguousarray(a) if i not in (8, 9, 16, 17) else a for i, a in enumerate(arrays)),
-                       self.C, B, delays.shape[1])
 
     def _distinct(self, idx: np.ndarray) -> bool:
         """No flow index twice in ``idx`` (uses the ``slot`` scratch column)."""

@@ -50,6 +50,15 @@ from rlcc.simulator.topology import Routing, Topology, pinned_links
 MAX_RATE_CELLS = 1 << 24
 
 
+def host_sums(scale: np.ndarray, per_host: np.ndarray) -> np.ndarray:
+    """Per column of ``per_host`` (hosts, k): the sum over hosts of scale x value, added from 0.0 in
+    host order (``np.bincount``'s order; a BLAS ``scale @ per_host`` sums in an order of its own,
+    which the C block loop could not reproduce bit for bit)."""
+    k = per_host.shape[1]
+    cols = np.broadcast_to(np.arange(k), per_host.shape).ravel()
+    return np.bincount(cols, weights=(scale[:, None] * per_host).ravel(), minlength=k)
+
+
 class PathFabric:
     """Per-link queue state and per-(host, path) sending integrals for one run on a topology."""
 
@@ -215,10 +224,10 @@ class PathFabric:
             self.host_base = self.host_base + self.host_scale * (self.time - self.host_ref)
             self.host_ref = self.time
             self.host_scale = scale
-        load = self.host_scale @ self.host_queue_rate
+        load = host_sums(self.host_scale, self.host_queue_rate)
         load[self.n_queues] = 0.0
         self.link_load = np.maximum(load, 0.0, out=load)  # (incremental sums may dip below 0 by an ulp)
-        self.send_rate = float(self.host_scale @ self.host_sum)
+        self.send_rate = float(host_sums(self.host_scale, self.host_sum[:, None])[0])
         self._inflow = None
         self._dirty = False
 

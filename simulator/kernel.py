@@ -10,11 +10,17 @@ controller call and the step features stay in Python.
 per-group arrays (block mode updates them in place, never rebinds them) plus the output scratch
 the block loop reads after each call.
 
-On a topology (``fabric.PathFabric``) only the kernel's front half runs (``front_only``): ``prep``
-finds and sorts the block's decisions and gathers their rows, ``observe`` shifts the windows and
-writes the policy inputs; both read and write flow columns only. The block loop keeps the
-pending rate changes and the fabric (``blocks._block_paths``), so the kernel's own pending list
-stays empty, ``post`` is never called, and its one-port fabric slots get unused placeholders.
+On a topology (``fabric.PathFabric``) the kernel's one-port ``post`` is never called and its
+one-port fabric slots get unused placeholders (``front_only``): ``prep`` finds and sorts the
+block's decisions and gathers their rows, ``observe`` shifts the windows and writes the policy
+inputs. Without ``paths`` (runs that count CNP/NACKs) the block loop keeps the pending rate
+changes and the fabric (``blocks._block_paths``), so the kernel's own pending list stays empty.
+
+With ``paths`` (a topology run where nothing is counted: no trace, no recording controller, no
+go-back-N) the kernel also runs the block after the controller call, ``path_post``: the pending
+rate changes live here (``prep`` applies those landing before a decision), and the rate-matrix
+sums, the fabric steps (``fabric.PathFabric.step``), settles, probes and queue samples run in C
+(``blocks._block_paths_c``; tests/simulator/test_kernel_paths.py holds it to the Python blocks).
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ FEATURE_CODES = {"prev_action": 0, "rtt_inflation": 1, "rate": 2, "delta": 3}
 class BlockKernel:
     """The C kernel of one run plus the numpy arrays it writes each block's outputs to."""
 
-    def __init__(self, run: Any, front_only: bool = False) -> None:
+    def __init__(self, run: Any, front_only: bool = False, paths: bool = False) -> None:
         fl, fab = run.flows, run.fabric
         n, nG, bmax = run.n, fab.n_groups, run.block_steps
         self.front_only = front_only
@@ -56,10 +62,12 @@ class BlockKernel:
         self.queue = np.empty(bmax + 1)  # queue bytes at each step's start, then at the block end
         self.loads = np.empty(bmax)  # the port's offered load of each step
         if front_only:  # placeholders for what only ``post`` touches
-            nsf = 0
+            nsf = nsf if paths else 0
             self.fabric_arrays = (np.zeros((nG, 3)), np.ones(nG), np.zeros(3), np.zeros(nG), np.zeros(1))
-            outputs = (np.zeros(1, np.float32), np.zeros(0, np.int64), np.zeros(4))
+            outputs = (np.zeros(1, np.float32), run.series_flows if paths else np.zeros(0, np.int64),
+                       run.rtt_stats if paths else np.zeros(4))
             ecn = (0.0, 1.0, 0.0)
+            self.send_rates, self.queue_sums = np.empty(bmax), np.empty(bmax)  # ``path_post``'s per-step series
         else:
             self.fabric_arrays = (fab.g0, fab.group_scale, fab.ref, fab.group_rate, fab.port_load)
             outputs = (run.q_samples.reshape(-1), run.series_flows, run.rtt_stats)

@@ -31,3 +31,22 @@ def assert_runs_identical(a, b) -> None:
         assert bits(a.trace.obs) == bits(b.trace.obs)
         for key, col in a.trace.columns.items():
             assert bits(col) == bits(b.trace.columns[key]), f"trace.{key}"
+
+
+def blas_order_refresh(self) -> None:
+    """``PathFabric._refresh`` before ``fabric.host_sums``: the BLAS products (monkeypatch it in to
+    reproduce runs from before; tests/simulator/test_fabric_sums.py bounds the difference)."""
+    cap = self.host_cap
+    scale = cap / np.maximum(self.host_sum, cap)
+    if self.pfc is not None:
+        scale = scale * self.host_on
+    if (scale != self.host_scale).any():
+        self.host_base = self.host_base + self.host_scale * (self.time - self.host_ref)
+        self.host_ref = self.time
+        self.host_scale = scale
+    load = self.host_scale @ self.host_queue_rate
+    load[self.n_queues] = 0.0
+    self.link_load = np.maximum(load, 0.0, out=load)
+    self.send_rate = float(self.host_scale @ self.host_sum)
+    self._inflow = None
+    self._dirty = False

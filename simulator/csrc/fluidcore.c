@@ -14,7 +14,11 @@
  *
  * Arrays are numpy buffers held for the kernel's life (the per-flow columns of ``FlowState``,
  * the fabric's per-group arrays, which block mode updates in place, and output scratch); pending
- * rate changes (decided, not yet applied) live here, in decision order (= application order). */
+ * rate changes (decided, not yet applied) live here, in decision order (= application order).
+ *
+ * On a topology (``fabric.PathFabric``) ``prep`` (which can also write the policy inputs) is
+ * followed by ``path_post``: the rest of blocks.py ``_block_paths`` and ``PathFabric.step``, the
+ * fabric arrays passed per call and updated in place (tests/simulator/test_kernel_paths.py). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
@@ -84,6 +88,11 @@ typedef struct {
     long long s, e;
     Py_ssize_t nd, npend;
     int prepped;
+    /* path_post's scratch (grown on demand) */
+    double *pscratch, *pdM;
+    size_t pscap, pdm_n;
+    const void *pchecked[5]; /* the index arrays path_post has checked */
+    int32_t *pgc, *pfq;       /* their row-major copies: each group's rate cells, each flow's queues */
 } Kernel;
 
 static void *xmalloc(size_t n) {
@@ -95,7 +104,7 @@ static void *xmalloc(size_t n) {
 static void Kernel_dealloc(Kernel *k) {
     for (int i = 0; i < k->nviews; i++) PyBuffer_Release(&k->view[i]);
     void *bufs[] = {k->R, k->S, k->Hs, k->dG, k->P, k->stG0, k->stSc, k->stRef, k->st_of, (void *)k->g0_of, (void *)k->sc_of, k->D, k->edges, k->qd, k->cur_tx, k->flags, k->is_series, k->cnt, k->tmp_idx, k->tmp_jd, k->tmp_pos,
-                    k->pidx, k->pkey, k->pnew, k->cidx, k->cj, k->cg, k->cnew, k->txold, k->Gc, k->nacc};
+                    k->pidx, k->pkey, k->pnew, k->cidx, k->cj, k->cg, k->cnew, k->txold, k->Gc, k->nacc, k->pscratch, k->pdM, k->pgc, k->pfq};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     Py_TYPE(k)->tp_free((PyObject *)k);
 }
@@ -224,14 +233,31 @@ static int Kernel_init(Kernel *k, PyObject *args, PyObject *kwds) {
     return reserve_changes(k, n) < 0 || reserve_pending(k, n) < 0 ? -1 : 0;
 }
 
-/* prep(s, e) -> (nd, npend): the block's decisions in step order (due, ret, jd, rate at the
+/* prep(s, e[, obs]) -> (nd, npend): the block's decisions in step order (due, ret, jd, rate at the
  * decision step, RTT as int64 and float64, previous factor, first) and how many pending rate
  * changes take effect in the block. */
+static void observe_rows(Kernel *k, int native, const double **cols, const int *bcast, float *obs);
+
 static PyObject *Kernel_prep(Kernel *k, PyObject *args) {
     long long s, e;
-    if (!PyArg_ParseTuple(args, "LL", &s, &e)) return NULL;
+    PyObject *oo = Py_None;
+    if (!PyArg_ParseTuple(args, "LL|O", &s, &e, &oo)) return NULL;
+    Py_buffer ob = {0};
+    if (oo != Py_None) { /* the policy inputs too (observe with the step features computed here) */
+        if (!k->native || k->F < 1 || k->W % k->F) {
+            PyErr_SetString(PyExc_ValueError, "prep: no features to compute");
+            return NULL;
+        }
+        if (PyObject_GetBuffer(oo, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) return NULL;
+        if (!check_format(&ob, 'f') || ob.len != k->n * k->W * 4) {
+            PyBuffer_Release(&ob);
+            PyErr_SetString(PyExc_ValueError, "prep: obs must be float32 (flows, width) C-contiguous");
+            return NULL;
+        }
+    }
     Py_ssize_t B = (Py_ssize_t)(e - s);
     if (B < 1 || B > k->bmax) {
+        if (oo != Py_None) PyBuffer_Release(&ob);
         PyErr_SetString(PyExc_ValueError, "prep: block length out of range");
         return NULL;
     }
@@ -297,6 +323,10 @@ static PyObject *Kernel_prep(Kernel *k, PyObject *args) {
     k->nd = nd;
     k->npend = np_;
     k->prepped = 1;
+    if (oo != Py_None) {
+        observe_rows(k, 1, NULL, NULL, ob.buf);
+        PyBuffer_Release(&ob);
+    }
     return Py_BuildValue("nn", nd, np_);
 }
 
@@ -378,37 +408,10 @@ static PyObject *Kernel_set_features(Kernel *k, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* observe(steps, obs): shift the due flows' windows by the step's scaled features (F columns,
- * or None: computed here, ``set_features``) and write the policy inputs (nd, W) float32 into
- * ``obs`` (blocks.py ``_observe_window``). */
-static PyObject *Kernel_observe(Kernel *k, PyObject *args) {
-    PyObject *seq, *oo;
-    Py_buffer ob;
-    if (!k->prepped) {
-        PyErr_SetString(PyExc_RuntimeError, "observe before prep");
-        return NULL;
-    }
-    if (!PyArg_ParseTuple(args, "OO", &seq, &oo)) return NULL;
+/* Shift the due flows' windows by their step features (computed here when ``native``, else the
+ * columns ``cols``) and write the policy inputs (nd, W) into ``obs``. */
+static void observe_rows(Kernel *k, int native, const double **cols, const int *bcast, float *obs) {
     const Py_ssize_t F = k->F, W = k->W, nd = k->nd, n = k->n;
-    const int native = seq == Py_None;
-    if (F < 1 || F > MAX_FEATURES || W % F || (native && !k->native)) {
-        PyErr_SetString(PyExc_ValueError, "observe: no features to compute");
-        return NULL;
-    }
-    if (PyObject_GetBuffer(oo, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) return NULL;
-    if (!check_format(&ob, 'f') || ob.len != nd * W * 4) {
-        PyBuffer_Release(&ob);
-        PyErr_SetString(PyExc_ValueError, "observe: obs must be float32 (nd, width) C-contiguous");
-        return NULL;
-    }
-    Py_buffer views[MAX_FEATURES];
-    const double *cols[MAX_FEATURES];
-    int bcast[MAX_FEATURES];
-    if (!native && get_steps(k, seq, views, cols, bcast) < 0) {
-        PyBuffer_Release(&ob);
-        return NULL;
-    }
-    float *obs = ob.buf;
     double *restrict win = k->window;
     for (Py_ssize_t q = 0; q < nd; q++) { /* in flow order (prep's): the window columns' lines in sequence */
         const int64_t f = k->tmp_idx[q], i = k->tmp_pos[q];
@@ -452,6 +455,39 @@ static PyObject *Kernel_observe(Kernel *k, PyObject *args) {
             }
         }
     }
+}
+
+/* observe(steps, obs): shift the due flows' windows by the step's scaled features (F columns,
+ * or None: computed here, ``set_features``) and write the policy inputs (nd, W) float32 into
+ * ``obs`` (blocks.py ``_observe_window``). */
+static PyObject *Kernel_observe(Kernel *k, PyObject *args) {
+    PyObject *seq, *oo;
+    Py_buffer ob;
+    if (!k->prepped) {
+        PyErr_SetString(PyExc_RuntimeError, "observe before prep");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OO", &seq, &oo)) return NULL;
+    const Py_ssize_t F = k->F, W = k->W, nd = k->nd;
+    const int native = seq == Py_None;
+    if (F < 1 || F > MAX_FEATURES || W % F || (native && !k->native)) {
+        PyErr_SetString(PyExc_ValueError, "observe: no features to compute");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(oo, &ob, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) return NULL;
+    if (!check_format(&ob, 'f') || ob.len != nd * W * 4) {
+        PyBuffer_Release(&ob);
+        PyErr_SetString(PyExc_ValueError, "observe: obs must be float32 (nd, width) C-contiguous");
+        return NULL;
+    }
+    Py_buffer views[MAX_FEATURES];
+    const double *cols[MAX_FEATURES];
+    int bcast[MAX_FEATURES] = {0};
+    if (!native && get_steps(k, seq, views, cols, bcast) < 0) {
+        PyBuffer_Release(&ob);
+        return NULL;
+    }
+    observe_rows(k, native, cols, bcast, ob.buf);
     if (!native)
         for (Py_ssize_t c = 0; c < F; c++) PyBuffer_Release(&views[c]);
     PyBuffer_Release(&ob);
@@ -480,6 +516,82 @@ static inline int64_t floor_i64(double x) {
     return (f >= -9223372036854775808.0 && f < 9223372036854775808.0) ? (int64_t)f : INT64_MIN;
 }
 
+/* The controller's ``rates`` clipped to [min_rate, 1] into ``newr`` (numpy's clip: max then min,
+ * NaN kept) and ``factors`` (None: new rate / rate) into ``fac`` (blocks.py ``_decide_block``). */
+static int take_rates(Kernel *k, PyObject *no, PyObject *fo, double min_rate) {
+    Py_buffer nb, fb = {0};
+    const Py_ssize_t nd = k->nd;
+    if (PyObject_GetBuffer(no, &nb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+    if (fo != Py_None && PyObject_GetBuffer(fo, &fb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&nb);
+        return -1;
+    }
+    if (!check_format(&nb, 'd') || nb.len != nd * 8 || (fo != Py_None && (!check_format(&fb, 'd') || fb.len != nd * 8))) {
+        PyBuffer_Release(&nb);
+        if (fo != Py_None) PyBuffer_Release(&fb);
+        PyErr_SetString(PyExc_ValueError, "post: rates and factors must be float64 of the batch's length");
+        return -1;
+    }
+    double *newr = k->newr, *fac = k->fac;
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        double r = ((const double *)nb.buf)[i];
+        r = r < min_rate ? min_rate : r;
+        newr[i] = r > 1.0 ? 1.0 : r;
+    }
+    if (fo != Py_None) memcpy(fac, fb.buf, nd * sizeof(double));
+    else for (Py_ssize_t i = 0; i < nd; i++) fac[i] = newr[i] / k->rated[i];
+    PyBuffer_Release(&nb);
+    if (fo != Py_None) PyBuffer_Release(&fb);
+    return 0;
+}
+
+/* RTT sums (exact integer ns, then one float add per block) */
+static void add_rtt_sums(Kernel *k) {
+    int64_t rsum = 0;
+    const Py_ssize_t nd = k->nd;
+    for (Py_ssize_t i = 0; i < nd; i++) rsum += k->rtti[i];
+    if (nd) {
+        k->rtt_stats[0] += (double)rsum;
+        k->rtt_stats[1] += (double)nd;
+        if (k->s >= k->window_step) {
+            k->rtt_stats[2] += (double)rsum;
+            k->rtt_stats[3] += (double)nd;
+        }
+    }
+}
+
+/* The block's rate changes into cidx / cnew / cj (step in the block): the pending ones taking
+ * effect in it, then its own (a prefix of the sorted decisions); the rest of its decisions join
+ * the pending list. Returns the number of changes, -1 on error. */
+static Py_ssize_t gather_changes(Kernel *k) {
+    const long long s = k->s, e = k->e, L = k->L;
+    const Py_ssize_t nd = k->nd;
+    Py_ssize_t nin = 0;
+    while (nin < nd && s + k->jd[nin] + L < e) nin++;
+    const Py_ssize_t nchg = k->npend + nin;
+    if (reserve_changes(k, nchg) < 0) return -1;
+    for (Py_ssize_t i = 0; i < k->npend; i++) {
+        Py_ssize_t q_ = k->phead + i;
+        k->cidx[i] = k->pidx[q_];
+        k->cnew[i] = k->pnew[q_];
+        k->cj[i] = k->pkey[q_] - s;
+    }
+    for (Py_ssize_t i = 0; i < nin; i++) {
+        k->cidx[k->npend + i] = k->due[i];
+        k->cnew[k->npend + i] = k->newr[i];
+        k->cj[k->npend + i] = k->jd[i] + L;
+    }
+    k->phead += k->npend;
+    if (reserve_pending(k, nd - nin) < 0) return -1;
+    for (Py_ssize_t i = nin; i < nd; i++) {
+        k->pidx[k->pend] = k->due[i];
+        k->pnew[k->pend] = k->newr[i];
+        k->pkey[k->pend] = s + k->jd[i] + L;
+        k->pend++;
+    }
+    return nchg;
+}
+
 /* post(rates, factors, fabric, dirty, unscaled, counted) -> (fabric, unscaled, load1 or None):
  * apply the block's decisions (the controller's ``rates``, clipped to [MIN_RATE, 1] here, and
  * ``factors``, None: new rate / rate), step the fabric, settle the changed flows, send the
@@ -488,7 +600,6 @@ static inline int64_t floor_i64(double x) {
  * end), loads, the series rates of the block's series steps and, when ``counted``, the
  * decisions' CNP/NACK counts. */
 static PyObject *Kernel_post(Kernel *k, PyObject *args) {
-    Py_buffer nb, fb = {0};
     PyObject *no, *fo;
     double q, d, m, time, offered, dropped, delivered, min_rate;
     int dirty, unscaled, counted;
@@ -500,68 +611,15 @@ static PyObject *Kernel_post(Kernel *k, PyObject *args) {
                           &min_rate, &dirty, &unscaled, &counted))
         return NULL;
     const Py_ssize_t nd = k->nd, n = k->n, nG = k->nG, nH = k->nH;
-    if (PyObject_GetBuffer(no, &nb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
-    if (fo != Py_None && PyObject_GetBuffer(fo, &fb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
-        PyBuffer_Release(&nb);
-        return NULL;
-    }
-    if (!check_format(&nb, 'd') || nb.len != nd * 8 || (fo != Py_None && (!check_format(&fb, 'd') || fb.len != nd * 8))) {
-        PyBuffer_Release(&nb);
-        if (fo != Py_None) PyBuffer_Release(&fb);
-        PyErr_SetString(PyExc_ValueError, "post: rates and factors must be float64 of the batch's length");
-        return NULL;
-    }
-    /* new = clip(rates, min_rate, 1) (numpy's clip: max then min, NaN kept), factors or new / rate */
-    double *newr = k->newr, *fac = k->fac;
-    for (Py_ssize_t i = 0; i < nd; i++) {
-        double r = ((const double *)nb.buf)[i];
-        r = r < min_rate ? min_rate : r;
-        newr[i] = r > 1.0 ? 1.0 : r;
-    }
-    if (fo != Py_None) memcpy(fac, fb.buf, nd * sizeof(double));
-    else for (Py_ssize_t i = 0; i < nd; i++) fac[i] = newr[i] / k->rated[i];
-    PyBuffer_Release(&nb);
-    if (fo != Py_None) PyBuffer_Release(&fb);
-    const long long s = k->s, e = k->e, L = k->L;
+    if (take_rates(k, no, fo, min_rate) < 0) return NULL;
+    double *fac = k->fac;
+    const long long s = k->s, e = k->e;
     const Py_ssize_t B = (Py_ssize_t)(e - s);
     const double dt = k->dt, C = k->C;
     k->prepped = 0;
-
-    /* RTT sums (exact integer ns, then one float add per block) */
-    int64_t rsum = 0;
-    for (Py_ssize_t i = 0; i < nd; i++) rsum += k->rtti[i];
-    if (nd) {
-        k->rtt_stats[0] += (double)rsum;
-        k->rtt_stats[1] += (double)nd;
-        if (s >= k->window_step) {
-            k->rtt_stats[2] += (double)rsum;
-            k->rtt_stats[3] += (double)nd;
-        }
-    }
-    /* the block's rate changes: pending ones, then its own (a prefix of the sorted decisions) */
-    Py_ssize_t nin = 0;
-    while (nin < nd && s + k->jd[nin] + L < e) nin++;
-    const Py_ssize_t nchg = k->npend + nin;
-    if (reserve_changes(k, nchg) < 0) return NULL;
-    for (Py_ssize_t i = 0; i < k->npend; i++) {
-        Py_ssize_t q_ = k->phead + i;
-        k->cidx[i] = k->pidx[q_];
-        k->cnew[i] = k->pnew[q_];
-        k->cj[i] = k->pkey[q_] - s;
-    }
-    for (Py_ssize_t i = 0; i < nin; i++) {
-        k->cidx[k->npend + i] = k->due[i];
-        k->cnew[k->npend + i] = newr[i];
-        k->cj[k->npend + i] = k->jd[i] + L;
-    }
-    k->phead += k->npend;
-    if (reserve_pending(k, nd - nin) < 0) return NULL;
-    for (Py_ssize_t i = nin; i < nd; i++) {
-        k->pidx[k->pend] = k->due[i];
-        k->pnew[k->pend] = newr[i];
-        k->pkey[k->pend] = s + k->jd[i] + L;
-        k->pend++;
-    }
+    add_rtt_sums(k);
+    const Py_ssize_t nchg = gather_changes(k);
+    if (nchg < 0) return NULL;
     /* changed flows: old sending rate, group, position (slot: the last one of a flow, as numpy's
      * fancy assignment keeps; a flow changing twice in a block takes the two-pass settle) */
     int dups = 0;
@@ -813,16 +871,477 @@ static PyObject *Kernel_post(Kernel *k, PyObject *args) {
     return Py_BuildValue("(ddddddd)NN", q, d, m, time, offered, dropped, delivered, PyBool_FromLong(unscaled), load1);
 }
 
+/* ---- a topology block after the controller call (blocks.py ``_block_paths``, fabric.py) ----------- */
+
+/* numpy's np.maximum / np.minimum of two floats (NaN propagates; a tie keeps the first) */
+static inline double np_max(double a, double b) { return (a >= b || a != a) ? a : b; }
+static inline double np_min(double a, double b) { return (a <= b || a != a) ? a : b; }
+
+/* numpy's sum of a contiguous float64 array (``ndarray.sum``): pairwise, 8 partial sums in
+ * blocks of at most 128, halves split at a multiple of 8 (tests/simulator/test_kernel_paths.py
+ * checks it against numpy on random data). */
+static double np_sum(const double *a, Py_ssize_t n) {
+    if (n < 8) {
+        double r = 0.0;
+        for (Py_ssize_t i = 0; i < n; i++) r += a[i];
+        return r;
+    }
+    if (n <= 128) {
+        double r[8];
+        Py_ssize_t i;
+        for (int j = 0; j < 8; j++) r[j] = a[j];
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; j++) r[j] += a[i + j];
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++) res += a[i];
+        return res;
+    }
+    Py_ssize_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return np_sum(a, n2) + np_sum(a + n2, n - n2);
+}
+
+/* np.max: NaN if any */
+static double np_maxv(const double *a, Py_ssize_t n) {
+    double m = a[0];
+    for (Py_ssize_t i = 1; i < n; i++) {
+        if (a[i] != a[i]) return a[i];
+        if (a[i] > m) m = a[i];
+    }
+    return m;
+}
+
+static PyObject *np_sum_py(PyObject *Py_UNUSED(mod), PyObject *arg) {
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    if (!check_format(&b, 'd')) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_ValueError, "np_sum: float64 expected");
+        return NULL;
+    }
+    double r = np_sum(b.buf, b.len / 8);
+    PyBuffer_Release(&b);
+    return PyFloat_FromDouble(r);
+}
+
+enum { F_HQR, F_HSUM, F_HSCALE, F_HBASE, F_HCAP, F_LOAD, F_QUEUE, F_ARRIVED, F_LOST, F_CAP, F_KMIN, F_KMAX, F_PMAX,
+       F_SWITCH, F_BUFFERS, F_QPTR, F_QGROUPS, F_GDROP, F_GMARK, F_GCELLS, F_FBASE, F_FQ, F_QSAMPLES, F_SENDR, F_QSUMS,
+       N_F };
+static const char PF_FORMATS[N_F] = {'d', 'd', 'd', 'd', 'd', 'd', 'd', 'd', 'd', 'd', 'd', 'd', 'd',
+                                     'i', 'd', 'i', 'i', 'd', 'd', 'i', 'd', 'i', 'd', 'd', 'd'};
+static const unsigned char PF_WRITE[N_F] = {1, 1, 1, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 1};
+
+/* out[q] = sum over rows h of scale[h] x m[h, q], added from 0.0 in row order (fabric.host_sums,
+ * np.bincount's order); restrict: the element loop vectorizes, each element's sum still in order */
+static void add_scaled_rows(double *restrict out, const double *restrict m, const double *restrict scale,
+                            Py_ssize_t rows, Py_ssize_t cols) {
+    for (Py_ssize_t q = 0; q < cols; q++) out[q] = 0.0;
+    for (Py_ssize_t h = 0; h < rows; h++) {
+        const double sc = scale[h], *restrict row = m + h * cols;
+        for (Py_ssize_t q = 0; q < cols; q++) out[q] += sc * row[q];
+    }
+}
+
+#define MAX_CHAIN 64 /* changes of one flow in one block (at most one per step: block steps <= base RTT) */
+
+/* path_post(rates, factors, fabric_arrays, (time, host_ref, send_rate, offered, dropped, qsum, qmax),
+ * (kmin_min, buffer_min, alpha or -1, min_rate), dirty) -> the scalars after the block.
+ * The whole topology block after the controller call (blocks.py ``_block_paths``), when nothing
+ * is counted (no trace, no recording controller, no go-back-N) and the fabric is lossy and
+ * untracked: the decisions (record_decision, RTT sums, pending changes); per step the rate
+ * changes' per-(host, queue) sums added to the rate matrix and the fabric step
+ * (``PathFabric.step``, ``_refresh``, ``_accrue``) and queue samples (``_Run.sample``); then,
+ * in flow order, the changed flows settled with the integrals of their change's step and the
+ * probes sent with the queueing delays of their decision's step; numpy's element operations in
+ * the same order. Writes each step's send rate and queue sum (the series) and, for series
+ * steps, the series flows' sending rates into ``ser``.
+ * fabric_arrays: host_queue_rate, host_sum, host_scale, host_base, host_cap, link_load, queue,
+ * arrived, lost, cap, kmin, kmax, pmax, switch, buffers, queue_ptr, queue_groups, group_drop,
+ * group_mark, group_cells (hops, groups), flow_base, flow_queues (hops, flows), q_samples,
+ * send_rates (B), queue_sums (B); updated in place. */
+static PyObject *Kernel_path_post(Kernel *k, PyObject *args) {
+    PyObject *no, *fo, *arrays;
+    double time, href, send_rate, offered, dropped, qsum, qmax, kmin_min, buffer_min, alpha, min_rate;
+    int dirty;
+    if (!k->prepped) {
+        PyErr_SetString(PyExc_RuntimeError, "path_post before prep");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OOO!(ddddddd)(dddd)p", &no, &fo, &PyTuple_Type, &arrays, &time, &href, &send_rate,
+                          &offered, &dropped, &qsum, &qmax, &kmin_min, &buffer_min, &alpha, &min_rate, &dirty))
+        return NULL;
+    if (PyTuple_GET_SIZE(arrays) != N_F) {
+        PyErr_Format(PyExc_ValueError, "path_post needs %d fabric arrays", N_F);
+        return NULL;
+    }
+    const Py_ssize_t n = k->n, nG = k->nG, nH = k->nH, nd = k->nd;
+    const Py_ssize_t B = (Py_ssize_t)(k->e - k->s);
+    Py_buffer b[N_F];
+    int got = 0;
+    PyObject *result = NULL;
+    for (; got < N_F; got++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(arrays, got), &b[got],
+                               PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (PF_WRITE[got] ? PyBUF_WRITABLE : 0)) < 0)
+            goto done;
+        if (!check_format(&b[got], PF_FORMATS[got])) {
+            PyErr_Format(PyExc_ValueError, "path_post: array %d has the wrong dtype", got);
+            got++;
+            goto done;
+        }
+    }
+    {
+        const Py_ssize_t nQ1 = b[F_LOAD].len / 8, nQ = nQ1 - 1, nSw = b[F_BUFFERS].len / 8;
+        const Py_ssize_t H = b[F_GCELLS].len / 8 / nG, nQG = b[F_QGROUPS].len / 8;
+        const Py_ssize_t rows = b[F_QSAMPLES].len / 8 / (nQ1 ? nQ1 : 1);
+        const double *hcap = b[F_HCAP].buf, *cap = b[F_CAP].buf, *kmin = b[F_KMIN].buf, *kmax = b[F_KMAX].buf;
+        const double *pmax = b[F_PMAX].buf, *buffers = b[F_BUFFERS].buf, *fbase = b[F_FBASE].buf;
+        const int64_t *sw = b[F_SWITCH].buf, *qptr = b[F_QPTR].buf, *qgroups = b[F_QGROUPS].buf;
+        const int64_t *gcells = b[F_GCELLS].buf, *fq = b[F_FQ].buf;
+        double *hqr = b[F_HQR].buf, *hsum = b[F_HSUM].buf, *hscale = b[F_HSCALE].buf, *hbase = b[F_HBASE].buf;
+        double *load = b[F_LOAD].buf, *queue = b[F_QUEUE].buf, *arrived = b[F_ARRIVED].buf, *lost = b[F_LOST].buf;
+        double *gdrop = b[F_GDROP].buf, *gmark = b[F_GMARK].buf, *qsamples = b[F_QSAMPLES].buf;
+        double *sendr = b[F_SENDR].buf, *qsums = b[F_QSUMS].buf;
+        if (nQ < 1 || nSw < 1 || H < 1 || b[F_HQR].len != nH * nQ1 * 8 || b[F_HSUM].len != nH * 8 ||
+            b[F_HSCALE].len != nH * 8 || b[F_HBASE].len != nH * 8 || b[F_HCAP].len != nH * 8 ||
+            b[F_QUEUE].len != nQ1 * 8 || b[F_ARRIVED].len != nQ1 * 8 || b[F_LOST].len != nQ1 * 8 ||
+            b[F_CAP].len != nQ1 * 8 || b[F_KMIN].len != nQ1 * 8 || b[F_KMAX].len != nQ1 * 8 ||
+            b[F_PMAX].len != nQ1 * 8 || b[F_SWITCH].len != nQ1 * 8 || b[F_QPTR].len != (nQ1 + 1) * 8 ||
+            b[F_GDROP].len != nG * 8 || b[F_GMARK].len != nG * 8 || b[F_GCELLS].len != H * nG * 8 ||
+            b[F_FBASE].len != n * 8 || b[F_FQ].len != H * n * 8 || b[F_QSAMPLES].len != rows * nQ1 * 8 ||
+            b[F_SENDR].len < B * 8 || b[F_QSUMS].len < B * 8 || qptr[nQ1] > nQG) {
+            PyErr_SetString(PyExc_ValueError, "path_post: inconsistent array sizes");
+            goto done;
+        }
+        /* the topology's index arrays are fixed for a run: checked on first sight only */
+        const void *seen[5] = {sw, qptr, qgroups, gcells, fq};
+        const int fresh = memcmp(seen, k->pchecked, sizeof seen) != 0;
+        for (Py_ssize_t q = 0; fresh && q < nQ1; q++)
+            if (sw[q] < 0 || sw[q] >= nSw || qptr[q] < 0 || qptr[q] > qptr[q + 1]) {
+                PyErr_SetString(PyExc_ValueError, "path_post: switch or queue pointer out of range");
+                goto done;
+            }
+        for (Py_ssize_t i = 0; fresh && i < qptr[nQ1]; i++)
+            if (qgroups[i] < 0 || qgroups[i] >= nG) {
+                PyErr_SetString(PyExc_ValueError, "path_post: queue group out of range");
+                goto done;
+            }
+        for (Py_ssize_t i = 0; fresh && i < H * nG; i++)
+            if (gcells[i] < 0 || gcells[i] >= nH * nQ1) {
+                PyErr_SetString(PyExc_ValueError, "path_post: rate cell out of range");
+                goto done;
+            }
+        for (Py_ssize_t i = 0; fresh && i < H * n; i++)
+            if (fq[i] < 0 || fq[i] >= nQ1) {
+                PyErr_SetString(PyExc_ValueError, "path_post: flow queue out of range");
+                goto done;
+            }
+        if (fresh) { /* row-major int32 copies: a group's cells, a flow's queues in one cache line */
+            free(k->pgc);
+            free(k->pfq);
+            k->pgc = k->pfq = NULL;
+            memset(k->pchecked, 0, sizeof k->pchecked);
+            if (nH * nQ1 > INT32_MAX || !(k->pgc = xmalloc(H * nG * sizeof(int32_t))) ||
+                !(k->pfq = xmalloc(H * n * sizeof(int32_t)))) {
+                if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "path_post: too many rate cells");
+                goto done;
+            }
+            for (Py_ssize_t g = 0; g < nG; g++)
+                for (Py_ssize_t h = 0; h < H; h++) k->pgc[g * H + h] = (int32_t)gcells[h * nG + g];
+            for (Py_ssize_t f = 0; f < n; f++)
+                for (Py_ssize_t h = 0; h < H; h++) k->pfq[f * H + h] = (int32_t)fq[h * n + f];
+            memcpy(k->pchecked, seen, sizeof seen);
+        }
+        const int32_t *restrict gc = k->pgc, *restrict fqr = k->pfq;
+        if ((k->s + B - 1) / k->q_every >= rows) {
+            PyErr_SetString(PyExc_ValueError, "path_post: queue samples too short");
+            goto done;
+        }
+        /* scratch: a step's rate deltas, queue arrays, per-switch sums, per-group fractions, change order */
+        const size_t need = 3 * (size_t)nH + 5 * (size_t)nQ1 + 3 * (size_t)nSw + 2 * (size_t)nG +
+                            (size_t)k->bmax * (nH + nQ1 + 2 * nG);
+        if ((size_t)(nH * nQ1 + nH) > k->pdm_n) { /* the deltas' buffer is all zeros between steps */
+            free(k->pdM);
+            k->pdm_n = 0;
+            if (!(k->pdM = calloc(nH * nQ1 + nH, sizeof(double)))) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            k->pdm_n = nH * nQ1 + nH;
+        }
+        if (need > k->pscap) {
+            double *p = realloc(k->pscratch, need * sizeof(double));
+            if (!p) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            k->pscratch = p;
+            k->pscap = need;
+        }
+        if (take_rates(k, no, fo, min_rate) < 0) goto done;
+        k->prepped = 0;
+        add_rtt_sums(k);
+        const Py_ssize_t nchg = gather_changes(k);
+        if (nchg < 0) goto done;
+        double *dM = k->pdM, *dH = dM + nH * nQ1, *nsc = k->pscratch, *qn = nsc + nH;
+        double *inflow = qn + nQ1, *drop = inflow + nQ1, *mark = drop + nQ1, *frac = mark + nQ1, *swa = frac + nQ1;
+        double *swb = swa + nSw, *swc = swb + nSw, *tmpd = swc + nSw, *tmpm = tmpd + nG;
+        const double dt = k->dt, C = k->C;
+        const long long s = k->s;
+
+        /* the changes in step order (stable: pending ones first, as sorted(pend + inblock)), each
+         * with its old sending rate: the flow's previous change in the block, else tx. Sorted
+         * copies: flow (Gc, as int64), step (cidx, once sorted), new rate (nacc), old rate
+         * (txold), group (cg), the flow's previous change or -1 (cj, once sorted); slot: each
+         * changed flow's last change. */
+        int64_t *restrict cnt = k->cnt, *restrict slot = k->slot;
+        int64_t *restrict sidx = (int64_t *)k->Gc, *restrict sgrp = k->cg, *restrict sj = k->cidx, *restrict prevr = k->cj;
+        double *restrict snew = k->nacc, *restrict sold = k->txold;
+        const int64_t *restrict group = k->group, *restrict ghost = k->group_host;
+        double *restrict tx = k->tx, *restrict rate = k->rate;
+        memset(cnt, 0, (B + 1) * sizeof *cnt);
+        for (Py_ssize_t i = 0; i < nchg; i++) cnt[k->cj[i] + 1]++;
+        for (Py_ssize_t j = 0; j < B; j++) cnt[j + 1] += cnt[j];
+        for (Py_ssize_t i = 0; i < nchg; i++) {
+            const int64_t r = cnt[k->cj[i]]++;
+            sidx[r] = k->cidx[i];
+            snew[r] = k->cnew[i];
+        }
+        for (Py_ssize_t j = B; j > 0; j--) cnt[j] = cnt[j - 1];
+        cnt[0] = 0; /* cnt[j]..cnt[j+1]: the changes of step j */
+        for (Py_ssize_t j = 0; j < B; j++)
+            for (int64_t r = cnt[j]; r < cnt[j + 1]; r++) sj[r] = j;
+        for (Py_ssize_t r = 0; r < nchg; r++) {
+            const int64_t f = sidx[r], p = slot[f];
+            sold[r] = p >= 0 ? snew[p] : tx[f];
+            prevr[r] = p;
+            sgrp[r] = group[f];
+            slot[f] = r;
+        }
+        /* per step: the host integrals and queueing delays at its start; the group drop / mark
+         * integrals in force (the arrays, or copies from before a step's _accrue changed them) */
+        double *restrict hints = tmpm + nG, *restrict dly = hints + B * nH, *restrict gd_snap = dly + B * nQ1;
+        double *restrict gm_snap = gd_snap + B * nG;
+        const double **gd_of = k->g0_of, **gm_of = k->sc_of; /* (Kernel_post's scratch) */
+        Py_ssize_t dstart = 0, mstart = 0, nsd = 0, nsm = 0;
+        double *restrict cur_tx = k->cur_tx; /* the series flows' sending rates */
+        for (Py_ssize_t t = 0; t < k->nsf; t++) cur_tx[t] = tx[k->series_flows[t]];
+
+        const double Cdt = C * dt;
+        for (Py_ssize_t j = 0; j < B; j++) {
+            const long long kk = s + j;
+            const Py_ssize_t c0 = cnt[j], c1 = cnt[j + 1];
+            double *hint = hints + j * nH, *dl = dly + j * nQ1;
+            for (Py_ssize_t h = 0; h < nH; h++) hint[h] = hbase[h] + hscale[h] * (time - href);
+            for (Py_ssize_t q = 0; q < nQ1; q++) dl[q] = queue[q] / cap[q];
+            /* the step's rate changes summed per (host, queue) cell from zero in change order, then
+             * added to the rate matrix (numpy adds the whole (host, queue) array; the cells no
+             * change touches get + 0.0, which changes no value: the matrix never holds -0.0), each
+             * touched cell once, set back to zero */
+            if (c1 > c0) {
+                for (Py_ssize_t r = c0; r < c1; r++) {
+                    const int64_t g = sgrp[r];
+                    const double delta = snew[r] - sold[r];
+                    for (Py_ssize_t h = 0; h < H; h++) dM[gc[g * H + h]] += delta;
+                    dH[ghost[g]] += delta;
+                    if (k->is_series[sidx[r]])
+                        for (Py_ssize_t t = 0; t < k->nsf; t++)
+                            if (k->series_flows[t] == sidx[r]) cur_tx[t] = snew[r];
+                }
+                for (Py_ssize_t r = c0; r < c1; r++) {
+                    const int64_t g = sgrp[r], hst = ghost[g];
+                    for (Py_ssize_t h = 0; h < H; h++) {
+                        const int64_t c = gc[g * H + h];
+                        hqr[c] = hqr[c] + dM[c];
+                        dM[c] = 0.0;
+                    }
+                    hsum[hst] = hsum[hst] + dH[hst];
+                    dH[hst] = 0.0;
+                }
+                dirty = 1;
+            }
+            /* PathFabric.step: _refresh when the rates changed (NIC scales, link loads in host order) */
+            if (dirty) {
+                int rebase = 0;
+                for (Py_ssize_t h = 0; h < nH; h++) {
+                    double sc = hcap[h] / np_max(hsum[h], hcap[h]);
+                    if (sc != hscale[h]) rebase = 1;
+                    nsc[h] = sc;
+                }
+                if (rebase) {
+                    for (Py_ssize_t h = 0; h < nH; h++) hbase[h] = hbase[h] + hscale[h] * (time - href);
+                    href = time;
+                    memcpy(hscale, nsc, nH * sizeof(double));
+                }
+                add_scaled_rows(load, hqr, hscale, nH, nQ1);
+                load[nQ] = 0.0;
+                for (Py_ssize_t q = 0; q < nQ1; q++) load[q] = np_max(load[q], 0.0);
+                double sr = 0.0;
+                for (Py_ssize_t h = 0; h < nH; h++) sr += hscale[h] * hsum[h];
+                send_rate = sr;
+                dirty = 0;
+            }
+            for (Py_ssize_t q = 0; q < nQ1; q++) {
+                inflow[q] = load[q] * Cdt;
+                qn[q] = np_max((queue[q] + inflow[q]) - cap[q] * dt, 0.0);
+            }
+            double nsum = np_sum(qn, nQ1), nmax = np_maxv(qn, nQ1);
+            const int marking = qmax > kmin_min;
+            const double room = buffer_min - qsum;
+            const int dropping = nsum > buffer_min || (alpha >= 0.0 && nmax > alpha * (0.0 > room ? 0.0 : room));
+            if (dropping) {
+                for (Py_ssize_t q = 0; q < nQ1; q++) drop[q] = 0.0;
+                if (alpha >= 0.0) {
+                    for (Py_ssize_t w = 0; w < nSw; w++) swa[w] = 0.0;
+                    for (Py_ssize_t q = 0; q < nQ1; q++) swa[sw[q]] += queue[q];
+                    for (Py_ssize_t q = 0; q < nQ1; q++) {
+                        const double limit = alpha * np_max(buffers[sw[q]] - swa[sw[q]], 0.0);
+                        drop[q] = np_min(np_max(qn[q] - np_max(limit, queue[q] - cap[q] * dt), 0.0), inflow[q]);
+                        qn[q] -= drop[q];
+                    }
+                }
+                for (Py_ssize_t w = 0; w < nSw; w++) swb[w] = 0.0;
+                for (Py_ssize_t q = 0; q < nQ1; q++) swb[sw[q]] += qn[q];
+                int over = 0;
+                for (Py_ssize_t w = 0; w < nSw; w++) {
+                    swb[w] = swb[w] - buffers[w]; /* excess */
+                    over |= swb[w] > 0;
+                }
+                if (over) {
+                    for (Py_ssize_t w = 0; w < nSw; w++) swc[w] = 0.0;
+                    for (Py_ssize_t q = 0; q < nQ1; q++) swc[sw[q]] += inflow[q];
+                    for (Py_ssize_t w = 0; w < nSw; w++) /* share */
+                        swc[w] = swc[w] > 0 ? np_max(swb[w], 0.0) / np_max(swc[w], 1e-300) : 0.0;
+                    for (Py_ssize_t q = 0; q < nQ1; q++) {
+                        const double extra = np_min(swc[sw[q]] * inflow[q], qn[q]);
+                        qn[q] -= extra;
+                        drop[q] += extra;
+                    }
+                }
+                qn[nQ] = 0.0;
+                nsum = np_sum(qn, nQ1);
+                nmax = np_maxv(qn, nQ1);
+                for (Py_ssize_t q = 0; q < nQ1; q++) lost[q] += drop[q];
+                dropped += np_sum(drop, nQ1);
+            }
+            if (marking || dropping) { /* PathFabric._accrue */
+                int any_frac = 0, any_mark = 0, hit = 0;
+                for (Py_ssize_t q = 0; q < nQ1; q++) {
+                    const double x = queue[q];
+                    const double ramp = pmax[q] * (x - kmin[q]) / np_max(kmax[q] - kmin[q], 1e-300);
+                    const double mk = x > kmin[q] ? (x >= kmax[q] ? 1.0 : ramp) : 0.0;
+                    frac[q] = dropping ? drop[q] / np_max(inflow[q], 1e-300) : 0.0;
+                    mark[q] = mk * (1.0 - frac[q]);
+                    any_frac |= frac[q] != 0.0;
+                    any_mark |= mark[q] != 0.0;
+                    if (q < nQ) hit |= frac[q] > 0 || mark[q] > 0;
+                }
+                if (hit && (any_frac || any_mark)) {
+                    memset(tmpd, 0, nG * sizeof(double));
+                    memset(tmpm, 0, nG * sizeof(double));
+                    for (Py_ssize_t q = 0; q < nQ; q++) {
+                        if (!(frac[q] > 0 || mark[q] > 0)) continue;
+                        for (int64_t p = qptr[q]; p < qptr[q + 1]; p++) {
+                            tmpd[qgroups[p]] += frac[q];
+                            tmpm[qgroups[p]] += mark[q];
+                        }
+                    }
+                    if (any_frac) { /* the steps so far keep the integrals from before */
+                        memcpy(gd_snap + nsd * nG, gdrop, nG * sizeof(double));
+                        for (; dstart <= j; dstart++) gd_of[dstart] = gd_snap + nsd * nG;
+                        nsd++;
+                    }
+                    if (any_mark) {
+                        memcpy(gm_snap + nsm * nG, gmark, nG * sizeof(double));
+                        for (; mstart <= j; mstart++) gm_of[mstart] = gm_snap + nsm * nG;
+                        nsm++;
+                    }
+                    for (Py_ssize_t g = 0; g < nG; g++) {
+                        const double sc = hscale[ghost[g]] * dt;
+                        if (any_frac) gdrop[g] = gdrop[g] + sc * tmpd[g];
+                        if (any_mark) gmark[g] = gmark[g] + sc * tmpm[g];
+                    }
+                }
+            }
+            for (Py_ssize_t q = 0; q < nQ1; q++) {
+                arrived[q] += inflow[q];
+                queue[q] = qn[q];
+            }
+            offered += send_rate * C * dt;
+            qsum = nsum;
+            qmax = nmax;
+            time += dt;
+            /* _Run.sample: queue delays every q_every steps; the series' send rate, queue sum and rates */
+            if (kk % k->q_every == 0) {
+                double *row = qsamples + (kk / k->q_every) * nQ1;
+                for (Py_ssize_t q = 0; q < nQ1; q++) row[q] = queue[q] / cap[q];
+            }
+            sendr[j] = send_rate;
+            qsums[j] = qsum;
+            if (kk % k->series_every == 0) memcpy(k->ser + j * k->nsf, cur_tx, k->nsf * sizeof(double));
+        }
+        for (; dstart < B; dstart++) gd_of[dstart] = gdrop;
+        for (; mstart < B; mstart++) gm_of[mstart] = gmark;
+
+        /* the changed flows in flow order (the per-flow columns' lines in sequence): settled at
+         * each change's step, in step order (flows.settle_cols, or the replay of a flow changing
+         * twice), then their last new rate */
+        for (Py_ssize_t f = 0; f < n; f++) {
+            int64_t r = slot[f];
+            if (r < 0) continue;
+            slot[f] = -1;
+            int64_t chain[MAX_CHAIN], m = 0;
+            for (int64_t x = r; x >= 0; x = prevr[x]) {
+                if (m == MAX_CHAIN) {
+                    PyErr_SetString(PyExc_RuntimeError, "path_post: a flow changes rate too often in one block");
+                    goto done;
+                }
+                chain[m++] = x;
+            }
+            while (m > 0) {
+                const int64_t x = chain[--m], g = sgrp[x], j = sj[x];
+                const double w = sold[x] * C;
+                const double now[3] = {hints[j * nH + ghost[g]], gd_of[j][g], gm_of[j][g]};
+                for (int c = 0; c < 3; c++) {
+                    k->acc[c * n + f] = k->acc[c * n + f] + w * (now[c] - k->last[c * n + f]);
+                    k->last[c * n + f] = now[c];
+                }
+            }
+            tx[f] = snew[r];
+            rate[f] = snew[r];
+        }
+        /* the decisions in flow order (prep's): previous factor and count (record_decision), then
+         * the next probe, back after the path's base RTT plus its queueing delays at the decision
+         * step */
+        for (Py_ssize_t q_ = 0; q_ < nd; q_++) {
+            const int64_t f = k->tmp_idx[q_], i = k->tmp_pos[q_];
+            k->prev[f] = k->fac[i];
+            k->n_dec[f] += 1;
+            const double *dl = dly + k->jd[i] * nQ1;
+            double qd = dl[fqr[f * H]];
+            for (Py_ssize_t h = 1; h < H; h++) qd = qd + dl[fqr[f * H + h]];
+            k->probe_sent[f] = k->ret[i];
+            k->next_ret[f] = k->ret[i] + fbase[f] + qd;
+        }
+        result = Py_BuildValue("(ddddddd)", time, href, send_rate, offered, dropped, qsum, qmax);
+    }
+done:
+    for (int i = 0; i < got; i++) PyBuffer_Release(&b[i]);
+    return result;
+}
+
 static PyObject *Kernel_pending(Kernel *k, PyObject *Py_UNUSED(ignored)) {
     return PyLong_FromSsize_t(k->pend - k->phead);
 }
 
 static PyMethodDef Kernel_methods[] = {
-    {"prep", (PyCFunction)Kernel_prep, METH_VARARGS, "prep(s, e) -> (decisions, pending changes in the block)"},
+    {"prep", (PyCFunction)Kernel_prep, METH_VARARGS,
+     "prep(s, e[, obs]) -> (decisions, pending changes in the block); obs (flows, width): observe too"},
     {"observe", (PyCFunction)Kernel_observe, METH_VARARGS, "observe(step_columns or None, obs): shift the windows, write obs"},
     {"set_features", (PyCFunction)Kernel_set_features, METH_VARARGS,
      "set_features(codes, scales, offsets, target, beta, base_rtt_ns): compute the step features in observe"},
     {"post", (PyCFunction)Kernel_post, METH_VARARGS, "post(rates, factors, fabric, min_rate, dirty, unscaled, counted)"},
+    {"path_post", (PyCFunction)Kernel_path_post, METH_VARARGS,
+     "path_post(rates, factors, fabric_arrays, fabric_scalars, constants, dirty) -> fabric_scalars: a topology block"},
     {"pending", (PyCFunction)Kernel_pending, METH_NOARGS, "number of decided, not yet applied rate changes"},
     {NULL, NULL, 0, NULL},
 };
@@ -888,186 +1407,15 @@ done:
     Py_RETURN_NONE;
 }
 
-/* path_block_deltas(idx, js, new, tx, group, group_host, group_cells, slot, old, dM, dH, hosts, queues + 1)
- * -> distinct: a topology block's rate changes (blocks.py ``_block_paths``) in order, numpy's
- * operations: each change's old sending rate (the flow's previous change in the block, else
- * ``tx``: the replay's sequential rule, ``tx[idx]`` when no flow changes twice), and the per-step
- * sums of the changes (new - old) over the cells (step, host, queue) of each group's path
- * (``group_cells`` (hops, groups)) into ``dM`` and over (step, host) into ``dH``, accumulated from
- * zero in change order then hop order (``np.bincount``'s). ``slot`` (-1 everywhere) is scratch,
- * restored. Returns whether no flow changes twice. */
-static PyObject *path_block_deltas(PyObject *Py_UNUSED(mod), PyObject *args) {
-    enum { D_IDX, D_JS, D_NEW, D_TX, D_GROUP, D_GHOST, D_GC, D_SLOT, D_OLD, D_DM, D_DH, N_D };
-    static const char fmt[N_D] = {'i', 'i', 'd', 'd', 'i', 'i', 'i', 'i', 'd', 'd', 'd'};
-    PyObject *objs[N_D];
-    Py_ssize_t nH, nQ1;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOnn", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6],
-                          &objs[7], &objs[8], &objs[9], &objs[10], &nH, &nQ1))
-        return NULL;
-    Py_buffer b[N_D];
-    int got = 0, distinct = 1;
-    for (; got < N_D; got++) {
-        int w = got >= D_SLOT;
-        if (PyObject_GetBuffer(objs[got], &b[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (w ? PyBUF_WRITABLE : 0)) < 0) goto done;
-        if (!check_format(&b[got], fmt[got])) {
-            PyErr_Format(PyExc_ValueError, "path_block_deltas: array %d has the wrong dtype", got);
-            got++;
-            goto done;
-        }
-    }
-    {
-        const Py_ssize_t m = b[D_IDX].len / 8, n = b[D_TX].len / 8, nG = b[D_GHOST].len / 8;
-        const Py_ssize_t H = nG ? b[D_GC].len / 8 / nG : 0, B = (nH > 0 && nQ1 > 0) ? b[D_DM].len / 8 / (nH * nQ1) : 0;
-        if (nH < 1 || nQ1 < 1 || B < 1 || H < 1 || b[D_JS].len != m * 8 || b[D_NEW].len != m * 8 ||
-            b[D_OLD].len != m * 8 || b[D_GROUP].len != n * 8 || b[D_SLOT].len != n * 8 || b[D_GC].len != H * nG * 8 ||
-            b[D_DM].len != B * nH * nQ1 * 8 || b[D_DH].len != B * nH * 8) {
-            PyErr_SetString(PyExc_ValueError, "path_block_deltas: inconsistent array sizes");
-            goto done;
-        }
-        const int64_t *idx = b[D_IDX].buf, *js = b[D_JS].buf, *group = b[D_GROUP].buf, *ghost = b[D_GHOST].buf;
-        const int64_t *gc = b[D_GC].buf;
-        const double *nw = b[D_NEW].buf, *tx = b[D_TX].buf;
-        int64_t *slot = b[D_SLOT].buf;
-        double *old = b[D_OLD].buf, *dM = b[D_DM].buf, *dH = b[D_DH].buf;
-        for (Py_ssize_t e = 0; e < m; e++) { /* checked before anything is written */
-            int64_t f = idx[e];
-            if (f < 0 || f >= n || js[e] < 0 || js[e] >= B || group[f] < 0 || group[f] >= nG || ghost[group[f]] < 0 ||
-                ghost[group[f]] >= nH || slot[f] != -1) {
-                PyErr_SetString(PyExc_ValueError, "path_block_deltas: index out of range or slot in use");
-                goto done;
-            }
-            for (Py_ssize_t h = 0; h < H; h++)
-                if (gc[h * nG + group[f]] < 0 || gc[h * nG + group[f]] >= nH * nQ1) {
-                    PyErr_SetString(PyExc_ValueError, "path_block_deltas: cell out of range");
-                    goto done;
-                }
-        }
-        memset(dM, 0, B * nH * nQ1 * sizeof(double));
-        memset(dH, 0, B * nH * sizeof(double));
-        for (Py_ssize_t e = 0; e < m; e++) {
-            const int64_t f = idx[e], g = group[f], p = slot[f];
-            old[e] = p >= 0 ? nw[p] : tx[f];
-            if (p >= 0) distinct = 0;
-            slot[f] = e;
-            const double delta = nw[e] - old[e];
-            double *row = dM + js[e] * (nH * nQ1);
-            for (Py_ssize_t h = 0; h < H; h++) row[gc[h * nG + g]] += delta;
-            dH[js[e] * nH + ghost[g]] += delta;
-        }
-        for (Py_ssize_t e = 0; e < m; e++) slot[idx[e]] = -1;
-    }
-done:
-    for (int i = 0; i < got; i++) PyBuffer_Release(&b[i]);
-    if (PyErr_Occurred()) return NULL;
-    return PyBool_FromLong(distinct);
-}
-
-/* path_block_end(arrays, C, B, n_queues1): the end of a topology block (blocks.py ``_block_paths``,
- * the case where nothing is counted and every changed flow changes once), with numpy's element
- * operations in the same order. Settles each changed flow ``idx[e]`` at its old sending rate
- * ``old[e]`` with the integrals of its step ``js[e]`` (host integral ``hints`` (B, hosts), group
- * drop / mark integrals ``gdrop`` / ``gmark`` (B or 1, groups)), then sends the due flows' probes:
- * next_ret = ret + path base RTT + the sum over the path's hops (``fq`` (hops, flows) queue
- * columns) of the queueing delays at the decision's step (``delays`` (B, queues + 1)).
- * arrays: idx, js, old, group, group_host, hints, gdrop, gmark, acc (3, n), last (3, n), due, jd,
- * ret, flow_base, delays, fq, probe_sent, next_ret. */
-enum { E_IDX, E_JS, E_OLD, E_GROUP, E_GHOST, E_HINTS, E_GDROP, E_GMARK, E_ACC, E_LAST, E_DUE, E_JD, E_RET, E_BASE,
-       E_DELAYS, E_FQ, E_SENT, E_NEXT, N_END };
-static const char END_FORMATS[N_END] = {'i', 'i', 'd', 'i', 'i', 'd', 'd', 'd', 'd', 'd', 'i', 'i', 'd', 'd', 'd', 'i', 'd', 'd'};
-
-static PyObject *path_block_end(PyObject *Py_UNUSED(mod), PyObject *args) {
-    PyObject *arrays;
-    double C;
-    Py_ssize_t B, nQ1;
-    if (!PyArg_ParseTuple(args, "O!dnn", &PyTuple_Type, &arrays, &C, &B, &nQ1)) return NULL;
-    if (PyTuple_GET_SIZE(arrays) != N_END || B < 1 || nQ1 < 1) {
-        PyErr_SetString(PyExc_ValueError, "path_block_end: 18 arrays, B >= 1, queues >= 1");
-        return NULL;
-    }
-    Py_buffer b[N_END];
-    int got = 0;
-    for (; got < N_END; got++) {
-        int w = got == E_ACC || got == E_LAST || got == E_SENT || got == E_NEXT;
-        if (PyObject_GetBuffer(PyTuple_GET_ITEM(arrays, got), &b[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (w ? PyBUF_WRITABLE : 0)) < 0)
-            goto done;
-        if (!check_format(&b[got], END_FORMATS[got])) {
-            PyErr_Format(PyExc_ValueError, "path_block_end: array %d has the wrong dtype", got);
-            got++;
-            goto done;
-        }
-    }
-    {
-        const Py_ssize_t m = b[E_IDX].len / 8, n = b[E_GROUP].len / 8, nG = b[E_GHOST].len / 8, nd = b[E_DUE].len / 8;
-        const Py_ssize_t nH = b[E_HINTS].len / 8 / B, H = b[E_FQ].len / 8 / (n ? n : 1);
-        const Py_ssize_t S = b[E_GDROP].len / 8 / (nG ? nG : 1);
-        if (b[E_JS].len != m * 8 || b[E_OLD].len != m * 8 || b[E_HINTS].len != B * nH * 8 || (S != 1 && S != B) ||
-            b[E_GDROP].len != S * nG * 8 || b[E_GMARK].len != S * nG * 8 || b[E_ACC].len != 3 * n * 8 ||
-            b[E_LAST].len != 3 * n * 8 || b[E_JD].len != nd * 8 || b[E_RET].len != nd * 8 || b[E_BASE].len != n * 8 ||
-            b[E_DELAYS].len != B * nQ1 * 8 || H < 1 || b[E_FQ].len != H * n * 8 || b[E_SENT].len != n * 8 ||
-            b[E_NEXT].len != n * 8) {
-            PyErr_SetString(PyExc_ValueError, "path_block_end: inconsistent array sizes");
-            goto done;
-        }
-        const int64_t *idx = b[E_IDX].buf, *js = b[E_JS].buf, *group = b[E_GROUP].buf, *ghost = b[E_GHOST].buf;
-        const int64_t *due = b[E_DUE].buf, *jd = b[E_JD].buf, *fq = b[E_FQ].buf;
-        const double *old = b[E_OLD].buf, *hints = b[E_HINTS].buf, *gdrop = b[E_GDROP].buf, *gmark = b[E_GMARK].buf;
-        const double *ret = b[E_RET].buf, *fbase = b[E_BASE].buf, *delays = b[E_DELAYS].buf;
-        double *acc = b[E_ACC].buf, *last = b[E_LAST].buf, *sent = b[E_SENT].buf, *next = b[E_NEXT].buf;
-        for (Py_ssize_t e = 0; e < m; e++) { /* checked before anything is written */
-            if (idx[e] < 0 || idx[e] >= n || js[e] < 0 || js[e] >= B || group[idx[e]] < 0 || group[idx[e]] >= nG ||
-                ghost[group[idx[e]]] < 0 || ghost[group[idx[e]]] >= nH) {
-                PyErr_SetString(PyExc_ValueError, "path_block_end: change index out of range");
-                goto done;
-            }
-        }
-        for (Py_ssize_t p = 0; p < nd; p++) {
-            if (due[p] < 0 || due[p] >= n || jd[p] < 0 || jd[p] >= B) {
-                PyErr_SetString(PyExc_ValueError, "path_block_end: decision index out of range");
-                goto done;
-            }
-            for (Py_ssize_t h = 0; h < H; h++)
-                if (fq[h * n + due[p]] < 0 || fq[h * n + due[p]] >= nQ1) {
-                    PyErr_SetString(PyExc_ValueError, "path_block_end: path queue out of range");
-                    goto done;
-                }
-        }
-        for (Py_ssize_t e = 0; e < m; e++) { /* FlowState.settle_cols(idx, [hint, drop, mark], old * C) */
-            const int64_t f = idx[e], g = group[f];
-            const Py_ssize_t row = S == 1 ? 0 : js[e];
-            const double w = old[e] * C;
-            const double now[3] = {hints[js[e] * nH + ghost[g]], gdrop[row * nG + g], gmark[row * nG + g]};
-            for (int c = 0; c < 3; c++) {
-                acc[c * n + f] = acc[c * n + f] + w * (now[c] - last[c * n + f]);
-                last[c * n + f] = now[c];
-            }
-        }
-        for (Py_ssize_t p = 0; p < nd; p++) { /* the probes: FlowState.send_probes(due, ret, base, qd) */
-            const int64_t f = due[p];
-            const double *row = delays + jd[p] * nQ1;
-            double q = row[fq[f]];
-            for (Py_ssize_t h = 1; h < H; h++) q = q + row[fq[h * n + f]];
-            sent[f] = ret[p];
-            next[f] = ret[p] + fbase[f] + q;
-        }
-    }
-done:
-    for (int i = 0; i < got; i++) PyBuffer_Release(&b[i]);
-    if (PyErr_Occurred()) return NULL;
-    Py_RETURN_NONE;
-}
-
 static PyMethodDef module_methods[] = {
     {"policy_rates", policy_rates, METH_VARARGS,
      "policy_rates(y, rate, mode, gain, clamp_min, clamp_max, rate_min, factors, rates): a factor controller's decision"},
-    {"path_block_deltas", path_block_deltas, METH_VARARGS,
-     "path_block_deltas(idx, js, new, tx, group, group_host, group_cells, slot, old, dM, dH, hosts, queues + 1) -> distinct"},
-    {"path_block_end", path_block_end, METH_VARARGS,
-     "path_block_end(arrays, C, B, queues + 1): settle a topology block's changed flows, send its probes"},
+    {"np_sum", np_sum_py, METH_O, "np_sum(float64 array): numpy's pairwise sum, as path_post computes it"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_fluidcore", "C block loop of the single-switch fluid simulator.", -1, module_methods,
+    PyModuleDef_HEAD_INIT, "_fluidcore", "C block loops of the fluid simulator (one switch port; a topology after the policy call).", -1, module_methods,
     NULL, NULL, NULL, NULL,
 };
 

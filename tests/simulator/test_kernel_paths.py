@@ -1,19 +1,22 @@
-"""Topology blocks with the C kernel's front half (``kernel.BlockKernel(front_only=True)``: the rows
-and policy inputs) and the C block end (``_fluidcore.path_block_end``: settles and probes) against
-the Python block loop (``BlockLoop.use_kernel = False``): every output and every per-flow and fabric
-value bit-identical, with drops and marks (per-step group integrals), NIC oversubscription, zero and
-multi-block decision latency, pending changes before a decision, and the runs that keep the Python
-end (a trace counts CNP/NACKs, go-back-N)."""
+"""Topology blocks in C against the Python block loop (``BlockLoop.use_kernel = False``): the kernel's
+``prep`` (the decisions, the pending changes before them, the policy inputs) and ``path_post`` (the
+pending list, rate-matrix sums, fabric steps, settles, probes, queue samples), and for runs that
+count CNP/NACKs (a trace, go-back-N) the kernel's front half with the numpy block end. Every output
+and every per-flow and fabric value bit-identical, with drops (with and without the dynamic
+threshold) and marks (per-step group integrals), NIC oversubscription, zero and multi-block
+decision latency, pending changes before a decision."""
 
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rlcc.simulator import AllToAll, Network, PolicyController, TopologyConfig, TraceConfig, simulate
 from rlcc.simulator import engine
+from rlcc.simulator._fluidcore import np_sum
 from rlcc.simulator.blocks import BlockLoop
 from sim_identity import assert_runs_identical as _assert_identical, bits as _bits
 
@@ -22,8 +25,8 @@ FT = TopologyConfig(hosts_per_leaf=4, leaves=4, fabric_gbps=25)
 LOSSY = Network(buffer_bytes=400_000, ecn_kmin_bytes=20_000, ecn_kmax_bytes=100_000)
 
 
-def _overloaded(network: Network = LOSSY, **kw) -> AllToAll:
-    sc = AllToAll(hosts=16, flows_per_pair=2, duration_ms=0.6, seed=3, network=network, topology=FT, **kw)
+def _overloaded(network: Network = LOSSY, topology: TopologyConfig = FT, **kw) -> AllToAll:
+    sc = AllToAll(hosts=16, flows_per_pair=2, duration_ms=0.6, seed=3, network=network, topology=topology, **kw)
     return dataclasses.replace(sc, initial_rate=min(1.0, 6 * sc.fair_rate()))  # marks and drops
 
 
@@ -33,6 +36,7 @@ SCENARIOS = {
     "line-rate-start": (AllToAll(hosts=16, duration_ms=1.0, seed=2, topology=FT), {}),
     "drops-and-marks": (_overloaded(), {}),
     "latency0": (_overloaded(decision_latency_us=0.0), {}),
+    "no-dynamic-threshold": (_overloaded(topology=dataclasses.replace(FT, buffer_alpha=None)), {}),
     "latency-over-blocks": (_overloaded(decision_latency_us=9.0), {}),
     "trace-counts": (_overloaded(), {"trace": TraceConfig(capacity=50_000)}),
     "go-back-n": (_overloaded(network=dataclasses.replace(LOSSY, loss_recovery="go-back-n")), {}),
@@ -41,9 +45,9 @@ SCENARIOS = {
 
 def _both(monkeypatch, scenario, **kwargs):
     """The Python blocks, then the C paths; the per-flow and fabric state at the end bit-identical.
-    Returns the results and how many blocks ended in C."""
+    Returns the results and how many blocks ran in C after the controller call (``path_post``)."""
     states, ends = [], []
-    real_run, real_end = engine._Run.run, BlockLoop._block_paths_end
+    real_run, real_end = engine._Run.run, BlockLoop._block_paths_c
 
     def keep(self, *args):
         real_run(self, *args)
@@ -54,7 +58,7 @@ def _both(monkeypatch, scenario, **kwargs):
         return real_end(self, *args)
 
     monkeypatch.setattr(engine._Run, "run", keep)
-    monkeypatch.setattr(BlockLoop, "_block_paths_end", spy)
+    monkeypatch.setattr(BlockLoop, "_block_paths_c", spy)
     runs, used = [], []
     for use in (False, True):
         monkeypatch.setattr(BlockLoop, "use_kernel", use)
@@ -85,3 +89,12 @@ def test_topology_c_paths_equal_the_python_blocks(monkeypatch, name):
 def test_the_lossy_scenarios_drop_and_mark(monkeypatch):
     (_, c), _ = _both(monkeypatch, SCENARIOS["trace-counts"][0], **SCENARIOS["trace-counts"][1])
     assert c.metrics_full["drops_per_flow"] > 0 and c.trace.cnp_count.sum() > 0
+
+
+def test_np_sum_is_numpys_sum():
+    """``path_post``'s queue sums (the fast path's buffer checks, the series) are numpy's pairwise sums."""
+    rng = np.random.default_rng(11)
+    for n in [0, 1, 7, 8, 9, 127, 128, 129, 130, 255, 257, 1000, 4099]:
+        for _ in range(20):
+            a = rng.standard_normal(n) * 10.0 ** rng.integers(-12, 12, n)
+            assert _bits(np_sum(a)) == _bits(float(a.sum())), n
