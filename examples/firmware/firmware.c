@@ -724,7 +724,7 @@ static __attribute__((noinline)) firmware_sums_t firmware_tree_sum(const firmwar
     sum += firmware_tables.leaf_sums_2[(uint32_t)(bits >> 16) & 255u];
     sum += firmware_tables.leaf_sums_3[(uint32_t)(bits >> 24) & 255u];
     sum += firmware_tables.leaf_sums_4[(uint32_t)(bits >> 32) & 255u];
-    const firmware_sums_t sums = {sum, ramps};
+    const firmware_sums_t sums = { sum, ramps };
     return sums;
 }
 
