@@ -10,11 +10,12 @@ One run, same emulator, same cycle profile, same compiler (zig clang -O2, bare m
    treelite, as rlcc.distill.treelite_ref), compiled with the same flags (soft-float on this
    integer-only core), driven by bench/fixtures/tl2cgen_driver.c over the same inputs as float
    features; predictions checked against the float IR;
-4. the same for the previous default tree emitter (``--tree-style bitmask-branchfree``: each input's
-   binary search over a table of cuts, the same cycles for every input) rendered from the same model,
-   side by side with the new default (``--tree-style bitmask``: the search by nested comparisons on
-   the cut constants, each outcome loading its word of split bits); the previous run's figures (an
-   older runtime header too) are kept beside the new ones (``previous``);
+4. the same for the previous default tree emitter (``--tree-style bitmask-per-tree``: the searches by
+   nested comparisons, one leaf lookup per tree, the ramps in a sum of their own) rendered from the
+   same model, side by side with the new default (``--tree-style bitmask``: adjacent trees' leaves
+   read by one lookup of a table of their sums, each ramp folded into its input's search); the
+   previous run's figures (an older runtime header and toolchain flags too) are kept beside the new
+   ones (``previous``);
 5. analytic lower bounds: compare-per-split, bit-parallel branch-free and bit-parallel branching;
    and the trees' cost over every search path (each input in each of its buckets, all
    combinations), against the worst the vectors met;
@@ -47,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "bench" / "fixtures"
 RESULTS = ROOT / "bench" / "results"
 EXAMPLE = ROOT / "examples" / "rlcc_mlp.onnx"
-OLD_STYLE = "bitmask-branchfree"  # the previous default tree style, benchmarked beside the new one
+OLD_STYLE = "bitmask-per-tree"  # the previous default tree style, benchmarked beside the new one
 
 
 def stats(v: np.ndarray) -> dict:
@@ -215,12 +216,12 @@ def bitmask_lower_bound(model, profile, xlen: int, branching: bool = False) -> d
     calls or constants counted."""
     from rlcc.codegen import bitmask
 
-    p = bitmask.plan(model)
+    p = bitmask.plan(model, group_bits=bitmask.GROUP_INDEX_BITS if branching else 0)
     steps = sum(len(b.cuts).bit_length() for b in p.inputs)
     per_word = 1 if xlen == 64 else 2
     mask_words = sum(len(b.words()) for b in p.inputs)
     ors = max(mask_words - p.n_words, 0) * per_word
-    T = len(model.trees)
+    T = len(p.groups)  # lookups: one per group of trees (the default) or per tree
     n_in = model.spec.student_width
     alu = (steps if branching else 2 * steps + mask_words) + ors + 2 * T + T + T
     loads = mask_words * per_word + T + n_in
@@ -228,7 +229,8 @@ def bitmask_lower_bound(model, profile, xlen: int, branching: bool = False) -> d
     search = "1 compare-and-branch" if branching else "2 compare+accumulate + 1 address"
     return {
         "formula": f"I = sum_i [ceil(log2(k_i + 1)) x {search} + w mask loads] + ORs"
-                   " + sum_t [2 field extract + 1 address + 1 leaf load + 1 add] + n_in input loads"
+                   " + sum_g [2 field extract + 1 address + 1 leaf load + 1 add] + n_in input loads"
+                   " (g: a lookup, per group of adjacent trees for the default, per tree branch-free)"
                    " (k_i distinct cuts of input i, w = 64-bit words: 1 load on RV64, 2 on RV32)",
         "cuts_per_input": [len(b.cuts) for b in p.inputs],
         "search_steps": steps,
@@ -487,7 +489,7 @@ def write_md(doc: dict) -> str:
                 worst = max(ts["max"], ep["max"]) if ep else ts["max"]
                 bound = lbr or lbb
                 md += ["", (f"Trees only (with the driver's call) over the new scheme's lower bound: {worst / bound['cycles']:.2f}x worst case"
-                            + (f"; previous default over the branch-free bound: {ots['max'] / lbb['cycles']:.2f}x" if ots else "")
+                            + (f"; previous default (one lookup per tree) over the branch-free bound: {ots['max'] / lbb['cycles']:.2f}x" if ots else "")
                             + (f". The vectors' worst trees path is {ep['max'] - ts['max']} cycles short of the worst of every"
                                " path: the whole decision's worst case can exceed the measured one by that much at most." if ep else ".")
                             )]
@@ -549,9 +551,9 @@ def main() -> int:
             "compiler": "zig cc (clang) -O2 -ffreestanding, same flags for rlcc and TL2cgen (rlcc.verify.toolchain)",
             "targets": {},
         }
-        doc["schemes"] = {"bitmask": "new default (--tree-style bitmask, searches by nested comparisons): targets",
-                          OLD_STYLE: "previous default (--tree-style bitmask-branchfree, searches over tables of cuts):"
-                                     " old_scheme; same runtime header as the new one"}
+        doc["schemes"] = {"bitmask": "new default (--tree-style bitmask: leaf groups, ramps folded into the searches): targets",
+                          OLD_STYLE: f"previous default (--tree-style {OLD_STYLE}: one lookup per tree, the ramps' own sum):"
+                                     " old_scheme; same runtime header and toolchain as the new one"}
         previous = json.loads((args.results / "firmware.json").read_text()) if (args.results / "firmware.json").exists() else {}
         keep = ("rlcc_decision", "rlcc_tx_event", "rlcc_size", "rlcc_trees", "rlcc_trees_only")
         doc["previous"] = {"note": "the previous run of this benchmark (its own commit's firmware and runtime header)",
