@@ -92,6 +92,10 @@ class Abstraction:
     products: dict[str, tuple[int, z3.FuncDeclRef]]  # symbol -> (shift, function)
     slog: z3.FuncDeclRef | None  # only when the firmware has derived inputs
     sums: Sums | None = None  # only when the firmware sums trees and ramps out of line
+    # the 64-bit product of two 32-bit values, for products the firmware computes inline (one RV64
+    # mul): applied to the operands in a fixed order (``opaque_mul``), so a * b and b * a are one term
+    mul: z3.FuncDeclRef = dataclasses.field(
+        default_factory=lambda: z3.Function("mul32", z3.BitVecSort(32), z3.BitVecSort(32), z3.BitVecSort(64)))
 
     @classmethod
     def for_image(cls, img: ElfImage, model: FxModel) -> Abstraction:
@@ -101,6 +105,14 @@ class Abstraction:
                    {n: (sh, fns[sh]) for n, sh in present.items()},
                    slog_function() if LOG_RATIO_FUNCTION in img.symbols else None,
                    Sums.for_image(img, model))
+
+    def opaque_mul(self, a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BitVecRef:
+        """The opaque product of two 32-bit terms (commutative: the operands in unsigned order)."""
+        return z3.If(z3.ULE(a, b), self.mul(a, b), self.mul(b, a))
+
+    def inline_products(self, xlen: int) -> bool:
+        """Whether the firmware multiplies inline (RV64, no out-of-line product functions)."""
+        return xlen == 64 and not self.products
 
     def by_shift(self) -> dict[int, z3.FuncDeclRef]:
         return {sh: fn for sh, fn in self.products.values()}
@@ -134,7 +146,7 @@ class Abstraction:
         operand is below 2^31. Without it the solver may pick a product near 2^63, which plus the
         rate carry the golden model's int64 reads as negative and the firmware's uint64 does not
         (a spurious difference)."""
-        shifts = {fn.get_id(): sh for sh, fn in self.products.values()}
+        shifts = {fn.get_id(): sh for sh, fn in self.products.values()} | {self.mul.get_id(): 0}
         out = []
         for app in applications(terms, set(shifts)):
             a, b = app.arg(0), app.arg(1)
@@ -147,7 +159,7 @@ class Abstraction:
         """The exact value of every product (and, with ``roots``, square-root) application in
         ``terms`` as a formula of its arguments (true of the functions their own parts prove the
         firmware computes)."""
-        shifts = {fn.get_id(): sh for sh, fn in self.products.values()}
+        shifts = {fn.get_id(): sh for sh, fn in self.products.values()} | {self.mul.get_id(): 0}
         out = []
         for app in applications(terms, set(shifts) | ({self.sqrt.get_id()} if roots else set())):
             if app.decl().get_id() in shifts:
@@ -168,7 +180,8 @@ class Abstraction:
         out: dict[str, Any] = {}
         true_slog = lambda a: int(golden.NUMPY.slog(np.int64(a[0] - (a[0] >> 31 << 32)))) & ((1 << SLOG_BITS) - 1)  # noqa: E731
         functions = [(self.sqrt, lambda a: int(golden.NUMPY.sqrt_rate(np.array([a[0]]))[0]))] + [
-            (fn, lambda a, sh=sh: (a[0] * a[1]) >> sh) for sh, fn in self.products.values()] + (
+            (fn, lambda a, sh=sh: (a[0] * a[1]) >> sh) for sh, fn in self.products.values()] + [
+            (self.mul, lambda a: a[0] * a[1])] + (
             [(self.slog, true_slog)] if self.slog is not None else []) + (
             self.sums.true_values() if self.sums is not None else [])
 

@@ -15,7 +15,7 @@ ramps (``ramp_fns``: each to its term's bits) only where any term will do (the r
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import z3
 
@@ -39,8 +39,10 @@ class Z3Ops:
 
     def __init__(self, sqrt_fn: z3.FuncDeclRef, products: dict[int, z3.FuncDeclRef] | None = None,
                  obligations: list[tuple[str, Any]] | None = None, slog_fn: z3.FuncDeclRef | None = None,
-                 ramp_fns: Sequence[z3.FuncDeclRef] | None = None, sum_fns: SumFunctions | None = None) -> None:
+                 ramp_fns: Sequence[z3.FuncDeclRef] | None = None, sum_fns: SumFunctions | None = None,
+                 opaque_mul: Callable[[z3.BitVecRef, z3.BitVecRef], z3.BitVecRef] | None = None) -> None:
         self.sqrt_fn = sqrt_fn
+        self.opaque_mul = opaque_mul
         self.sum_fns = sum_fns
         self.slog_fn = slog_fn
         self.ramp_fns = ramp_fns
@@ -124,6 +126,10 @@ class Z3Ops:
 
     def mul_shr(self, a: Any, b: Any, shift: int) -> Any:
         fn = self.products.get(shift)
+        if fn is None and self.opaque_mul is not None:  # the firmware multiplies inline: the same opaque product
+            self.obligations.append((f"golden operands of the >>{shift} product below 2^32",
+                                     z3.Or(z3.UGE(_bv(a), 1 << 32), z3.UGE(_bv(b), 1 << 32))))
+            return z3.LShR(self.opaque_mul(z3.Extract(31, 0, _bv(a)), z3.Extract(31, 0, _bv(b))), shift)
         if fn is None:
             return (_bv(a) * _bv(b)) >> shift
         # the abstraction speaks of 32-bit operands: that they are is an obligation of the proof
@@ -178,12 +184,13 @@ def slog_function() -> z3.FuncDeclRef:
 def symbolic_event(model: FxModel, ctx: Sequence[z3.BitVecRef], ev: Sequence[z3.BitVecRef],
                    sqrt_fn: z3.FuncDeclRef, products: dict[int, z3.FuncDeclRef] | None = None,
                    obligations: list[tuple[str, Any]] | None = None, slog_fn: z3.FuncDeclRef | None = None,
-                   ramp_fns: Sequence[z3.FuncDeclRef] | None = None, sum_fns: SumFunctions | None = None) -> EventOutcome:
+                   ramp_fns: Sequence[z3.FuncDeclRef] | None = None, sum_fns: SumFunctions | None = None,
+                   opaque_mul: Callable[[z3.BitVecRef, z3.BitVecRef], z3.BitVecRef] | None = None) -> EventOutcome:
     """Golden outcome for symbolic 32-bit context and event words (outputs as 32-bit terms).
 
-    With ``products``, ``slog_fn``, ``ramp_fns`` or ``sum_fns``, the abstraction's side conditions
+    With ``products``, ``slog_fn``, ``ramp_fns``, ``sum_fns`` or ``opaque_mul``, the abstraction's side conditions
     are appended to ``obligations``."""
-    ops = Z3Ops(sqrt_fn, products, obligations, slog_fn, ramp_fns, sum_fns)
+    ops = Z3Ops(sqrt_fn, products, obligations, slog_fn, ramp_fns, sum_fns, opaque_mul)
     wide = lambda w: z3.ZeroExt(WIDTH - 32, w)  # noqa: E731 - words are unsigned 32-bit
     out = event_core(ops, model, [wide(w) for w in ctx], [wide(w) for w in ev])
     narrow = lambda v: z3.Extract(31, 0, _bv(v))  # noqa: E731

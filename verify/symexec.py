@@ -208,7 +208,8 @@ class Executor:
 
     def __init__(self, image: bytes, image_base: int, xlen: int, regions: list[Region],
                  summaries: dict[int, Summary] | None = None, load_hook: LoadHook | None = None,
-                 paired_products: bool = True, clobbers: dict[int, frozenset[int]] | None = None) -> None:
+                 paired_products: bool = True, clobbers: dict[int, frozenset[int]] | None = None,
+                 opaque_mul: Callable[[z3.BitVecRef, z3.BitVecRef], z3.BitVecRef] | None = None) -> None:
         """``paired_products``: RV32 ``mul``/``mulhu`` share one opaque 64-bit product (see
         :meth:`_wide_product`); for a golden model that reads 64-bit products across their halves
         (the PCC handler's RTT inflation). Off, each half is its own 32-bit term, which the switch
@@ -216,7 +217,9 @@ class Executor:
         multipliers the pairing brings in. ``clobbers``: per summarized callee, the registers a
         call may change (default every caller-saved one); the callee's own proof must show that
         it keeps the others (a compiler with interprocedural register allocation keeps values in
-        them across the call)."""
+        them across the call). ``opaque_mul`` (RV64): a ``mul`` of two unknown values, both below 2^32
+        (an obligation), is ``opaque_mul`` of their low halves, the product the golden model takes
+        too, so the solver matches the two products by their operands instead of multiplying."""
         self.paired_products = paired_products
         self.image = image
         self.load_hook = load_hook
@@ -226,6 +229,7 @@ class Executor:
         self.regions = regions
         self.summaries = summaries or {}
         self.clobbers = clobbers or {}
+        self.opaque_mul = opaque_mul
         self.obligations: list[tuple[str, Any]] = []
         self._decoded: dict[int, Decoded] = {}
         self._products: dict[int, tuple[z3.BitVecRef, z3.BitVecRef]] = {}  # RV32: product id -> (opaque, product)
@@ -514,6 +518,10 @@ class Executor:
                    "srliw": "srlw", "sraiw": "sraw", "rori": "ror", "roriw": "rorw"}
         if op in imm_ops:
             op, b = imm_ops[op], i.imm & self.mask
+        if x == 64 and op == "mul" and self.opaque_mul is not None and not isinstance(a, int) and not isinstance(b, int):
+            self.obligations.append((f"operands of the product at pc {st.pc:#x} below 2^32",
+                                     z3.And(path_formula(st.cond), z3.Or(z3.UGE(a, 1 << 32), z3.UGE(b, 1 << 32)))))
+            return self._set(st, i.rd, self.opaque_mul(z3.Extract(31, 0, a), z3.Extract(31, 0, b)))
         if x == 32 and self.paired_products and op in ("mul", "mulhu") and not (isinstance(a, int) and isinstance(b, int)):
             wide = self._wide_product(a, b)
             return self._set(st, i.rd, z3.simplify(z3.Extract(31, 0, wide) if op == "mul" else z3.Extract(63, 32, wide)))
