@@ -93,7 +93,8 @@ class Abstraction:
     slog: z3.FuncDeclRef | None  # only when the firmware has derived inputs
     sums: Sums | None = None  # only when the firmware sums trees and ramps out of line
     # the 64-bit product of two 32-bit values, for products the firmware computes inline (one RV64
-    # mul): applied to the operands in a fixed order (``opaque_mul``), so a * b and b * a are one term
+    # mul); ``product_ranges`` states it commutative at every application (the compiler may swap the
+    # operands)
     mul: z3.FuncDeclRef = dataclasses.field(
         default_factory=lambda: z3.Function("mul32", z3.BitVecSort(32), z3.BitVecSort(32), z3.BitVecSort(64)))
 
@@ -107,8 +108,8 @@ class Abstraction:
                    Sums.for_image(img, model))
 
     def opaque_mul(self, a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BitVecRef:
-        """The opaque product of two 32-bit terms (commutative: the operands in unsigned order)."""
-        return z3.If(z3.ULE(a, b), self.mul(a, b), self.mul(b, a))
+        """The opaque product of two 32-bit terms."""
+        return self.mul(a, b)
 
     def inline_products(self, xlen: int) -> bool:
         """Whether the firmware multiplies inline (RV64, no out-of-line product functions)."""
@@ -153,6 +154,8 @@ class Abstraction:
             small = z3.Or(z3.ULT(a, 1 << 31), z3.ULT(b, 1 << 31))
             top = _MAX_SMALL_PRODUCT >> shifts[app.decl().get_id()]
             out.append(z3.Implies(small, z3.ULE(app, z3.BitVecVal(top, app.size()))))
+            if app.decl().get_id() == self.mul.get_id():  # true of the product: a * b = b * a
+                out.append(app == self.mul(b, a))
         return out
 
     def exact_lemmas(self, terms: list[Any], roots: bool = True) -> list[Any]:

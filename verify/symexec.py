@@ -518,14 +518,24 @@ class Executor:
                    "srliw": "srlw", "sraiw": "sraw", "rori": "ror", "roriw": "rorw"}
         if op in imm_ops:
             op, b = imm_ops[op], i.imm & self.mask
-        if x == 64 and op == "mul" and self.opaque_mul is not None and not isinstance(a, int) and not isinstance(b, int):
-            self.obligations.append((f"operands of the product at pc {st.pc:#x} below 2^32",
-                                     z3.And(path_formula(st.cond), z3.Or(z3.UGE(a, 1 << 32), z3.UGE(b, 1 << 32)))))
-            return self._set(st, i.rd, self.opaque_mul(z3.Extract(31, 0, a), z3.Extract(31, 0, b)))
+        if x == 64 and op in ("mul", "mulhu") and self.opaque_mul is not None and _unknown(a) and _unknown(b):
+            # mul of two values below 2^32, or mulhu of two values shifted up by 32 (how a compiler
+            # multiplies two zero-extended 32-bit values without extending them): their product
+            half = (31, 0) if op == "mul" else (63, 32)
+            outside = ((z3.UGE(a, 1 << 32), z3.UGE(b, 1 << 32)) if op == "mul" else
+                       (z3.Extract(31, 0, a) != 0, z3.Extract(31, 0, b) != 0))
+            self.obligations.append((f"operands of the product at pc {st.pc:#x} 32-bit values",
+                                     z3.And(path_formula(st.cond), z3.Or(*outside))))
+            return self._set(st, i.rd, self.opaque_mul(z3.Extract(*half, a), z3.Extract(*half, b)))
         if x == 32 and self.paired_products and op in ("mul", "mulhu") and not (isinstance(a, int) and isinstance(b, int)):
             wide = self._wide_product(a, b)
             return self._set(st, i.rd, z3.simplify(z3.Extract(31, 0, wide) if op == "mul" else z3.Extract(63, 32, wide)))
         self._set(st, i.rd, alu(op, a, b, x))
+
+
+def _unknown(v: Val) -> bool:
+    """Whether ``v`` is a term other than a constant."""
+    return isinstance(v, z3.BitVecRef) and not z3.is_bv_value(z3.simplify(v))
 
 
 _BRANCHES = frozenset(("beq", "bne", "blt", "bge", "bltu", "bgeu"))
