@@ -23,7 +23,7 @@ from rlcc.verify.prove_image import RET_SENTINEL
 from rlcc.verify.prove_solver import free_vars
 from rlcc.verify.build import build_harness_elf
 from rlcc.verify.runner import HarnessRunner, records_from_vectors
-from rlcc.verify.symbolic_golden import symbolic_event
+from rlcc.verify.symbolic_golden import Z3Ops, symbolic_event
 from rlcc.verify.symexec import Executor, Region, State
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "firmware" / "firmware.rlcc.json"
@@ -496,6 +496,40 @@ def test_rv32_product_halves_recombine_into_the_golden_models_term():
     got = _run_rv32(words, [a, b])
     want = z3.simplify(z3.Extract(47, 16, z3.BitVecVal(0x83127, 64) * z3.ZeroExt(32, a - b)))
     assert got.eq(want), got
+
+
+def _run_rv64_opaque(words: list[int], args: list[z3.BitVecRef]) -> tuple[z3.BitVecRef, list]:
+    """Run RV64 ``words`` with the handler proof's opaque products: a0 and the obligations."""
+    cut = PA.Abstraction(z3.Function("s", z3.BitVecSort(32), z3.BitVecSort(32)), {}, None)
+    regs = [0] * 32
+    regs[1] = RET_SENTINEL
+    regs[10 : 10 + len(args)] = args
+    ex = Executor(_rv32_code(words), 0x1000, 64, [], opaque_mul=cut.opaque_mul)
+    return ex.run(State(0x1000, regs, {}, ()), RET_SENTINEL).state.regs[10], ex.obligations
+
+
+def test_rv64_inline_products_are_the_golden_models_opaque_product():
+    """With the wide products inline on RV64, a ``mul`` of two zero-extended 32-bit values and a
+    ``mulhu`` of the two shifted up by 32 (the compiler's way to multiply them unextended) are the one
+    opaque product the golden model takes for ``mul_shr``, each under an obligation that its operands
+    have that form (unsatisfiable here, satisfiable for a 64-bit operand: the proof would fail);
+    a product by a constant stays a multiplication (the RTT inflation's)."""
+    a, b = z3.BitVecs("a b", 32)
+    wide = [z3.ZeroExt(32, a), z3.ZeroExt(32, b)]
+    zext = [_i_type(32, 10, 1, 10), _i_type(32, 11, 1, 11), _i_type(32, 10, 5, 10), _i_type(32, 11, 5, 11)]
+    mul, mulhu = _r_type(1, 11, 10, 0, 10), _r_type(1, 11, 10, 3, 10)
+    cut = PA.Abstraction(z3.Function("s", z3.BitVecSort(32), z3.BitVecSort(32)), {}, None)
+    side: list = []
+    want = Z3Ops(cut.sqrt, None, side, opaque_mul=cut.opaque_mul).mul_shr(wide[0], wide[1], 0)
+    junk = [z3.Concat(z3.BitVec("ha", 32), a), z3.Concat(z3.BitVec("hb", 32), b)]  # unknown upper halves
+    for words, args in (([mul, _RET], wide), (zext[:2] + [mulhu, _RET], junk), (zext + [mul, _RET], junk)):
+        got, obligations = _run_rv64_opaque(words, args)
+        assert z3.simplify(got).eq(z3.simplify(want)), got
+        assert obligations and all(z3.Solver().check(f) == z3.unsat for _, f in obligations)
+    _, obligations = _run_rv64_opaque([mul, _RET], [z3.BitVec("w", 64), wide[1]])  # a full 64-bit operand
+    assert any(z3.Solver().check(f) == z3.sat for _, f in obligations)
+    got, obligations = _run_rv64_opaque([_i_type(7, 0, 0, 11), mul, _RET], wide[:1])  # li a1, 7; mul
+    assert not obligations and z3.simplify(got).eq(z3.simplify(wide[0] * 7))
 
 
 def test_rv32_products_of_product_halves_unfold_completely():
