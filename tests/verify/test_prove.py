@@ -137,16 +137,23 @@ def test_history_shift_bug_yields_a_counterexample_that_reproduces(example_model
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
 def test_product_parts_prove_right_and_refute_wrong_products(example_model, tmp_path, target):
-    """The out-of-line products the handler proof abstracts are proven on their own; a rate
-    product off by one LSB fails its part, naming the result."""
+    """On RV32 the out-of-line products the handler proof abstracts are proven on their own, and a
+    rate product off by one LSB fails its part, naming the result. On RV64 they are inline (no
+    symbol: one mul each), and the same wrong product is a counterexample of the handler proof,
+    which reads the mul as the golden model's opaque product."""
     xlen = 64 if target == "rv64imac" else 32
     profile = "dpa" if xlen == 64 else "generic5"
     right = P.load_after_init(_elf(example_model, tmp_path / "right", target), xlen, profile, xlen == 64)
+    wrong = ("return (uint64_t)rate * factor;", "return (uint64_t)rate * factor + 1u;")
+    img = P.load_after_init(_elf(example_model, tmp_path / "wrong", target, wrong), xlen, profile, xlen == 64)
+    if xlen == 64:
+        assert not set(PRODUCT_SHIFTS) & set(right.symbols)
+        part, cex = PH.prove_handler(img, example_model, xlen, timeout_s=120.0)
+        assert part.status == "counterexample" and cex is not None, part.detail
+        return
     for name, shift in PRODUCT_SHIFTS.items():
         part = PP.product_part(right, xlen, name, shift)
         assert part.status == "proven", (name, part.detail)
-    wrong = ("return (uint64_t)rate * factor;", "return (uint64_t)rate * factor + 1u;")
-    img = P.load_after_init(_elf(example_model, tmp_path / "wrong", target, wrong), xlen, profile, xlen == 64)
     part = PP.product_part(img, xlen, RATE_PRODUCT_FUNCTION, PRODUCT_SHIFTS[RATE_PRODUCT_FUNCTION])
     assert part.status == "failed" and "result" in part.detail
 
@@ -366,12 +373,12 @@ def test_clobbered_registers_hold_in_the_emulator(example_model, tmp_path, targe
 
 @pytest.mark.slow
 def test_a_part_refutes_a_register_its_function_writes_claimed_kept(example_model, tmp_path, monkeypatch):
-    """The prover's register read is a claim its parts check: told that the rate product keeps
-    every register but ra, its part fails on the result register it writes."""
-    img = P.load_after_init(_elf(example_model, tmp_path, "rv64imac", style="bitmask"), 64, "dpa", True)
-    assert PP.product_part(img, 64, RATE_PRODUCT_FUNCTION, PRODUCT_SHIFTS[RATE_PRODUCT_FUNCTION]).status == "proven"
+    """The prover's register read is a claim its parts check: told that the rate product (out of
+    line on RV32) keeps every register but ra, its part fails on the result register it writes."""
+    img = P.load_after_init(_elf(example_model, tmp_path, "rv32imc", style="bitmask"), 32, "generic5", False)
+    assert PP.product_part(img, 32, RATE_PRODUCT_FUNCTION, PRODUCT_SHIFTS[RATE_PRODUCT_FUNCTION]).status == "proven"
     monkeypatch.setattr(type(img), "clobbered_registers", lambda self, symbol, xlen: frozenset({1}))
-    part = PP.product_part(img, 64, RATE_PRODUCT_FUNCTION, PRODUCT_SHIFTS[RATE_PRODUCT_FUNCTION])
+    part = PP.product_part(img, 32, RATE_PRODUCT_FUNCTION, PRODUCT_SHIFTS[RATE_PRODUCT_FUNCTION])
     assert part.status == "failed" and "register x10" in part.detail, part.detail
 
 
