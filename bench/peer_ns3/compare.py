@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import os
 import subprocess
 import sys
@@ -164,7 +165,8 @@ def rl_peer_settings(sc: s.PeerScenario, golden, library: Path, phases_ns: np.nd
         seed = None if ctx is None else tuple(int(w) for w in ctx)
     init = golden.initial_rate if sc.start == "line" and golden.initial_rate < 1.0 else None
     return s.RlPeer(library=library, phases_ns=phases_ns, clock_offset_ns=int(golden.clock_offset_ns),
-                    decision_latency_ns=int(round(golden.decision_latency_us * 1e3)), seed_ctx=seed,
+                    # whole ns, rounded up as the verified worst case is (a peer must not decide sooner)
+                    decision_latency_ns=math.ceil(round(golden.decision_latency_us * 1e3, 6)), seed_ctx=seed,
                     init_rate_fraction=init)
 
 
