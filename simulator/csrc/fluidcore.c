@@ -954,8 +954,9 @@ static const char PF_FORMATS[N_F] = {'d', 'd', 'd', 'd', 'd', 'd', 'd', 'd', 'd'
 static const unsigned char PF_WRITE[N_F] = {1, 1, 1, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 1};
 
 /* out[q] = sum over rows h of scale[h] x m[h, q], added from 0.0 in row order (fabric.host_sums,
- * np.bincount's order); restrict: the element loop vectorizes, each element's sum still in order */
-static void add_scaled_rows(double *restrict out, const double *restrict m, const double *restrict scale,
+ * np.bincount's order); restrict: the element loop vectorizes, each element's sum still in order
+ * (not inlined: inside path_post GCC drops the restrict and leaves the loop scalar) */
+__attribute__((noinline)) static void add_scaled_rows(double *restrict out, const double *restrict m, const double *restrict scale,
                             Py_ssize_t rows, Py_ssize_t cols) {
     for (Py_ssize_t q = 0; q < cols; q++) out[q] = 0.0;
     for (Py_ssize_t h = 0; h < rows; h++) {
@@ -1307,9 +1308,14 @@ static PyObject *Kernel_path_post(Kernel *k, PyObject *args) {
         /* the changed flows in flow order (the per-flow columns' lines in sequence): settled at
          * each change's step, in step order (flows.settle_cols, or the replay of a flow changing
          * twice), then their last new rate */
-        for (Py_ssize_t f = 0; f < n; f++) {
-            int64_t r = slot[f];
-            if (r < 0) continue;
+        int64_t *restrict changed = k->tmp_jd; /* prep's scratch, free until the next prep */
+        Py_ssize_t nch = 0;
+        for (Py_ssize_t f = 0; f < n; f++) { /* branch-free compaction: about half the flows change */
+            changed[nch] = f;
+            nch += slot[f] >= 0;
+        }
+        for (Py_ssize_t u = 0; u < nch; u++) {
+            const int64_t f = changed[u], r = slot[f];
             slot[f] = -1;
             int64_t chain[MAX_CHAIN], m = 0;
             for (int64_t x = r; x >= 0; x = prevr[x]) {
@@ -1410,16 +1416,27 @@ static PyObject *policy_rates(PyObject *Py_UNUSED(mod), PyObject *args) {
     }
     const double *y = b[0].buf, *rate = b[1].buf;
     double *fac = b[2].buf, *out = b[3].buf;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        double f = y[i];
-        if (mode == 2) f = 1.0 + gain * f;
-        else if (mode == 3) f = f >= 0 ? 1.0 + gain * f : 1.0 / (1.0 - gain * f);
-        if (mode) {
-            f = f < cmin ? cmin : f;
-            f = f > cmax ? cmax : f;
+    /* one loop per mode without branches, so the loops vectorize: the tanh map's two cases as one
+     * division, (1 + gain x y) / (1 - gain x 0) for y >= 0, else (1 + gain x 0) / (1 - gain x y):
+     * the terms with 0 are exactly 1.0 (gain finite: the spec's (0, 1)), so the values are the two cases' */
+    if (mode == 2)
+        for (Py_ssize_t i = 0; i < n; i++) fac[i] = 1.0 + gain * y[i];
+    else if (mode == 3)
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const double f = y[i];
+            const double pos = f >= 0 ? f : 0.0, neg = f >= 0 ? 0.0 : f; /* NaN: neg */
+            fac[i] = (1.0 + gain * pos) / (1.0 - gain * neg);
         }
-        fac[i] = f;
-        double r = rate[i] * f;
+    else
+        memmove(fac, y, n * sizeof(double));
+    if (mode)
+        for (Py_ssize_t i = 0; i < n; i++) {
+            double f = fac[i];
+            f = f < cmin ? cmin : f;
+            fac[i] = f > cmax ? cmax : f;
+        }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double r = rate[i] * fac[i];
         r = r < rmin ? rmin : r;
         out[i] = r > 1.0 ? 1.0 : r;
     }
