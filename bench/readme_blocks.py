@@ -581,7 +581,7 @@ def fabric() -> str:
     else:
         big = fab[-1]
         out.append(para(f"The target (8064 flows, 2 simulated s) projects to **{big['projected_2s_min']:.1f} min** from "
-                        f"{doc['duration_ms']:g} simulated ms on {cores(doc)} cores (goal: 2 min)."))
+                        f"{doc['duration_ms']:g} simulated ms on {cores(doc)} cores (goal: {(t or {}).get('goal_s', 180) / 60:g} min)."))
     return "\n".join(out)
 
 

@@ -47,6 +47,7 @@ import numpy as np
 
 from rlcc import features as vocab
 from rlcc.simulator.controllers.base import Decision, DecisionBatch
+from rlcc.simulator.controllers.factor import rows_decider
 from rlcc.simulator.kernel import BlockKernel
 
 MIN_RATE = 1e-9
@@ -69,7 +70,7 @@ class BlockLoop:
             if fab._single and self.use_kernel and not self.go_back:  # the kernel has no go-back-N
                 self._kernel = BlockKernel(self)
                 block = self._block_kernel
-        self._front = None
+        self._front = self._ctl_rows = None
         if self.multi and self.use_kernel:
             fab = self.fabric
             counted = self.recorder is not None or self.block_counts is not None or self.go_back
@@ -77,6 +78,7 @@ class BlockLoop:
             self._front = BlockKernel(self, front_only=True, paths=whole)
             if whole:
                 block = self._block_paths_c
+                self._ctl_rows = rows_decider(self.ctl)
         k, dt = 0, self.dt
         while k < self.n_steps:
             e = min(k + B, self.n_steps)
@@ -492,16 +494,20 @@ class BlockLoop:
         sums, fabric steps, settles, probes, queue samples), the same operations in the same order
         (when nothing is counted and the fabric is lossy and untracked: ``_run_blocks``)."""
         kr, fab = self._front, self.fabric
-        if kr.native_features:  # the policy inputs written by prep (the windows shifted there)
-            obs = np.empty((self.n, self.spec.input_width), np.float32)
-            nd, _ = kr.core.prep(s, e, obs)
-            obs = obs[:nd]
+        if kr.obs_rows is not None:  # the policy inputs written by prep (the windows shifted there)
+            nd, _ = kr.core.prep(s, e, kr.obs_rows)
+            obs = kr.obs_rows[:nd]
         else:
             nd, _ = kr.core.prep(s, e)
             obs = None
         rates = fac = kr.no_rows
         if nd:
-            _, rates, fac, _, _ = self._decide_kernel(nd, kr, obs)
+            rows = self._ctl_rows
+            if rows is not None and obs is not None:  # no batch: the rows straight to the controller
+                rates, fac = kr.ctl_rates[:nd], kr.ctl_factors[:nd]
+                rows(obs, kr.rate[:nd], fac, rates)
+            else:
+                _, rates, fac, _, _ = self._decide_kernel(nd, kr, obs)
         scalars = (fab.time, fab.host_ref, fab.send_rate, fab.offered, fab.dropped, fab._qsum, fab._qmax)
         consts = (fab._kmin_min, fab._buffer_min, -1.0 if fab.alpha is None else float(fab.alpha), MIN_RATE)
         arrays = (fab.host_queue_rate, fab.host_sum, fab.host_scale, fab.host_base, fab.host_cap, fab.link_load,

@@ -32,7 +32,7 @@ import numpy as np
 from rlcc.simulator import _fluidcore
 
 # Vocabulary features (``rlcc.features``) whose float formula the kernel has (fluidcore.c
-# ``native_feature``; tests/simulator/test_kernel.py checks each against ``float_value``).
+# ``feature_column``; tests/simulator/test_kernel.py checks each against ``float_value``).
 FEATURE_CODES = {"prev_action": 0, "rtt_inflation": 1, "rate": 2, "delta": 3}
 
 
@@ -89,6 +89,10 @@ class BlockKernel:
                      spec is not None and spec.step_order == "oldest_first")
         self.core = _fluidcore.Kernel(arrays, sizes, constants)
         self.no_rows = np.empty(0)
+        # reused every block: the policy inputs ``prep`` writes (topology runs with native features)
+        # and the controller's rates and factors (``blocks._block_paths_c``)
+        self.ctl_rates, self.ctl_factors = np.empty(n), np.empty(n)
+        self.obs_rows = None
         # The step features in C when the kernel has every one of the spec's (else blocks.py's numpy).
         self.native_features = spec is not None and all(f.name in FEATURE_CODES for f in spec.features)
         if self.native_features:
@@ -96,6 +100,8 @@ class BlockKernel:
             self.core.set_features(tuple(FEATURE_CODES[f.name] for f in spec.features),
                                    tuple(float(f.scale) for f in spec.features), tuple(float(f.offset) for f in spec.features),
                                    float(r.target), float(r.beta), float(r.base_rtt_ns))
+            if front_only:
+                self.obs_rows = np.empty((n, spec.input_width), np.float32)
 
     def check_fabric(self, fab: Any) -> None:
         """The fabric still holds the arrays the kernel updates (block mode never rebinds them)."""

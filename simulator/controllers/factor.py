@@ -70,6 +70,21 @@ class PolicyController(FactorController):
         mapping in C with the same operations."""
         return self._decision(self.policy.predict_raw(batch.obs), batch, self._mode)
 
+    def decide_rows(self, obs: np.ndarray, rate: np.ndarray, factors: np.ndarray, rates: np.ndarray) -> None:
+        """``decide`` of the rows ``obs`` (float32, C-contiguous) at rates ``rate`` (float64,
+        contiguous) into ``factors`` and ``rates`` (float64, contiguous, same length): the same
+        calls on the same values without a ``DecisionBatch``."""
+        policy_rates(self.policy.predict_raw(obs), rate, self._mode, *self._bounds, factors, rates)
+
+
+def rows_decider(ctl: object) -> Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], None] | None:
+    """``ctl.decide`` on bare rows for the block loop's C path (``decide_rows``: no batch, no copies
+    of the columns the policy does not read, outputs into the loop's arrays), or None unless ``ctl``
+    is a ``PolicyController`` whose ``decide`` is not overridden (a subclass may read the batch)."""
+    if isinstance(ctl, PolicyController) and type(ctl).decide is PolicyController.decide:
+        return ctl.decide_rows
+    return None
+
 
 # ``policy_rates`` modes of ``ObservationSpec.output_to_factor``: action type factor, else the tanh map
 # (any map but linear is asymmetric there).

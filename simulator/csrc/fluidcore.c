@@ -84,6 +84,7 @@ typedef struct {
     /* step features computed here (set_features) */
     int native, fcode[MAX_FEATURES];
     double fscale[MAX_FEATURES], foffset[MAX_FEATURES], target, beta, base_rtt_f;
+    double *fcols; /* their scaled values for the block's rows, one column (n) per feature */
     /* state of the current block between prep and post */
     long long s, e;
     Py_ssize_t nd, npend;
@@ -104,7 +105,7 @@ static void *xmalloc(size_t n) {
 static void Kernel_dealloc(Kernel *k) {
     for (int i = 0; i < k->nviews; i++) PyBuffer_Release(&k->view[i]);
     void *bufs[] = {k->R, k->S, k->Hs, k->dG, k->P, k->stG0, k->stSc, k->stRef, k->st_of, (void *)k->g0_of, (void *)k->sc_of, k->D, k->edges, k->qd, k->cur_tx, k->flags, k->is_series, k->cnt, k->tmp_idx, k->tmp_jd, k->tmp_pos,
-                    k->pidx, k->pkey, k->pnew, k->cidx, k->cj, k->cg, k->cnew, k->txold, k->Gc, k->nacc, k->pscratch, k->pdM, k->pgc, k->pfq};
+                    k->pidx, k->pkey, k->pnew, k->cidx, k->cj, k->cg, k->cnew, k->txold, k->Gc, k->nacc, k->pscratch, k->pdM, k->pgc, k->pfq, k->fcols};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     Py_TYPE(k)->tp_free((PyObject *)k);
 }
@@ -236,7 +237,7 @@ static int Kernel_init(Kernel *k, PyObject *args, PyObject *kwds) {
 /* prep(s, e[, obs]) -> (nd, npend): the block's decisions in step order (due, ret, jd, rate at the
  * decision step, RTT as int64 and float64, previous factor, first) and how many pending rate
  * changes take effect in the block. */
-static void observe_rows(Kernel *k, int native, const double **cols, const int *bcast, float *obs);
+static void observe_rows(Kernel *k, const double **cols, const int *bcast, float *obs);
 
 static PyObject *Kernel_prep(Kernel *k, PyObject *args) {
     long long s, e;
@@ -324,7 +325,7 @@ static PyObject *Kernel_prep(Kernel *k, PyObject *args) {
     k->npend = np_;
     k->prepped = 1;
     if (oo != Py_None) {
-        observe_rows(k, 1, NULL, NULL, ob.buf);
+        observe_rows(k, NULL, NULL, ob.buf);
         PyBuffer_Release(&ob);
     }
     return Py_BuildValue("nn", nd, np_);
@@ -366,15 +367,6 @@ static inline double max0(double x) { /* np.maximum(x, 0.0): NaN kept */
     return (x >= 0.0 || x != x) ? x : 0.0;
 }
 
-static inline double native_feature(const Kernel *k, int code, Py_ssize_t i) {
-    switch (code) {
-    case FEAT_PREV_ACTION: return k->prevd[i];
-    case FEAT_RTT_INFLATION: return k->rttf[i] / k->base_rtt_f;
-    case FEAT_RATE: return k->rated[i];
-    default: return k->target - max0(k->rttf[i] / k->base_rtt_f - k->beta) * sqrt(max0(k->rated[i]));
-    }
-}
-
 /* set_features(codes, scales, offsets, target, beta, base_rtt_ns): compute the step features in
  * ``observe`` (value * scale + offset; value + offset where scale is 1, as blocks.py does). */
 static PyObject *Kernel_set_features(Kernel *k, PyObject *args) {
@@ -401,6 +393,8 @@ static PyObject *Kernel_set_features(Kernel *k, PyObject *args) {
         k->fscale[a] = sc;
         k->foffset[a] = off;
     }
+    free(k->fcols);
+    if (!(k->fcols = xmalloc(F * k->n * sizeof(double)))) return NULL;
     k->target = target;
     k->beta = beta;
     k->base_rtt_f = base;
@@ -408,22 +402,50 @@ static PyObject *Kernel_set_features(Kernel *k, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* Shift the due flows' windows by their step features (computed here when ``native``, else the
- * columns ``cols``) and write the policy inputs (nd, W) into ``obs``. */
-static void observe_rows(Kernel *k, int native, const double **cols, const int *bcast, float *obs) {
+/* Feature ``a``'s scaled values of the block's rows into ``out``: value * scale + offset (value +
+ * offset where scale is 1, as blocks.py does); one formula per loop, so the element loops vectorize. */
+static void feature_column(const Kernel *k, int a, double *restrict out) {
+    const Py_ssize_t nd = k->nd;
+    const double sc = k->fscale[a], off = k->foffset[a], base = k->base_rtt_f, beta = k->beta, target = k->target;
+    const double *restrict prevd = k->prevd, *restrict rttf = k->rttf, *restrict rated = k->rated;
+    switch (k->fcode[a]) {
+    case FEAT_PREV_ACTION:
+        for (Py_ssize_t i = 0; i < nd; i++) out[i] = prevd[i];
+        break;
+    case FEAT_RTT_INFLATION:
+        for (Py_ssize_t i = 0; i < nd; i++) out[i] = rttf[i] / base;
+        break;
+    case FEAT_RATE:
+        for (Py_ssize_t i = 0; i < nd; i++) out[i] = rated[i];
+        break;
+    default:
+        for (Py_ssize_t i = 0; i < nd; i++) out[i] = target - max0(rttf[i] / base - beta) * sqrt(max0(rated[i]));
+    }
+    if (sc != 1.0)
+        for (Py_ssize_t i = 0; i < nd; i++) out[i] = out[i] * sc;
+    for (Py_ssize_t i = 0; i < nd; i++) out[i] = out[i] + off;
+}
+
+/* Shift the due flows' windows by their step features (the columns ``cols``, a column broadcast
+ * where ``bcast``; NULL: computed here, ``set_features``) and write the policy inputs (nd, W)
+ * into ``obs``. */
+static void observe_rows(Kernel *k, const double **cols, const int *bcast, float *obs) {
     const Py_ssize_t F = k->F, W = k->W, nd = k->nd, n = k->n;
     double *restrict win = k->window;
+    const double *native[MAX_FEATURES];
+    const int none[MAX_FEATURES] = {0};
+    if (!cols) {
+        for (Py_ssize_t a = 0; a < F; a++) {
+            feature_column(k, (int)a, k->fcols + a * n);
+            native[a] = k->fcols + a * n;
+        }
+        cols = native;
+        bcast = none;
+    }
     for (Py_ssize_t q = 0; q < nd; q++) { /* in flow order (prep's): the window columns' lines in sequence */
         const int64_t f = k->tmp_idx[q], i = k->tmp_pos[q];
         double st[MAX_FEATURES];
-        for (Py_ssize_t a = 0; a < F; a++) {
-            if (native) {
-                double v = native_feature(k, k->fcode[a], i);
-                st[a] = (k->fscale[a] == 1.0 ? v : v * k->fscale[a]) + k->foffset[a];
-            } else {
-                st[a] = cols[a][bcast[a] ? 0 : i];
-            }
-        }
+        for (Py_ssize_t a = 0; a < F; a++) st[a] = cols[a][bcast[a] ? 0 : i];
         float *row = obs + i * W;
         if (k->first[i] && W > F) { /* a first decision fills the whole window with its step */
             for (Py_ssize_t c = 0; c < W; c++) {
@@ -487,7 +509,7 @@ static PyObject *Kernel_observe(Kernel *k, PyObject *args) {
         PyBuffer_Release(&ob);
         return NULL;
     }
-    observe_rows(k, native, cols, bcast, ob.buf);
+    observe_rows(k, native ? NULL : cols, bcast, ob.buf);
     if (!native)
         for (Py_ssize_t c = 0; c < F; c++) PyBuffer_Release(&views[c]);
     PyBuffer_Release(&ob);
@@ -932,8 +954,9 @@ static const char PF_FORMATS[N_F] = {'d', 'd', 'd', 'd', 'd', 'd', 'd', 'd', 'd'
 static const unsigned char PF_WRITE[N_F] = {1, 1, 1, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 1};
 
 /* out[q] = sum over rows h of scale[h] x m[h, q], added from 0.0 in row order (fabric.host_sums,
- * np.bincount's order); restrict: the element loop vectorizes, each element's sum still in order */
-static void add_scaled_rows(double *restrict out, const double *restrict m, const double *restrict scale,
+ * np.bincount's order); restrict: the element loop vectorizes, each element's sum still in order
+ * (not inlined: inside path_post GCC drops the restrict and leaves the loop scalar) */
+__attribute__((noinline)) static void add_scaled_rows(double *restrict out, const double *restrict m, const double *restrict scale,
                             Py_ssize_t rows, Py_ssize_t cols) {
     for (Py_ssize_t q = 0; q < cols; q++) out[q] = 0.0;
     for (Py_ssize_t h = 0; h < rows; h++) {
@@ -1285,9 +1308,14 @@ static PyObject *Kernel_path_post(Kernel *k, PyObject *args) {
         /* the changed flows in flow order (the per-flow columns' lines in sequence): settled at
          * each change's step, in step order (flows.settle_cols, or the replay of a flow changing
          * twice), then their last new rate */
-        for (Py_ssize_t f = 0; f < n; f++) {
-            int64_t r = slot[f];
-            if (r < 0) continue;
+        int64_t *restrict changed = k->tmp_jd; /* prep's scratch, free until the next prep */
+        Py_ssize_t nch = 0;
+        for (Py_ssize_t f = 0; f < n; f++) { /* branch-free compaction: about half the flows change */
+            changed[nch] = f;
+            nch += slot[f] >= 0;
+        }
+        for (Py_ssize_t u = 0; u < nch; u++) {
+            const int64_t f = changed[u], r = slot[f];
             slot[f] = -1;
             int64_t chain[MAX_CHAIN], m = 0;
             for (int64_t x = r; x >= 0; x = prevr[x]) {
@@ -1388,16 +1416,27 @@ static PyObject *policy_rates(PyObject *Py_UNUSED(mod), PyObject *args) {
     }
     const double *y = b[0].buf, *rate = b[1].buf;
     double *fac = b[2].buf, *out = b[3].buf;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        double f = y[i];
-        if (mode == 2) f = 1.0 + gain * f;
-        else if (mode == 3) f = f >= 0 ? 1.0 + gain * f : 1.0 / (1.0 - gain * f);
-        if (mode) {
-            f = f < cmin ? cmin : f;
-            f = f > cmax ? cmax : f;
+    /* one loop per mode without branches, so the loops vectorize: the tanh map's two cases as one
+     * division, (1 + gain x y) / (1 - gain x 0) for y >= 0, else (1 + gain x 0) / (1 - gain x y):
+     * the terms with 0 are exactly 1.0 (gain finite: the spec's (0, 1)), so the values are the two cases' */
+    if (mode == 2)
+        for (Py_ssize_t i = 0; i < n; i++) fac[i] = 1.0 + gain * y[i];
+    else if (mode == 3)
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const double f = y[i];
+            const double pos = f >= 0 ? f : 0.0, neg = f >= 0 ? 0.0 : f; /* NaN: neg */
+            fac[i] = (1.0 + gain * pos) / (1.0 - gain * neg);
         }
-        fac[i] = f;
-        double r = rate[i] * f;
+    else
+        memmove(fac, y, n * sizeof(double));
+    if (mode)
+        for (Py_ssize_t i = 0; i < n; i++) {
+            double f = fac[i];
+            f = f < cmin ? cmin : f;
+            fac[i] = f > cmax ? cmax : f;
+        }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double r = rate[i] * fac[i];
         r = r < rmin ? rmin : r;
         out[i] = r > 1.0 ? 1.0 : r;
     }

@@ -20,7 +20,7 @@ from rlcc.simulator import engine
 from rlcc.simulator._fluidcore import Kernel, policy_rates
 from rlcc.simulator.blocks import BlockLoop
 from rlcc.simulator.controllers.base import DecisionBatch
-from rlcc.simulator.controllers.factor import ACTION_MODES
+from rlcc.simulator.controllers.factor import ACTION_MODES, rows_decider
 from rlcc.simulator.scenarios import FlowTable
 from rlcc.simulator.suite import load_firmware
 from rlcc import features as vocab
@@ -241,6 +241,29 @@ def test_policy_controller_decides_like_its_policy():
     factors = p.policy.factor(obs)
     assert _bits(out.factors) == _bits(factors)
     assert _bits(out.rates) == _bits(np.clip(rate * factors, p.spec.rate.min, 1.0))
+
+
+def test_decide_rows_equal_decide_and_only_for_the_plain_policy():
+    """The block loop's batch-free call (``decide_rows``) gives ``decide``'s values; a subclass that
+    overrides ``decide`` (it may read the batch) keeps the batch path."""
+    p = PolicyController(ZOO)
+    rng = np.random.default_rng(2)
+    n = 257
+    obs = rng.normal(0.0, 0.7, (n, p.spec.input_width)).astype(np.float32)
+    rate = rng.uniform(1e-5, 1.0, n)
+    out = p.decide(DecisionBatch(np.arange(n), np.zeros(n), np.full(n, 8000), rate, None, None, np.zeros(n, bool), obs))
+    factors, rates = np.full(n, np.nan), np.full(n, np.nan)
+    rows = rows_decider(p)
+    assert rows is not None
+    rows(obs, rate, factors, rates)
+    assert _bits(factors) == _bits(out.factors) and _bits(rates) == _bits(out.rates)
+
+    class Own(PolicyController):
+        def decide(self, batch):
+            return super().decide(batch)
+
+    assert rows_decider(Own(ZOO)) is None
+    assert rows_decider(object()) is None
 
 
 def test_kernel_rejects_wrong_arrays():
