@@ -20,12 +20,10 @@ from elftools.elf.elffile import ELFFile
 
 from rlcc.emulator import Machine, decode
 from rlcc.emulator.cycle_model import Profile, load_profile
-from rlcc.verify.symexec import Executor, Region, State
+from rlcc.verify.symexec import BRANCHES, CALLER_SAVED, Executor, Region, State
 
 RET_SENTINEL = 0x4  # return address outside RAM: reaching it ends the symbolic run
 CALLEE_SAVED = (2, 3, 4, 8, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27)  # sp gp tp s0..s11
-CALLER_SAVED = frozenset((1, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17, 28, 29, 30, 31))  # ra t0-t2 a0-a7 t3-t6
-_BRANCH_OPS = frozenset(("beq", "bne", "blt", "bge", "bltu", "bgeu"))
 STACK_BYTES = 64 * 1024  # only for an ELF without __stack_bottom/__stack_top
 START_UP_INSTRUCTIONS = 10_000_000
 
@@ -69,7 +67,7 @@ class ElfImage:
             ret = d.op == "jalr" and d.rd == 0 and d.rs1 == 1 and d.imm == 0
             inside = start <= pc + d.imm < start + size
             if (d.op in ("illegal", "ecall", "ebreak") or (d.op == "jalr" and not ret)
-                    or (d.op == "jal" and (d.rd != 0 or not inside)) or (d.op in _BRANCH_OPS and not inside)):
+                    or (d.op == "jal" and (d.rd != 0 or not inside)) or (d.op in BRANCHES and not inside)):
                 return CALLER_SAVED
             written.add(d.rd)
             if d.op in ("sw", "sd") and d.rs1 == 2:

@@ -443,7 +443,7 @@ class Executor:
                 return [st]
             first = False
             i = self.insn(st.pc)
-            if i.op in _BRANCHES:
+            if i.op in BRANCHES:
                 return self._branch(st, i)
             if i.op in ("jal", "jalr"):
                 target = self._jump_target(st, i)
@@ -451,7 +451,7 @@ class Executor:
                     results, obligations = self.summaries[target](list(st.regs), path_formula(st.cond),
                                                                   lambda addr, size, st=st: self.load(st, addr, size))
                     self.obligations.extend(obligations)
-                    for r in self.clobbers.get(target, _CALLER_SAVED):  # what the summarized callee may change
+                    for r in self.clobbers.get(target, CALLER_SAVED):  # what the summarized callee may change
                         st.regs[r] = z3.FreshConst(z3.BitVecSort(self.xlen), "clobbered")
                     for r, v in results.items():
                         st.regs[r] = v
@@ -538,10 +538,10 @@ def _unknown(v: Val) -> bool:
     return isinstance(v, z3.BitVecRef) and not z3.is_bv_value(z3.simplify(v))
 
 
-_BRANCHES = frozenset(("beq", "bne", "blt", "bge", "bltu", "bgeu"))
+BRANCHES = frozenset(("beq", "bne", "blt", "bge", "bltu", "bgeu"))
 _LOADS = {"lb": (1, True), "lh": (2, True), "lw": (4, True), "ld": (8, True), "lbu": (1, False), "lhu": (2, False), "lwu": (4, False)}
 _STORES = {"sb": 1, "sh": 2, "sw": 4, "sd": 8}
-_CALLER_SAVED = (1, 5, 6, 7, 11, 12, 13, 14, 15, 16, 17, 28, 29, 30, 31)  # ra t0-t2 a1-a7 t3-t6
+CALLER_SAVED = frozenset((1, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17, 28, 29, 30, 31))  # ra t0-t2 a0-a7 t3-t6
 _W_OPS = frozenset(("addw", "subw", "sllw", "srlw", "sraw", "mulw"))
 
 
