@@ -206,18 +206,16 @@ def _tree_constants(c_lines: Sequence[str], inputs: dict[str, int], reachable: l
             i, v = int(m.group(1)), _int32_value(m, 3)
             above = c_lines[n - 2] if n >= 2 and c_lines[n - 2].startswith("/*") else ""
             uses = [(int(u.group(1)), int(u.group(2))) for u in _CUT_USE_RE.finditer(above)]
-            if not uses:  # a cut of folded ramps only: moving it moves that ramp's end or center
-                for r in _CUT_RAMP_RE.finditer(above):
-                    # outward only: the piece a value crosses into agrees with the one it leaves at the
-                    # boundary (LO's constant is the linear term at LO, both sides are 0 at the center)
-                    outward = {"lo": "-1", "center": "-1", "hi": "+1"}[r.group(2)]
-                    for sign, nv in _plus_minus(v, INT32_MIN, INT32_MAX):
-                        if sign != outward:
-                            continue
-                        out.append(Mutant(f"ramp:{r.group(1)}:{r.group(2)}_cut:{sign}", "ramp",
-                                          f"ramp {r.group(1)} {r.group(2)} (cut of input {i}): {v} -> {nv}", "c", n, line,
-                                          _replace_span(line, m.start(3), m.end(3), c_int32(nv)), input=i))
-                    break  # one edit of the line: named by the first ramp it serves
+            r = _CUT_RAMP_RE.search(above)  # a cut of folded ramps only, named by the first it serves
+            if not uses and r is not None:
+                # moved outward only: inward, the piece a value crosses into agrees with the one it
+                # leaves at the boundary (LO's constant is the linear term at LO, both sides are 0 at the center)
+                d = -1 if r.group(2) in ("lo", "center") else 1
+                if INT32_MIN <= v + d <= INT32_MAX:
+                    out.append(Mutant(f"ramp:{r.group(1)}:{r.group(2)}_cut:{d:+d}", "ramp",
+                                      f"ramp {r.group(1)} {r.group(2)} (cut of input {i}): {v} -> {v + d}", "c", n, line,
+                                      _replace_span(line, m.start(3), m.end(3), c_int32(v + d)), input=i))
+            if not uses:
                 continue
             t, k = uses[0]
             names = ", ".join(f"tree {a} split {b}" for a, b in uses)
