@@ -82,6 +82,15 @@ _Static_assert(RLCC_EVENT_RTT == PCC_EVENT_RTT, "event type RTT differs from the
 
 /* ---- small helpers ---- */
 
+/* 32-bit registers (RV32): a few helpers have a 32-bit form there, exact for the same operands,
+ * where their int64 form would take two registers per value (rlcc-verify --prove checks each
+ * target's build). */
+#if defined(__riscv_xlen) && __riscv_xlen == 32
+#define RLCC_NARROW_REGS 1
+#else
+#define RLCC_NARROW_REGS 0
+#endif
+
 /* Two's-complement reinterpretation of a context word (portable, no implementation-defined cast). */
 static inline int32_t rlcc_as_int32(uint32_t w)
 {
@@ -222,6 +231,9 @@ static inline int32_t rlcc_rtt_inflation(uint32_t rtt_ns, uint32_t inv_base_rtt)
  * 4. x = s / 2^(5 + k/2) rounded to nearest: within 1 of floor(sqrt(r << 20)) for every rate
  *    (measured over the whole domain: -1 .. +1).
  * 5. One exact step fixes that: x*x > n -> x - 1; else (x+1)^2 <= n, i.e. n - x*x >= 2x + 1 -> x + 1.
+ *    With x within 1 of s = floor(sqrt(n)), -(2s + 1) <= n - x*x < 4s <= 2^22: the difference is
+ *    exact in 32 bits (mod 2^32, read as an int32), so on RV32 the step needs the low product word
+ *    only.
  */
 #define RLCC_SQRT_INDEX_BITS 10u /* seed table index: the top bits of t */
 #define RLCC_SQRT_TABLE_BASE 256u /* T >= 1: the top two bits of t are not both zero */
@@ -342,18 +354,30 @@ static inline uint32_t rlcc_sqrt_estimate(uint32_t r)
 /* floor(sqrt(r << RATE_FRAC_BITS)) for 0 <= r <= 2^20, exact (step 5). */
 static inline uint32_t rlcc_isqrt_rate(uint32_t r)
 {
-    const uint64_t n = (uint64_t)r << RLCC_RATE_FRAC_BITS;
     uint32_t x;
-    uint64_t sq;
     if (r == 0u) {
         return 0u;
     }
     x = rlcc_sqrt_estimate(r);
-    sq = (uint64_t)x * x;
-    if (sq > n) {
-        return x - 1u;
+#if RLCC_NARROW_REGS
+    {
+        /* n - x^2 in one 32-bit word (mod 2^32), exact: |n - x^2| < 2^22 */
+        const int32_t d = rlcc_as_int32((r << RLCC_RATE_FRAC_BITS) - x * x);
+        if (d < 0) {
+            return x - 1u;
+        }
+        return x + (uint32_t)(d > (int32_t)(2u * x));
     }
-    return x + (uint32_t)(n - sq >= 2u * (uint64_t)x + 1u);
+#else
+    {
+        const uint64_t n = (uint64_t)r << RLCC_RATE_FRAC_BITS;
+        const uint64_t sq = (uint64_t)x * x;
+        if (sq > n) {
+            return x - 1u;
+        }
+        return x + (uint32_t)(n - sq >= 2u * (uint64_t)x + 1u);
+    }
+#endif
 }
 
 /*
@@ -386,9 +410,20 @@ RLCC_WIDE_PRODUCT uint64_t rlcc_penalty_product(uint32_t excess, uint32_t root)
 /* delta = target - ((max(inflation - beta, 0) * isqrt(min(rate, 2^20) << 20)) >> 20), saturated (Q16). */
 static inline int32_t rlcc_delta(int32_t inflation, uint32_t rate, uint32_t target_q16, uint32_t beta_q16)
 {
+#if RLCC_NARROW_REGS
+    /* In 32-bit words (RV32): for inflation >= 0 (rlcc_rtt_inflation's range) inflation - beta <=
+     * INT32_MAX, so the excess needs no upper clamp; excess < 2^31 and the root <= 2^20 keep the
+     * penalty below 2^31 (the product's high word is 0), so target - penalty >= -(2^31 - 1) =
+     * FEATURE_MIN and only the upper clamp can bind. A negative inflation counts as no excess. */
+    const uint32_t excess = inflation > 0 && (uint32_t)inflation > beta_q16 ? (uint32_t)inflation - beta_q16 : 0u;
+    const uint32_t penalty = (uint32_t)rlcc_penalty_product(excess, rlcc_sqrt_rate(rate)); /* < 2^31 */
+    const uint32_t diff = target_q16 - penalty; /* mod 2^32 */
+    return target_q16 >= penalty && diff > (uint32_t)RLCC_FEATURE_MAX ? RLCC_FEATURE_MAX : rlcc_as_int32(diff);
+#else
     const int64_t excess = rlcc_clamp64((int64_t)inflation - (int64_t)beta_q16, 0, RLCC_FEATURE_MAX);
-    const uint64_t penalty = rlcc_penalty_product((uint32_t)excess, rlcc_sqrt_rate(rate)); /* < 2^37 */
+    const uint64_t penalty = rlcc_penalty_product((uint32_t)excess, rlcc_sqrt_rate(rate)); /* < 2^31 */
     return (int32_t)rlcc_clamp64((int64_t)target_q16 - (int64_t)penalty, RLCC_FEATURE_MIN, RLCC_FEATURE_MAX);
+#endif
 }
 
 /* Mitchell log2(1 + m / 2^16) in Q16 for m <= 2^31 (rlcc.derived.mlog2_int): the leading one of
@@ -463,10 +498,18 @@ static inline int32_t rlcc_ramp(int32_t x, int32_t lo, int32_t center, int32_t h
     return k_above < 0 ? -(int32_t)m : (int32_t)m;
 }
 
-/* The ensemble sum clamped to [lo, hi] (the factor clamp parameters). */
+/* The ensemble sum clamped to [lo, hi] (the factor clamp parameters, uint32). */
 static inline int32_t rlcc_clamp_factor(int32_t sum, uint32_t lo, uint32_t hi)
 {
+#if RLCC_NARROW_REGS
+    /* as the int64 compares below, in 32-bit words (RV32): a negative sum is below any lo */
+    if (sum < 0 || (uint32_t)sum < lo) {
+        return rlcc_as_int32(lo);
+    }
+    return (uint32_t)sum > hi ? rlcc_as_int32(hi) : sum;
+#else
     return (int32_t)rlcc_clamp64((int64_t)sum, (int64_t)lo, (int64_t)hi);
+#endif
 }
 
 /* rate * factor for any uint32 operands, exact; out of line on RV32 (see above). */

@@ -12,6 +12,7 @@ guessed others, every value exactly) comes from here too.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -29,7 +30,10 @@ from rlcc.verify.prove_solver import applications, concrete
 from rlcc.verify.symbolic_golden import SumFunctions, product_functions, slog_function
 from rlcc.verify.symexec import Load, Region, Summary, SymexecUnsupported
 
-_MAX_SMALL_PRODUCT = (2**32 - 1) * (2**31 - 1)  # the largest product of a uint32 and a value below 2^31
+_MAX_ROOT = math.isqrt(fmt.RATE_MAX << fmt.RATE_FRAC_BITS)  # the square root's largest value (2^20)
+# operand bounds (A, B) of the products' range lemmas: a uint32 times a value below 2^31 (an int32
+# excess or factor), and a value below 2^31 times a square root (the penalty)
+_OPERAND_BOUNDS = ((2**32 - 1, 2**31 - 1), (2**31 - 1, _MAX_ROOT))
 
 def _sqrt_summary(fn: z3.FuncDeclRef, xlen: int) -> Summary:
     def summary(regs: list[Any], path: Any, load: Load) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
@@ -142,18 +146,21 @@ class Abstraction:
                 + ([name for name, _ in self.sums.functions()] if self.sums is not None else []))
 
     def product_ranges(self, terms: list[Any]) -> list[Any]:
-        """For each product application in ``terms``: true of the exact ``(a * b) >> shift`` (its
-        own part proves the function exact), at most ``((2^32 - 1) * (2^31 - 1)) >> shift`` when an
-        operand is below 2^31. Without it the solver may pick a product near 2^63, which plus the
-        rate carry the golden model's int64 reads as negative and the firmware's uint64 does not
-        (a spurious difference)."""
+        """Ranges of the abstracted values in ``terms``, true of the exact functions their own parts
+        prove: every square root at most 2^20 (the root of at most 2^40), and every product ``(a *
+        b) >> shift`` at most ``(A * B) >> shift`` when its operands are at most A and B, for each
+        bound pair of ``_OPERAND_BOUNDS`` either way round. Without them the solver may pick a
+        product near 2^63, which plus the rate carry the golden model's int64 reads as negative and
+        the firmware's uint64 does not (a spurious difference), or a penalty (an excess below 2^31
+        times a root) with a high word the 32-bit firmware drops."""
         shifts = {fn.get_id(): sh for sh, fn in self.products.values()} | {self.mul.get_id(): 0}
-        out = []
+        out = [z3.ULE(app, _MAX_ROOT) for app in applications(terms, {self.sqrt.get_id()})]
         for app in applications(terms, set(shifts)):
             a, b = app.arg(0), app.arg(1)
-            small = z3.Or(z3.ULT(a, 1 << 31), z3.ULT(b, 1 << 31))
-            top = _MAX_SMALL_PRODUCT >> shifts[app.decl().get_id()]
-            out.append(z3.Implies(small, z3.ULE(app, z3.BitVecVal(top, app.size()))))
+            for lim_a, lim_b in _OPERAND_BOUNDS:
+                top = z3.BitVecVal((lim_a * lim_b) >> shifts[app.decl().get_id()], app.size())
+                fits = z3.Or(z3.And(z3.ULE(a, lim_a), z3.ULE(b, lim_b)), z3.And(z3.ULE(a, lim_b), z3.ULE(b, lim_a)))
+                out.append(z3.Implies(fits, z3.ULE(app, top)))
             if app.decl().get_id() == self.mul.get_id():  # true of the product: a * b = b * a
                 out.append(app == self.mul(b, a))
         return out
@@ -173,7 +180,7 @@ class Abstraction:
             clamped = z3.If(z3.ULT(rate, fmt.RATE_MAX), rate, z3.BitVecVal(fmt.RATE_MAX, 32))
             n = z3.ZeroExt(32, clamped) << fmt.RATE_FRAC_BITS  # at most 2^40: its root at most 2^20
             r = z3.ZeroExt(32, app)
-            out.append(z3.And(z3.ULE(app, 1 << 20), z3.ULE(r * r, n), z3.ULT(n, (r + 1) * (r + 1))))
+            out.append(z3.And(z3.ULE(app, _MAX_ROOT), z3.ULE(r * r, n), z3.ULT(n, (r + 1) * (r + 1))))
         return out
 
     def lemmas(self, m: Any, terms: list[Any] = ()) -> list[Any]:
