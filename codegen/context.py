@@ -37,13 +37,10 @@ SQRT_INDEX_BITS = 10  # isqrt seed table: top 10 bits of the normalized rate, 76
 # They live in the runtime header ``firmware_sdk_stub/rlcc_runtime.h`` (tests/sdk checks the names).
 SQRT_FUNCTION = "rlcc_sqrt_rate"
 LOG_RATIO_FUNCTION = "rlcc_log_ratio"  # slog(cur) - slog(prev), out of line: abstracted and checked alone
-PENALTY_FUNCTION = "rlcc_penalty_product"  # (excess * sqrt_rate) >> SQRT_RATE_FRAC_BITS
-RATE_PRODUCT_FUNCTION = "rlcc_rate_product"  # rate * factor, exact (the update carries its fraction)
 TREE_SUM_SUFFIX = "tree_sum"  # <name>_tree_sum: with ramps, the bias plus the leaves, out of line
 RAMP_SUM_SUFFIX = "ramp_sum"  # <name>_ramp_sum: the ramps' terms (each rlcc_ramp inline), out of line
 RUNTIME_HEADER = "rlcc_runtime.h"
 LEAVES_PER_ROW = 4
-PRODUCT_SHIFTS = {PENALTY_FUNCTION: fmt.SQRT_RATE_FRAC_BITS, RATE_PRODUCT_FUNCTION: 0}
 
 
 def c_int32(v: int) -> str:
@@ -496,8 +493,7 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "disabled_events": [fmt.EVENT_NAMES[e] for e in disabled],
         "disable_mask": c_uint32(sum(1 << e for e in disabled)),
         "sqrt": _sqrt_plan(),
-        "fn": {"sqrt": SQRT_FUNCTION, "penalty": PENALTY_FUNCTION, "rate_product": RATE_PRODUCT_FUNCTION,
-               "tree_sum": tree_sum_function(prefix), "ramp_sum": ramp_sum_function(prefix)},
+        "fn": {"sqrt": SQRT_FUNCTION, "tree_sum": tree_sum_function(prefix), "ramp_sum": ramp_sum_function(prefix)},
         "input_type": _input_type(model),
         "fmt": _formats(),
         "num": {k: getattr(fmt, k) for k in ("FACTOR_FRAC_BITS", "RATE_FRAC_BITS")},

@@ -381,20 +381,12 @@ static inline uint32_t rlcc_isqrt_rate(uint32_t r)
 }
 
 /*
- * The square root and, on RV32, the two wide products are kept out of line on purpose:
- * rlcc-verify --prove checks each of these functions on its own (the square root over every valid
- * rate, the products symbolically for all operands) and the event handler symbolically with them
- * abstracted, so each must stay a separate symbol. Their names are rlcc.codegen.context's
- * SQRT_FUNCTION, PENALTY_FUNCTION and RATE_PRODUCT_FUNCTION. On RV64 a wide product is one mul:
- * inline, the prover reads it as one opaque product of its two 32-bit operands, the same one the
- * golden model takes (a call would cost more than the multiply).
+ * The square root is kept out of line on purpose: rlcc-verify --prove checks it on its own (over
+ * every valid rate) and the event handler symbolically with it abstracted, so it must stay a
+ * separate symbol (rlcc.codegen.context's SQRT_FUNCTION). The wide products are inline (one mul on
+ * RV64, a mul and a mulhu on RV32): the prover reads each as one opaque product of its two 32-bit
+ * operands, the same one the golden model takes (a call would cost more than the multiply).
  */
-#if defined(__riscv_xlen) && __riscv_xlen == 64
-#define RLCC_WIDE_PRODUCT static inline
-#else
-#define RLCC_WIDE_PRODUCT static __attribute__((noinline, unused))
-#endif
-
 /* floor(sqrt(min(rate, RATE_MAX) << RATE_FRAC_BITS)) for any uint32 rate, exact. */
 static __attribute__((noinline, unused)) uint32_t rlcc_sqrt_rate(uint32_t rate)
 {
@@ -402,7 +394,7 @@ static __attribute__((noinline, unused)) uint32_t rlcc_sqrt_rate(uint32_t rate)
 }
 
 /* (excess * root) >> SQRT_RATE_FRAC_BITS for any uint32 operands, exact. */
-RLCC_WIDE_PRODUCT uint64_t rlcc_penalty_product(uint32_t excess, uint32_t root)
+static inline uint64_t rlcc_penalty_product(uint32_t excess, uint32_t root)
 {
     return ((uint64_t)excess * root) >> RLCC_SQRT_RATE_FRAC_BITS;
 }
@@ -512,8 +504,8 @@ static inline int32_t rlcc_clamp_factor(int32_t sum, uint32_t lo, uint32_t hi)
 #endif
 }
 
-/* rate * factor for any uint32 operands, exact; out of line on RV32 (see above). */
-RLCC_WIDE_PRODUCT uint64_t rlcc_rate_product(uint32_t rate, uint32_t factor)
+/* rate * factor for any uint32 operands, exact. */
+static inline uint64_t rlcc_rate_product(uint32_t rate, uint32_t factor)
 {
     return (uint64_t)rate * factor;
 }

@@ -17,11 +17,10 @@ The proof is decomposed where the solver cannot go (wide products inside the squ
    which only a corrupted context holds, are sampled.
 4. **reachable rates** — from a zeroed or valid context (rate <= 2^20) every event leaves a rate
    in [rate_min, 2^20], so parts 1 + 3 cover every context the firmware itself produces.
-5. **products and log ratio** — the out-of-line wide products and, with derived inputs, the log
-   ratio ``rlcc_log_ratio`` (slog(cur) - slog(prev), abstracted in part 1 as one uninterpreted
-   slog at both arguments), each symbolically alone: exact for all 32-bit arguments (the log as
-   ``rlcc.derived.slog_int``, within the 21 bits its abstraction gives it; the ratio one argument
-   at a time, as the ramps' sum below).
+5. **log ratio** — with derived inputs, the log ratio ``rlcc_log_ratio`` (slog(cur) - slog(prev),
+   abstracted in part 1 as one uninterpreted slog at both arguments), symbolically alone: exact
+   for all 32-bit arguments (the log as ``rlcc.derived.slog_int``, within the 21 bits its
+   abstraction gives it; the ratio one argument at a time, as the ramps' sum below).
 6. **trees' and ramps' sums** — with ramps, the firmware sums the bias and leaves
    (``<name>_tree_sum``) and the ramps' terms (``<name>_ramp_sum``) out of line, each from a
    pointer to the input array. Part 1 abstracts each as one uninterpreted function of the array's
@@ -35,9 +34,13 @@ The proof is decomposed where the solver cannot go (wide products inside the squ
    the same for every value as for zero, and the two sums agree at all-zero inputs (one-input
    proofs instead of one over four inputs, which times out).
 
-The rate product's function is known to stay below ``(2^32 - 1) * (2^31 - 1)`` when an operand
-is below 2^31 (true of the exact product part 5 proves); part 1 states that for each of its
-applications, since the golden model reads a product near 2^63 plus the carry as negative.
+The wide products (RTT inflation, delta's penalty, the rate update) are inline: part 1 reads an
+RV64 ``mul`` of two 32-bit values, and an RV32 ``mul`` / ``mulhu`` pair, as one opaque product of
+the two 32-bit operands, the one the golden model takes, so the solver matches products by their
+operands instead of multiplying. It states at each application what is true of the exact product:
+commutativity, and ranges (below ``(2^32 - 1) * (2^31 - 1)`` when an operand is below 2^31, since
+the golden model reads a product near 2^63 plus the carry as negative; below ``(2^31 - 1) * 2^20``
+for an operand below 2^31 times a square root, which keeps delta's penalty in one RV32 word).
 
 A satisfying assignment of part 1 is replayed in the emulator and the numpy golden model;
 if the two agree there the model relied on an impossible square root, the true value is added
@@ -61,7 +64,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rlcc.codegen.context import LOG_RATIO_FUNCTION, PRODUCT_SHIFTS, SQRT_FUNCTION
+from rlcc.codegen.context import LOG_RATIO_FUNCTION, SQRT_FUNCTION
 from rlcc.emulator.cycle_model import Profile
 from rlcc.firmware_sdk_stub import harness_layout as hl
 from rlcc.fxp.model import FxModel
@@ -69,8 +72,8 @@ from rlcc.fxp.vectors import Vectors
 from rlcc.targets import get_target
 from rlcc.verify.prove_handler import HANDLER_SYMBOL, prove_handler
 from rlcc.verify.prove_image import ElfImage, load_after_start
-from rlcc.verify.prove_parts import (SAMPLED_RATES, ProofPart, log_ratio_part, product_part, reachable_rates,
-                                     sqrt_contract, sqrt_values, sum_parts)
+from rlcc.verify.prove_parts import (SAMPLED_RATES, ProofPart, log_ratio_part, reachable_rates, sqrt_contract,
+                                     sqrt_values, sum_parts)
 
 # the DOCA adapter's "event laid out in advance" pointer (harness_doca.c): NULL after init, so the
 # handler lays the symbolic event out itself and the proof covers the layout and byte order too
@@ -136,7 +139,6 @@ def prove_firmware(elf: Path, model: FxModel, target: str, timeout_s: float = 12
         return ProofResult("timeout", parts, time.monotonic() - t0)
     parts.append(sqrt_contract(img, xlen))
     parts.append(sqrt_values(img, xlen, sampled_rates, seed))
-    parts.extend(product_part(img, xlen, name, shift) for name, shift in PRODUCT_SHIFTS.items() if name in img.symbols)
     if LOG_RATIO_FUNCTION in img.symbols:
         parts.append(log_ratio_part(img, xlen))
     parts.extend(sum_parts(img, xlen, model))

@@ -20,14 +20,13 @@ import numpy as np
 import z3
 
 from rlcc import formats as fmt
-from rlcc.codegen.context import (LOG_RATIO_FUNCTION, PRODUCT_SHIFTS, SQRT_FUNCTION, input_bits, ramp_sum_function,
-                                  tree_sum_function)
+from rlcc.codegen.context import LOG_RATIO_FUNCTION, SQRT_FUNCTION, input_bits, ramp_sum_function, tree_sum_function
 from rlcc.derived import SLOG_BITS
 from rlcc.fxp import golden
 from rlcc.fxp.model import FxModel
 from rlcc.verify.prove_image import ElfImage, arg32
 from rlcc.verify.prove_solver import applications, concrete
-from rlcc.verify.symbolic_golden import SumFunctions, product_functions, slog_function
+from rlcc.verify.symbolic_golden import SumFunctions, slog_function
 from rlcc.verify.symexec import Load, Region, Summary, SymexecUnsupported
 
 _MAX_ROOT = math.isqrt(fmt.RATE_MAX << fmt.RATE_FRAC_BITS)  # the square root's largest value (2^20)
@@ -78,36 +77,22 @@ def _sum_summary(name: str, fns: list[z3.FuncDeclRef], n_inputs: int, word_bytes
     return summary
 
 
-def _product_summary(name: str, fn: z3.FuncDeclRef, shift: int, xlen: int) -> Summary:
-    def summary(regs: list[Any], path: Any, load: Load) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
-        a, ca = arg32(regs[10], xlen, path, f"{name} first argument")
-        b, cb = arg32(regs[11], xlen, path, f"{name} second argument")
-        r = z3.ZeroExt(shift, fn(a, b))
-        return ({10: r} if xlen == 64 else {10: z3.Extract(31, 0, r), 11: z3.Extract(63, 32, r)}), ca + cb
-
-    return summary
-
-
 @dataclasses.dataclass
 class Abstraction:
     """The uninterpreted functions standing for the firmware's out-of-line functions."""
 
     sqrt: z3.FuncDeclRef
-    products: dict[str, tuple[int, z3.FuncDeclRef]]  # symbol -> (shift, function)
     slog: z3.FuncDeclRef | None  # only when the firmware has derived inputs
     sums: Sums | None = None  # only when the firmware sums trees and ramps out of line
-    # the 64-bit product of two 32-bit values, for products the firmware computes inline (one RV64
-    # mul); ``product_ranges`` states it commutative at every application (the compiler may swap the
-    # operands)
+    # the 64-bit product of two 32-bit values, for the products the firmware computes inline (one
+    # RV64 mul; an RV32 mul and mulhu, its two words); ``product_ranges`` states it commutative at
+    # every application (the compiler may swap the operands)
     mul: z3.FuncDeclRef = dataclasses.field(
         default_factory=lambda: z3.Function("mul32", z3.BitVecSort(32), z3.BitVecSort(32), z3.BitVecSort(64)))
 
     @classmethod
     def for_image(cls, img: ElfImage, model: FxModel) -> Abstraction:
-        present = {n: sh for n, sh in PRODUCT_SHIFTS.items() if n in img.symbols}
-        fns = product_functions(present.values())
         return cls(z3.Function(SQRT_FUNCTION, z3.BitVecSort(32), z3.BitVecSort(32)),
-                   {n: (sh, fns[sh]) for n, sh in present.items()},
                    slog_function() if LOG_RATIO_FUNCTION in img.symbols else None,
                    Sums.for_image(img, model))
 
@@ -115,17 +100,8 @@ class Abstraction:
         """The opaque product of two 32-bit terms."""
         return self.mul(a, b)
 
-    def inline_products(self, xlen: int) -> bool:
-        """Whether the firmware multiplies inline (RV64, no out-of-line product functions)."""
-        return xlen == 64 and not self.products
-
-    def by_shift(self) -> dict[int, z3.FuncDeclRef]:
-        return {sh: fn for sh, fn in self.products.values()}
-
     def summaries(self, img: ElfImage, xlen: int) -> dict[int, Summary]:
         out = {img.symbols[SQRT_FUNCTION][0]: _sqrt_summary(self.sqrt, xlen)}
-        for name, (shift, fn) in self.products.items():
-            out[img.symbols[name][0]] = _product_summary(name, fn, shift, xlen)
         if self.slog is not None:
             out[img.symbols[LOG_RATIO_FUNCTION][0]] = _log_ratio_summary(self.slog, xlen)
         if self.sums is not None:
@@ -142,39 +118,34 @@ class Abstraction:
 
     def symbols(self) -> list[str]:
         """The abstracted functions' symbols (those ``summaries`` replaces)."""
-        return ([SQRT_FUNCTION, *self.products] + ([LOG_RATIO_FUNCTION] if self.slog is not None else [])
+        return ([SQRT_FUNCTION] + ([LOG_RATIO_FUNCTION] if self.slog is not None else [])
                 + ([name for name, _ in self.sums.functions()] if self.sums is not None else []))
 
     def product_ranges(self, terms: list[Any]) -> list[Any]:
-        """Ranges of the abstracted values in ``terms``, true of the exact functions their own parts
-        prove: every square root at most 2^20 (the root of at most 2^40), and every product ``(a *
-        b) >> shift`` at most ``(A * B) >> shift`` when its operands are at most A and B, for each
-        bound pair of ``_OPERAND_BOUNDS`` either way round. Without them the solver may pick a
-        product near 2^63, which plus the rate carry the golden model's int64 reads as negative and
-        the firmware's uint64 does not (a spurious difference), or a penalty (an excess below 2^31
-        times a root) with a high word the 32-bit firmware drops."""
-        shifts = {fn.get_id(): sh for sh, fn in self.products.values()} | {self.mul.get_id(): 0}
+        """Facts of the abstracted values in ``terms``, true of the exact functions: every square
+        root at most 2^20 (the root of at most 2^40; its own part proves it exact), every product
+        ``a * b`` commutative (the compiler may swap the operands) and at most ``A * B`` when its
+        operands are at most A and B, for each bound pair of ``_OPERAND_BOUNDS`` either way round.
+        Without them the solver may pick a product near 2^63, which plus the rate carry the golden
+        model's int64 reads as negative and the firmware's uint64 does not (a spurious difference),
+        or a penalty (an excess below 2^31 times a root) with a high word the RV32 firmware drops."""
         out = [z3.ULE(app, _MAX_ROOT) for app in applications(terms, {self.sqrt.get_id()})]
-        for app in applications(terms, set(shifts)):
+        for app in applications(terms, {self.mul.get_id()}):
             a, b = app.arg(0), app.arg(1)
             for lim_a, lim_b in _OPERAND_BOUNDS:
-                top = z3.BitVecVal((lim_a * lim_b) >> shifts[app.decl().get_id()], app.size())
                 fits = z3.Or(z3.And(z3.ULE(a, lim_a), z3.ULE(b, lim_b)), z3.And(z3.ULE(a, lim_b), z3.ULE(b, lim_a)))
-                out.append(z3.Implies(fits, z3.ULE(app, top)))
-            if app.decl().get_id() == self.mul.get_id():  # true of the product: a * b = b * a
-                out.append(app == self.mul(b, a))
+                out.append(z3.Implies(fits, z3.ULE(app, lim_a * lim_b)))
+            out.append(app == self.mul(b, a))
         return out
 
     def exact_lemmas(self, terms: list[Any], roots: bool = True) -> list[Any]:
         """The exact value of every product (and, with ``roots``, square-root) application in
-        ``terms`` as a formula of its arguments (true of the functions their own parts prove the
-        firmware computes)."""
-        shifts = {fn.get_id(): sh for sh, fn in self.products.values()} | {self.mul.get_id(): 0}
+        ``terms`` as a formula of its arguments (true of the product, and of the square root its
+        own part proves the firmware computes)."""
         out = []
-        for app in applications(terms, set(shifts) | ({self.sqrt.get_id()} if roots else set())):
-            if app.decl().get_id() in shifts:
-                a, b = (z3.ZeroExt(32, app.arg(i)) for i in range(2))
-                out.append(app == z3.Extract(app.size() - 1, 0, z3.LShR(a * b, shifts[app.decl().get_id()])))
+        for app in applications(terms, {self.mul.get_id()} | ({self.sqrt.get_id()} if roots else set())):
+            if app.decl().get_id() == self.mul.get_id():
+                out.append(app == z3.ZeroExt(32, app.arg(0)) * z3.ZeroExt(32, app.arg(1)))
                 continue
             rate = app.arg(0)
             clamped = z3.If(z3.ULT(rate, fmt.RATE_MAX), rate, z3.BitVecVal(fmt.RATE_MAX, 32))
@@ -189,9 +160,8 @@ class Abstraction:
         outside the table takes the table's default)."""
         out: dict[str, Any] = {}
         true_slog = lambda a: int(golden.NUMPY.slog(np.int64(a[0] - (a[0] >> 31 << 32)))) & ((1 << SLOG_BITS) - 1)  # noqa: E731
-        functions = [(self.sqrt, lambda a: int(golden.NUMPY.sqrt_rate(np.array([a[0]]))[0]))] + [
-            (fn, lambda a, sh=sh: (a[0] * a[1]) >> sh) for sh, fn in self.products.values()] + [
-            (self.mul, lambda a: a[0] * a[1])] + (
+        functions = [(self.sqrt, lambda a: int(golden.NUMPY.sqrt_rate(np.array([a[0]]))[0])),
+                     (self.mul, lambda a: a[0] * a[1])] + (
             [(self.slog, true_slog)] if self.slog is not None else []) + (
             self.sums.true_values() if self.sums is not None else [])
 

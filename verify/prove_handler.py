@@ -48,8 +48,8 @@ def prove_handler(img: ElfImage, model: FxModel, xlen: int, timeout_s: float, jo
         Region(res_addr, res_addr + 4 * fmt.RESULT_WORDS, "results", writable=True),
     ]
     cut = Abstraction.for_image(img, model)
-    opaque = cut.opaque_mul if cut.inline_products(xlen) else None
-    ex = img.executor(xlen, regions, summaries=cut.summaries(img, xlen), clobbers=cut.clobbers(img, xlen), opaque_mul=opaque)
+    ex = img.executor(xlen, regions, summaries=cut.summaries(img, xlen), clobbers=cut.clobbers(img, xlen),
+                      opaque_mul=cut.opaque_mul)
     ctx = [z3.BitVec(f"ctx{i}", 32) for i in range(fmt.CTX_WORDS)]
     ev = [z3.BitVec(f"ev{i}", 32) for i in range(fmt.EVENT_WORDS)]
     regs = img.call_registers(xlen, "in_")
@@ -71,8 +71,8 @@ def prove_handler(img: ElfImage, model: FxModel, xlen: int, timeout_s: float, jo
     fw_ctx = [word(fin, ex, ctx_addr + 4 * i) for i in range(fmt.CTX_WORDS)]
     fw_rate, fw_req = word(fin, ex, res_addr), word(fin, ex, res_addr + 4)
     golden_side: list[tuple[str, Any]] = []
-    gold = symbolic_event(model, ctx, ev, cut.sqrt, cut.by_shift(), golden_side, cut.slog, None,
-                          cut.sums.fns if cut.sums else None, opaque)
+    gold = symbolic_event(model, ctx, ev, cut.sqrt, golden_side, cut.slog, None, cut.sums.fns if cut.sums else None,
+                          cut.opaque_mul)
     side = run.obligations + golden_side + frame_checks(fin, entry, xlen)
     deadline = t0 + timeout_s
     still_open = first_open(side, deadline)

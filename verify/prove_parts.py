@@ -1,6 +1,6 @@
 """The parts of the NIC proof besides the handler (``rlcc.verify.prove`` says how they compose):
 each out-of-line function symbolically alone against its exact value (square root contract,
-wide products, log ratio, the ensemble's partial sums), the square root's values in the
+log ratio, the ensemble's partial sums), the square root's values in the
 emulator, and the rates the handler can leave in a context.
 
 Every part is one ``ProofPart``; a function part runs the function from the post-start-up image
@@ -86,25 +86,6 @@ def sqrt_contract(img: ElfImage, xlen: int) -> ProofPart:
     return _conclude("sqrt_rate contract", t0, returns + run.obligations + frame_checks(run.state, entry, xlen, img.clobbered_registers(SQRT_FUNCTION, xlen)),
                      "returns, restores sp and every register it saves, keeps every other register it does not write, stores only in its frame, result a function of the rate alone",
                      open_prefix="")
-
-
-def product_part(img: ElfImage, xlen: int, name: str, shift: int) -> ProofPart:
-    """An out-of-line product returns ``(a * b) >> shift`` exactly for all 32-bit ``a``, ``b``,
-    takes its arguments as the ABI passes them, and keeps its frame (the handler proof relies on it)."""
-    t0 = time.monotonic()
-    a, b = z3.BitVec(f"{name}_a", 32), z3.BitVec(f"{name}_b", 32)
-    regs = img.call_registers(xlen, f"{name}_")
-    regs[10], regs[11] = (z3.SignExt(32, a), z3.SignExt(32, b)) if xlen == 64 else (a, b)
-    try:
-        entry, run = _run_alone(img, xlen, name, regs)
-    except SymexecUnsupported as exc:
-        return ProofPart(f"{name} product", "unsupported", time.monotonic() - t0, str(exc))
-    lo, hi = run.state.regs[10], run.state.regs[11]
-    as_bv = lambda v, w: v if isinstance(v, z3.BitVecRef) else z3.BitVecVal(v, w)  # noqa: E731
-    got = as_bv(lo, 64) if xlen == 64 else z3.Concat(as_bv(hi, 32), as_bv(lo, 32))
-    want = z3.LShR(z3.ZeroExt(32, a) * z3.ZeroExt(32, b), shift)
-    return _conclude(f"{name} product", t0, [("result", got != want)] + run.obligations + frame_checks(run.state, entry, xlen, img.clobbered_registers(name, xlen)),
-                     f"returns (a * b) >> {shift} for all 32-bit a, b; restores sp and every register it saves, keeps every other register it does not write")
 
 
 def _exact_ops() -> Z3Ops:

@@ -5,10 +5,10 @@ formula. Values are 64-bit two's-complement bit-vectors, which is exact because 
 intermediate fits int64 (the numpy evaluator relies on the same bound).
 
 The square root is always an uninterpreted function, and so may be the derived inputs' signed log
-(``slog_fn``: to the 21 bits it can occupy), the ensemble's two partial sums (``sum_fns``:
-functions of the input words) and the two wide products (``products``: one function per shift,
-from two 32-bit operands to the ``64 - shift`` bits the shifted product can occupy), matching the
-firmware's out-of-line functions that the proof abstracts the same way and checks on its own; the
+(``slog_fn``: to the 21 bits it can occupy) and the ensemble's two partial sums (``sum_fns``:
+functions of the input words), matching the firmware's out-of-line functions that the proof
+abstracts the same way and checks on its own; the wide products may be one opaque product of two
+32-bit operands (``opaque_mul``), the one the proof reads the firmware's inline multiplies as; the
 ramps (``ramp_fns``: each to its term's bits) only where any term will do (the reachable rates).
 """
 
@@ -37,16 +37,14 @@ class Z3Ops:
     out-of-line ``sqrt_rate`` with the same function, and checks that function separately.
     """
 
-    def __init__(self, sqrt_fn: z3.FuncDeclRef, products: dict[int, z3.FuncDeclRef] | None = None,
-                 obligations: list[tuple[str, Any]] | None = None, slog_fn: z3.FuncDeclRef | None = None,
-                 ramp_fns: Sequence[z3.FuncDeclRef] | None = None, sum_fns: SumFunctions | None = None,
-                 opaque_mul: Callable[[z3.BitVecRef, z3.BitVecRef], z3.BitVecRef] | None = None) -> None:
+    def __init__(self, sqrt_fn: z3.FuncDeclRef, obligations: list[tuple[str, Any]] | None = None,
+                 slog_fn: z3.FuncDeclRef | None = None, ramp_fns: Sequence[z3.FuncDeclRef] | None = None,
+                 sum_fns: SumFunctions | None = None, opaque_mul: Callable[[z3.BitVecRef, z3.BitVecRef], z3.BitVecRef] | None = None) -> None:
         self.sqrt_fn = sqrt_fn
         self.opaque_mul = opaque_mul
         self.sum_fns = sum_fns
         self.slog_fn = slog_fn
         self.ramp_fns = ramp_fns
-        self.products = products or {}
         self.obligations = obligations if obligations is not None else []
 
     @staticmethod
@@ -125,17 +123,11 @@ class Z3Ops:
         return z3.SignExt(WIDTH - 32, self.sum_fns.trees(*words) + self.sum_fns.ramps(*words))
 
     def mul_shr(self, a: Any, b: Any, shift: int) -> Any:
-        fn = self.products.get(shift)
-        if fn is None and self.opaque_mul is not None:  # the firmware multiplies inline: the same opaque product
+        if self.opaque_mul is not None:  # the firmware multiplies inline: the same opaque product
             self.obligations.append((f"golden operands of the >>{shift} product below 2^32",
                                      z3.Or(z3.UGE(_bv(a), 1 << 32), z3.UGE(_bv(b), 1 << 32))))
             return z3.LShR(self.opaque_mul(z3.Extract(31, 0, _bv(a)), z3.Extract(31, 0, _bv(b))), shift)
-        if fn is None:
-            return (_bv(a) * _bv(b)) >> shift
-        # the abstraction speaks of 32-bit operands: that they are is an obligation of the proof
-        self.obligations.append((f"golden operands of the >>{shift} product below 2^32",
-                                 z3.Or(z3.UGE(_bv(a), 1 << 32), z3.UGE(_bv(b), 1 << 32))))
-        return z3.ZeroExt(shift, fn(z3.Extract(31, 0, _bv(a)), z3.Extract(31, 0, _bv(b))))
+        return (_bv(a) * _bv(b)) >> shift
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,12 +157,6 @@ class SumFunctions:
         return out
 
 
-def product_functions(shifts: Sequence[int]) -> dict[int, z3.FuncDeclRef]:
-    """One uninterpreted ``(a * b) >> shift`` per shift: two 32-bit operands to ``64 - shift`` bits."""
-    return {s: z3.Function(f"mul_shr{s}", z3.BitVecSort(32), z3.BitVecSort(32), z3.BitVecSort(WIDTH - s))
-            for s in sorted(set(shifts))}
-
-
 def ramp_functions(model: FxModel) -> list[z3.FuncDeclRef]:
     """One uninterpreted term per ramp: an int32 input to the ``term_bits`` its term can occupy."""
     return [z3.Function(f"ramp_{i}", z3.BitVecSort(32), z3.BitVecSort(r.term_bits)) for i, r in enumerate(model.ramps)]
@@ -182,15 +168,14 @@ def slog_function() -> z3.FuncDeclRef:
 
 
 def symbolic_event(model: FxModel, ctx: Sequence[z3.BitVecRef], ev: Sequence[z3.BitVecRef],
-                   sqrt_fn: z3.FuncDeclRef, products: dict[int, z3.FuncDeclRef] | None = None,
-                   obligations: list[tuple[str, Any]] | None = None, slog_fn: z3.FuncDeclRef | None = None,
-                   ramp_fns: Sequence[z3.FuncDeclRef] | None = None, sum_fns: SumFunctions | None = None,
+                   sqrt_fn: z3.FuncDeclRef, obligations: list[tuple[str, Any]] | None = None,
+                   slog_fn: z3.FuncDeclRef | None = None, ramp_fns: Sequence[z3.FuncDeclRef] | None = None, sum_fns: SumFunctions | None = None,
                    opaque_mul: Callable[[z3.BitVecRef, z3.BitVecRef], z3.BitVecRef] | None = None) -> EventOutcome:
     """Golden outcome for symbolic 32-bit context and event words (outputs as 32-bit terms).
 
-    With ``products``, ``slog_fn``, ``ramp_fns``, ``sum_fns`` or ``opaque_mul``, the abstraction's side conditions
+    With ``slog_fn``, ``ramp_fns``, ``sum_fns`` or ``opaque_mul``, the abstraction's side conditions
     are appended to ``obligations``."""
-    ops = Z3Ops(sqrt_fn, products, obligations, slog_fn, ramp_fns, sum_fns, opaque_mul)
+    ops = Z3Ops(sqrt_fn, obligations, slog_fn, ramp_fns, sum_fns, opaque_mul)
     wide = lambda w: z3.ZeroExt(WIDTH - 32, w)  # noqa: E731 - words are unsigned 32-bit
     out = event_core(ops, model, [wide(w) for w in ctx], [wide(w) for w in ev])
     narrow = lambda v: z3.Extract(31, 0, _bv(v))  # noqa: E731

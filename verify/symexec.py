@@ -217,9 +217,11 @@ class Executor:
         multipliers the pairing brings in. ``clobbers``: per summarized callee, the registers a
         call may change (default every caller-saved one); the callee's own proof must show that
         it keeps the others (a compiler with interprocedural register allocation keeps values in
-        them across the call). ``opaque_mul`` (RV64): a ``mul`` of two unknown values, both below 2^32
-        (an obligation), is ``opaque_mul`` of their low halves, the product the golden model takes
-        too, so the solver matches the two products by their operands instead of multiplying."""
+        them across the call). ``opaque_mul``: on RV64 a ``mul`` of two unknown values, both below 2^32
+        (an obligation), is ``opaque_mul`` of their low halves; on RV32 a ``mul`` / ``mulhu`` of two
+        unknown values is the low / high word of their ``opaque_mul``. It is the product the golden
+        model takes too, so the solver matches the two products by their operands instead of
+        multiplying."""
         self.paired_products = paired_products
         self.image = image
         self.load_hook = load_hook
@@ -527,6 +529,10 @@ class Executor:
             self.obligations.append((f"operands of the product at pc {st.pc:#x} 32-bit values",
                                      z3.And(path_formula(st.cond), z3.Or(*outside))))
             return self._set(st, i.rd, self.opaque_mul(z3.Extract(*half, a), z3.Extract(*half, b)))
+        if x == 32 and op in ("mul", "mulhu") and self.opaque_mul is not None and _unknown(a) and _unknown(b):
+            # the low or high word of the opaque product of two 32-bit values
+            half = (31, 0) if op == "mul" else (63, 32)
+            return self._set(st, i.rd, z3.Extract(*half, self.opaque_mul(a, b)))
         if x == 32 and self.paired_products and op in ("mul", "mulhu") and not (isinstance(a, int) and isinstance(b, int)):
             wide = self._wide_product(a, b)
             return self._set(st, i.rd, z3.simplify(z3.Extract(31, 0, wide) if op == "mul" else z3.Extract(63, 32, wide)))

@@ -11,7 +11,7 @@ import z3
 
 from rlcc import formats as fmt
 from rlcc.codegen import manifest
-from rlcc.codegen.context import PRODUCT_SHIFTS, RATE_PRODUCT_FUNCTION
+from rlcc.codegen.context import LOG_RATIO_FUNCTION
 from rlcc.codegen.generate import generate
 from rlcc.fxp import golden
 from rlcc.verify.generators import random_vectors
@@ -136,26 +136,20 @@ def test_history_shift_bug_yields_a_counterexample_that_reproduces(example_model
 
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
-def test_product_parts_prove_right_and_refute_wrong_products(example_model, tmp_path, target):
-    """On RV32 the out-of-line products the handler proof abstracts are proven on their own, and a
-    rate product off by one LSB fails its part, naming the result. On RV64 they are inline (no
-    symbol: one mul each), and the same wrong product is a counterexample of the handler proof,
-    which reads the mul as the golden model's opaque product."""
+def test_a_wrong_inline_product_is_a_handler_counterexample(example_model, tmp_path, target):
+    """The wide products are inline on both targets (no symbol: one mul on RV64, a mul and a mulhu
+    on RV32), which the handler proof reads as the golden model's opaque product: a rate product
+    off by one LSB is a counterexample the emulator reproduces, and the right one is proven."""
     xlen = 64 if target == "rv64imac" else 32
     profile = "dpa" if xlen == 64 else "generic5"
     right = P.load_after_init(_elf(example_model, tmp_path / "right", target), xlen, profile, xlen == 64)
+    assert not {"rlcc_penalty_product", "rlcc_rate_product"} & set(right.symbols)
+    part, _ = PH.prove_handler(right, example_model, xlen, timeout_s=120.0)
+    assert part.status == "proven", part.detail
     wrong = ("return (uint64_t)rate * factor;", "return (uint64_t)rate * factor + 1u;")
     img = P.load_after_init(_elf(example_model, tmp_path / "wrong", target, wrong), xlen, profile, xlen == 64)
-    if xlen == 64:
-        assert not set(PRODUCT_SHIFTS) & set(right.symbols)
-        part, cex = PH.prove_handler(img, example_model, xlen, timeout_s=120.0)
-        assert part.status == "counterexample" and cex is not None, part.detail
-        return
-    for name, shift in PRODUCT_SHIFTS.items():
-        part = PP.product_part(right, xlen, name, shift)
-        assert part.status == "proven", (name, part.detail)
-    part = PP.product_part(img, xlen, RATE_PRODUCT_FUNCTION, PRODUCT_SHIFTS[RATE_PRODUCT_FUNCTION])
-    assert part.status == "failed" and "result" in part.detail
+    part, cex = PH.prove_handler(img, example_model, xlen, timeout_s=120.0)
+    assert part.status == "counterexample" and cex is not None, part.detail
 
 
 @pytest.mark.slow
@@ -373,12 +367,13 @@ def test_clobbered_registers_hold_in_the_emulator(example_model, tmp_path, targe
 
 @pytest.mark.slow
 def test_a_part_refutes_a_register_its_function_writes_claimed_kept(example_model, tmp_path, monkeypatch):
-    """The prover's register read is a claim its parts check: told that the rate product (out of
-    line on RV32) keeps every register but ra, its part fails on the result register it writes."""
+    """The prover's register read is a claim its parts check: told that the log ratio keeps every
+    register but ra, its part fails on the result register it writes."""
     img = P.load_after_init(_elf(example_model, tmp_path, "rv32imc", style="bitmask"), 32, "generic5", False)
-    assert PP.product_part(img, 32, RATE_PRODUCT_FUNCTION, PRODUCT_SHIFTS[RATE_PRODUCT_FUNCTION]).status == "proven"
+    assert LOG_RATIO_FUNCTION in img.symbols
+    assert PP.log_ratio_part(img, 32).status == "proven"
     monkeypatch.setattr(type(img), "clobbered_registers", lambda self, symbol, xlen: frozenset({1}))
-    part = PP.product_part(img, 32, RATE_PRODUCT_FUNCTION, PRODUCT_SHIFTS[RATE_PRODUCT_FUNCTION])
+    part = PP.log_ratio_part(img, 32)
     assert part.status == "failed" and "register x10" in part.detail, part.detail
 
 
@@ -431,22 +426,23 @@ def test_memory_reading_summary_sees_the_callers_array(tmp_path):
     assert seen and all(isinstance(w, int) for words in seen for w in words)
 
 
-@pytest.mark.parametrize("shift", sorted(set(PRODUCT_SHIFTS.values())))
-def test_product_range_facts_hold_for_the_exact_products(shift):
-    """The range fact the handler proof states for each product application is true of the exact
-    ``(a * b) >> shift`` (which the product part proves the firmware computes), for all operands."""
-    from rlcc.verify.symbolic_golden import product_functions
-
-    fn = product_functions([shift])[shift]
-    a, b = z3.BitVecs("a b", 32)
-    app = fn(a, b)
-    cut = PA.Abstraction(z3.Function("sq", z3.BitVecSort(32), z3.BitVecSort(32)), {"product": (shift, fn)}, None)
-    facts = cut.product_ranges([app + 1])
-    assert len(facts) == 1
-    exact = z3.Extract(63 - shift, 0, z3.LShR(z3.ZeroExt(32, a) * z3.ZeroExt(32, b), shift))
-    s = z3.Solver()
-    s.add(z3.Not(z3.substitute(facts[0], (app, exact))))
-    assert s.check() == z3.unsat
+def test_product_facts_hold_for_the_exact_product():
+    """Every fact the handler proof states of an opaque product application (commutativity, the
+    ranges of ``_OPERAND_BOUNDS``) and of a square root (at most 2^20) is true of the exact values,
+    for all operands (the solver checks each with the application replaced by the exact value)."""
+    a, b, r = z3.BitVecs("a b r", 32)
+    cut = PA.Abstraction(z3.Function("sq", z3.BitVecSort(32), z3.BitVecSort(32)), None)
+    app, root = cut.mul(a, b), cut.sqrt(r)
+    facts = cut.product_ranges([z3.Extract(31, 0, app) + root])
+    assert len(facts) == 1 + len(PA._OPERAND_BOUNDS) + 1
+    exact = z3.ZeroExt(32, a) * z3.ZeroExt(32, b)
+    clamped = z3.If(z3.ULT(r, fmt.RATE_MAX), r, z3.BitVecVal(fmt.RATE_MAX, 32))
+    n, s_ = z3.ZeroExt(32, clamped) << fmt.RATE_FRAC_BITS, z3.BitVec("s", 32)
+    true_root = z3.And(z3.ULE(z3.ZeroExt(32, s_) * z3.ZeroExt(32, s_), n), z3.ULT(n, (z3.ZeroExt(32, s_) + 1) * (z3.ZeroExt(32, s_) + 1)))
+    for fact in facts:
+        solver = z3.Solver()
+        solver.add(true_root, z3.Not(z3.substitute(fact, (app, exact), (cut.mul(b, a), exact), (root, s_))))
+        assert solver.check() == z3.unsat, fact
 
 
 def test_symbolic_sum_is_taken_in_32_bits_only_when_it_cannot_wrap():
@@ -507,7 +503,7 @@ def test_rv32_product_halves_recombine_into_the_golden_models_term():
 
 def _run_rv64_opaque(words: list[int], args: list[z3.BitVecRef]) -> tuple[z3.BitVecRef, list]:
     """Run RV64 ``words`` with the handler proof's opaque products: a0 and the obligations."""
-    cut = PA.Abstraction(z3.Function("s", z3.BitVecSort(32), z3.BitVecSort(32)), {}, None)
+    cut = PA.Abstraction(z3.Function("s", z3.BitVecSort(32), z3.BitVecSort(32)), None)
     regs = [0] * 32
     regs[1] = RET_SENTINEL
     regs[10 : 10 + len(args)] = args
@@ -525,9 +521,9 @@ def test_rv64_inline_products_are_the_golden_models_opaque_product():
     wide = [z3.ZeroExt(32, a), z3.ZeroExt(32, b)]
     zext = [_i_type(32, 10, 1, 10), _i_type(32, 11, 1, 11), _i_type(32, 10, 5, 10), _i_type(32, 11, 5, 11)]
     mul, mulhu = _r_type(1, 11, 10, 0, 10), _r_type(1, 11, 10, 3, 10)
-    cut = PA.Abstraction(z3.Function("s", z3.BitVecSort(32), z3.BitVecSort(32)), {}, None)
+    cut = PA.Abstraction(z3.Function("s", z3.BitVecSort(32), z3.BitVecSort(32)), None)
     side: list = []
-    want = Z3Ops(cut.sqrt, None, side, opaque_mul=cut.opaque_mul).mul_shr(wide[0], wide[1], 0)
+    want = Z3Ops(cut.sqrt, side, opaque_mul=cut.opaque_mul).mul_shr(wide[0], wide[1], 0)
     junk = [z3.Concat(z3.BitVec("ha", 32), a), z3.Concat(z3.BitVec("hb", 32), b)]  # unknown upper halves
     for words, args in (([mul, _RET], wide), (zext[:2] + [mulhu, _RET], junk), (zext + [mul, _RET], junk)):
         got, obligations = _run_rv64_opaque(words, args)
@@ -537,6 +533,33 @@ def test_rv64_inline_products_are_the_golden_models_opaque_product():
     assert any(z3.Solver().check(f) == z3.sat for _, f in obligations)
     got, obligations = _run_rv64_opaque([_i_type(7, 0, 0, 11), mul, _RET], wide[:1])  # li a1, 7; mul
     assert not obligations and z3.simplify(got).eq(z3.simplify(wide[0] * 7))
+
+
+
+def test_rv32_inline_products_are_the_golden_models_opaque_product():
+    """On RV32 a ``mul`` and a ``mulhu`` of two unknown words are the low and high word of the one
+    opaque product the golden model takes for ``mul_shr`` (no obligation: the operands are 32-bit
+    registers), so ``(lo >> 16) | (hi << 16)`` is the golden ``>> 16`` product's low word; a
+    product by a constant stays a multiplication."""
+    a, b = z3.BitVecs("a b", 32)
+    cut = PA.Abstraction(z3.Function("s", z3.BitVecSort(32), z3.BitVecSort(32)), None)
+    words = [_r_type(1, 11, 10, 0, 13), _r_type(1, 10, 11, 3, 14),  # mul a3, a0, a1 / mulhu a4, a1, a0
+             _i_type(16, 13, 5, 13), _i_type(16, 14, 1, 14), _r_type(0, 14, 13, 6, 10), _RET]  # (a3 >> 16) | (a4 << 16)
+    regs = [0] * 32
+    regs[1], regs[10], regs[11] = RET_SENTINEL, a, b
+    ex = Executor(_rv32_code(words), 0x1000, 32, [], opaque_mul=cut.opaque_mul)
+    got = ex.run(State(0x1000, regs, {}, ()), RET_SENTINEL).state.regs[10]
+    side: list = []
+    want = Z3Ops(cut.sqrt, side, opaque_mul=cut.opaque_mul).mul_shr(z3.ZeroExt(32, a), z3.ZeroExt(32, b), 16)
+    facts = cut.product_ranges([got])  # the operands' order differs between the two words: commutativity
+    solver = z3.Solver()
+    solver.add(*facts, got != z3.Extract(31, 0, want))
+    assert not ex.obligations and solver.check() == z3.unsat
+    ex = Executor(_rv32_code([_i_type(7, 0, 0, 11), _r_type(1, 11, 10, 0, 10), _RET]), 0x1000, 32, [], opaque_mul=cut.opaque_mul)
+    regs = [0] * 32
+    regs[1], regs[10] = RET_SENTINEL, a
+    got = ex.run(State(0x1000, regs, {}, ()), RET_SENTINEL).state.regs[10]  # li a1, 7; mul a0, a0, a1
+    assert z3.simplify(got).eq(z3.simplify(a * 7)), got
 
 
 def test_rv32_products_of_product_halves_unfold_completely():
@@ -551,12 +574,10 @@ def test_rv32_products_of_product_halves_unfold_completely():
     assert value.as_long() == ((x * y) % 2**32 * z) >> 32
 
 
-# delta one too small when the penalty is in [5000, 5008): eight penalty values of 2^37, which the
-# random and boundary vectors miss
-_DELTA_OFF_BY_ONE = (
-    "return (int32_t)rlcc_clamp64((int64_t)target_q16 - (int64_t)penalty, RLCC_FEATURE_MIN, RLCC_FEATURE_MAX);",
-    "return (int32_t)rlcc_clamp64((int64_t)target_q16 - (int64_t)penalty - (int64_t)(penalty - 5000u < 8u), "
-    "RLCC_FEATURE_MIN, RLCC_FEATURE_MAX);")
+# delta one too small when the penalty is in [5000, 5008): eight penalty values of 2^31, which the
+# random and boundary vectors miss (the RV32 form of rlcc_delta)
+_DELTA_OFF_BY_ONE = ("const uint32_t diff = target_q16 - penalty; /* mod 2^32 */",
+                     "const uint32_t diff = target_q16 - penalty - (uint32_t)(penalty - 5000u < 8u);")
 
 
 @pytest.mark.slow
