@@ -8,7 +8,9 @@ flows), and reads each report: the
 fixed-point model vs the teacher in steady state (flows start at 1/N) and in the startup
 transient (line-rate start into the buffer), at every evaluation size, and the fidelity gate's
 verdict. The issue's goal: steady goodput within 0.01 and RTT/queue within 3%; transient within
-0.01 and 10%.
+0.01 and 10%. Each compile's firmware is then verified on every target (default ``rlcc-verify``:
+its vectors, boundary and random ones) for its worst RTT decision cycles, so the decision-cost
+goal is checked across seeds too.
 
     python bench/bench_fidelity_seeds.py [--seeds 0,1,2,3,4] [--policies rlcc_mlp,rlcc_mlp_k3,synthetic_mlp,rlcc_lstm] [--jobs 2]
                                          [--equilibrium none|ramps]
@@ -30,6 +32,8 @@ from pathlib import Path
 
 from benchlib import POLICIES as WINDOW_POLICIES
 from benchlib import RECURRENT_POLICIES, machine, seeds_and_policies, shown
+
+from rlcc.targets import TARGET_NAMES
 
 POLICIES = {**WINDOW_POLICIES, **RECURRENT_POLICIES}  # rlcc-compile takes both
 
@@ -66,6 +70,7 @@ def measure(policy: Path, seed: int, jobs: int, equilibrium: str) -> dict:
         if proc.returncode != 0:
             raise SystemExit(f"rlcc-compile failed (seed {seed}): {proc.stderr.strip()}")
         report = json.loads((out / "report.json").read_text())
+        cycles = {target: decision_cycles(out, target) for target in TARGET_NAMES}
     gate = report["gate"]
     failures = [c for c in gate["checks"] if not c["passed"]]
     return {
@@ -79,7 +84,18 @@ def measure(policy: Path, seed: int, jobs: int, equilibrium: str) -> dict:
            for mode, key in (("steady", "closed_loop_steady"), ("transient", "closed_loop"))
            for m in ("goodput", "rtt", "queue", "drops")},
         "eval_flows": sorted(int(n.split(":")[1]) for n in report["closed_loop"]["scenarios"]),
+        "rtt_cycles_max": cycles,
     }
+
+
+def decision_cycles(out: Path, target: str) -> int:
+    """Worst RTT decision cycles of the compiled firmware on ``target`` (default rlcc-verify)."""
+    report = out / f"verify_{target}.json"
+    proc = subprocess.run(["rlcc-verify", str(out / "firmware.c"), "--target", target, "-q", "--json", str(report)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"rlcc-verify --target {target} failed: {proc.stderr.strip()}")
+    return int(json.loads(report.read_text())["rtt_decision_cycles"]["max"])
 
 
 def main() -> None:
@@ -102,7 +118,8 @@ def main() -> None:
             r = rows[-1]
             print(f"{name} seed {seed}: steady rtt {r['steady_rtt']:+.1f}% queue {r['steady_queue']:+.1f}%, transient rtt "
                   f"{r['transient_rtt']:+.1f}% queue {r['transient_queue']:+.1f}% drops {r['transient_drops']:+.3f}; gate "
-                  f"{'passed' if r['gate_passed'] else 'FAILED'}; {r['wall_s']} s", flush=True)
+                  f"{'passed' if r['gate_passed'] else 'FAILED'}; worst RTT decision "
+                  f"{' / '.join(f'{c} ({t})' for t, c in r['rtt_cycles_max'].items())} cycles; {r['wall_s']} s", flush=True)
             results["policies"] = {k: results["policies"][k] for k in POLICIES if k in results["policies"]}
             out.write_text(json.dumps(results, indent=1) + "\n")
 

@@ -285,6 +285,11 @@ def prove_targets() -> str:
     return "the bundled example's proof took " + " and ".join(parts)
 
 
+def cycle_targets(doc: dict) -> list[str]:
+    """The targets of the fidelity rows' decision cycles, in their order."""
+    return next((list(r["rtt_cycles_max"]) for e in doc["policies"].values() for r in e["runs"] if "rtt_cycles_max" in r), [])
+
+
 def fidelity_seeds(file: str = "fidelity_seeds.json", options: str = "default options") -> str:
     doc = load(RESULTS / file)
     rows = []
@@ -293,16 +298,20 @@ def fidelity_seeds(file: str = "fidelity_seeds.json", options: str = "default op
             rows.append([f"`{name}`", str(r["seed"]), f"{r['steady_goodput']:+.4f}", f"{r['steady_rtt']:+.1f}% / {r['steady_queue']:+.1f}%",
                          f"{r['transient_goodput']:+.4f}", f"{r['transient_rtt']:+.1f}% / {r['transient_queue']:+.1f}%",
                          f"{r['transient_drops']:+.3f}", "passed" if r["gate_passed"] else f"failed ({len(r['gate_failures'])})",
+                         " / ".join(map(str, r["rtt_cycles_max"].values())) if "rtt_cycles_max" in r else "-",
                          f"{r['cpu_s']:.0f} s"])
     n = sum(len(e["runs"]) for e in doc["policies"].values())
     n_cores = sorted({cores(e) for e in doc["policies"].values()})
     passed = sum(r["gate_passed"] for e in doc["policies"].values() for r in e["runs"])
+    targets = cycle_targets(doc)
+    cycles_head = "worst RTT decision, cycles" + (f" ({' / '.join(targets)})" if targets else "")
     return "\n".join([
         para(f"Worst firmware-vs-teacher difference over the evaluation sizes, per compile seed "
              f"(`bench/bench_fidelity_seeds.py`, {options}; {'/'.join(map(str, n_cores))} cores): the gate passed {passed} of {n} compiles."),
         "",
         table(["policy", "seed", "steady goodput", "steady RTT / queue", "transient goodput", "transient RTT / queue",
-               "transient drops", "gate", "compile CPU"], ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---", "---:"], rows),
+               "transient drops", "gate", cycles_head, "compile CPU"],
+              ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---", "---:", "---:"], rows),
         "",
     ])
 
