@@ -17,10 +17,11 @@ partial sum of leaves inside int32). Two depth-4 trees then cost one lookup of a
 instead of two of 16.
 
 A ramp (``rlcc.fxp.model.Ramp``: constant below ``lo`` and above ``hi``, linear on each side of
-``center``) on a searched input may be *folded* into that input's search: ``lo - 1``,
-``center - 1`` and ``hi`` become cuts too (cuts no split uses), so every bucket lies in one of the
-ramp's four pieces and each search outcome adds its piece: a constant, or the linear term of its
-side with no clamp and no side test left. The comparisons the ramp needs are then the search's.
+``center``) may be *folded* into its input's search: ``lo - 1``, ``center - 1`` and ``hi`` become
+cuts too (cuts no split uses), so every bucket lies in one of the ramp's four pieces and each
+search outcome adds its piece: a constant, or the linear term of its side with no clamp and no
+side test left. The comparisons the ramp needs are then the search's. An input no split uses gets
+a search of the ramp's cuts alone (no split bits: it only adds the piece).
 
 Cost: per input ``ceil(log2(cuts + 1))`` compares instead of one per split, one table load per input
 and word, and two ALU operations per tree to extract its field. The nested comparisons make the cost
@@ -191,14 +192,15 @@ def _piece(r: Ramp, x: int) -> RampPiece:
 
 
 def _foldable(model: FxModel, per_input: dict[int, dict[int, list[tuple[int, int]]]], fields: tuple[Field, ...]) -> bool:
-    """Whether every ramp can fold: one ramp per input, each input also split on by trees whose
-    fields share one word (the search's outcome returns that word and adds the piece)."""
+    """Whether every ramp can fold: one ramp per input, each input split on by trees whose fields
+    share one word (the search's outcome returns that word and adds the piece) or by none (the
+    search only adds the piece)."""
     inputs = [r.input for r in model.ramps]
     if not inputs or len(set(inputs)) != len(inputs):
         return False
     for i in inputs:
         words = {fields[t].word for uses in per_input.get(i, {}).values() for t, _ in uses}
-        if len(words) != 1:
+        if len(words) > 1:
             return False
     return True
 
@@ -220,7 +222,7 @@ def plan(model: FxModel, branch_free: bool = False, group_bits: int = 0, fold_ra
     ramp_of = {r.input: k for k, r in enumerate(model.ramps)} if folded else {}
     for i, k in ramp_of.items():
         for c in _ramp_cuts(model.ramps[k]):
-            per_input[i].setdefault(c, [])
+            per_input.setdefault(i, {}).setdefault(c, [])
     inputs = []
     for i in sorted(i for i, uses in per_input.items() if uses):
         cuts = tuple(Cut(v, tuple(u)) for v, u in sorted(per_input[i].items()))

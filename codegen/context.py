@@ -295,15 +295,15 @@ def _c_uint64(v: int) -> str:
     return f"UINT64_C(0x{v:016x})"
 
 
-def _branch_search(macros: list[str], value: Callable[[int], str], lo: int, hi: int, depth: int = 1,
+def _branch_search(macros: list[str], value: Callable[[int], str | None], lo: int, hi: int, depth: int = 1,
                    before: Callable[[int], str | None] = lambda b: None) -> list[str]:
     """Statements returning ``value(b)`` for x's bucket b in lo .. hi (bucket b: x above exactly b
-    cuts) by nested comparisons with the cuts' constants, halving the buckets at each one;
-    ``before(b)``: a statement to run first in bucket b's outcome."""
+    cuts; None: a plain return) by nested comparisons with the cuts' constants, halving the buckets
+    at each one; ``before(b)``: a statement to run first in bucket b's outcome."""
     pad = "    " * depth
     if lo == hi:
-        first = before(lo)
-        return ([f"{pad}{first}"] if first else []) + [f"{pad}return {value(lo)};"]
+        first, v = before(lo), value(lo)
+        return ([f"{pad}{first}"] if first else []) + [f"{pad}return{'' if v is None else ' ' + v};"]
     mid = (lo + hi + 1) // 2  # x > cut mid - 1: bucket mid or above
     return ([f"{pad}if (x > {macros[mid - 1]}) {{"] + _branch_search(macros, value, mid, hi, depth + 1, before) + [f"{pad}}}"]
             + _branch_search(macros, value, lo, mid - 1, depth, before))
@@ -358,12 +358,18 @@ def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix:
         table = f"{tables}.cuts_{b.input}"
         own_word = f"{tables}.bits_{b.input}" + ("" if plan.n_words == 1 else f"_{b.words()[0]}")
         returns_word = b.search == "branch" and len(b.words()) == 1  # each search leaf loads its word itself
+        ramp_only = b.ramp is not None and not b.words()  # no split uses the input: the search adds the piece only
         if b.search == "branch":
-            value = (lambda k, w=own_word: f"{w}[{k}]") if returns_word else (lambda k: f"{k}u")  # noqa: E731
+            value = ((lambda k, w=own_word: f"{w}[{k}]") if returns_word else (lambda k: None) if ramp_only  # noqa: E731
+                     else (lambda k: f"{k}u"))
             before = (lambda k, b=b: _piece_statement(b, k, macro_prefix)) if b.ramp is not None else (lambda k: None)
-            search = {"kind": "branch", "lines": _branch_search([c["macro"] for c in cuts], value, 0, len(cuts), 1, before),
+            lines = _branch_search([c["macro"] for c in cuts], value, 0, len(cuts), 1, before)
+            if ramp_only:
+                lines = lines[:-1]  # the last outcome's plain return ends the function anyway
+            search = {"kind": "branch", "lines": lines,
                       "what": f"{len(cuts)} cut(s), binary search by nested comparisons (at most {b.search_steps})"
-                              + (", each outcome its word of split bits" if returns_word else "")}
+                              + (", each outcome its word of split bits" if returns_word else "")
+                              + (", no split uses this input" if ramp_only else "")}
         elif b.search == "table":
             pads = [c["macro"] for c in cuts] + ["INT32_MAX"] * (len(b.padded_cuts) - len(cuts))
             steps = []
@@ -387,9 +393,9 @@ def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix:
                            for k, m in enumerate(b.masks[w])]} for w in b.words()]
         for w in words:
             w["table"] = f"{tables}.{w['member']}"
+        kind = "bits" if returns_word else "ramp" if ramp_only else "bucket"
         inputs.append({"index": b.input, "name": names[b.input], "macro": input_macros[b.input], "x": x, "cuts": cuts,
-                       "search": search, "bucket_fn": f"{prefix}{'bits' if returns_word else 'bucket'}_{b.input}",
-                       "ramp": b.ramp,
+                       "search": search, "bucket_fn": f"{prefix}{kind}_{b.input}", "ramp": b.ramp, "ramp_only": ramp_only,
                        "returns_word": returns_word, "words": words})
     fields = []
     for t, f in enumerate(plan.fields):
@@ -417,7 +423,8 @@ def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix:
         groups.append({"member": f"leaf_sums_{j}", "trees": g.trees, "size": len(g.entries), "index": index,
                        "what": f"trees {', '.join(map(str, g.trees))}" if len(g.trees) > 1 else f"tree {g.trees[0]}",
                        "layout": parts, "rows": _group_rows(g)})
-    return {"inputs": inputs, "fields": fields, "words": words, "tables": f"{prefix}tables", "leaves_name": f"{prefix}tables.leaves",
+    ramp_calls = [f"{i['bucket_fn']}({i['x']}, &ramps);" for i in inputs if i["ramp_only"]]
+    return {"inputs": inputs, "fields": fields, "words": words, "ramp_calls": ramp_calls, "tables": f"{prefix}tables", "leaves_name": f"{prefix}tables.leaves",
             "leaf_stride": plan.leaf_stride, "leaf_rows": rows, "n_cuts": plan.n_cuts, "n_words": plan.n_words,
             "field_bits": sum(f.width for f in plan.fields), "groups": groups, "folded": plan.folded,
             "table_bytes": sum(4 * len(g.entries) for g in plan.groups) if groups else 4 * plan.leaf_stride * len(model.trees)}

@@ -321,7 +321,7 @@ def _rounding(c_lines: Sequence[str], file: str = "c") -> list[Mutant]:
     )
     out = []
     for shift, what, variants in shifts:
-        # an assignment, or the return of an out-of-line product function
+        # an assignment, or the return of a product function
         pattern = re.compile(r"^(\s*(?:const uint64_t \w+ = |return ))(\(.*\)|\w+) >> " + shift + ";")
         for n, line in enumerate(c_lines, 1):
             if (m := pattern.match(line)) is None:

@@ -126,8 +126,8 @@ def test_folded_ramps_equal_golden(seed):
 
 
 def test_ramps_fold_only_where_every_one_can():
-    """No fold for the branch-free search, nor when a ramp's input has no split (its search would
-    have no word to return): every ramp stays in the ramps' own sum then."""
+    """No fold for the branch-free search. A ramp on an input no split uses folds into a search of
+    its own cuts alone (no split bits, only the ramp's piece), equal to the golden ramp terms."""
     import dataclasses
 
     model = _with_ramps(random_model(SYNTHETIC_SPEC, n_trees=6, depth=4, seed=0))
@@ -135,5 +135,14 @@ def test_ramps_fold_only_where_every_one_can():
     trees = tuple(t for t in model.trees if all(s.input != model.ramps[0].input for s in t.splits))
     assert trees and len(trees) < len(model.trees)
     lone = dataclasses.replace(model, trees=trees)  # ramp 0's input no longer split on
-    assert not bitmask.plan(lone, fold_ramps=True).folded
+    p = bitmask.plan(lone, group_bits=bitmask.GROUP_INDEX_BITS, fold_ramps=True)
+    assert p.folded
+    only = next(b for b in p.inputs if b.input == lone.ramps[0].input)
+    assert only.ramp == 0 and not only.words() and all(not c.uses for c in only.cuts) and len(only.cuts) == 3
+    r, rng = lone.ramps[0], np.random.default_rng(5)
+    x = rng.integers(-2**20, 2**20, (200, lone.spec.student_width))
+    x[:15, r.input] = [v + d for v in (r.lo, r.center, r.hi) for d in (-2, -1, 0, 1, 2)]
+    want = np.sum(golden.ramp_terms(golden.NUMPY, lone, [x[:, i] for i in range(x.shape[1])]), axis=0)
+    for row, ramps in zip(x, want):
+        assert bitmask.ramp_sum(p, lone, [int(v) for v in row]) == int(ramps), row
     assert bitmask.plan(model, fold_ramps=True).folded

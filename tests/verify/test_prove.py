@@ -329,6 +329,31 @@ def test_bitmask_sums_are_proven_and_wrong_tables_refuted(tmp_path, target, styl
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
+def test_a_ramp_on_an_input_no_split_uses_folds_into_its_own_search(tmp_path, target):
+    """Ramp 0's input has no split: the default style still folds it, into a search of its own cuts
+    that only adds the ramp's piece (no ramps' sum function); the sums are proven, and a wrong
+    constant piece, slope or cut of that search fails the ramps' obligation; the handler is proven
+    with the sums abstracted."""
+    model = _ramp_model()
+    xlen = 64 if target == "rv64imac" else 32
+    profile = "dpa" if xlen == 64 else "generic5"
+    elf = _elf(model, tmp_path / "right", target, style="bitmask")
+    img = P.load_after_init(elf, xlen, profile, xlen == 64)
+    assert not any(n.endswith("_ramp_sum") for n in img.symbols)
+    assert [(p.name, p.status) for p in PP.sum_parts(img, xlen, model)] == [("trees' and ramps' sums", "proven")]
+    part, _ = PH.prove_handler(img, model, xlen, timeout_s=120.0)
+    assert part.status == "proven", part.detail
+    edits = [("#define FIRMWARE_RAMP_0_AT_LO INT32_C(426)", "#define FIRMWARE_RAMP_0_AT_LO INT32_C(427)"),
+             ("#define FIRMWARE_RAMP_0_K_BELOW INT32_C(-333)", "#define FIRMWARE_RAMP_0_K_BELOW INT32_C(-334)"),
+             ("#define FIRMWARE_CUT_2_2 INT32_C(66847)", "#define FIRMWARE_CUT_2_2 INT32_C(67847)")]
+    for k, edit in enumerate(edits):
+        img = P.load_after_init(_elf(model, tmp_path / f"wrong{k}", target, edit, style="bitmask"), xlen, profile, xlen == 64)
+        part = PP.sum_parts(img, xlen, model)[0]
+        assert part.status == "failed" and "terms on" in part.detail, (edit, part.detail)
+
+
+@pytest.mark.slow
 def test_bitmask_handler_is_proven(tmp_path):
     """The whole rv64 handler of the bit-parallel firmware (the out-of-line trees' and ramps' sums,
     both leaves) is proven, every part included."""
