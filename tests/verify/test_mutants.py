@@ -334,14 +334,15 @@ def test_golden_level_equivalence_only_for_exhaustively_unobservable_edits(tmp_p
 
 def test_ramp_mutants_one_line_each_and_harmless_ones_proven(tmp_path):
     """Every ramp constant +-1 is one mutant (one #define), builds, and is called equivalent at the
-    golden level exactly when enumerating the ramp's inputs shows its term never changes."""
+    golden level exactly when enumerating the ramp's inputs shows its term never changes (the
+    ramps' own sum, rlcc_ramp: a style that does not fold them into the searches)."""
     from rlcc.fxp.model import Ramp
     from rlcc.verify.observable import ramp_witnesses
 
     tree = Tree((Split(3, ">", 0, 0.0),), (-100, 100))
     ramps = (Ramp(2, 64225, 65536, 66847, -333, -340, 10), Ramp(3, -1258, 0, 1258, 3951, 0, 10))
     model = FxModel(SPEC, FxConstants.from_spec(SPEC), (tree,), bias=fmt.FACTOR_ONE, ramps=ramps)
-    paths = generate(model, tmp_path / "fw")
+    paths = generate(model, tmp_path / "fw", tree_style="bitmask-per-tree")
     src = sources(paths["c"], paths["h"])
     mutants = [m for m in generate_mutants(src["c"], src["h"], model, rt_text=src["rt"]) if m.kind == "ramp"]
     assert len(mutants) == 12 * len(ramps)
