@@ -356,6 +356,39 @@ def test_ramp_mutants_one_line_each_and_harmless_ones_proven(tmp_path):
     assert set(_unobservable_edits(model, mutants)) == harmless
 
 
+def test_folded_ramp_cut_mutants_are_their_model_edits_at_one_value(tmp_path):
+    """A folded ramp's LO - 1 (HI) cut moved outward puts LO - 1 (HI + 1) in the linear piece and
+    changes the term there alone: the mutant is invisible exactly when the ramp edit it stands for
+    (LO - 1, HI + 1) is, and that edit's witness is that value (checked against the linear piece's
+    own value there, for slopes whose step is below and above one LSB); the center cut has none."""
+    from rlcc.fxp.model import Ramp
+    from rlcc.verify.mutants import _coverage_id
+    from rlcc.verify.observable import ramp_witnesses
+
+    tree = Tree((Split(3, ">", 0, 0.0), Split(2, ">", 65000, 0.0)), (-100, 100, 7, -7))
+    ramps = (Ramp(2, 64225, 65536, 66847, -333, -340, 10), Ramp(3, -1258, 0, 1258, 3951, -2770, 10))
+    model = FxModel(SPEC, FxConstants.from_spec(SPEC), (tree,), bias=fmt.FACTOR_ONE, ramps=ramps)
+    paths = generate(model, tmp_path / "fw")
+    src = sources(paths["c"], paths["h"])
+    cuts = [m for m in generate_mutants(src["c"], src["h"], model, rt_text=src["rt"]) if "_cut:" in m.id]
+    assert {m.id for m in cuts} == {f"ramp:{i}:{r}" for i in range(2) for r in ("lo_cut:-1", "center_cut:-1", "hi_cut:+1")}
+    witnesses, seen = ramp_witnesses(model), set()
+    for m in cuts:
+        i, role = int(m.id.split(":")[1]), m.id.split(":")[2]
+        r = model.ramps[i]
+        if role == "center_cut":
+            assert _coverage_id(m) is None
+            continue
+        v, k = (r.lo - 1, r.k_below) if role == "lo_cut" else (r.hi + 1, r.k_above)
+        step = (abs(v - r.center) * abs(k)) >> r.shift
+        linear = -step if (role == "lo_cut") == (k > 0) else step  # rlcc_ramp_below / _above at v
+        changed = linear != int(golden.ramp_value(golden.NUMPY, r, np.int64(v)))
+        w = witnesses[_coverage_id(m)]
+        assert (w is not None) == changed and (w is None or w == (r.input, v)), (m.id, w, linear)
+        seen.add(changed)
+    assert seen == {False, True}  # both cases met
+
+
 @pytest.mark.slow
 def test_unbuildable_and_wrong_firmware_refused(example_copy, tmp_path):
     for name in ("firmware.h", "firmware.rlcc.json"):
