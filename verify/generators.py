@@ -155,12 +155,23 @@ def split_targets(model: FxModel) -> list[tuple[int, int]]:
     return sorted(out)
 
 
+def ramp_targets(model: FxModel) -> list[tuple[int, int]]:
+    """(input index, value) pairs on both sides of every ramp piece boundary: LO - 1 and LO,
+    CENTER - 1 and CENTER, HI and HI + 1 (int32-clipped). A folded ramp's cut off by one changes
+    its term at one of these values only."""
+    out: set[tuple[int, int]] = set()
+    for r in model.ramps:
+        for v in (r.lo - 1, r.lo, r.center - 1, r.center, r.hi, r.hi + 1):
+            out.add((r.input, int(np.clip(v, INT32_MIN, INT32_MAX))))
+    return sorted(out)
+
+
 def boundary_vectors(model: FxModel, seed: int = 0) -> Vectors:
-    """Threshold boundaries of every split plus the documented edge cases (see module doc)."""
+    """Threshold boundaries of every split and ramp plus the documented edge cases (see module doc)."""
     rng = np.random.default_rng(seed)
     spec = model.spec
     parts: list[Vectors] = []
-    pairs = split_targets(model)
+    pairs = sorted(set(split_targets(model)) | set(ramp_targets(model)))
     for inp in sorted({i for i, _ in pairs if i < spec.input_width}):  # derived: rlcc.verify.observable
         target = np.array([v for i, v in pairs if i == inp], dtype=np.int64)
         ctx, ev = input_at_values(model, rng, inp, target)

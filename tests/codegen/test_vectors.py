@@ -33,6 +33,25 @@ def test_boundaries_hit_exactly_where_reachable():
                 assert np.abs(col - value).min() <= 64, (name, inp, value)
 
 
+
+def test_ramp_piece_boundaries_are_boundary_vectors():
+    """Both sides of every ramp piece boundary (LO - 1 / LO, CENTER - 1 / CENTER, HI / HI + 1) are
+    boundary targets, and a previous-action input (a stored history or context word) is hit exactly:
+    a folded ramp's cut off by one changes the term at one of these values only."""
+    import dataclasses
+
+    from rlcc.fxp.model import Ramp
+
+    base = MODELS["onnx_spec"]
+    spec = base.spec
+    inp = next(spec.input_index(a, f) for a in range(spec.history) for f in range(spec.n_features)
+               if spec.features[f].name == "prev_action")
+    model = dataclasses.replace(base, ramps=(Ramp(inp, 64225, 65536, 66847, -333, -340, 10),))
+    want = {(inp, v) for v in (64224, 64225, 65535, 65536, 66847, 66848)}
+    assert set(V.ramp_targets(model)) == want
+    col = _hits(model, V.boundary_vectors(model))[:, inp]
+    assert all((col == v).any() for _, v in want)
+
 def test_edge_cases_present():
     model = MODELS["counts_h3"]
     vec = V.boundary_vectors(model)
