@@ -155,6 +155,9 @@ def split_targets(model: FxModel) -> list[tuple[int, int]]:
     return sorted(out)
 
 
+RAMP_BOUNDARY_CONTEXTS = 8  # boundary vectors per ramp boundary value, each in its own random context
+
+
 def ramp_targets(model: FxModel) -> list[tuple[int, int]]:
     """(input index, value) pairs on both sides of every ramp piece boundary: LO - 1 and LO,
     CENTER - 1 and CENTER, HI and HI + 1 (int32-clipped). A folded ramp's cut off by one changes
@@ -171,7 +174,9 @@ def boundary_vectors(model: FxModel, seed: int = 0) -> Vectors:
     rng = np.random.default_rng(seed)
     spec = model.spec
     parts: list[Vectors] = []
-    pairs = sorted(set(split_targets(model)) | set(ramp_targets(model)))
+    # a ramp boundary value in several random contexts: a folded cut off by one changes the term
+    # at that one value, seen only where the factor is not clamped
+    pairs = sorted(set(split_targets(model))) + [p for p in ramp_targets(model) for _ in range(RAMP_BOUNDARY_CONTEXTS)]
     for inp in sorted({i for i, _ in pairs if i < spec.input_width}):  # derived: rlcc.verify.observable
         target = np.array([v for i, v in pairs if i == inp], dtype=np.int64)
         ctx, ev = input_at_values(model, rng, inp, target)
