@@ -602,15 +602,15 @@ def test_rv32_products_of_product_halves_unfold_completely():
     assert value.as_long() == ((x * y) % 2**32 * z) >> 32
 
 
-# delta one too small when the penalty is in [5000, 5008): eight penalty values of 2^31, which the
+# delta one too small when the penalty is 777777 or 777778: two penalty values of 2^31, which the
 # random and boundary vectors miss (the RV32 form of rlcc_delta)
 _DELTA_OFF_BY_ONE = ("const uint32_t diff = target_q16 - penalty; /* mod 2^32 */",
-                     "const uint32_t diff = target_q16 - penalty - (uint32_t)(penalty - 5000u < 8u);")
+                     "const uint32_t diff = target_q16 - penalty - (uint32_t)(penalty - 777777u < 2u);")
 
 
 @pytest.mark.slow
 def test_delta_off_by_one_in_a_narrow_range_is_refuted_on_rv32(example_model, tmp_path):
-    """rv32 firmware whose delta is one LSB low for eight penalty values: the handler proof finds an
+    """rv32 firmware whose delta is one LSB low for two penalty values: the handler proof finds an
     input in that range, the emulator reproduces the difference, and rlcc-verify --prove exits 4
     although its vectors pass."""
     import json
