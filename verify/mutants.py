@@ -320,8 +320,8 @@ def _coverage_id(m: Mutant) -> str | None:
         # in the linear piece: the term changes there alone, exactly where the same outward edit of
         # the ramp's LO (HI) first shows, and nowhere else that edit is invisible: that edit's
         # witness kills it and its proof of invisibility covers it. The center cut has none.
-        i, role = m.id.split(":")[1], m.id.split(":")[2].removesuffix("_cut")
-        return {"lo": f"ramp:{i}:lo:-1", "hi": f"ramp:{i}:hi:+1"}.get(role)
+        _, i, role, _ = m.id.split(":")
+        return {"lo_cut": f"ramp:{i}:lo:-1", "hi_cut": f"ramp:{i}:hi:+1"}.get(role)
     if m.kind in ("leaf", "bias", "ramp"):
         return m.id
     if name in ("clamp_min", "clamp_max", "probe_timeout"):
