@@ -30,6 +30,7 @@ TREE_STYLES = ("bitmask", "bitmask-per-tree", "bitmask-branchfree", "oblivious",
 BITMASK_STYLES = {"bitmask": (False, bitmask.GROUP_INDEX_BITS, True), "bitmask-per-tree": (False, 0, False),
                   "bitmask-branchfree": (True, 0, False)}
 GROUP_ENTRIES_PER_ROW = 8  # leaf-group initializer: entries per line
+SUM_ARG_REGISTERS = 8  # a0-a7, the integer argument registers of the RISC-V calling convention
 SQRT_INDEX_BITS = 10  # isqrt seed table: top 10 bits of the normalized rate, 768 entries (one Goldschmidt step)
 
 # Out-of-line functions of the generated C, one per golden primitive (``fxp.golden.IntOps``).
@@ -256,6 +257,26 @@ def ramp_sum_function(prefix: str) -> str:
     return f"{prefix}{RAMP_SUM_SUFFIX}"
 
 
+def _register_inputs(model: FxModel, plan: bitmask.BitmaskPlan) -> tuple[int, ...] | None:
+    """The inputs the out-of-line sum of ``plan`` takes as arguments (a0, a1, ...), in order: those
+    its searches read; None: it takes a pointer to the caller's input array. Arguments for the
+    folded bitmask sum (one function, no ramps' sum beside it) of int32 inputs that fit the argument
+    registers: the caller then keeps no array in memory and the sum loads nothing. An input no
+    search reads is not passed (the compiler would drop the argument of a static function anyway)."""
+    used = tuple(b.input for b in plan.inputs)
+    if not plan.folded or input_bits(model) != 32 or len(used) > SUM_ARG_REGISTERS:
+        return None
+    return used
+
+
+def sum_register_inputs(model: FxModel) -> tuple[int, ...] | None:
+    """``_register_inputs`` of the default tree style, the one whose sum the handler proof abstracts
+    (one function returning both sums)."""
+    if not model.trees:
+        return None
+    return _register_inputs(model, bitmask.plan(model, *BITMASK_STYLES[TREE_STYLES[0]]))
+
+
 def _input_macros(model: FxModel, prefix: str) -> list[str]:
     names = model.spec.student_input_names()
     return [prefix + "IN_" + re.sub(r"\W+", "_", n).strip("_").upper() for n in names]
@@ -275,6 +296,17 @@ def _inputs(model: FxModel, macros: list[str]) -> list[dict[str, Any]]:
         out.append({"index": i, "macro": macros[i], "name": f"{name}[t]", "ago": None, "feature": None, "ctx_word": None,
                     "derived": {"function": derived_vocab.get(name).c_function, "cur": macros[cur], "prev": macros[prev]}})
     return sorted(out, key=lambda d: d["index"])
+
+
+def _window_order(inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The order the input window is loaded in: each derived input right after its two sources, all
+    first, so that its out-of-line call comes before the other inputs are loaded (fewer values live
+    across the call: fewer callee-saved registers to save); then the rest in index order."""
+    by_macro = {i["macro"]: i for i in inputs}
+    first: list[dict[str, Any]] = []
+    for d in (i for i in inputs if i["derived"]):
+        first += [by_macro[m] for m in (d["derived"]["prev"], d["derived"]["cur"]) if by_macro[m] not in first] + [d]
+    return first + [i for i in inputs if i not in first]
 
 
 def _leaf_rows(values: tuple[int, ...], per_row: int = LEAVES_PER_ROW) -> tuple[str, ...]:
@@ -334,11 +366,22 @@ def _piece_statement(b: bitmask.InputBuckets, k: int, macro_prefix: str) -> str:
     return f"*ramp += rlcc_ramp_{piece.kind}(x, {macro}CENTER, {macro}K_{side}, {macro}SHIFT);"
 
 
+def _sum_args(prefix: str, macros: list[str], names: list[str]) -> dict[str, str]:
+    """The folded sum's head and its call, one passed input per line with its argument register."""
+    notes = [f"a{k}" for k in range(len(names))]
+    return {"head": definition_one_per_line(f"static __attribute__((noinline)) {prefix}sums_t", tree_sum_function(prefix),
+                                            [f"{prefix}input_t {a}" for a in names], notes),
+            "call": assignment_one_per_line(f"const {prefix}sums_t sums", tree_sum_function(prefix),
+                                            [f"x[{m}]" for m in macros], notes, 4)}
+
+
 def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix: str, branch_free: bool,
              group_bits: int, fold_ramps: bool) -> dict[str, Any]:
     """The ``bitmask`` tree styles' tables and statements (``rlcc.codegen.bitmask``)."""
     plan = bitmask.plan(model, branch_free, group_bits, fold_ramps)
     names = model.spec.student_input_names()
+    arg_names = [m[len(macro_prefix) + len("IN_"):].lower() for m in input_macros]
+    passed = _register_inputs(model, plan)
     word_var = (lambda w: "bits") if plan.n_words == 1 else (lambda w: f"bits_{w}")  # noqa: E731
     inputs = []
     for b in plan.inputs:
@@ -353,7 +396,7 @@ def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix:
             where = ", ".join([f"tree {t} split {k}" for t, k in c.uses] + roles.get(c.value, [])) or "no split"
             cuts.append({"macro": f"{macro_prefix}CUT_{b.input}_{j}", "value": c_int32(c.value),
                          "comment": f"{names[b.input]} > {_decimal(c.value, bits)}: {where}"})
-        x = f"x[{input_macros[b.input]}]"
+        x = arg_names[b.input] if passed is not None else f"x[{input_macros[b.input]}]"
         tables = f"{prefix}tables"
         table = f"{tables}.cuts_{b.input}"
         own_word = f"{tables}.bits_{b.input}" + ("" if plan.n_words == 1 else f"_{b.words()[0]}")
@@ -424,7 +467,8 @@ def _bitmask(model: FxModel, input_macros: list[str], prefix: str, macro_prefix:
                        "what": f"trees {', '.join(map(str, g.trees))}" if len(g.trees) > 1 else f"tree {g.trees[0]}",
                        "layout": parts, "rows": _group_rows(g)})
     ramp_calls = [f"{i['bucket_fn']}({i['x']}, &ramps);" for i in inputs if i["ramp_only"]]
-    return {"inputs": inputs, "fields": fields, "words": words, "ramp_calls": ramp_calls, "tables": f"{prefix}tables", "leaves_name": f"{prefix}tables.leaves",
+    args = None if passed is None else _sum_args(prefix, [input_macros[i] for i in passed], [arg_names[i] for i in passed])
+    return {"inputs": inputs, "args": args, "fields": fields, "words": words, "ramp_calls": ramp_calls, "tables": f"{prefix}tables", "leaves_name": f"{prefix}tables.leaves",
             "leaf_stride": plan.leaf_stride, "leaf_rows": rows, "n_cuts": plan.n_cuts, "n_words": plan.n_words,
             "field_bits": sum(f.width for f in plan.fields), "groups": groups, "folded": plan.folded,
             "table_bytes": sum(4 * len(g.entries) for g in plan.groups) if groups else 4 * plan.leaf_stride * len(model.trees)}
@@ -479,6 +523,7 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "n_features": spec.n_features,
         "history": spec.history,
         "inputs": _inputs(model, macros),
+        "window_order": _window_order(_inputs(model, macros)),
         "n_inputs": spec.student_width,
         "history_words": model.history_words,
         "uses": uses,
@@ -528,6 +573,32 @@ def wrap_call(head: str, args: list[str], tail: str, indent: int = 0, limit: int
             cur = " " * col + piece
     lines.append(cur)
     return "\n".join(lines)
+
+
+def _one_per_line(head: str, items: list[str], notes: list[str], tail: str, indent: int) -> str:
+    """``head(item, item...)tail``, one item per line aligned after the parenthesis, each with its
+    trailing comment (which keeps clang-format from packing them)."""
+    col = " " * (indent + len(head) + 1)
+    return "\n".join((" " * indent + head + "(" if k == 0 else col) + item + (")" + tail if k == len(items) - 1 else ",")
+                     + f" /* {note} */" for k, (item, note) in enumerate(zip(items, notes)))
+
+
+def _fits(text: str, limit: int = 120) -> bool:
+    return all(len(line) <= limit for line in text.split("\n"))
+
+
+def definition_one_per_line(return_type: str, name: str, params: list[str], notes: list[str]) -> str:
+    """A function definition's head with one parameter per line, as clang-format lays it out: the
+    return type on its own line when the aligned form would pass the column limit."""
+    one = _one_per_line(f"{return_type} {name}", params, notes, "", 0)
+    return one if _fits(one) else f"{return_type}\n" + _one_per_line(name, params, notes, "", 0)
+
+
+def assignment_one_per_line(lhs: str, fn: str, args: list[str], notes: list[str], indent: int) -> str:
+    """``lhs = fn(args...);`` with one argument per line, as clang-format lays it out: broken after
+    the ``=`` when the aligned form would pass the column limit."""
+    one = _one_per_line(f"{lhs} = {fn}", args, notes, ";", indent)
+    return one if _fits(one) else " " * indent + f"{lhs} =\n" + _one_per_line(fn, args, notes, ";", indent + 4)
 
 
 def runtime_header_text() -> str:

@@ -20,7 +20,8 @@ import numpy as np
 import z3
 
 from rlcc import formats as fmt
-from rlcc.codegen.context import LOG_RATIO_FUNCTION, SQRT_FUNCTION, input_bits, ramp_sum_function, tree_sum_function
+from rlcc.codegen.context import (LOG_RATIO_FUNCTION, SQRT_FUNCTION, input_bits, ramp_sum_function,
+                                  sum_register_inputs, tree_sum_function)
 from rlcc.derived import SLOG_BITS
 from rlcc.fxp import golden
 from rlcc.fxp.model import FxModel
@@ -61,10 +62,19 @@ def prefixed_symbol(img: ElfImage, suffix: str, what: str) -> str:
     return found[0]
 
 
-def _sum_summary(name: str, fns: list[z3.FuncDeclRef], n_inputs: int, word_bytes: int, xlen: int, stack: Region) -> Summary:
-    """Ensemble partial sums called with a pointer to the caller's input array: ``fns`` of the
-    array's words, read from the caller's memory at the call, returned in a0 (a1, ...)."""
+def _sum_summary(name: str, fns: list[z3.FuncDeclRef], n_inputs: int, word_bytes: int, xlen: int, stack: Region,
+                 in_registers: bool = False) -> Summary:
+    """Ensemble partial sums called with a pointer to the caller's input array (``in_registers``:
+    with ``n_inputs`` int32 inputs themselves in a0, a1, ...): ``fns`` of the array's words, read
+    from the caller's memory at the call (of the argument registers), returned in a0 (a1, ...)."""
     def summary(regs: list[Any], path: Any, load: Load) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
+        if in_registers:
+            args, checks = [], []
+            for i in range(n_inputs):
+                a, c = arg32(regs[10 + i], xlen, path, f"{name} argument a{i}")
+                args.append(a)
+                checks += c
+            return {10 + k: z3.SignExt(32, fn(*args)) if xlen == 64 else fn(*args) for k, fn in enumerate(fns)}, checks
         base, sp = concrete(regs[10]), concrete(regs[2])
         end = None if base is None else base + n_inputs * word_bytes
         if base is None or sp is None or not (sp <= base and end <= stack.hi):
@@ -107,8 +117,9 @@ class Abstraction:
         if self.sums is not None:
             stack = img.stack
             for name, fns in self.sums.functions():
-                out[img.symbols[name][0]] = _sum_summary(name, fns, self.sums.n_inputs, self.sums.fns.input_bits // 8,
-                                                         xlen, stack)
+                n = self.sums.n_inputs if self.sums.fns.inputs is None else len(self.sums.fns.inputs)
+                out[img.symbols[name][0]] = _sum_summary(name, fns, n, self.sums.fns.input_bits // 8, xlen, stack,
+                                                         self.sums.fns.inputs is not None)
         return out
 
     def clobbers(self, img: ElfImage, xlen: int) -> dict[int, frozenset[int]]:
@@ -218,12 +229,20 @@ class Sums:
         if not any(n.endswith("_" + tree) for n in img.symbols):
             return None
         folded = not any(n.endswith("_" + ramp) for n in img.symbols)
+        # the folded sum takes the inputs its searches read as arguments (the generator's rule)
+        passed = sum_register_inputs(model) if folded else None
         return cls(prefixed_symbol(img, tree, "trees' sum"), None if folded else prefixed_symbol(img, ramp, "ramps' sum"),
-                   SumFunctions.make(model.spec.student_width, input_bits(model)), model)
+                   SumFunctions.make(model.spec.student_width, input_bits(model), passed), model)
 
     def inputs(self, words: list[int]) -> list[np.ndarray]:
-        """Array words (unsigned) as the golden model's signed input values."""
+        """The sum functions' argument words (unsigned) as the golden model's signed input values
+        (an input the sums do not read: 0)."""
         bits = self.fns.input_bits
+        if self.fns.inputs is not None:
+            full = [0] * self.n_inputs
+            for i, w in zip(self.fns.inputs, words):
+                full[i] = w
+            words = full
         return [np.array([w - (w >> (bits - 1) << bits)], dtype=np.int64) for w in words]
 
     def true_values(self) -> list[tuple[z3.FuncDeclRef, Callable[[list[int]], int]]]:

@@ -241,7 +241,8 @@ SumOutput = tuple[int, Callable[[Z3Ops, list[Any]], list[Any]], str, bool]  # re
 def _sum_part(img: ElfImage, xlen: int, cut: Abstraction, part: str, symbol: str, outputs: list[SumOutput],
               bound: int) -> ProofPart:
     """An out-of-line partial sum, symbolically alone: called with a pointer to an array of free
-    input words in the caller's frame, every other byte around it unknown, it returns in each
+    input words in the caller's frame (or with the words in the argument registers,
+    ``Sums.in_registers``), every other byte around it unknown, it returns in each
     output's register the golden 32-bit sum of its terms for all words, so its results depend on
     the array alone, which is what its abstraction in the handler assumes; it stores only below
     its stack pointer and restores sp and the callee-saved registers. An output marked
@@ -259,7 +260,11 @@ def _sum_part(img: ElfImage, xlen: int, cut: Abstraction, part: str, symbol: str
         for b in range(bits // 8):
             mem[base + i * bits // 8 + b] = z3.Extract(8 * b + 7, 8 * b, w)
     regs = img.call_registers(xlen, f"{tag}_", sp=sp)
-    regs[10] = base
+    if cut.sums.fns.inputs is not None:  # the inputs it reads in a0, a1, ... (sign-extended on RV64: the ABI's int32)
+        for k, i in enumerate(cut.sums.fns.inputs):
+            regs[10 + k] = z3.SignExt(xlen - bits, words[i]) if xlen > bits else words[i]
+    else:
+        regs[10] = base
     summaries = {a: f for a, f in cut.summaries(img, xlen).items() if a != img.address(symbol)}
     try:
         entry, run = _run_alone(img, xlen, symbol, regs, mem, summaries, cut.clobbers(img, xlen))

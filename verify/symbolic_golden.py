@@ -138,17 +138,19 @@ class SumFunctions:
     trees: z3.FuncDeclRef
     ramps: z3.FuncDeclRef
     input_bits: int
+    inputs: tuple[int, ...] | None = None  # the inputs the sums read, in argument order (None: all)
 
     @classmethod
-    def make(cls, n_inputs: int, input_bits: int) -> SumFunctions:
-        sorts = [z3.BitVecSort(input_bits)] * n_inputs + [z3.BitVecSort(32)]
-        return cls(z3.Function("tree_sum", *sorts), z3.Function("ramp_sum", *sorts), input_bits)
+    def make(cls, n_inputs: int, input_bits: int, inputs: tuple[int, ...] | None = None) -> SumFunctions:
+        sorts = [z3.BitVecSort(input_bits)] * (n_inputs if inputs is None else len(inputs)) + [z3.BitVecSort(32)]
+        return cls(z3.Function("tree_sum", *sorts), z3.Function("ramp_sum", *sorts), input_bits, inputs)
 
     def words(self, x: Sequence[Any], obligations: list[tuple[str, Any]]) -> list[z3.BitVecRef]:
-        """The input values as the firmware's array words; that each fits is an obligation."""
+        """The values of the inputs the sums read as the firmware's words; that each fits is an
+        obligation."""
         out = []
-        for i, v in enumerate(x):
-            v = _bv(v)
+        for i in range(len(x)) if self.inputs is None else self.inputs:
+            v = _bv(x[i])
             word = z3.Extract(self.input_bits - 1, 0, v)
             if self.input_bits < WIDTH:
                 obligations.append((f"golden input {i} within the firmware's {self.input_bits}-bit input_t",

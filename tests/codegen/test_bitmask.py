@@ -146,3 +146,23 @@ def test_ramps_fold_only_where_every_one_can():
     for row, ramps in zip(x, want):
         assert bitmask.ramp_sum(p, lone, [int(v) for v in row]) == int(ramps), row
     assert bitmask.plan(model, fold_ramps=True).folded
+
+
+def test_the_folded_sum_takes_the_inputs_it_reads_in_registers():
+    """The default style's folded sum takes the inputs its searches read as arguments, in index
+    order, when they are int32 and fit a0-a7; otherwise (no folding, int64 inputs, more inputs
+    than argument registers) a pointer to the input array."""
+    import dataclasses
+
+    from rlcc.codegen import context as C
+    from rlcc.codegen.generate import render_sources
+
+    model = _with_ramps(random_model(SYNTHETIC_SPEC, n_trees=6, depth=4, seed=1))
+    passed = C.sum_register_inputs(model)
+    plan = bitmask.plan(model, *C.BITMASK_STYLES["bitmask"])
+    assert plan.folded and passed == tuple(b.input for b in plan.inputs)
+    texts = render_sources(model, tree_style="bitmask")[0]["c"]
+    assert "firmware_tree_sum(const firmware_input_t x[" not in texts
+    assert texts.count(" /* a0 */") == 2 and texts.count(f" /* a{len(passed) - 1} */") == 2  # definition and call
+    assert C.sum_register_inputs(dataclasses.replace(model, ramps=())) is None  # nothing folded: the array
+    assert C._register_inputs(model, dataclasses.replace(plan, inputs=plan.inputs * 9)) is None  # past a7

@@ -102,7 +102,7 @@ def test_altered_probe_timeout_rule_is_caught(mutant, generated, tmp_path):
     paths = generate(model, tmp_path / "inlined", name="tiny_oblivious", inline_runtime=True)
     src = paths["c"].read_text()
     assert src.count(PROBE_RULE) == 1 and '#include "rlcc_runtime.h"' not in src
-    restart = "        c[RLCC_CTX_PROBE_TS] = now; /* request the next probe */\n"
+    restart = "    c[RLCC_CTX_PROBE_TS] = now; /* request the next probe */\n"
     assert src.count(restart) == 1
     bad_src = {
         "off_by_one": src.replace(PROBE_RULE, PROBE_RULE.replace(">=", ">")),

@@ -354,6 +354,52 @@ def test_a_ramp_on_an_input_no_split_uses_folds_into_its_own_search(tmp_path, ta
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
+def test_sum_arguments_in_the_wrong_registers_are_a_handler_counterexample(tmp_path, target):
+    """The folded sum takes the inputs its searches read in a0, a1, ... (input 0, which no split
+    or ramp uses, is not passed): the handler proof reads each register as its input, so two
+    inputs swapped at the call are a counterexample the emulator reproduces, where the right
+    call is proven."""
+    from rlcc.codegen.context import sum_register_inputs
+
+    model = _bitmask_model()
+    assert sum_register_inputs(model) == (1, 2, 3)
+    xlen = 64 if target == "rv64imac" else 32
+    profile = "dpa" if xlen == 64 else "generic5"
+    swapped = ("firmware_tree_sum(x[FIRMWARE_IN_DELTA_T_1], /* a0 */", "firmware_tree_sum(x[FIRMWARE_IN_DELTA_T], /* a0 */")
+    elf = _elf(model, tmp_path / "wrong", target, swapped, style="bitmask")
+    img = P.load_after_init(elf, xlen, profile, xlen == 64)
+    part, cex = PH.prove_handler(img, model, xlen, timeout_s=120.0)
+    assert part.status == "counterexample" and cex is not None, part.detail
+    out = HarnessRunner(elf, xlen, img.machine.profile, zbb=xlen == 64).run(records_from_vectors(cex))
+    assert out["rate"][0] != cex.rate[0] or np.any(out["ctx_out"][0] != cex.ctx_out[0])
+
+
+@pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
+def test_user_algo_has_no_stack_frame(example_model, tmp_path, target):
+    """The RTT decision is out of line (``firmware_on_rtt``) and tail-called: user_algo itself, the
+    path of the TX event (far more frequent), never moves the stack pointer, so it saves no
+    registers; the decision's frame is on_rtt's."""
+    from rlcc.emulator.decode import decode
+
+    xlen = 64 if target == "rv64imac" else 32
+    img = P.load_after_init(_elf(example_model, tmp_path, target, style="bitmask"), xlen, "dpa" if xlen == 64 else "generic5",
+                            xlen == 64)
+
+    def writes_sp(symbol: str) -> bool:
+        start, size = img.symbols[symbol]
+        pc, found = start, False
+        while pc < start + size:
+            at = pc - img.machine.mem_base
+            n = 4 if img.image[at] & 3 == 3 else 2
+            found |= decode(int.from_bytes(img.image[at : at + n], "little"), xlen).rd == 2
+            pc += n
+        return found
+
+    assert not writes_sp("user_algo") and writes_sp("firmware_on_rtt")
+
+
+@pytest.mark.slow
 def test_bitmask_handler_is_proven(tmp_path):
     """The whole rv64 handler of the bit-parallel firmware (the out-of-line trees' and ramps' sums,
     both leaves) is proven, every part included."""

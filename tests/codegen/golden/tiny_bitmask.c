@@ -236,6 +236,26 @@ static inline void tiny_decide(uint32_t c[RLCC_CTX_WORDS], uint32_t rtt_ns, cons
     c[RLCC_CTX_PREV_FACTOR] = (uint32_t)factor;
 }
 
+/* The RTT event, with the flow start (rate 0) on its own path: the decision's worst case is the one
+ * that counts, and there the start's context words the decision rewrites need not be cleared first.
+ * Out of line and tail-called, so that only this path saves the registers the decision needs (the
+ * TX event, far more frequent, saves none). */
+static __attribute__((noinline)) void tiny_on_rtt(pcc_ctx_t *ctx, const pcc_event_t *ev, pcc_attr_t attr,
+                                                  pcc_results_t *results)
+{
+    uint32_t *c = ctx->w;
+    const uint32_t *p = rlcc_slot_params(attr);
+    const uint32_t now = pcc_ev_timestamp(ev);
+
+    if (c[RLCC_CTX_RATE] == 0u) {
+        rlcc_start_flow(c, now, p[TINY_P_RATE_INITIAL]);
+    }
+    c[RLCC_CTX_PROBE_TS] = now; /* request the next probe */
+    tiny_decide(c, pcc_rtt_ns(ev), p); /* RTT = timestamp - request send time, mod 2^32 */
+    results->rate = c[RLCC_CTX_RATE];
+    results->rtt_req = 1u;
+}
+
 void user_algo(pcc_ctx_t *ctx, const pcc_event_t *ev, pcc_attr_t attr, pcc_results_t *results)
 {
     uint32_t *c = ctx->w;
@@ -244,28 +264,20 @@ void user_algo(pcc_ctx_t *ctx, const pcc_event_t *ev, pcc_attr_t attr, pcc_resul
     const uint32_t now = pcc_ev_timestamp(ev);
     uint32_t rtt_req = 0u;
 
-    /* The RTT event first, with the flow start (rate 0) on its own path too: the decision's worst
-     * case is the one that counts, and there the start's context words the decision rewrites need
-     * not be cleared first. */
     if (type == RLCC_EVENT_RTT) {
-        if (c[RLCC_CTX_RATE] == 0u) {
-            rlcc_start_flow(c, now, p[TINY_P_RATE_INITIAL]);
-        }
-        c[RLCC_CTX_PROBE_TS] = now; /* request the next probe */
-        tiny_decide(c, pcc_rtt_ns(ev), p); /* RTT = timestamp - request send time, mod 2^32 */
+        tiny_on_rtt(ctx, ev, attr, results);
+        return;
+    }
+    if (c[RLCC_CTX_RATE] == 0u) {
+        rlcc_start_flow(c, now, p[TINY_P_RATE_INITIAL]);
         rtt_req = 1u;
-    } else {
-        if (c[RLCC_CTX_RATE] == 0u) {
-            rlcc_start_flow(c, now, p[TINY_P_RATE_INITIAL]);
-            rtt_req = 1u;
-        }
-        if (type == RLCC_EVENT_TX) {
-            rtt_req |= rlcc_probe_timeout(c, now, p[TINY_P_PROBE_TIMEOUT_NS]);
-        } else if (type == RLCC_EVENT_CNP) {
-            rlcc_count_event(c, pcc_ev_coalesced(ev), RLCC_CNP_SHIFT);
-        } else if (type == RLCC_EVENT_NACK) {
-            rlcc_count_event(c, pcc_ev_coalesced(ev), RLCC_NACK_SHIFT);
-        }
+    }
+    if (type == RLCC_EVENT_TX) {
+        rtt_req |= rlcc_probe_timeout(c, now, p[TINY_P_PROBE_TIMEOUT_NS]);
+    } else if (type == RLCC_EVENT_CNP) {
+        rlcc_count_event(c, pcc_ev_coalesced(ev), RLCC_CNP_SHIFT);
+    } else if (type == RLCC_EVENT_NACK) {
+        rlcc_count_event(c, pcc_ev_coalesced(ev), RLCC_NACK_SHIFT);
     }
     results->rate = c[RLCC_CTX_RATE];
     results->rtt_req = rtt_req;
