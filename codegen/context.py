@@ -37,7 +37,7 @@ SQRT_INDEX_BITS = 10  # isqrt seed table: top 10 bits of the normalized rate, 76
 # ``rlcc-verify --prove`` abstracts each in the handler proof and checks it on its own.
 # They live in the runtime header ``firmware_sdk_stub/rlcc_runtime.h`` (tests/sdk checks the names).
 SQRT_FUNCTION = "rlcc_sqrt_rate"
-LOG_RATIO_FUNCTION = "rlcc_log_ratio"  # slog(cur) - slog(prev), out of line: abstracted and checked alone
+SLOG_FUNCTION = derived_vocab.get("delta_log_ratio").c_function  # slog, out of line: abstracted and checked alone
 TREE_SUM_SUFFIX = "tree_sum"  # <name>_tree_sum: with ramps, the bias plus the leaves, out of line
 RAMP_SUM_SUFFIX = "ramp_sum"  # <name>_ramp_sum: the ramps' terms (each rlcc_ramp inline), out of line
 RUNTIME_HEADER = "rlcc_runtime.h"
@@ -294,7 +294,8 @@ def _inputs(model: FxModel, macros: list[str]) -> list[dict[str, Any]]:
         cur, prev = spec.derived_sources(k)
         i = spec.input_width + k
         out.append({"index": i, "macro": macros[i], "name": f"{name}[t]", "ago": None, "feature": None, "ctx_word": None,
-                    "derived": {"function": derived_vocab.get(name).c_function, "cur": macros[cur], "prev": macros[prev]}})
+                    "derived": {"function": derived_vocab.get(name).c_function, "cur": macros[cur], "prev": macros[prev],
+                                "k": k}})
     return sorted(out, key=lambda d: d["index"])
 
 
@@ -526,6 +527,7 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "window_order": _window_order(_inputs(model, macros)),
         "n_inputs": spec.student_width,
         "history_words": model.history_words,
+        "n_derived": len(spec.derived),
         "uses": uses,
         "trees": trees,
         "bitmask": bm,

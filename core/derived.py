@@ -33,11 +33,20 @@ class DerivedDef:
     source_frac_bits: int  # that feature's device format
     frac_bits: int  # device value: signed 32-bit with this many fractional bits
     float_value: Callable[[np.ndarray, np.ndarray], np.ndarray]  # (current, previous) unscaled floats
-    device_value: Callable[[Any, Any, Any], Any]  # (ops, current, previous) device integers
-    c_function: str  # the rlcc_runtime.h function computing it from the two device values
+    # Device integers: the per-step state (ops, value) -> state that the context keeps for the next
+    # step, and the input from the current and the previous step's states (ops, cur, prev); the
+    # firmware computes the state once per step (``c_function``) and stores it, so the previous
+    # step's is a context word, not a second computation.
+    state_value: Callable[[Any, Any], Any]
+    combine: Callable[[Any, Any, Any], Any]
+    c_function: str  # the rlcc_runtime.h function computing the state from a device value (out of line)
     # Direction of monotonicity in (current, previous): +1 non-decreasing, -1 non-increasing, over
     # all int32 values. The exhaustive reachability reasoning (rlcc.verify.observable) relies on it.
     monotone: tuple[int, int] = (1, -1)
+
+    def device_value(self, ops: Any, cur: Any, prev: Any) -> Any:
+        """The input from the two device values (the states of both computed here)."""
+        return self.combine(ops, self.state_value(ops, cur), self.state_value(ops, prev))
 
 
 REGISTRY: dict[str, DerivedDef] = {}
@@ -99,6 +108,7 @@ register(DerivedDef(
     "delta_log_ratio", "slog(delta[t]) - slog(delta[t-1]), slog(d) = sign(d) * mlog2(1 + |d|)",
     source="delta", source_frac_bits=16, frac_bits=MLOG_FRAC_BITS,
     float_value=lambda cur, prev: slog_float(cur) - slog_float(prev),
-    device_value=lambda ops, cur, prev: ops.slog(cur) - ops.slog(prev),
-    c_function="rlcc_log_ratio",
+    state_value=lambda ops, d: ops.slog(d),
+    combine=lambda ops, cur, prev: cur - prev,
+    c_function="rlcc_signed_log",
 ))

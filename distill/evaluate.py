@@ -298,7 +298,7 @@ def sizes(model: FxModel) -> Sizes:
     one byte per split input index and op) and the paper's operation count."""
     n_splits = sum(t.depth for t in model.trees)
     n_leaves = sum(len(t.leaves) for t in model.trees)
-    state_words = fmt.CTX_HISTORY + model.history_words
+    state_words = model.context_words
     return Sizes(
         state_bytes=state_words * 4,
         context_bytes=fmt.CTX_BYTES,

@@ -33,7 +33,7 @@
 #include "pcc_sdk.h"
 
 /* Bumped on every change of behaviour or interface; generated firmware checks it. */
-#define RLCC_RUNTIME_VERSION 6u
+#define RLCC_RUNTIME_VERSION 7u
 
 /* ---- formats and context layout (values from rlcc.formats) ---- */
 #define RLCC_RATE_FRAC_BITS UINT32_C(20)
@@ -441,12 +441,13 @@ static inline int32_t rlcc_slog(int32_t d)
     return d < 0 ? -lg : lg;
 }
 
-/* Derived input delta_log_ratio: slog(cur) - slog(prev), |result| < 2^21 (rlcc.derived). Out of line
- * (one call for both logs): rlcc-verify --prove checks it alone, one argument at a time, and
- * abstracts it in the handler as the difference of one uninterpreted slog at the two arguments. */
-static __attribute__((noinline, unused)) int32_t rlcc_log_ratio(int32_t cur, int32_t prev)
+/* The state of derived input delta_log_ratio = slog(delta[t]) - slog(delta[t-1]) (rlcc.derived):
+ * slog of this step's delta, kept in the context for the next step, so one log per decision. Out
+ * of line: rlcc-verify --prove checks it alone and abstracts it in the handler as one
+ * uninterpreted slog. */
+static __attribute__((noinline, unused)) int32_t rlcc_signed_log(int32_t d)
 {
-    return rlcc_slog(cur) - rlcc_slog(prev);
+    return rlcc_slog(d);
 }
 
 /* A ramp's term below its center, lo <= x < center (rlcc.fxp.golden.ramp_value): trunc((x - center)

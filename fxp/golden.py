@@ -18,6 +18,9 @@ Per event (context words from ``rlcc.formats``; ``ts`` = the event's 32-bit time
      context; counts from the counters;
    - the input window is the current step plus the context's history (newest first); a flow
      without valid history uses copies of the current step;
+   - a derived input (``rlcc.derived``) combines this step's state of its source (e.g. slog(delta))
+     with the previous step's, which the context keeps in a word after the window (this step's own
+     while the history is invalid), in 32 bits: ``as_int32((combine(s, prev)) mod 2^32)``;
    - ``sum = bias + sum_t leaves_t[index_t] + sum_r ramp_r`` where ``index_t = OR_k (x[in_k] OP_k
      thr_k) << k`` and ``ramp_r = trunc(d * k / 2^shift)``, ``d = clamp(x[in_r], lo, hi) - center``,
      ``k = k_below if d < 0 else k_above`` (truncation toward zero; ``|d k| < 2^31``);
@@ -27,7 +30,7 @@ Per event (context words from ``rlcc.formats``; ``ts`` = the event's 32-bit time
    - ``p = rate * factor + carry`` with ``carry = flags >> 16`` (error feedback: the fraction
      the previous update dropped), ``rate' = clamp(p >> 16, rate_min, RATE_MAX)``;
    - the context stores rate', factor, zero counters, flags = ``(p mod 2^16) << 16 | history
-     valid``, the window shifted by one step and ``probe_ts = ts``; the result is ``{rate', rtt_req = 1}`` (request the next probe).
+     valid``, the window shifted by one step, each derived input's state ``s`` and ``probe_ts = ts``; the result is ``{rate', rtt_req = 1}`` (request the next probe).
 4. Other events (ACK, NULL, FW, unknown types) leave the context unchanged and return
    ``{rate, rtt_req = 0}``.
 5. Probe loss recovery. The device keeps one RTT probe outstanding; if the probe or its
@@ -341,7 +344,8 @@ def event_core(ops: IntOps, model: FxModel, ctx: Sequence[Any], ev: Sequence[Any
     for ago in range(k):
         for f in range(nf):
             x[spec.input_index(ago, f)] = steps[ago][f]
-    x += derived_core(ops, spec, x)
+    derived, derived_states = _derived_step(ops, model, x, w, valid)
+    x += derived
     state: dict[int, Any] = {}
     if hasattr(model, "decision_core"):  # another backend's decision (rlcc.fxp.int8_net): its state words
         total, leaves, state = model.decision_core(ops, x, w, valid)
@@ -359,6 +363,8 @@ def event_core(ops: IntOps, model: FxModel, ctx: Sequence[Any], ev: Sequence[Any
     for ago in range(1, k):  # stored step `ago` = this window's step ago - 1
         for f in range(nf):
             decided[fmt.CTX_HISTORY + (ago - 1) * nf + f] = steps[ago - 1][f] & _U32
+    for k, s in enumerate(derived_states):
+        decided[model.derived_word(k)] = s & _U32
     for word, value in state.items():
         decided[word] = value
 
@@ -396,6 +402,34 @@ def step_features(
         np.asarray(nack, dtype=np.int64),
     )
     return np.stack([np.broadcast_to(v, rate.shape) for v in cols], axis=-1)
+
+
+def _derived_step(ops: IntOps, model: Any, x: Sequence[Any], w: Sequence[Any], valid: Any) -> tuple[list[Any], list[Any]]:
+    """A decision's derived inputs and the states the context keeps for the next one: each input
+    combines this step's state of its source (computed) with the previous step's (its context word,
+    or this step's own while the history is invalid), in 32 bits as the firmware does (a context
+    no decision wrote may hold any word)."""
+    spec = model.spec
+    values, states = [], []
+    for k, name in enumerate(spec.derived):
+        d = derived_vocab.get(name)
+        s = d.state_value(ops, x[spec.derived_sources(k)[0]])
+        prev = ops.where(valid, _as_int32(ops, w[model.derived_word(k)]), s)
+        values.append(_as_int32(ops, d.combine(ops, s, prev) & _U32))
+        states.append(s)
+    return values, states
+
+
+def store_derived_states(model: Any, ctx: np.ndarray) -> np.ndarray:
+    """``ctx`` (N, CTX_WORDS) with each derived input's state word as the decision that stored its
+    history would have written it: the state of the newest stored value of its source (contexts
+    built from chosen history values stay ones a flow can reach)."""
+    spec = model.spec
+    for k, name in enumerate(spec.derived):
+        ago, f = spec.locate_input(spec.derived_sources(k)[1])
+        word = np.asarray(ctx[:, fmt.CTX_HISTORY + (ago - 1) * spec.n_features + f], dtype=np.int64) & _U32
+        ctx[:, model.derived_word(k)] = derived_vocab.get(name).state_value(NUMPY, word - ((word >> 31) << 32)) & _U32
+    return ctx
 
 
 def derived_core(ops: IntOps, spec: ObservationSpec, x: Sequence[Any]) -> list[Any]:

@@ -28,11 +28,11 @@ _RAMP_FLOATS = ("center_scaled", "slope_below", "slope_above")
 
 def check_fits_context(spec: ObservationSpec) -> None:
     """BadInputError unless the spec's history window fits the firmware's per-flow context."""
-    words = (spec.history - 1) * spec.n_features
+    words = (spec.history - 1) * spec.n_features + len(spec.derived)  # + one state word per derived input
     if words > fmt.CTX_HISTORY_WORDS:
         raise BadInputError(
-            f"spec needs {words} history words in the per-flow context, "
-            f"only {fmt.CTX_HISTORY_WORDS} fit in {fmt.CTX_BYTES} bytes"
+            f"spec needs {words} history words in the per-flow context (past steps and derived inputs' "
+            f"states), only {fmt.CTX_HISTORY_WORDS} fit in {fmt.CTX_BYTES} bytes"
         )
 
 
@@ -225,6 +225,16 @@ class InputFormats:
     def history_words(self) -> int:
         """Context words of the input window's past steps."""
         return (self.spec.history - 1) * self.spec.n_features
+
+    def derived_word(self, k: int) -> int:
+        """The context word keeping derived input ``k``'s state of the previous step (after the
+        window's words; ``rlcc.derived``)."""
+        return fmt.CTX_HISTORY + self.history_words + k
+
+    @property
+    def context_words(self) -> int:
+        """Context words a flow uses: the fixed ones, the window's past steps, the derived inputs' states."""
+        return fmt.CTX_HISTORY + self.history_words + len(self.spec.derived)
 
 
 @dataclasses.dataclass(frozen=True)

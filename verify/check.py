@@ -366,7 +366,7 @@ def verify_firmware(
         worst_case=_worst_case(model, vectors, out),
         budget=Budget.resolve(prof, budget_cycles, budget_ns, full_load),
         size=size,
-        context_bytes=4 * getattr(model, "context_words", fmt.CTX_HISTORY + model.history_words),
+        context_bytes=4 * model.context_words,
         source_matches_manifest=manifest_io.sha256_text(text) == raw.get("files", {}).get("c", {}).get("sha256"),
         coverage=coverage,
         stack=stack,

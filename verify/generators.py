@@ -59,7 +59,7 @@ def _realistic_ctx(model: FxModel, rng: np.random.Generator, n: int) -> np.ndarr
             rng.integers(0, 3, n),
         )
         ctx[:, fmt.CTX_HISTORY + s * nf : fmt.CTX_HISTORY + (s + 1) * nf] = feats
-    return _u32(ctx)
+    return _u32(golden.store_derived_states(model, ctx))
 
 
 def _rtt_events(rng: np.random.Generator, rtt_ns: np.ndarray) -> np.ndarray:
@@ -142,7 +142,7 @@ def input_at_values(model: Any, rng: np.random.Generator, inp: int, values: np.n
     if ago == 0:
         return ctx, _set_current(model, rng, f, values, ctx)
     ctx[:, fmt.CTX_HISTORY + (ago - 1) * model.spec.n_features + f] = _u32(values)
-    return ctx, _rtt_events(rng, _realistic_rtt(model, rng, len(values)))
+    return golden.store_derived_states(model, ctx), _rtt_events(rng, _realistic_rtt(model, rng, len(values)))
 
 
 def split_targets(model: FxModel) -> list[tuple[int, int]]:

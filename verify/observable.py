@@ -671,6 +671,7 @@ class _Search:
                 ctx[:, fmt.CTX_RATE] = np.where(real[:, 1] > 0, real[:, 1], ctx[:, fmt.CTX_RATE])
             for col, inp in enumerate(slot.inputs):
                 self._place(ctx, inp, vals[:, col])
+        golden.store_derived_states(self.model, ctx)
         ev = _rtt_events(rtt, rng.integers(0, 1 << 32, n))
         return (ctx & U32_MAX).astype(np.uint32), ev, rng.integers(0, 32, n).astype(np.uint32)
 

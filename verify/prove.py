@@ -17,10 +17,10 @@ The proof is decomposed where the solver cannot go (wide products inside the squ
    which only a corrupted context holds, are sampled.
 4. **reachable rates** — from a zeroed or valid context (rate <= 2^20) every event leaves a rate
    in [rate_min, 2^20], so parts 1 + 3 cover every context the firmware itself produces.
-5. **log ratio** — with derived inputs, the log ratio ``rlcc_log_ratio`` (slog(cur) - slog(prev),
-   abstracted in part 1 as one uninterpreted slog at both arguments), symbolically alone: exact
-   for all 32-bit arguments (the log as ``rlcc.derived.slog_int``, within the 21 bits its
-   abstraction gives it; the ratio one argument at a time, as the ramps' sum below).
+5. **signed log** — with derived inputs, the state of the log ratio, ``rlcc_signed_log``
+   (slog(d); the ratio is this step's minus the previous step's, kept in the context; abstracted
+   in part 1 as one uninterpreted slog), symbolically alone: exact for all 32-bit arguments (the
+   log as ``rlcc.derived.slog_int``, within the 21 bits its abstraction gives it).
 6. **trees' and ramps' sums** — with ramps, the firmware sums the bias and leaves
    (``<name>_tree_sum``) and the ramps' terms (``<name>_ramp_sum``) out of line, each from a
    pointer to the input array. Part 1 abstracts each as one uninterpreted function of the array's
@@ -64,7 +64,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rlcc.codegen.context import LOG_RATIO_FUNCTION, SQRT_FUNCTION
+from rlcc.codegen.context import SLOG_FUNCTION, SQRT_FUNCTION
 from rlcc.emulator.cycle_model import Profile
 from rlcc.firmware_sdk_stub import harness_layout as hl
 from rlcc.fxp.model import FxModel
@@ -72,7 +72,7 @@ from rlcc.fxp.vectors import Vectors
 from rlcc.targets import get_target
 from rlcc.verify.prove_handler import HANDLER_SYMBOL, prove_handler
 from rlcc.verify.prove_image import ElfImage, load_after_start
-from rlcc.verify.prove_parts import (SAMPLED_RATES, ProofPart, log_ratio_part, reachable_rates, sqrt_contract,
+from rlcc.verify.prove_parts import (SAMPLED_RATES, ProofPart, reachable_rates, slog_part, sqrt_contract,
                                      sqrt_values, sum_parts)
 
 # the DOCA adapter's "event laid out in advance" pointer (harness_doca.c): NULL after init, so the
@@ -139,8 +139,8 @@ def prove_firmware(elf: Path, model: FxModel, target: str, timeout_s: float = 12
         return ProofResult("timeout", parts, time.monotonic() - t0)
     parts.append(sqrt_contract(img, xlen))
     parts.append(sqrt_values(img, xlen, sampled_rates, seed))
-    if LOG_RATIO_FUNCTION in img.symbols:
-        parts.append(log_ratio_part(img, xlen))
+    if SLOG_FUNCTION in img.symbols:
+        parts.append(slog_part(img, xlen))
     parts.extend(sum_parts(img, xlen, model))
     parts.append(reachable_rates(model))
     ok = all(p.status in ("proven", "exhaustive", "sampled") for p in parts)

@@ -20,7 +20,7 @@ import numpy as np
 import z3
 
 from rlcc import formats as fmt
-from rlcc.codegen.context import (LOG_RATIO_FUNCTION, SQRT_FUNCTION, input_bits, ramp_sum_function,
+from rlcc.codegen.context import (SLOG_FUNCTION, SQRT_FUNCTION, input_bits, ramp_sum_function,
                                   sum_register_inputs, tree_sum_function)
 from rlcc.derived import SLOG_BITS
 from rlcc.fxp import golden
@@ -44,13 +44,12 @@ def _sqrt_summary(fn: z3.FuncDeclRef, xlen: int) -> Summary:
     return summary
 
 
-def _log_ratio_summary(fn: z3.FuncDeclRef, xlen: int) -> Summary:
-    """slog(cur) - slog(prev) with ``fn`` the uninterpreted slog, as the golden model takes it."""
+def _slog_summary(fn: z3.FuncDeclRef, xlen: int) -> Summary:
+    """slog(d) with ``fn`` the uninterpreted slog (its 21 bits), as the golden model takes it."""
     def summary(regs: list[Any], path: Any, load: Load) -> tuple[dict[int, Any], list[tuple[str, Any]]]:
-        cur, c1 = arg32(regs[10], xlen, path, f"{LOG_RATIO_FUNCTION} first argument")
-        prev, c2 = arg32(regs[11], xlen, path, f"{LOG_RATIO_FUNCTION} second argument")
-        diff = z3.SignExt(32 - SLOG_BITS, fn(cur)) - z3.SignExt(32 - SLOG_BITS, fn(prev))  # |diff| < 2^21
-        return {10: z3.SignExt(32, diff) if xlen == 64 else diff}, c1 + c2  # int32 result, sign-extended on RV64
+        d, checks = arg32(regs[10], xlen, path, f"{SLOG_FUNCTION} argument")
+        r = z3.SignExt(32 - SLOG_BITS, fn(d))
+        return {10: z3.SignExt(32, r) if xlen == 64 else r}, checks  # int32 result, sign-extended on RV64
 
     return summary
 
@@ -103,7 +102,7 @@ class Abstraction:
     @classmethod
     def for_image(cls, img: ElfImage, model: FxModel) -> Abstraction:
         return cls(z3.Function(SQRT_FUNCTION, z3.BitVecSort(32), z3.BitVecSort(32)),
-                   slog_function() if LOG_RATIO_FUNCTION in img.symbols else None,
+                   slog_function() if SLOG_FUNCTION in img.symbols else None,
                    Sums.for_image(img, model))
 
     def opaque_mul(self, a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BitVecRef:
@@ -113,7 +112,7 @@ class Abstraction:
     def summaries(self, img: ElfImage, xlen: int) -> dict[int, Summary]:
         out = {img.symbols[SQRT_FUNCTION][0]: _sqrt_summary(self.sqrt, xlen)}
         if self.slog is not None:
-            out[img.symbols[LOG_RATIO_FUNCTION][0]] = _log_ratio_summary(self.slog, xlen)
+            out[img.symbols[SLOG_FUNCTION][0]] = _slog_summary(self.slog, xlen)
         if self.sums is not None:
             stack = img.stack
             for name, fns in self.sums.functions():
@@ -129,7 +128,7 @@ class Abstraction:
 
     def symbols(self) -> list[str]:
         """The abstracted functions' symbols (those ``summaries`` replaces)."""
-        return ([SQRT_FUNCTION] + ([LOG_RATIO_FUNCTION] if self.slog is not None else [])
+        return ([SQRT_FUNCTION] + ([SLOG_FUNCTION] if self.slog is not None else [])
                 + ([name for name, _ in self.sums.functions()] if self.sums is not None else []))
 
     def product_ranges(self, terms: list[Any]) -> list[Any]:

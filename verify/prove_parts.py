@@ -18,7 +18,7 @@ import numpy as np
 import z3
 
 from rlcc import formats as fmt
-from rlcc.codegen.context import LOG_RATIO_FUNCTION, SQRT_FUNCTION
+from rlcc.codegen.context import SLOG_FUNCTION, SQRT_FUNCTION
 from rlcc.derived import SLOG_BITS
 from rlcc.emulator import Machine
 from rlcc.fxp import golden
@@ -93,32 +93,26 @@ def _exact_ops() -> Z3Ops:
     return Z3Ops(z3.Function("unused_sqrt", z3.BitVecSort(32), z3.BitVecSort(32)))
 
 
-def log_ratio_part(img: ElfImage, xlen: int) -> ProofPart:
-    """The out-of-line log ratio returns ``slog_int(cur) - slog_int(prev)`` (``rlcc.derived``) for
-    every pair of int32, one argument at a time (``_separate``), and the log fits the 21 bits the
-    handler proof's abstraction gives it; it keeps its frame."""
+def slog_part(img: ElfImage, xlen: int) -> ProofPart:
+    """The out-of-line signed log (a derived input's state) returns ``slog_int(d)``
+    (``rlcc.derived``) for every int32 ``d``, within the 21 bits the handler proof's abstraction
+    gives it; it keeps its frame."""
     t0 = time.monotonic()
-    cur, prev = z3.BitVec("log_ratio_cur", 32), z3.BitVec("log_ratio_prev", 32)
-    regs = img.call_registers(xlen, "log_ratio_")
-    regs[10], regs[11] = (z3.SignExt(32, cur), z3.SignExt(32, prev)) if xlen == 64 else (cur, prev)
+    d = z3.BitVec("slog_d", 32)
+    regs = img.call_registers(xlen, "slog_")
+    regs[10] = z3.SignExt(32, d) if xlen == 64 else d
     try:
-        entry, run = _run_alone(img, xlen, LOG_RATIO_FUNCTION, regs)
+        entry, run = _run_alone(img, xlen, SLOG_FUNCTION, regs)
     except SymexecUnsupported as exc:
-        return ProofPart("log ratio", "unsupported", time.monotonic() - t0, str(exc))
+        return ProofPart("signed log", "unsupported", time.monotonic() - t0, str(exc))
     r = run.state.regs[10]
     got = r if isinstance(r, z3.BitVecRef) else z3.BitVecVal(r, xlen)
-    ops = _exact_ops()
-    logs = [z3.simplify(ops.slog(z3.SignExt(32, v))) for v in (cur, prev)]
-    fits = (f"slog fits the abstraction's {SLOG_BITS} bits",
-            logs[0] != z3.SignExt(64 - SLOG_BITS, z3.Extract(SLOG_BITS - 1, 0, logs[0])))
-    pieces = _separate(got, [logs[0], -logs[1]])
-    if pieces is None:
-        pieces = [("one proof", got != z3.Extract(xlen - 1, 0, logs[0] - logs[1]))]
-    wide = [("result is a sign-extended int32", got != z3.SignExt(32, z3.Extract(31, 0, got)))] if xlen == 64 else []
-    checks = [fits] + [(f"result equals slog(cur) - slog(prev): {d}", f) for d, f in pieces] + wide
-    return _conclude("log ratio", t0, checks + run.obligations + frame_checks(run.state, entry, xlen, img.clobbered_registers(LOG_RATIO_FUNCTION, xlen)),
-                     f"{LOG_RATIO_FUNCTION} returns slog(cur) - slog(prev) exactly (rlcc.derived.slog_int, each within "
-                     f"{SLOG_BITS} bits) for all int32 cur, prev; restores sp and every register it saves, keeps every other register it does not write")
+    log = z3.simplify(_exact_ops().slog(z3.SignExt(32, d)))
+    fits = (f"slog fits the abstraction's {SLOG_BITS} bits", log != z3.SignExt(64 - SLOG_BITS, z3.Extract(SLOG_BITS - 1, 0, log)))
+    checks = [fits, ("result equals slog(d)", got != z3.Extract(xlen - 1, 0, log))]
+    return _conclude("signed log", t0, checks + run.obligations + frame_checks(run.state, entry, xlen, img.clobbered_registers(SLOG_FUNCTION, xlen)),
+                     f"{SLOG_FUNCTION} returns slog(d) exactly (rlcc.derived.slog_int, within {SLOG_BITS} bits, "
+                     "sign-extended) for all int32 d; restores sp and every register it saves, keeps every other register it does not write")
 
 
 def sum_parts(img: ElfImage, xlen: int, model: FxModel) -> list[ProofPart]:

@@ -1,11 +1,11 @@
-"""The derived inputs' signed log (``rlcc.derived.slog_int``, the runtime's ``rlcc_slog`` and
-``rlcc_log_ratio``) is Mitchell's log2 exactly, in Python and in C.
+"""The derived inputs' signed log (``rlcc.derived.slog_int``, the runtime's ``rlcc_slog`` and its
+out-of-line ``rlcc_signed_log``) is Mitchell's log2 exactly, in Python and in C.
 
 Oracles: Python's ``int.bit_length`` for the leading one (the implementations use a binary
 search), the C compiler's ``__builtin_clz`` for every one of the 2^32 int32 arguments (host
 build, ~10 s), and numpy's float log2 for the accuracy bound of the approximation. The RISC-V
-build of ``rlcc_log_ratio`` is proven equal to ``slog_int(cur) - slog_int(prev)`` for all int32
-pairs by ``rlcc-verify --prove`` (tests/verify/test_prove.py).
+build of ``rlcc_signed_log`` is proven equal to ``slog_int(d)`` for all int32 by ``rlcc-verify
+--prove`` (tests/verify/test_prove.py).
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ int main(int argc, char **argv)
             return 2;
         }
         while (fread(pair, sizeof pair, 1, in) == 1) {
-            const int32_t r = strcmp(argv[1], "slog") == 0 ? rlcc_slog(pair[0]) : rlcc_log_ratio(pair[0], pair[1]);
+            const int32_t r = strcmp(argv[1], "slog") == 0 ? rlcc_slog(pair[0]) : rlcc_signed_log(pair[0]) - rlcc_signed_log(pair[1]);
             fwrite(&r, sizeof r, 1, out);
         }
         fclose(in);

@@ -12,7 +12,7 @@ import z3
 
 from rlcc import formats as fmt
 from rlcc.codegen import manifest
-from rlcc.codegen.context import LOG_RATIO_FUNCTION
+from rlcc.codegen.context import SLOG_FUNCTION
 from rlcc.codegen.generate import generate
 from rlcc.fxp import golden
 from rlcc.verify.generators import random_vectors
@@ -163,24 +163,42 @@ def test_sqrt_contract_is_proven_on_both_targets(example_model, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["rv64imac", "rv32imc"])
-def test_log_ratio_part_proves_the_logs_and_refutes_wrong_ones(example_model, tmp_path, target):
-    """The derived input's out-of-line log ratio, which the handler proof abstracts as one
-    uninterpreted slog at both arguments, is proven equal to slog_int(cur) - slog_int(prev) for
-    every pair of int32, one argument at a time; a mantissa shifted one bit short fails, and so does
-    the ratio the wrong way round."""
+def test_slog_part_proves_the_log_and_refutes_wrong_ones(example_model, tmp_path, target):
+    """The derived input's state, the out-of-line signed log the handler proof abstracts as one
+    uninterpreted slog, is proven equal to slog_int(d) for every int32; a mantissa shifted one bit
+    short fails, and so does a log that drops the sign."""
     assert example_model.spec.derived, "the example distils with derived inputs"
     xlen = 64 if target == "rv64imac" else 32
     profile = "dpa" if xlen == 64 else "generic5"
     right = P.load_after_init(_elf(example_model, tmp_path / "right", target), xlen, profile, xlen == 64)
-    part = PP.log_ratio_part(right, xlen)
+    part = PP.slog_part(right, xlen)
     assert part.status == "proven", part.detail
     wrong_mantissa = ("return (int32_t)(((msb - 16u) << 16) + ((u - (1u << msb)) >> (msb - 16u)));",
                       "return (int32_t)(((msb - 16u) << 16) + ((u - (1u << msb)) >> (msb - 15u)));")
-    wrong_operand = ("return rlcc_slog(cur) - rlcc_slog(prev);", "return rlcc_slog(prev) - rlcc_slog(cur);")
-    for k, edit in enumerate((wrong_mantissa, wrong_operand)):
+    no_sign = ("    return rlcc_slog(d);\n}", "    return rlcc_slog(d < 0 ? -d : d);\n}")
+    for k, edit in enumerate((wrong_mantissa, no_sign)):
         img = P.load_after_init(_elf(example_model, tmp_path / f"wrong{k}", target, edit), xlen, profile, xlen == 64)
-        part = PP.log_ratio_part(img, xlen)
-        assert part.status == "failed" and "slog(cur) - slog(prev)" in part.detail, part.detail
+        part = PP.slog_part(img, xlen)
+        assert part.status == "failed" and "slog(d)" in part.detail, part.detail
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("edit", ["stale state", "ratio from the history"])
+def test_a_wrong_derived_state_is_a_handler_counterexample(example_model, tmp_path, edit):
+    """The log ratio's previous-step log is a context word the decision stores: not storing this
+    step's (the old one stays), or computing the ratio from the previous delta again instead of the
+    stored log (equal only where the context is one a flow reached), is a handler counterexample
+    the emulator reproduces."""
+    wrong = {"stale state": ("        c[FIRMWARE_DERIVED_WORD(0u)] = (uint32_t)state;\n", ""),
+             "ratio from the history": (
+                 "        const uint32_t prev = valid ? c[FIRMWARE_DERIVED_WORD(0u)] : (uint32_t)state;",
+                 "        const uint32_t prev = (uint32_t)rlcc_signed_log((int32_t)x[FIRMWARE_IN_DELTA_T_1]);")}[edit]
+    elf = _elf(example_model, tmp_path, "rv64imac", wrong)
+    img = P.load_after_init(elf, 64, "dpa", True)
+    part, cex = PH.prove_handler(img, example_model, 64, timeout_s=120.0)
+    assert part.status == "counterexample" and cex is not None, part.detail
+    out = HarnessRunner(elf, 64, img.machine.profile, zbb=True).run(records_from_vectors(cex))
+    assert out["rate"][0] != cex.rate[0] or np.any(out["ctx_out"][0] != cex.ctx_out[0])
 
 
 def _ramp_model():
@@ -439,14 +457,14 @@ def test_clobbered_registers_hold_in_the_emulator(example_model, tmp_path, targe
 
 @pytest.mark.slow
 def test_a_part_refutes_a_register_its_function_writes_claimed_kept(example_model, tmp_path, monkeypatch):
-    """The prover's register read is a claim its parts check: told that the log ratio keeps every
+    """The prover's register read is a claim its parts check: told that the signed log keeps every
     register but ra, its part fails, naming a register it writes."""
     img = P.load_after_init(_elf(example_model, tmp_path, "rv32imc", style="bitmask"), 32, "generic5", False)
-    assert LOG_RATIO_FUNCTION in img.symbols
-    assert PP.log_ratio_part(img, 32).status == "proven"
-    written = img.clobbered_registers(LOG_RATIO_FUNCTION, 32)
+    assert SLOG_FUNCTION in img.symbols
+    assert PP.slog_part(img, 32).status == "proven"
+    written = img.clobbered_registers(SLOG_FUNCTION, 32)
     monkeypatch.setattr(type(img), "clobbered_registers", lambda self, symbol, xlen: frozenset({1}))
-    part = PP.log_ratio_part(img, 32)
+    part = PP.slog_part(img, 32)
     named = re.search(r"register x(\d+)", part.detail)
     assert part.status == "failed" and named and int(named.group(1)) in written - {1}, part.detail
 
