@@ -31,7 +31,8 @@ BITMASK_STYLES = {"bitmask": (False, bitmask.GROUP_INDEX_BITS, True), "bitmask-p
                   "bitmask-branchfree": (True, 0, False)}
 GROUP_ENTRIES_PER_ROW = 8  # leaf-group initializer: entries per line
 SUM_ARG_REGISTERS = 8  # a0-a7, the integer argument registers of the RISC-V calling convention
-SQRT_INDEX_BITS = 10  # isqrt seed table: top 10 bits of the normalized rate, 768 entries (one Goldschmidt step)
+SQRT_INDEX_BITS = 10  # isqrt knots: top 10 bits of the normalized rate pick one of 768 intervals
+SQRT_FRAC_BITS = 11  # ... and the next 11 interpolate in it (knots 2^21 apart at most: a 32-bit product)
 
 # Out-of-line functions of the generated C, one per golden primitive (``fxp.golden.IntOps``).
 # ``rlcc-verify --prove`` abstracts each in the handler proof and checks it on its own.
@@ -619,24 +620,18 @@ def runtime_version() -> int:
 
 
 def _sqrt_plan() -> dict:
-    """Table-driven isqrt of ``min(rate, RATE_MAX) << RATE_FRAC_BITS``: the 1/sqrt seed table.
+    """Table-driven isqrt of ``min(rate, RATE_MAX) << RATE_FRAC_BITS``: the interpolation knots.
 
-    Entry ``i`` serves T = t / 2^30 in [a, b) = [(i + base) / base, (i + base + 1) / base) (t: the
-    rate shifted left by an even count into [2^30, 2^32), T in [1, 4)); its value is
-    round(2^16 * 2 / (sqrt(a) + sqrt(b))), the minimax 1/sqrt over the interval, so
-    |r sqrt(T) - 1| < 2^-10 (2^-16 rounding included).
+    Knot ``j`` is floor(2^30 sqrt(1 + j / base)), j = 0 .. 3 base (T = t / 2^30 in [1, 4], t: the
+    rate shifted left by an even count into [2^30, 2^32)); between two knots the root is their
+    chord, which lies below the concave root, so the estimate is never high by more than its
+    rounding (the exhaustive test and ``rlcc-verify --prove`` check every rate).
     """
-    index_bits = SQRT_INDEX_BITS
-    base = 1 << (index_bits - 2)  # T >= 1: the top two bits of t are not both zero
-    table = []
-    for i in range(base, 4 * base):
-        a, b = i / base, (i + 1) / base
-        table.append(min(round(65536 * 2 / (math.sqrt(a) + math.sqrt(b))), 0xFFFF))
-    per_row = 12
-    rows = [", ".join(f"0x{v:04x}" for v in table[j:j + per_row]) + ","
-            for j in range(0, len(table), per_row)]
-    return {"arg_bits": fmt.RATE_MAX.bit_length() + fmt.RATE_FRAC_BITS, "index_bits": index_bits, "table_base": base,
-            "table_len": len(table), "table_rows": rows}
+    base = 1 << (SQRT_INDEX_BITS - 2)  # T >= 1: the top two bits of t are not both zero
+    knots = [math.isqrt((base + j) << (60 - (SQRT_INDEX_BITS - 2))) for j in range(3 * base + 1)]
+    assert max(b - a for a, b in zip(knots, knots[1:])) << SQRT_FRAC_BITS < 1 << 32  # the product fits 32 bits
+    return {"arg_bits": fmt.RATE_MAX.bit_length() + fmt.RATE_FRAC_BITS, "index_bits": SQRT_INDEX_BITS,
+            "frac_bits": SQRT_FRAC_BITS, "table_base": base, "knots": knots}
 
 
 def _formats() -> dict[str, str]:

@@ -4,8 +4,8 @@ exact floor square root of ``min(rate, RATE_MAX) << RATE_FRAC_BITS``.
 Built for the host with zig cc from the runtime header (portable normalization, and the Zbb ``clz``
 path by defining ``__riscv_zbb``), compared with Python's ``math.isqrt`` on every rate of its domain
 0 .. 2^20 and on uint32 rates above it (read as RATE_MAX, as the golden model reads them); the estimate
-before the final correction is checked to be within 1 on the whole domain, the bound that single
-correction step relies on.
+before the final correction is checked to be exact or one high on the whole domain, the bound that
+one-sided correction step relies on.
 """
 
 from __future__ import annotations
@@ -93,11 +93,11 @@ def test_rates_above_the_domain_read_as_rate_max(sqrt_exe, tmp_path):
     assert np.array_equal(golden.NUMPY.sqrt_rate(rates), got)
 
 
-def test_estimate_within_one_on_the_whole_domain(sqrt_exe, tmp_path):
-    """The bound behind the single correction step (steps 1-4 of the header's method)."""
+def test_estimate_at_most_one_high_on_the_whole_domain(sqrt_exe, tmp_path):
+    """The bound behind the one-sided correction step (steps 1-3 of the header's method)."""
     if sqrt_exe.parent.name.startswith("isqrt_zbb"):
         pytest.skip("the estimate does not depend on the clz path beyond the shift, checked by the exact test")
     rates = np.arange(1, RATE_MAX + 1, dtype=np.uint32)
     err = _run_values(sqrt_exe, "estimate", rates, tmp_path) - _exact(rates)
-    assert err.min() >= -1 and err.max() <= 1, (int(err.min()), int(err.max()))
-    assert err.min() == -1 and err.max() == 1  # the bound is tight: the correction is needed both ways
+    assert err.min() >= 0 and err.max() <= 1, (int(err.min()), int(err.max()))
+    assert err.max() == 1  # the correction is needed

@@ -29,12 +29,12 @@ def test_formats_match_rlcc_formats():
 
 def test_sqrt_table_is_the_planned_one():
     plan = context._sqrt_plan()
-    body = re.search(r"static const uint16_t rsqrt\[(\d+)\] = \{(.*?)\};", TEXT, re.S)
-    assert body and int(body.group(1)) == plan["table_len"]
-    got = [int(v, 16) for v in re.findall(r"0x[0-9a-f]{4}", body.group(2))]
-    want = [int(v, 16) for row in plan["table_rows"] for v in re.findall(r"0x[0-9a-f]{4}", row)]
-    assert got == want
+    body = re.search(r"static const uint32_t knots\[RLCC_SQRT_KNOTS\] = \{(.*?)\};", TEXT, re.S)
+    assert body
+    assert [int(v, 16) for v in re.findall(r"0x[0-9a-f]{8}", body.group(1))] == plan["knots"]
+    assert _define("RLCC_SQRT_KNOTS") == f"{len(plan['knots'])}u"
     assert _define("RLCC_SQRT_INDEX_BITS") == f"{plan['index_bits']}u"
+    assert _define("RLCC_SQRT_FRAC_BITS") == f"{plan['frac_bits']}u"
     assert _define("RLCC_SQRT_TABLE_BASE") == f"{plan['table_base']}u"
 
 
