@@ -23,6 +23,7 @@ import numpy as np
 from rlcc import textio
 from rlcc import derived as derived_vocab
 from rlcc import features as vocab
+from rlcc import formats as fmt
 from rlcc.errors import BadInputError
 
 SPEC_VERSION = 1
@@ -403,6 +404,11 @@ def _validate(spec: ObservationSpec) -> None:
             raise BadInputError(f"invalid spec: derived input {name!r} needs feature {src!r} and history >= 2")
     if len(set(spec.derived)) != len(spec.derived):
         raise BadInputError("invalid spec: a derived input is listed twice")
+    window_words = (spec.history - 1) * len(spec.features)
+    if spec.derived and window_words + len(spec.derived) > fmt.CTX_HISTORY_WORDS:
+        raise BadInputError(f"invalid spec: each derived input keeps a context word (its previous step's state); the "
+                            f"window's {window_words} history words leave {max(fmt.CTX_HISTORY_WORDS - window_words, 0)} "
+                            f"of {fmt.CTX_HISTORY_WORDS}, {len(spec.derived)} needed")
     if spec.recurrent is not None:
         _validate_recurrent(spec.recurrent)
     if not 0 < spec.rate.min <= spec.rate.initial <= 1:

@@ -97,8 +97,8 @@ class CompileOptions:
     bar: FidelityBar = FidelityBar()
     # A preview (--quick): the gate's checks are measured and reported, not judged (gate.PREVIEW).
     preview: bool = False
-    # Derived student inputs (rlcc.derived): "auto" = every one the spec's window supports,
-    # "none", or a comma list of names.
+    # Derived student inputs (rlcc.derived): "auto" = every one the spec's window supports and
+    # the context has a word for (each keeps its previous step's state), "none", or a comma list.
     derived: str = "auto"
     # Linear terms around the teacher's equilibrium (rlcc.distill.equilibrium): "ramps" or "none"
     # (trees only: a staircase across the equilibrium, which the closed loop dithers on).
@@ -107,8 +107,9 @@ class CompileOptions:
     def student_spec(self, spec: ObservationSpec) -> ObservationSpec:
         """The teacher's spec with the student's derived inputs (BadInputError if unsupported)."""
         if self.derived == "auto":
+            free = fmt.CTX_HISTORY_WORDS - (spec.history - 1) * spec.n_features  # context words after the window
             names = tuple(n for n in derived_vocab.known()
-                          if derived_vocab.get(n).source in spec.feature_names and spec.history >= 2)
+                          if derived_vocab.get(n).source in spec.feature_names and spec.history >= 2)[:max(free, 0)]
         elif self.derived == "none":
             names = ()
         else:

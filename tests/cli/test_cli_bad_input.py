@@ -156,6 +156,25 @@ def test_unknown_or_unfed_derived_input_is_one_line_exit_3_before_compiling(tmp_
                     ExitCode.BAD_INPUT, "listed twice")
 
 
+def test_derived_input_without_a_free_context_word():
+    """A derived input keeps its previous step's state in a context word after the window's: a
+    window that fills the context leaves none (a clear error for a named one; ``auto`` leaves it
+    out), and one word short of full still takes it."""
+    import dataclasses
+
+    from rlcc import formats as fmt
+    from rlcc.distill.pipeline import CompileOptions
+    from rlcc.errors import BadInputError
+    from rlcc.spec import Feature, ObservationSpec
+
+    full = ObservationSpec(features=(Feature("delta"),), history=fmt.CTX_HISTORY_WORDS + 1)
+    with pytest.raises(BadInputError, match="each derived input keeps a context word"):
+        CompileOptions(derived="delta_log_ratio").student_spec(full)
+    assert CompileOptions().student_spec(full).derived == ()
+    room = dataclasses.replace(full, history=fmt.CTX_HISTORY_WORDS)
+    assert CompileOptions().student_spec(room).derived == ("delta_log_ratio",)
+
+
 # ---- verification failure inside rlcc-compile ------------------------------------------------------
 @pytest.mark.slow
 def test_compile_verification_over_budget_keeps_out_and_exits_5(tmp_path, example_policy, monkeypatch, constant_result):

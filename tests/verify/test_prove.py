@@ -113,8 +113,8 @@ def test_sqrt_rate_exhaustive_and_contract_parts(example_model, tmp_path):
 @pytest.mark.slow
 def test_wrong_square_root_is_found(example_model, tmp_path):
     """A square root off by one for some rates fails the exhaustive part with the rate named."""
-    elf = _elf(example_model, tmp_path, "rv64imac", ("return x + (uint32_t)(n - sq >= 2u * (uint64_t)x + 1u);",
-                                                      "return x + (uint32_t)(n - sq > 2u * (uint64_t)x + 1u);"))
+    elf = _elf(example_model, tmp_path, "rv64imac", ("return x - (uint32_t)((uint64_t)x * x > n);",
+                                                      "return x - (uint32_t)((uint64_t)x * x >= n);"))  # perfect squares
     img = P.load_after_init(elf, 64, "dpa", True)
     part = PP.sqrt_values(img, 64, sampled=0, seed=0)
     assert part.status == "failed" and "sqrt_rate(" in part.detail
