@@ -178,6 +178,24 @@ static inline void rlcc_start_flow(uint32_t c[RLCC_CTX_WORDS], uint32_t now, uin
     c[RLCC_CTX_PROBE_TS] = now;
 }
 
+/* A new flow whose first event is an RTT decision: the context rlcc_start_flow leaves, except the
+ * `rewritten` words from RLCC_CTX_HISTORY on (the history and the derived inputs' states), which
+ * the decision stores without reading them first (the history is invalid), so they need no
+ * clearing here. */
+static inline void rlcc_start_flow_deciding(uint32_t c[RLCC_CTX_WORDS], uint32_t now, uint32_t rate_initial,
+                                            uint32_t rewritten)
+{
+    uint32_t i;
+    c[RLCC_CTX_RATE] = rate_initial;
+    c[RLCC_CTX_PREV_FACTOR] = RLCC_FACTOR_ONE;
+    c[RLCC_CTX_COUNTS] = 0u;
+    c[RLCC_CTX_FLAGS] = 0u;
+    c[RLCC_CTX_PROBE_TS] = now;
+    for (i = RLCC_CTX_HISTORY + rewritten; i < RLCC_CTX_WORDS; i++) {
+        c[i] = 0u;
+    }
+}
+
 /* TX event: re-request an RTT probe when the last request is timeout_ns old or older (the probe
  * or its response was lost). Elapsed time is mod 2^32 (timestamps wrap). On a new flow
  * probe_ts == now, elapsed 0 < timeout: no change (rlcc_start_flow already requested one). */
@@ -432,7 +450,8 @@ static inline int32_t rlcc_delta(int32_t inflation, uint32_t rate, uint32_t targ
 #else
     const int64_t excess = rlcc_clamp64((int64_t)inflation - (int64_t)beta_q16, 0, RLCC_FEATURE_MAX);
     const uint64_t penalty = rlcc_penalty_product((uint32_t)excess, rlcc_sqrt_rate(rate)); /* < 2^31 */
-    return (int32_t)rlcc_clamp64((int64_t)target_q16 - (int64_t)penalty, RLCC_FEATURE_MIN, RLCC_FEATURE_MAX);
+    const int64_t d = (int64_t)target_q16 - (int64_t)penalty; /* >= -(2^31 - 1) = FEATURE_MIN: no lower clamp */
+    return (int32_t)(d > RLCC_FEATURE_MAX ? RLCC_FEATURE_MAX : d);
 #endif
 }
 

@@ -46,6 +46,10 @@ enum firmware_input {
     FIRMWARE_IN_DELTA_LOG_RATIO_T = 4, /* delta_log_ratio[t] */
 };
 
+/* Context words from RLCC_CTX_HISTORY on that every decision stores (the history and the derived
+ * inputs' states): a new flow's first decision need not clear them. */
+#define FIRMWARE_DECISION_STORES (FIRMWARE_HISTORY_WORDS + FIRMWARE_N_DERIVED)
+
 /* Context word of a past step's feature: steps_ago 1 is the newest stored step. */
 #define FIRMWARE_HIST_WORD(steps_ago, feature) (RLCC_CTX_HISTORY + ((steps_ago) - 1u) * FIRMWARE_N_FEATURES + (feature))
 
@@ -787,7 +791,7 @@ static __attribute__((noinline)) void firmware_on_rtt(pcc_ctx_t *ctx, const pcc_
     const uint32_t now = pcc_ev_timestamp(ev);
 
     if (c[RLCC_CTX_RATE] == 0u) {
-        rlcc_start_flow(c, now, p[FIRMWARE_P_RATE_INITIAL]);
+        rlcc_start_flow_deciding(c, now, p[FIRMWARE_P_RATE_INITIAL], FIRMWARE_DECISION_STORES);
     }
     c[RLCC_CTX_PROBE_TS] = now; /* request the next probe */
     firmware_decide(c, pcc_rtt_ns(ev), p); /* RTT = timestamp - request send time, mod 2^32 */

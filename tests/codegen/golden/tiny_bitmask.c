@@ -42,6 +42,9 @@ enum tiny_input {
     TINY_IN_DELTA_T = 3, /* delta[t] */
 };
 
+/* Context words from RLCC_CTX_HISTORY on that every decision stores (the history): a new flow's first decision need not clear them. */
+#define TINY_DECISION_STORES (TINY_HISTORY_WORDS)
+
 /* Context word of a past step's feature: steps_ago 1 is the newest stored step. */
 #define TINY_HIST_WORD(steps_ago, feature) (RLCC_CTX_HISTORY + ((steps_ago) - 1u) * TINY_N_FEATURES + (feature))
 
@@ -248,7 +251,7 @@ static __attribute__((noinline)) void tiny_on_rtt(pcc_ctx_t *ctx, const pcc_even
     const uint32_t now = pcc_ev_timestamp(ev);
 
     if (c[RLCC_CTX_RATE] == 0u) {
-        rlcc_start_flow(c, now, p[TINY_P_RATE_INITIAL]);
+        rlcc_start_flow_deciding(c, now, p[TINY_P_RATE_INITIAL], TINY_DECISION_STORES);
     }
     c[RLCC_CTX_PROBE_TS] = now; /* request the next probe */
     tiny_decide(c, pcc_rtt_ns(ev), p); /* RTT = timestamp - request send time, mod 2^32 */
