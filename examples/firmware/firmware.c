@@ -46,8 +46,8 @@ enum firmware_input {
     FIRMWARE_IN_DELTA_LOG_RATIO_T = 4, /* delta_log_ratio[t] */
 };
 
-/* Context words from RLCC_CTX_HISTORY on that every decision stores (the history and the derived
- * inputs' states): a new flow's first decision need not clear them. */
+/* Context words from RLCC_CTX_HISTORY on that every decision stores before it reads them (the
+ * history and the derived inputs' states): a new flow's first decision need not clear them. */
 #define FIRMWARE_DECISION_STORES (FIRMWARE_HISTORY_WORDS + FIRMWARE_N_DERIVED)
 
 /* Context word of a past step's feature: steps_ago 1 is the newest stored step. */

@@ -42,7 +42,8 @@ enum tiny_input {
     TINY_IN_DELTA_T = 3, /* delta[t] */
 };
 
-/* Context words from RLCC_CTX_HISTORY on that every decision stores (the history): a new flow's first decision need not clear them. */
+/* Context words from RLCC_CTX_HISTORY on that every decision stores before it reads them (the
+ * history): a new flow's first decision need not clear them. */
 #define TINY_DECISION_STORES (TINY_HISTORY_WORDS)
 
 /* Context word of a past step's feature: steps_ago 1 is the newest stored step. */
