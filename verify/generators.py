@@ -182,6 +182,8 @@ def boundary_vectors(model: FxModel, seed: int = 0) -> Vectors:
         ctx, ev = input_at_values(model, rng, inp, target)
         parts.append(expected(model, ctx, ev, _attrs(rng, len(target))).tagged("boundary"))
     parts.append(_edge_vectors(model, rng))
+    if spec.derived:  # its own stream: the vectors above stay as they were
+        parts.append(_derived_state_vectors(model, np.random.default_rng(seed + 1)))
     return concat(*parts)
 
 
@@ -232,6 +234,21 @@ def _edge_vectors(model: FxModel, rng: np.random.Generator) -> Vectors:
     ev[:, fmt.EV_ATTR] |= _u32(rng.integers(0, 1 << 24, len(types)) << 8)
     parts.append(expected(model, ctx, ev, _attrs(rng, len(types))))
     return concat(concat(*parts).tagged("edge"), _probe_vectors(model, rng))
+
+
+def _derived_state_vectors(model: FxModel, rng: np.random.Generator) -> Vectors:
+    """RTT decisions on valid histories whose derived inputs' stored states are words no decision
+    writes (0, the int32 extremes, all ones, ...): each input is then this step's state minus that
+    word mod 2^32, as the golden model defines it (the random vectors keep the states consistent
+    with their history, as every flow does)."""
+    words = np.array([0, 1, 1 << 20, INT32_MAX, 1 << 31, (1 << 31) + 1, U32_MAX - (1 << 20), U32_MAX], dtype=np.int64)
+    parts = []
+    for k in range(len(model.spec.derived)):
+        ctx = _realistic_ctx(model, rng, len(words)).astype(np.int64)
+        ctx[:, model.derived_word(k)] = words
+        parts.append(expected(model, _u32(ctx), _rtt_events(rng, _realistic_rtt(model, rng, len(words))),
+                              _attrs(rng, len(words))))
+    return concat(*parts).tagged("edge")
 
 
 def _probe_elapsed(model: FxModel) -> np.ndarray:
@@ -305,6 +322,7 @@ def random_vectors(model: FxModel, n: int, seed: int = 0) -> Vectors:
     thresholds = [t & U32_MAX for _, t in split_targets(model)] or [0]
     for w in range(fmt.CTX_HISTORY, fmt.CTX_WORDS):
         ctx[:, w] = mix(ctx[:, w], thresholds + [0, 1 << 31, INT32_MAX, U32_MAX], 0.3, 0.1)
+    golden.store_derived_states(model, ctx)  # derived states as a flow stores them: of the history word (edge vectors vary them)
 
     types = np.where(rng.random(n) < 0.6, fmt.EVENT_RTT, rng.integers(0, 8, n))
     types = np.where(rng.random(n) < 0.01, 0xFF, types)

@@ -52,6 +52,31 @@ def test_ramp_piece_boundaries_are_boundary_vectors():
     col = _hits(model, V.boundary_vectors(model))[:, inp]
     assert all((col == v).any() for _, v in want)
 
+def test_derived_states_are_consistent_in_random_vectors_and_extreme_in_edge_vectors():
+    """A derived input reads its previous step's state from the context: random vectors store the
+    state of their (mixed) history word, as a flow does; the boundary set adds decisions on valid
+    histories whose state word no decision writes (0, the int32 extremes, all ones), where the
+    input wraps mod 2^32."""
+    import dataclasses
+
+    from rlcc import derived as derived_vocab
+
+    base = MODELS["onnx_spec"]
+    model = dataclasses.replace(base, spec=dataclasses.replace(base.spec, derived=("delta_log_ratio",)))
+    word = model.derived_word(0)
+    _, prev = model.spec.derived_sources(0)
+    ago, f = model.spec.locate_input(prev)
+    hist = fmt.CTX_HISTORY + (ago - 1) * model.spec.n_features + f
+    r = V.random_vectors(model, 2000, 4)
+    stored = r.ctx_in[:, hist].astype(np.int64)
+    state = derived_vocab.get("delta_log_ratio").state_value(golden.NUMPY, stored - ((stored >> 31) << 32))
+    assert np.array_equal(r.ctx_in[:, word].astype(np.int64), state & 0xFFFFFFFF)
+    b = V.boundary_vectors(model)
+    valid_rtt = ((b.event[:, fmt.EV_ATTR] & 0xFF) == fmt.EVENT_RTT) & ((b.ctx_in[:, fmt.CTX_FLAGS] & 1) == 1)
+    for w in (0, 2**31 - 1, 2**31, 2**32 - 1):
+        assert (valid_rtt & (b.ctx_in[:, word] == w)).any(), w
+
+
 def test_edge_cases_present():
     model = MODELS["counts_h3"]
     vec = V.boundary_vectors(model)
