@@ -486,6 +486,7 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
     prefix, macro_prefix = ident + "_", ident.upper() + "_"
     uses = _feature_uses(model)
     macros = _input_macros(model, macro_prefix)
+    inputs = _inputs(model, macros)
     trees = []
     for t, tree in enumerate(model.trees):
         splits = tuple(_split(model, t, k, s, macros, macro_prefix) for k, s in enumerate(tree.splits))
@@ -524,8 +525,8 @@ def build_context(model: FxModel, name: str, tree_style: str, source_info: dict[
         "features": features,
         "n_features": spec.n_features,
         "history": spec.history,
-        "inputs": _inputs(model, macros),
-        "window_order": _window_order(_inputs(model, macros)),
+        "inputs": inputs,
+        "window_order": _window_order(inputs),
         "n_inputs": spec.student_width,
         "history_words": model.history_words,
         "n_derived": len(spec.derived),

@@ -28,7 +28,7 @@ _Static_assert(RLCC_RUNTIME_VERSION == 7u, "firmware.c needs rlcc_runtime.h vers
 #define FIRMWARE_N_DERIVED 1u /* derived inputs, each keeping its previous step's state in the context */
 
 _Static_assert(RLCC_CTX_HISTORY + FIRMWARE_HISTORY_WORDS + FIRMWARE_N_DERIVED <= RLCC_CTX_WORDS,
-               "history and derived states must fit the context");
+               "history must fit the context");
 
 /* Policy input values: every feature is an int32 in device units. */
 typedef int32_t firmware_input_t;
