@@ -25,7 +25,7 @@ COST_KEYS: tuple[str, ...] = tuple(_rvcore.COST_KEYS)
 # them; they then cost 0 (div_by_zero: div), which is the model the older profiles were written for.
 OPTIONAL_COST_KEYS: tuple[str, ...] = ("mulh_extra", "jalr_extra", "jalr_dep_stall", "jalr_dep_link_extra",
                                        "jalr_load_dep2_stall", "div_by_zero", "div_clz", "misaligned_target",
-                                       "misaligned_fetch")
+                                       "misaligned_fetch", "branch_lookahead_misaligned")
 NOT_VALIDATED = "not validated against RTL"
 _REQUIRED = ("name", "isa", "clock_hz", "hw_threads", "costs", "sources_assumptions")
 _ISA_RE = re.compile(r"^rv(32|64)([a-z]+)((?:_[a-z0-9]+)*)$")

@@ -36,8 +36,9 @@
     X(DIV_CLZ, "div_clz")                      \
     X(JALR_DEP_STALL, "jalr_dep_stall")        \
     X(JALR_DEP_LINK_EXTRA, "jalr_dep_link_extra") \
-    X(JALR_LOAD_DEP2_STALL, "jalr_load_dep2_stall")
-/* The last nine are effects of validated cores: mulh_extra on mulh/mulhsu/mulhu on top of mul;
+    X(JALR_LOAD_DEP2_STALL, "jalr_load_dep2_stall") \
+    X(BRANCH_LOOKAHEAD_MISALIGNED, "branch_lookahead_misaligned")
+/* The last ten are effects of validated cores: mulh_extra on mulh/mulhsu/mulhu on top of mul;
  * jalr_extra on jalr on top of jump; jalr_dep_stall when a jalr reads the destination of the
  * instruction just before it (not a jump's link register: that is written early), plus
  * jalr_dep_link_extra when that jalr also writes the register it reads (auipc ra; jalr ra, x(ra));
@@ -48,7 +49,9 @@
  * divider); cycle_model.py sets div_by_zero to div when a profile omits it and the others to 0,
  * the model older profiles were written for; misaligned_target when a taken branch or a jump
  * lands on a 32-bit instruction at an address = 2 mod 4 (two fetch words before it can issue);
- * misaligned_fetch on every 32-bit instruction at an address = 2 mod 4. */
+ * misaligned_fetch on every 32-bit instruction at an address = 2 mod 4; branch_lookahead_misaligned
+ * when a branch is taken whose fall-through instruction is such an instruction (a core that fetches
+ * the fall-through before the branch resolves has read its second word for nothing). */
 
 /* Halt codes of rv_run32/64 (exported as _rvcore.HALT_NAMES). */
 #define RV_HALTS(X) X(NONE, "none") X(ECALL, "ecall") X(EBREAK, "ebreak") X(FAULT, "fault") X(LIMIT, "limit")
@@ -139,6 +142,7 @@ typedef struct {
     uint64_t scyc;      /* static cycles of all n instructions */
     uint32_t nstall;    /* static load-use stalls */
     uint8_t mis0;       /* the first record is a 32-bit instruction at an address = 2 mod 4 */
+    uint8_t ft_mis;     /* the block ends with a branch whose fall-through instruction is one too */
     uint64_t execs;     /* entries not yet folded into rv_state.cls_count */
     uint32_t succ[2];   /* 1 + index of the block last entered after this one falls through (0) or
                          * jumps (1), 0: none; checked against the new pc before use */

@@ -7,7 +7,7 @@
  * block charges its static cycles and instructions at once (its class counts are folded in from
  * its entry count at the end of the run, rv_blocks_fold) plus the dynamic terms of its first
  * record (a load-use stall on the load that ended the previous block, or misaligned_target after
- * a redirect); taken branches, divides and a jalr that depends on the previous block's last
+ * a redirect); taken branches (with branch_lookahead_misaligned), divides and a jalr that depends on the previous block's last
  * instruction are charged as they execute. A fault or a store into code mid-block takes back what
  * the unexecuted rest was charged, so every counter is what one-instruction-at-a-time accounting
  * gives, at every instruction boundary. Handlers are reached by threaded dispatch (computed goto)
@@ -50,7 +50,7 @@
 /* Leaving a block by its last instruction (branch or jump). */
 #define EXIT_BLOCK(redir) do { ld_rd = 0; ld2_rd = 0; last_rd = RV_SINK; redirected = (redir); CHAIN(redir); } while (0)
 #define BRANCH(cond) do { if (cond) { ureg_t t_ = PC + IMM; CHECK_TARGET(t_); pc = t_; \
-    cycles += taken_delta; n_taken++; EXIT_BLOCK(1); } \
+    cycles += taken_delta + (b->ft_mis ? lookahead_mis : 0); n_taken++; EXIT_BLOCK(1); } \
     pc = PC + d->len; EXIT_BLOCK(0); } while (0)
 /* A divider's dynamic cost from its divisor (before rd is written: rd may be rs2). */
 #define DIV_COST(b, w) do { if (divz_delta | div_clz) { uint64_t b_ = (b); \
@@ -237,6 +237,12 @@ static int BUILD_FN(rv_state *s, uint64_t off, unsigned maxlen, const rv_handler
     b->n = n;
     b->scyc = scyc;
     b->mis0 = (r0->off & 2) && r0->len == 4; /* base is a multiple of 8 */
+    if (ends && r[-1].cls == CLS_BRANCH && (o & 2) && o + 2 <= size) {
+        /* The fall-through's first halfword shapes this block's cost. It shares a granule with the
+         * branch (o = 2 mod 4), so a store there already drops the block; write_mem needs the span. */
+        b->ft_mis = (s->mem[o] & 3) == 3;
+        if (o + 2 > s->code_hi) s->code_hi = o + 2;
+    }
     s->nrecs += (uint32_t)(r - r0);
     return (int)s->nblks++;
 }
@@ -299,6 +305,7 @@ int RUN_FN(rv_state *s, uint64_t max_instret) {
     const uint64_t taken_delta = (uint64_t)((int64_t)s->cost[COST_BRANCH_TAKEN] - (int64_t)s->cost[COST_BRANCH_NOT_TAKEN]);
     const uint64_t stall = s->cost[COST_LOAD_USE_STALL];
     const uint64_t mis_target = s->cost[COST_MISALIGNED_TARGET];
+    const uint64_t lookahead_mis = s->cost[COST_BRANCH_LOOKAHEAD_MISALIGNED];
     const uint64_t divz_delta = (uint64_t)((int64_t)s->cost[COST_DIV_BY_ZERO] - (int64_t)s->cost[COST_DIV]);
     const uint64_t div_clz = s->cost[COST_DIV_CLZ], jalr_dep = s->cost[COST_JALR_DEP_STALL];
     const uint64_t jalr_dep_link = s->cost[COST_JALR_DEP_LINK_EXTRA], jalr_load2 = s->cost[COST_JALR_LOAD_DEP2_STALL];
