@@ -55,6 +55,7 @@ firmware equivalent for all inputs. Every value is an exact integer that fits in
 from __future__ import annotations
 
 import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, Sequence
 
 import numpy as np
@@ -63,6 +64,7 @@ from rlcc import derived as derived_vocab
 from rlcc import features as vocab
 from rlcc import formats as fmt
 from rlcc.fxp.model import FxConstants, FxModel, Ramp
+from rlcc.parallel import available_cpus
 from rlcc.spec import ObservationSpec
 
 _U32 = 0xFFFFFFFF
@@ -465,14 +467,41 @@ def eval_trees(model: FxModel, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return total, leaf_index
 
 
+# Rows per evaluation of a large step: its int64 temporaries then stay in cache (1M rows: 1.05 s
+# whole, 0.68 s in these chunks, 0.41 s on two threads; numpy releases the GIL in its loops).
+_CHUNK_ROWS = 1 << 15
+
+
 def step(model: FxModel, ctx: np.ndarray, events: np.ndarray, attr: np.ndarray | None = None) -> GoldenResult:
-    """Apply one event to each of N contexts; see the module docstring for the semantics."""
+    """Apply one event to each of N contexts; see the module docstring for the semantics.
+
+    Rows are independent: a large N is evaluated in chunks on up to ``available_cpus()`` threads,
+    with the same result as in one piece."""
     del attr  # the slot/overload attribute does not change this algorithm's decision
     ctx = np.asarray(ctx, dtype=np.uint32).reshape(-1, fmt.CTX_WORDS)
     ev = np.asarray(events, dtype=np.uint32).reshape(-1, fmt.EVENT_WORDS)
     n = len(ctx)
     if len(ev) != n:
         raise ValueError("one event per context")
+    if n <= 2 * _CHUNK_ROWS:
+        return _step_rows(model, ctx, ev)
+    first = _step_rows(model, ctx[:_CHUNK_ROWS], ev[:_CHUNK_ROWS])
+    fields = [f.name for f in dataclasses.fields(GoldenResult)]
+    out = GoldenResult(*(np.empty((n, *getattr(first, f).shape[1:]), getattr(first, f).dtype) for f in fields))
+
+    def fill(i: int) -> None:  # each thread writes its rows in place (no concatenation pass after)
+        part = first if i == 0 else _step_rows(model, ctx[i : i + _CHUNK_ROWS], ev[i : i + _CHUNK_ROWS])
+        for f in fields:
+            getattr(out, f)[i : i + _CHUNK_ROWS] = getattr(part, f)
+
+    cuts = range(0, n, _CHUNK_ROWS)
+    with ThreadPoolExecutor(max(1, min(available_cpus(), len(cuts)))) as pool:
+        list(pool.map(fill, cuts))
+    return out
+
+
+def _step_rows(model: FxModel, ctx: np.ndarray, ev: np.ndarray) -> GoldenResult:
+    n = len(ctx)
     # one contiguous int64 array per word: every later operation then reads memory in order
     ctx_words = [ctx[:, i].astype(np.int64) for i in range(fmt.CTX_WORDS)]
     ev_words = [ev[:, i].astype(np.int64) for i in range(fmt.EVENT_WORDS)]

@@ -22,6 +22,7 @@ from rlcc.fxp.model import FxModel
 from rlcc.verify.observable import coverage as observable_coverage
 from rlcc.fxp.vectors import Vectors, concat
 from rlcc.verify.generators import ModelVectors, verification_set
+from rlcc.parallel import available_cpus
 from rlcc.progress import Stage
 from rlcc.targets import DEFAULT_TARGET
 from rlcc.verify.firmware_run import firmware_build, resolve
@@ -318,7 +319,7 @@ def verify_firmware(
         size = fw.footprint()
         stage.advance(1)
         runner = fw.runner()
-        out = runner.run(records_from_vectors(vectors))
+        out = runner.run(records_from_vectors(vectors), threads=available_cpus())
         stage.advance(1)
         mask = _disable_mask(runner)
         stack = {"high_water_bytes": runner.stack_high_water_bytes, "size_bytes": runner.stack_size_bytes}

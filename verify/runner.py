@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,8 @@ class HarnessRunner:
     """
 
     def __init__(self, elf: Path, xlen: int, profile: str | Profile, zbb: bool | None = None) -> None:
+        self._args = (elf, xlen, profile, zbb)
+        self._helpers: list[HarnessRunner] = []  # one per extra thread of run(threads=...)
         self.machine = Machine(xlen=xlen, profile=profile, zbb=zbb)
         loaded = self.machine.load_elf(elf)
         self.entry = loaded.entry
@@ -50,30 +53,57 @@ class HarnessRunner:
         self.stack_high_water_bytes: int | None = None
         self._image = self.machine.read_mem(self.machine.mem_base, self.machine.mem_size)
 
-    def run(self, records: np.ndarray) -> np.ndarray:
+    def run(self, records: np.ndarray, threads: int = 1) -> np.ndarray:
         """Output records (OUT_RECORD_DTYPE) for input records (IN_RECORD_DTYPE), in order.
 
         Each batch starts from the pristine loaded image, so batches are independent; records
         chained with REC_CHAIN_CTX must not straddle batches (callers keep them whole).
+        ``threads`` > 1 runs contiguous runs of batches on that many emulators at once (the core
+        releases the GIL); the outputs, and the error raised, are the same as with one.
         Raises EmulationError on a guest fault (including stack overflow), a runaway record, or
         a stray ecall/ebreak.
         """
+        starts = list(range(0, len(records), self.capacity))
+        groups = max(1, min(threads, len(starts)))
+        while len(self._helpers) < groups - 1:
+            self._helpers.append(HarnessRunner(*self._args))
+        runners = [self, *self._helpers[: groups - 1]]
+        share = -(-len(starts) // groups)
+        work = [(r, starts[i * share:(i + 1) * share]) for i, r in enumerate(runners)]
+        if groups == 1:
+            results = [self._run_batches(records, work[0][1])]
+        else:
+            with ThreadPoolExecutor(groups) as pool:
+                results = list(pool.map(lambda job: job[0]._run_batches(records, job[1]), work))
+        for _, error in results:  # the first failing batch's error, as a sequential run raises it
+            if error is not None:
+                raise error
+        highs = [r.stack_high_water_bytes for r in runners if r.stack_high_water_bytes is not None]
+        self.stack_high_water_bytes = max(highs) if highs else None
+        outs = [o for group, _ in results for o in group]
+        return np.concatenate(outs) if outs else np.zeros(0, dtype=hl.OUT_RECORD_DTYPE)
+
+    def _run_batches(self, records: np.ndarray, starts: list[int]) -> tuple[list[np.ndarray], EmulationError | None]:
+        """Output tables of the batches starting at ``starts``, up to the first that fails, and its error."""
         outs = []
         self.stack_high_water_bytes = None
-        for start in range(0, len(records), self.capacity):
+        m = self.machine
+        for start in starts:
             batch = records[start : start + self.capacity]
-            m = self.machine
             m.write_mem(m.mem_base, self._image)
             m.write_mem(self.in_addr, hl.pack_input(batch))
             m.pc = self.entry
             m.set_reg(2, m.stack_top)
-            self._run_batch(start)
+            try:
+                self._run_batch(start)
+            except EmulationError as e:
+                return outs, e
             raw = m.read_mem(self.out_addr, hl.output_nbytes(len(batch)))
             table = hl.unpack_output(raw)
             if len(table.records) != len(batch):
-                raise EmulationError(f"harness processed {len(table.records)} of {len(batch)} records")
+                return outs, EmulationError(f"harness processed {len(table.records)} of {len(batch)} records")
             outs.append(table.records.copy())
-        return np.concatenate(outs) if outs else np.zeros(0, dtype=hl.OUT_RECORD_DTYPE)
+        return outs, None
 
     def _records_done(self) -> int:
         return self.machine.read_u32(self.out_addr + _OUT_COUNT_OFFSET)
@@ -102,6 +132,7 @@ class HarnessRunner:
         if r.halt_reason == "ebreak" and r.halt_pc == self.halt_addr:
             return
         pc = r.halt_pc if r.halt_pc is not None else r.pc
+        done = self._records_done()  # the record it stopped in (the count was last read at a slice's end)
         raise EmulationError(
             f"firmware executed {r.halt_reason} at pc {pc:#x}{self._where(pc)} during record {start + done}"
             " (only the harness's final ebreak may stop the program)"

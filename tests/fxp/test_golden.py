@@ -289,3 +289,16 @@ def test_batched_trees_equal_the_split_by_split_evaluation(monkeypatch, n):
     for a, b in zip([*fast_terms[1:], *fast_leaves], [*slow_terms[1:], *slow_leaves]):
         assert a.dtype == b.dtype == np.int64 and np.array_equal(a, b)
     assert len(fast_terms) == len(slow_terms) and len(fast_leaves) == len(slow_leaves) == 4
+
+
+def test_a_large_step_in_threaded_chunks_equals_one_piece(monkeypatch):
+    """golden.step cuts N > 2 chunks into chunks evaluated on threads: every output (values,
+    dtypes, shapes) is the one-piece evaluation's, including a last chunk shorter than the rest."""
+    rng = np.random.default_rng(11)
+    model = random_model(SPECS[0], rng, timeout=TIMEOUTS[0])
+    monkeypatch.setattr(golden, "_CHUNK_ROWS", 256)
+    ctx, ev = random_vectors(model, rng, 5 * 256 + 77)
+    chunked, whole = golden.step(model, ctx, ev), golden._step_rows(model, ctx, ev)
+    for f in ("ctx", "rate", "rtt_req", "features", "leaf_index"):
+        a, b = getattr(chunked, f), getattr(whole, f)
+        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b), f

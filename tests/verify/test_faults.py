@@ -10,6 +10,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rlcc.codegen import generate
@@ -144,3 +145,29 @@ def test_summary_shows_stack_use_when_reported(monkeypatch):
     d = r.to_dict() | {"stack": {"high_water_bytes": 416, "size_bytes": 65536}}
     monkeypatch.setattr(VerifyResult, "to_dict", lambda self: d)
     assert "stack: 416 of 65536 B used (1%)" in summary(r)
+
+
+@pytest.mark.slow
+def test_runner_threads_give_what_one_thread_gives(firmware, tmp_path):
+    """run(threads=n) splits the batches over n emulators: same outputs, high-water mark and error."""
+    from rlcc.errors import EmulationError
+    from rlcc.verify.generators import random_vectors
+
+    records = records_from_vectors(random_vectors(model(), 1000, 1))  # 16 batches of 64
+    elf = build_harness_elf(firmware, "rv32imc", tmp_path / "ok", capacity=64)
+    one, three = HarnessRunner(elf, 32, "generic5"), HarnessRunner(elf, 32, "generic5")
+    out = one.run(records)
+    assert np.array_equal(three.run(records, threads=3), out)
+    assert three.stack_high_water_bytes == one.stack_high_water_bytes is not None
+    assert np.array_equal(three.run(records[:100], threads=3), out[:100])  # fewer batches than threads
+
+    c = with_prologue(firmware, tmp_path, 'if (attr.raw == 0x1234u) __asm__ volatile("ebreak");')
+    bad = build_harness_elf(c, "rv32imc", tmp_path / "bad", capacity=64)
+    marked = records.copy()
+    marked["attr"][[950, 500]] = 0x1234  # in the third and the second of three runs of batches
+    errors = []
+    for threads in (1, 3):
+        with pytest.raises(EmulationError) as e:
+            HarnessRunner(bad, 32, "generic5").run(marked, threads=threads)
+        errors.append(str(e.value))
+    assert "during record 500" in errors[0] and errors[1] == errors[0]
