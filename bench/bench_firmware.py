@@ -417,20 +417,47 @@ def bench_target(target: str, fw_dir: Path, model, ensemble, tmp: Path, peers: b
     return res
 
 
-def verify_wall(fw: Path, n: int) -> dict:
+def verify_wall(fw: Path, n: int, rounds: int = 2) -> dict:
+    """Wall time of ``verify_firmware`` on ``n`` random vectors, best of ``rounds``, beside the same
+    run pinned to one CPU (its threads inherit the mask), alternating which goes first: the
+    shared machine's noise then hits both sides alike."""
     from rlcc.verify.check import verify_firmware
 
     def cpu() -> float:
         own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
         return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
-    t0, c0 = time.perf_counter(), cpu()
-    r = verify_firmware(fw, target="rv64imac", random_count=n)
-    dt, dc = time.perf_counter() - t0, cpu() - c0
-    return {"random_count": n, "vectors": r.vectors, "seconds": round(dt, 2), "cpu_seconds": round(dc, 2),
-            "load_1min": round(os.getloadavg()[0], 2), "vectors_per_s": round(r.vectors / dt),
-            "bit_exact": r.bit_exact, "target": "rv64imac", "profile": r.profile,
-            "note": "wall time of verify_firmware: vector generation + golden + build + emulation + comparison"}
+    mask = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    sides = {"all": mask, "one": {min(mask)}} if mask and len(mask) > 1 else {"all": mask}
+    verify_firmware(fw, target="rv64imac", random_count=min(n, 100_000))  # warm: caches, first-touch pages
+    best: dict[str, tuple[float, float]] = {}
+    reports = []
+    for k in range(rounds):
+        for side in (list(sides) if k % 2 == 0 else list(sides)[::-1]):
+            if sides[side] is not None:
+                os.sched_setaffinity(0, sides[side])
+            try:
+                t0, c0 = time.perf_counter(), cpu()
+                r = verify_firmware(fw, target="rv64imac", random_count=n)
+                dt, dc = time.perf_counter() - t0, cpu() - c0
+            finally:
+                if mask is not None:
+                    os.sched_setaffinity(0, mask)
+            reports.append(r.to_dict())
+            if side not in best or dt < best[side][0]:
+                best[side] = (dt, dc)
+    if any(d != reports[0] for d in reports):
+        raise SystemExit("verify reported differently across runs")
+    dt, dc = best["all"]
+    res = {"random_count": n, "vectors": r.vectors, "seconds": round(dt, 2), "cpu_seconds": round(dc, 2),
+           "cpus": len(mask) if mask else None, "rounds": rounds,
+           "load_1min": round(os.getloadavg()[0], 2), "vectors_per_s": round(r.vectors / dt),
+           "bit_exact": r.bit_exact, "target": "rv64imac", "profile": r.profile,
+           "note": "wall time of verify_firmware (best of rounds): vector generation + golden + build + emulation + comparison"}
+    if "one" in best:
+        res["one_cpu_seconds"] = round(best["one"][0], 2)
+        res["speedup_vs_one_cpu"] = round(best["one"][0] / dt, 2)
+    return res
 
 
 def write_md(doc: dict) -> str:
@@ -509,9 +536,12 @@ def write_md(doc: dict) -> str:
               if t.get("lower_bound_bitmask_branching") else "")), ""]
     v = doc.get("verify_1m")
     if v:
+        pv = doc.get("previous", {}).get("verify_1m") or {}
         md += [(f"rlcc-verify on {v['vectors']:,} vectors (rv64imac/dpa): {v['seconds']} s wall "
                 f"({v.get('cpu_seconds', '?')} s CPU), "
-               f"{v['vectors_per_s']:,} vectors/s ({doc['machine']['cpu']})."), ""]
+               f"{v['vectors_per_s']:,} vectors/s ({doc['machine']['cpu']})"
+                + (f"; pinned to one CPU {v['one_cpu_seconds']} s ({v['speedup_vs_one_cpu']}x)" if "one_cpu_seconds" in v else "")
+                + (f"; previous run {pv['seconds']} s" if pv else "") + "."), ""]
     return "\n".join(md)
 
 
@@ -559,7 +589,8 @@ def main() -> int:
         doc["previous"] = {"note": "the previous run of this benchmark (its own commit's firmware and runtime header)",
                            "firmware_c_sha256": previous.get("model", {}).get("firmware_c_sha256"),
                            "machine": previous.get("machine", {}).get("cpu"),
-                           "targets": {k: {f: v[f] for f in keep if f in v} for k, v in previous.get("targets", {}).items()}}
+                           "targets": {k: {f: v[f] for f in keep if f in v} for k, v in previous.get("targets", {}).items()},
+                           "verify_1m": previous.get("verify_1m")}
         doc["old_scheme"] = {}
         for target in targets:
             t0 = time.perf_counter()

@@ -175,8 +175,11 @@ def firmware() -> str:
     v = doc.get("verify_1m")
     if v:
         cpu = f", {v['cpu_seconds']:.1f} s CPU" if v.get("cpu_seconds") is not None else ""
+        one = (f"; {v['one_cpu_seconds']:.1f} s pinned to one CPU" if "one_cpu_seconds" in v else "")
+        pv = doc.get("previous", {}).get("verify_1m")
+        before = f"; previous run {pv['seconds']:.1f} s" if pv else ""
         prose += (f" `rlcc-verify` checks {v['vectors']:,} vectors end to end in {v['seconds']:.1f} s wall{cpu} "
-                  f"({v['vectors_per_s'] / 1000:.0f} k vectors/s).")
+                  f"({v['vectors_per_s'] / 1000:.0f} k vectors/s{one}{before}).")
     return "\n".join([*out, para(prose)])
 
 
