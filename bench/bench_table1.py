@@ -24,7 +24,9 @@ from pathlib import Path
 
 from benchlib import machine
 
-from rlcc.verify.check import verify_firmware
+from rlcc.kinds.base import VerifyRequest
+from rlcc.pipeline.verify import verify as pipeline_verify
+from rlcc.targets import DEFAULT_TARGET
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "results" / "table1"
@@ -54,7 +56,12 @@ def firmware_dir(row: str, policy: str, backend: str, rebuild: bool) -> tuple[Pa
 
 
 def measure(fw: Path, profile: str) -> dict:
-    v = verify_firmware(fw / "firmware.c", profile=profile).to_dict()  # the compile's own vector set
+    """The row's firmware checked by its own kind (as ``rlcc-verify`` does: int8 firmware has its own
+    vectors and golden model), default target and vectors, on ``profile``."""
+    c = fw / "firmware.c"
+    request = VerifyRequest(firmware=c, manifest=c.with_name("firmware.rlcc.json"), target=DEFAULT_TARGET.name,
+                            profiles=(profile,))
+    v = pipeline_verify(request).result.to_dict()
     if not v["bit_exact"]:
         raise SystemExit(f"{fw}: firmware differs from its golden model on {profile}")
     rtt = v["rtt_decision_cycles"]
