@@ -301,6 +301,9 @@ def verify_firmware(
     if not manifest.is_file():
         raise BadInputError(f"{manifest}: no firmware manifest beside {firmware_c.name} (pass --manifest)")
     raw, model, shipped = manifest_io.load(str(manifest))
+    if support.model_vectors is None and not isinstance(model, FxModel):
+        raise BadInputError(f"{manifest.name}: {raw.get('backend')} firmware, and these are the trees' checks (pass its "
+                            "kind's support, or use rlcc.pipeline.verify, which rlcc-verify runs)")
     if budget_cycles is not None and budget_cycles <= 0 or budget_ns is not None and budget_ns <= 0:
         raise BadInputError("budgets must be positive")
     if prove_timeout_s <= 0:

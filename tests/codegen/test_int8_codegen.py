@@ -71,6 +71,13 @@ def test_prove_is_refused_for_int8(generated):
         verify_firmware(generated["rlcc_mlp"]["c"], random_count=0, prove=True, support=SUPPORT)
 
 
+@pytest.mark.slow
+def test_the_trees_checks_refuse_int8_firmware_clearly(generated):
+    """Without the int8 kind's support, verify_firmware would run the trees' coverage on it."""
+    with pytest.raises(BadInputError, match="int8 firmware, and these are the trees' checks"):
+        verify_firmware(generated["rlcc_mlp"]["c"], random_count=0)
+
+
 def test_doca_flavour_is_refused(tmp_path):
     with pytest.raises(BadInputError, match="--backend int8"):
         generate(example("rlcc_mlp")[2], tmp_path, sdk=choose("doca"))
