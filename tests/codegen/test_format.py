@@ -1,9 +1,11 @@
 """Generated C and the runtime header are fixed points of the committed clang-format style
 (``.clang-format``; the pinned PyPI ``clang-format`` wheel of the ``test`` extra). rlcc-compile
-never runs clang-format: the templates emit formatted code, and this test keeps them honest."""
+never runs clang-format: the templates emit formatted code, and this test keeps them honest. The
+style leaves comments as written (ReflowComments: false), so their width is checked here too."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -17,6 +19,7 @@ from rlcc.codegen import TREE_STYLES, render_sources
 
 REPO = Path(__file__).resolve().parents[2]
 STYLE = REPO / ".clang-format"
+COLUMN_LIMIT = int(re.search(r"^ColumnLimit:\s*(\d+)", STYLE.read_text(), re.M).group(1))
 
 
 def _clang_format() -> str:
@@ -32,6 +35,11 @@ def _formatted(text: str, name: str) -> str:
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
+
+
+def _too_wide(text: str) -> list[str]:
+    return [f"line {n} ({len(line)} columns): {line[:60]}..." for n, line in enumerate(text.splitlines(), 1)
+            if len(line) > COLUMN_LIMIT]
 
 
 def _first_difference(a: str, b: str) -> str:
@@ -58,9 +66,11 @@ def test_generated_c_is_formatted(style, inline, fw_name):
         for key, text in texts.items():
             got = _formatted(text, f"{name}_fw.{key}")
             assert got == text, f"{name} {style} .{key}: {_first_difference(text, got)}"
+            assert not _too_wide(text), f"{name} {style} .{key}: {_too_wide(text)}"
 
 
 def test_example_firmware_is_formatted():
     for path in sorted((REPO / "examples" / "firmware").glob("firmware.[ch]")):
         text = path.read_text()
         assert _formatted(text, path.name) == text, f"{path.name}: {_first_difference(text, _formatted(text, path.name))}"
+        assert not _too_wide(text), f"{path.name}: {_too_wide(text)}"

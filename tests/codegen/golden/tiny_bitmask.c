@@ -12,7 +12,9 @@
  *   prev_action: Q16, scaled = 1.0 * raw + 0.0
  *   delta: Q16, scaled = 10.0 * raw + 0.0
  * Budget: 2 tree(s), max depth 2, 4 comparisons, 6 operations, 32 bytes of leaves.
- * Trees: bit-parallel (each input bucketed once against its sorted cuts; the buckets' words of split bits, ORed, hold every leaf index; one lookup per group of adjacent trees, in a table of their leaves' sums).
+ * Trees: bit-parallel (each input bucketed once against its sorted cuts; the buckets' words of
+ * split bits, ORed, hold every leaf index; one lookup per group of adjacent trees, in a table of their
+ * leaves' sums).
  * Events enabled: TX, RTT; disabled in user_init: NULL, FW, CNP, ACK, NACK.
  */
 #include "rlcc_runtime.h"
@@ -105,7 +107,8 @@ static const struct tiny_tables {
             UINT64_C(0x0000000000000000), /* x <= -0.0639954 */
             UINT64_C(0x0000000000000001), /* x > -0.0639954 */
         },
-    /* trees 0, 1: entry = tree 0 leaf (bits 0-1) + tree 1 leaf (bits 2-3) -> the sum of those leaves */
+    /* trees 0, 1: entry = tree 0 leaf (bits 0-1) + tree 1 leaf (bits 2-3) -> the sum of those
+     * leaves */
     .leaf_sums_0 =
         {
             -7554, 2277, -2638, 5554, /* tree 0 leaves 0-3, tree 1 leaf 0 */
