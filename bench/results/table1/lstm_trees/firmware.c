@@ -13,7 +13,9 @@
  *   prev_action: Q16, scaled = 1.0 * raw + -1.0
  *   delta: Q16, scaled = 10.0 * raw + 0.0
  * Budget: 10 tree(s), max depth 4, 40 comparisons, 70 operations, 640 bytes of leaves.
- * Trees: bit-parallel (each input bucketed once against its sorted cuts; the buckets' words of split bits, ORed, hold every leaf index; one lookup per group of adjacent trees, in a table of their leaves' sums).
+ * Trees: bit-parallel (each input bucketed once against its sorted cuts; the buckets' words of
+ * split bits, ORed, hold every leaf index; one lookup per group of adjacent trees, in a table of their
+ * leaves' sums).
  * Events enabled: TX, RTT; disabled in user_init: NULL, FW, CNP, ACK, NACK.
  */
 #include "rlcc_runtime.h"
@@ -68,7 +70,8 @@ enum firmware_input {
  * per bucket, the bits of every split on that input that hold there. ORing the inputs' words gives
  * every split bit, exactly as comparing x with each threshold does. */
 
-/* delta[t-2]: 4 cut(s), binary search by nested comparisons (at most 3), each outcome its word of split bits */
+/* delta[t-2]: 4 cut(s), binary search by nested comparisons (at most 3), each outcome its word of
+ * split bits */
 /* delta[t-2] > -0.14801: tree 1 split 3 */
 #define FIRMWARE_CUT_1_0 INT32_C(-9700)
 /* delta[t-2] > -0.0891724: tree 2 split 2, tree 4 split 3 */
@@ -78,7 +81,8 @@ enum firmware_input {
 /* delta[t-2] > -0.0487366: tree 7 split 1 */
 #define FIRMWARE_CUT_1_3 INT32_C(-3194)
 
-/* prev_action[t-1]: 4 cut(s), binary search by nested comparisons (at most 3), each outcome its word of split bits */
+/* prev_action[t-1]: 4 cut(s), binary search by nested comparisons (at most 3), each outcome its
+ * word of split bits */
 /* prev_action[t-1] > 0.97998: ramp 0 lo */
 #define FIRMWARE_CUT_2_0 INT32_C(64224)
 /* prev_action[t-1] > 0.999985: ramp 0 center */
@@ -88,7 +92,8 @@ enum firmware_input {
 /* prev_action[t-1] > 1.02: ramp 0 hi */
 #define FIRMWARE_CUT_2_3 INT32_C(66847)
 
-/* delta[t-1]: 9 cut(s), binary search by nested comparisons (at most 4), each outcome its word of split bits */
+/* delta[t-1]: 9 cut(s), binary search by nested comparisons (at most 4), each outcome its word of
+ * split bits */
 /* delta[t-1] > -0.532242: tree 5 split 0 */
 #define FIRMWARE_CUT_3_0 INT32_C(-34881)
 /* delta[t-1] > -0.201462: tree 0 split 1, tree 6 split 3 */
@@ -108,7 +113,8 @@ enum firmware_input {
 /* delta[t-1] > 0.0639954: tree 8 split 1 */
 #define FIRMWARE_CUT_3_8 INT32_C(4194)
 
-/* prev_action[t]: 7 cut(s), binary search by nested comparisons (at most 3), each outcome its word of split bits */
+/* prev_action[t]: 7 cut(s), binary search by nested comparisons (at most 3), each outcome its word
+ * of split bits */
 /* prev_action[t] > 0.959427: tree 5 split 1 */
 #define FIRMWARE_CUT_4_0 INT32_C(62877)
 /* prev_action[t] > 0.976532: tree 0 split 3 */
@@ -124,7 +130,8 @@ enum firmware_input {
 /* prev_action[t] > 1.13417: tree 6 split 2 */
 #define FIRMWARE_CUT_4_6 INT32_C(74329)
 
-/* delta[t]: 12 cut(s), binary search by nested comparisons (at most 4), each outcome its word of split bits */
+/* delta[t]: 12 cut(s), binary search by nested comparisons (at most 4), each outcome its word of
+ * split bits */
 /* delta[t] > -0.260361: tree 3 split 0, tree 4 split 0 */
 #define FIRMWARE_CUT_5_0 INT32_C(-17063)
 /* delta[t] > -0.211594: tree 5 split 3, tree 9 split 1 */
@@ -150,7 +157,8 @@ enum firmware_input {
 /* delta[t] > 0.0400696: tree 6 split 1 */
 #define FIRMWARE_CUT_5_11 INT32_C(2626)
 
-/* delta_log_ratio[t]: 8 cut(s), binary search by nested comparisons (at most 4), each outcome its word of split bits */
+/* delta_log_ratio[t]: 8 cut(s), binary search by nested comparisons (at most 4), each outcome its
+ * word of split bits */
 /* delta_log_ratio[t] > -0.0356598: tree 5 split 2 */
 #define FIRMWARE_CUT_6_0 INT32_C(-2337)
 /* delta_log_ratio[t] > -0.0158386: tree 3 split 2 */
@@ -252,7 +260,8 @@ static const struct firmware_tables {
             UINT64_C(0x0000008080426804), /* x > 0.0839081, <= 0.16214 */
             UINT64_C(0x0000009080426804), /* x > 0.16214 */
         },
-    /* trees 0, 1: entry = tree 0 leaf (bits 0-3) + tree 1 leaf (bits 4-7) -> the sum of those leaves */
+    /* trees 0, 1: entry = tree 0 leaf (bits 0-3) + tree 1 leaf (bits 4-7) -> the sum of those
+     * leaves */
     .leaf_sums_0 =
         {
             -157, -559, 1063, 3308, 284,  6331,  1393, 5284, /* tree 0 leaves 0-7, tree 1 leaf 0 */
@@ -288,7 +297,8 @@ static const struct firmware_tables {
             3462, 3060, 4682, 6927, 3903, 9950,  5012, 8903, /* tree 0 leaves 0-7, tree 1 leaf 15 */
             3806, 3060, 5509, 6901, 4141, 10128, 3060, 9252, /* tree 0 leaves 8-15, tree 1 leaf 15 */
         },
-    /* trees 2, 3: entry = tree 2 leaf (bits 0-3) + tree 3 leaf (bits 4-7) -> the sum of those leaves */
+    /* trees 2, 3: entry = tree 2 leaf (bits 0-3) + tree 3 leaf (bits 4-7) -> the sum of those
+     * leaves */
     .leaf_sums_1 =
         {
             -794, 480,  51,   3760, -1082, -604, -105, -727, /* tree 2 leaves 0-7, tree 3 leaf 0 */
@@ -324,7 +334,8 @@ static const struct firmware_tables {
             442,  1716, 1287, 4996, 154,   632,  1131, 509, /* tree 2 leaves 0-7, tree 3 leaf 15 */
             352,  3081, 515,  3112, 1796,  3593, 515,  1415, /* tree 2 leaves 8-15, tree 3 leaf 15 */
         },
-    /* trees 4, 5: entry = tree 4 leaf (bits 0-3) + tree 5 leaf (bits 4-7) -> the sum of those leaves */
+    /* trees 4, 5: entry = tree 4 leaf (bits 0-3) + tree 5 leaf (bits 4-7) -> the sum of those
+     * leaves */
     .leaf_sums_2 =
         {
             -1,   -751,  38,    2334, -214, 3057, -214, 1117, /* tree 4 leaves 0-7, tree 5 leaf 0 */
@@ -360,7 +371,8 @@ static const struct firmware_tables {
             1016, 266,   1055,  3351, 803,  4074, 803,  2134, /* tree 4 leaves 0-7, tree 5 leaf 15 */
             718,  789,   178,   923,  803,  1381, 803,  1052, /* tree 4 leaves 8-15, tree 5 leaf 15 */
         },
-    /* trees 6, 7: entry = tree 6 leaf (bits 0-3) + tree 7 leaf (bits 4-7) -> the sum of those leaves */
+    /* trees 6, 7: entry = tree 6 leaf (bits 0-3) + tree 7 leaf (bits 4-7) -> the sum of those
+     * leaves */
     .leaf_sums_3 =
         {
             1270,  1198,  -1738, -1466, 1276,  1185,  -1320, -1099, /* tree 6 leaves 0-7, tree 7 leaf 0 */
@@ -396,7 +408,8 @@ static const struct firmware_tables {
             -867,  -939,  -3875, -3603, -861,  -952,  -3457, -3236, /* tree 6 leaves 0-7, tree 7 leaf 15 */
             -1988, -2333, -1838, -2587, -3182, -2417, -2114, -460, /* tree 6 leaves 8-15, tree 7 leaf 15 */
         },
-    /* trees 8, 9: entry = tree 8 leaf (bits 0-3) + tree 9 leaf (bits 4-7) -> the sum of those leaves */
+    /* trees 8, 9: entry = tree 8 leaf (bits 0-3) + tree 9 leaf (bits 4-7) -> the sum of those
+     * leaves */
     .leaf_sums_4 =
         {
             -651,  -374,  -949,  -533,  -1381, -1124, -1365, -1112, /* tree 8 leaves 0-7, tree 9 leaf 0 */
@@ -544,7 +557,8 @@ static inline void firmware_shift_history(uint32_t c[RLCC_CTX_WORDS], const firm
     c[FIRMWARE_HIST_WORD(1u, FIRMWARE_F_DELTA)] = (uint32_t)x[FIRMWARE_IN_DELTA_T];
 }
 
-/* Split bits of delta[t-2]: 4 cut(s), binary search by nested comparisons (at most 3), each outcome its word of split bits. */
+/* Split bits of delta[t-2]: 4 cut(s), binary search by nested comparisons (at most 3), each outcome
+ * its word of split bits. */
 static inline uint64_t firmware_bits_1(firmware_input_t x)
 {
     if (x > FIRMWARE_CUT_1_1) {
@@ -562,7 +576,8 @@ static inline uint64_t firmware_bits_1(firmware_input_t x)
     return firmware_tables.bits_1[0];
 }
 
-/* Split bits of prev_action[t-1]: 4 cut(s), binary search by nested comparisons (at most 3), each outcome its word of split bits; each outcome also adds ramp 0's piece there to *ramp. */
+/* Split bits of prev_action[t-1]: 4 cut(s), binary search by nested comparisons (at most 3), each
+ * outcome its word of split bits; each outcome also adds ramp 0's piece there to *ramp. */
 static inline uint64_t firmware_bits_2(firmware_input_t x, int32_t *ramp)
 {
     if (x > FIRMWARE_CUT_2_1) {
@@ -585,7 +600,8 @@ static inline uint64_t firmware_bits_2(firmware_input_t x, int32_t *ramp)
     return firmware_tables.bits_2[0];
 }
 
-/* Split bits of delta[t-1]: 9 cut(s), binary search by nested comparisons (at most 4), each outcome its word of split bits; each outcome also adds ramp 1's piece there to *ramp. */
+/* Split bits of delta[t-1]: 9 cut(s), binary search by nested comparisons (at most 4), each outcome
+ * its word of split bits; each outcome also adds ramp 1's piece there to *ramp. */
 static inline uint64_t firmware_bits_3(firmware_input_t x, int32_t *ramp)
 {
     if (x > FIRMWARE_CUT_3_4) {
@@ -628,7 +644,8 @@ static inline uint64_t firmware_bits_3(firmware_input_t x, int32_t *ramp)
     return firmware_tables.bits_3[0];
 }
 
-/* Split bits of prev_action[t]: 7 cut(s), binary search by nested comparisons (at most 3), each outcome its word of split bits; each outcome also adds ramp 2's piece there to *ramp. */
+/* Split bits of prev_action[t]: 7 cut(s), binary search by nested comparisons (at most 3), each
+ * outcome its word of split bits; each outcome also adds ramp 2's piece there to *ramp. */
 static inline uint64_t firmware_bits_4(firmware_input_t x, int32_t *ramp)
 {
     if (x > FIRMWARE_CUT_4_3) {
@@ -663,7 +680,8 @@ static inline uint64_t firmware_bits_4(firmware_input_t x, int32_t *ramp)
     return firmware_tables.bits_4[0];
 }
 
-/* Split bits of delta[t]: 12 cut(s), binary search by nested comparisons (at most 4), each outcome its word of split bits; each outcome also adds ramp 3's piece there to *ramp. */
+/* Split bits of delta[t]: 12 cut(s), binary search by nested comparisons (at most 4), each outcome
+ * its word of split bits; each outcome also adds ramp 3's piece there to *ramp. */
 static inline uint64_t firmware_bits_5(firmware_input_t x, int32_t *ramp)
 {
     if (x > FIRMWARE_CUT_5_5) {
@@ -718,7 +736,8 @@ static inline uint64_t firmware_bits_5(firmware_input_t x, int32_t *ramp)
     return firmware_tables.bits_5[0];
 }
 
-/* Split bits of delta_log_ratio[t]: 8 cut(s), binary search by nested comparisons (at most 4), each outcome its word of split bits. */
+/* Split bits of delta_log_ratio[t]: 8 cut(s), binary search by nested comparisons (at most 4), each
+ * outcome its word of split bits. */
 static inline uint64_t firmware_bits_6(firmware_input_t x)
 {
     if (x > FIRMWARE_CUT_6_3) {

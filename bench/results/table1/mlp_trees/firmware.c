@@ -13,7 +13,9 @@
  *   prev_action: Q16, scaled = 1.0 * raw + -1.0
  *   delta: Q16, scaled = 10.0 * raw + 0.0
  * Budget: 10 tree(s), max depth 4, 40 comparisons, 70 operations, 640 bytes of leaves.
- * Trees: bit-parallel (each input bucketed once against its sorted cuts; the buckets' words of split bits, ORed, hold every leaf index; one lookup per group of adjacent trees, in a table of their leaves' sums).
+ * Trees: bit-parallel (each input bucketed once against its sorted cuts; the buckets' words of
+ * split bits, ORed, hold every leaf index; one lookup per group of adjacent trees, in a table of their
+ * leaves' sums).
  * Events enabled: TX, RTT; disabled in user_init: NULL, FW, CNP, ACK, NACK.
  */
 #include "rlcc_runtime.h"
@@ -66,7 +68,8 @@ enum firmware_input {
  * per bucket, the bits of every split on that input that hold there. ORing the inputs' words gives
  * every split bit, exactly as comparing x with each threshold does. */
 
-/* prev_action[t-1]: 7 cut(s), binary search by nested comparisons (at most 3), each outcome its word of split bits */
+/* prev_action[t-1]: 7 cut(s), binary search by nested comparisons (at most 3), each outcome its
+ * word of split bits */
 /* prev_action[t-1] > 0.917297: tree 5 split 2 */
 #define FIRMWARE_CUT_0_0 INT32_C(60116)
 /* prev_action[t-1] > 0.97998: ramp 0 lo */
@@ -82,7 +85,8 @@ enum firmware_input {
 /* prev_action[t-1] > 1.19994: tree 9 split 0 */
 #define FIRMWARE_CUT_0_6 INT32_C(78639)
 
-/* delta[t-1]: 6 cut(s), binary search by nested comparisons (at most 3), each outcome its word of split bits */
+/* delta[t-1]: 6 cut(s), binary search by nested comparisons (at most 3), each outcome its word of
+ * split bits */
 /* delta[t-1] > -13.2238: tree 6 split 2 */
 #define FIRMWARE_CUT_1_0 INT32_C(-866638)
 /* delta[t-1] > -2.31908: tree 1 split 2, tree 3 split 1, tree 7 split 2 */
@@ -96,7 +100,8 @@ enum firmware_input {
 /* delta[t-1] > 0.0191956: tree 4 split 0, ramp 1 hi */
 #define FIRMWARE_CUT_1_5 INT32_C(1258)
 
-/* prev_action[t]: 7 cut(s), binary search by nested comparisons (at most 3), each outcome its word of split bits */
+/* prev_action[t]: 7 cut(s), binary search by nested comparisons (at most 3), each outcome its word
+ * of split bits */
 /* prev_action[t] > 0.882843: tree 2 split 3 */
 #define FIRMWARE_CUT_2_0 INT32_C(57858)
 /* prev_action[t] > 0.97998: ramp 2 lo */
@@ -112,7 +117,8 @@ enum firmware_input {
 /* prev_action[t] > 1.17532: tree 5 split 0 */
 #define FIRMWARE_CUT_2_6 INT32_C(77026)
 
-/* delta[t]: 10 cut(s), binary search by nested comparisons (at most 4), each outcome its word of split bits */
+/* delta[t]: 10 cut(s), binary search by nested comparisons (at most 4), each outcome its word of
+ * split bits */
 /* delta[t] > -4.05258: tree 3 split 3 */
 #define FIRMWARE_CUT_3_0 INT32_C(-265590)
 /* delta[t] > -0.234909: tree 5 split 1 */
@@ -134,7 +140,8 @@ enum firmware_input {
 /* delta[t] > 0.0510406: tree 1 split 0, tree 8 split 1 */
 #define FIRMWARE_CUT_3_9 INT32_C(3345)
 
-/* delta_log_ratio[t]: 12 cut(s), binary search by nested comparisons (at most 4), each outcome its word of split bits */
+/* delta_log_ratio[t]: 12 cut(s), binary search by nested comparisons (at most 4), each outcome its
+ * word of split bits */
 /* delta_log_ratio[t] > -2.19057: tree 2 split 0 */
 #define FIRMWARE_CUT_4_0 INT32_C(-143561)
 /* delta_log_ratio[t] > -0.108673: tree 4 split 1 */
@@ -237,7 +244,8 @@ static const struct firmware_tables {
             UINT64_C(0x000000082b8641a6), /* x > 0.69342, <= 0.804871 */
             UINT64_C(0x000000082b8651a6), /* x > 0.804871 */
         },
-    /* trees 0, 1: entry = tree 0 leaf (bits 0-3) + tree 1 leaf (bits 4-7) -> the sum of those leaves */
+    /* trees 0, 1: entry = tree 0 leaf (bits 0-3) + tree 1 leaf (bits 4-7) -> the sum of those
+     * leaves */
     .leaf_sums_0 =
         {
             -4585, -3057, -636, -636, -4838, 5260,  10513, 15149, /* tree 0 leaves 0-7, tree 1 leaf 0 */
@@ -273,7 +281,8 @@ static const struct firmware_tables {
             -2284, -756,  1665, 1665, -2537, 7561,  12814, 17450, /* tree 0 leaves 0-7, tree 1 leaf 15 */
             1665,  3199,  1665, 1665, 1665,  6188,  1665,  7677, /* tree 0 leaves 8-15, tree 1 leaf 15 */
         },
-    /* trees 2, 3: entry = tree 2 leaf (bits 0-3) + tree 3 leaf (bits 4-7) -> the sum of those leaves */
+    /* trees 2, 3: entry = tree 2 leaf (bits 0-3) + tree 3 leaf (bits 4-7) -> the sum of those
+     * leaves */
     .leaf_sums_1 =
         {
             1033,  240,   711,   5426,  711,   220,   711,   3579, /* tree 2 leaves 0-7, tree 3 leaf 0 */
@@ -309,7 +318,8 @@ static const struct firmware_tables {
             -5823, -6616, -6145, -1430, -6145, -6636, -6145, -3277, /* tree 2 leaves 0-7, tree 3 leaf 15 */
             -5486, -6292, -6145, -5027, -6371, -6501, -6145, -6425, /* tree 2 leaves 8-15, tree 3 leaf 15 */
         },
-    /* trees 4, 5: entry = tree 4 leaf (bits 0-3) + tree 5 leaf (bits 4-7) -> the sum of those leaves */
+    /* trees 4, 5: entry = tree 4 leaf (bits 0-3) + tree 5 leaf (bits 4-7) -> the sum of those
+     * leaves */
     .leaf_sums_2 =
         {
             -1267, 1576,  -1379, -2671, -630,  -630,  -1043, -630, /* tree 4 leaves 0-7, tree 5 leaf 0 */
@@ -345,7 +355,8 @@ static const struct firmware_tables {
             -4402, -1559, -4514, -5806, -3765, -3765, -4178, -3765, /* tree 4 leaves 0-7, tree 5 leaf 15 */
             -4345, -1035, -4346, -5383, -3765, -3765, -4588, -4319, /* tree 4 leaves 8-15, tree 5 leaf 15 */
         },
-    /* trees 6, 7: entry = tree 6 leaf (bits 0-3) + tree 7 leaf (bits 4-7) -> the sum of those leaves */
+    /* trees 6, 7: entry = tree 6 leaf (bits 0-3) + tree 7 leaf (bits 4-7) -> the sum of those
+     * leaves */
     .leaf_sums_3 =
         {
             -896,  -462,   -462,  -462,  -1025, -462,  -462,  -462, /* tree 6 leaves 0-7, tree 7 leaf 0 */
@@ -381,7 +392,8 @@ static const struct firmware_tables {
             -23,   411,    411,   411,   -152,  411,   411,   411, /* tree 6 leaves 0-7, tree 7 leaf 15 */
             825,   -14150, 411,   3065,  2119,  -4924, 411,   4845, /* tree 6 leaves 8-15, tree 7 leaf 15 */
         },
-    /* trees 8, 9: entry = tree 8 leaf (bits 0-3) + tree 9 leaf (bits 4-7) -> the sum of those leaves */
+    /* trees 8, 9: entry = tree 8 leaf (bits 0-3) + tree 9 leaf (bits 4-7) -> the sum of those
+     * leaves */
     .leaf_sums_4 =
         {
             -2056, -651,  -60,   -60,   -1557, -1125, -1587, -444, /* tree 8 leaves 0-7, tree 9 leaf 0 */
@@ -523,7 +535,8 @@ static inline void firmware_shift_history(uint32_t c[RLCC_CTX_WORDS], const firm
     c[FIRMWARE_HIST_WORD(1u, FIRMWARE_F_DELTA)] = (uint32_t)x[FIRMWARE_IN_DELTA_T];
 }
 
-/* Split bits of prev_action[t-1]: 7 cut(s), binary search by nested comparisons (at most 3), each outcome its word of split bits; each outcome also adds ramp 0's piece there to *ramp. */
+/* Split bits of prev_action[t-1]: 7 cut(s), binary search by nested comparisons (at most 3), each
+ * outcome its word of split bits; each outcome also adds ramp 0's piece there to *ramp. */
 static inline uint64_t firmware_bits_0(firmware_input_t x, int32_t *ramp)
 {
     if (x > FIRMWARE_CUT_0_3) {
@@ -558,7 +571,8 @@ static inline uint64_t firmware_bits_0(firmware_input_t x, int32_t *ramp)
     return firmware_tables.bits_0[0];
 }
 
-/* Split bits of delta[t-1]: 6 cut(s), binary search by nested comparisons (at most 3), each outcome its word of split bits; each outcome also adds ramp 1's piece there to *ramp. */
+/* Split bits of delta[t-1]: 6 cut(s), binary search by nested comparisons (at most 3), each outcome
+ * its word of split bits; each outcome also adds ramp 1's piece there to *ramp. */
 static inline uint64_t firmware_bits_1(firmware_input_t x, int32_t *ramp)
 {
     if (x > FIRMWARE_CUT_1_2) {
@@ -589,7 +603,8 @@ static inline uint64_t firmware_bits_1(firmware_input_t x, int32_t *ramp)
     return firmware_tables.bits_1[0];
 }
 
-/* Split bits of prev_action[t]: 7 cut(s), binary search by nested comparisons (at most 3), each outcome its word of split bits; each outcome also adds ramp 2's piece there to *ramp. */
+/* Split bits of prev_action[t]: 7 cut(s), binary search by nested comparisons (at most 3), each
+ * outcome its word of split bits; each outcome also adds ramp 2's piece there to *ramp. */
 static inline uint64_t firmware_bits_2(firmware_input_t x, int32_t *ramp)
 {
     if (x > FIRMWARE_CUT_2_3) {
@@ -624,7 +639,8 @@ static inline uint64_t firmware_bits_2(firmware_input_t x, int32_t *ramp)
     return firmware_tables.bits_2[0];
 }
 
-/* Split bits of delta[t]: 10 cut(s), binary search by nested comparisons (at most 4), each outcome its word of split bits; each outcome also adds ramp 3's piece there to *ramp. */
+/* Split bits of delta[t]: 10 cut(s), binary search by nested comparisons (at most 4), each outcome
+ * its word of split bits; each outcome also adds ramp 3's piece there to *ramp. */
 static inline uint64_t firmware_bits_3(firmware_input_t x, int32_t *ramp)
 {
     if (x > FIRMWARE_CUT_3_4) {
@@ -671,7 +687,8 @@ static inline uint64_t firmware_bits_3(firmware_input_t x, int32_t *ramp)
     return firmware_tables.bits_3[0];
 }
 
-/* Split bits of delta_log_ratio[t]: 12 cut(s), binary search by nested comparisons (at most 4), each outcome its word of split bits. */
+/* Split bits of delta_log_ratio[t]: 12 cut(s), binary search by nested comparisons (at most 4),
+ * each outcome its word of split bits. */
 static inline uint64_t firmware_bits_4(firmware_input_t x)
 {
     if (x > FIRMWARE_CUT_4_5) {
