@@ -72,6 +72,16 @@ _PROBE_RE = re.compile(r"^(\s*if \(now - c\[RLCC_CTX_PROBE_TS\]) >= (\w.*)$")
 _FLIP = {">": ">=", "<": "<=", ">=": ">", "<=": "<"}
 
 
+def _comment_at(lines: list[str], n: int) -> tuple[str, int]:
+    """Line ``n``, or the comment opening there with its wrapped `` * `` lines joined by spaces (the
+    templates wrap long comments); and the index of the line after it."""
+    text, n = lines[n], n + 1
+    if text.lstrip().startswith("/*"):
+        while "*/" not in text and n < len(lines) and lines[n].lstrip().startswith("* "):
+            text, n = text + " " + lines[n].lstrip()[2:], n + 1
+    return text, n
+
+
 @dataclasses.dataclass(frozen=True)
 class Mutant:
     """One single-line edit of the firmware sources.
@@ -252,8 +262,8 @@ def _group_leaves(c_lines: Sequence[str], reachable: list[frozenset[int]] | None
     out: list[Mutant] = []
     n = 0
     while n < len(c_lines):
-        head = _GROUP_RE.match(c_lines[n])
-        n += 1
+        text, n = _comment_at(c_lines, n)
+        head = _GROUP_RE.match(text)
         if head is None:
             continue
         parts = [(int(m.group(1)), int(m.group(2)), int(m.group(3)) - int(m.group(2)) + 1)
